@@ -1,0 +1,253 @@
+/* gen.h: the compiler's data model, shared by every stage of gen/.
+ *
+ *   spec.c  YAML text -> Spec   (typed, every node with file:line:col)
+ *   ir.c    Spec -> Graph       (names resolved, shapes/dtypes inferred, validated)
+ *   plan.c  Graph -> Plan       (ops fused into kernels, tile shapes, GEMM calls)
+ *   emit.c  Plan -> CUDA source (templates with slots, deterministic)
+ *
+ * Memory: everything lives in an Arena and is freed at once.
+ * Errors: a stage reports through a Diag; diag_error() formats the message
+ * (file:line:col, source line, caret) and longjmps back to the stage entry,
+ * which returns NULL. Nothing here prints or exits. */
+#ifndef TG_GEN_H
+#define TG_GEN_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TG_VERSION "0.1.0"
+
+/* ---- arena ---- */
+typedef struct Arena Arena;
+/* arena_new makes an empty arena; arena_free releases it and everything in it. */
+Arena *arena_new(void);
+void arena_free(Arena *a);
+/* arena_alloc returns n zeroed bytes, aligned for any type; never NULL (aborts on OOM). */
+void *arena_alloc(Arena *a, size_t n);
+/* arena_strdup / arena_strndup copy a string into the arena. */
+char *arena_strdup(Arena *a, const char *s);
+char *arena_strndup(Arena *a, const char *s, size_t n);
+/* arena_printf formats into a new arena string. */
+char *arena_printf(Arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- growable text buffer (emit, ir print) ---- */
+typedef struct Buf { char *p; size_t len, cap; } Buf;
+/* buf_puts / buf_printf append; buf_free releases; p is always NUL-terminated once used. */
+void buf_puts(Buf *b, const char *s);
+void buf_putn(Buf *b, const char *s, size_t n);
+void buf_printf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void buf_free(Buf *b);
+
+/* ---- locations and diagnostics ---- */
+typedef struct Loc { const char *file; int line, col; } Loc; /* line, col from 1; line 0 = no location */
+
+typedef struct Diag {
+	jmp_buf jmp;          /* where diag_error returns to */
+	const char *file;     /* name used in messages */
+	const char *src;      /* whole source text, for the caret line */
+	char msg[2048];       /* formatted message once an error happened */
+	int failed;
+} Diag;
+/* diag_error formats "file:line:col: error: MSG\n  source line\n  ^" into d->msg and longjmps. */
+_Noreturn void diag_error(Diag *d, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* diag_format is diag_error without the jump (used where unwinding is manual). */
+void diag_format(Diag *d, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* ---- enums with their spelling in the spec ---- */
+#define TG_DTYPES(X) \
+	X(DT_NONE, "none", 0) X(DT_F32, "fp32", 32) X(DT_BF16, "bf16", 16) X(DT_F16, "fp16", 16) \
+	X(DT_E4M3, "e4m3", 8) X(DT_E5M2, "e5m2", 8) X(DT_E2M1, "e2m1", 4) X(DT_E8M0, "e8m0", 8)
+typedef enum {
+#define X(e, s, bits) e,
+	TG_DTYPES(X)
+#undef X
+	DT_COUNT
+} DType;
+
+#define TG_SCALINGS(X) \
+	X(SCALING_NONE, "none") X(SCALING_DELAYED, "delayed") X(SCALING_CURRENT, "current") \
+	X(SCALING_BLOCK1X128, "block1x128") X(SCALING_BLOCK128X128, "block128x128") \
+	X(SCALING_MXFP8, "mxfp8") X(SCALING_NVFP4, "nvfp4")
+typedef enum {
+#define X(e, s) e,
+	TG_SCALINGS(X)
+#undef X
+	SCALING_COUNT
+} Scaling;
+
+typedef enum { FMT_E4M3, FMT_E5M2, FMT_HYBRID } Fp8Format;      /* "e4m3" "e5m2" "hybrid" */
+typedef enum { AMAX_MAX, AMAX_MOST_RECENT } AmaxAlgo;            /* "max" "most_recent" */
+typedef enum { ROLE_ACTIVATION, ROLE_WEIGHT, ROLE_GRADIENT } Role; /* "activation" "weight" "gradient" */
+
+/* A low-precision recipe; every field resolved (defaults filled) after ir_build. */
+typedef struct Recipe {
+	Scaling scaling;
+	Fp8Format format;
+	int history;          /* delayed: amax history length, default 1024 */
+	AmaxAlgo amax_algo;   /* delayed: default max */
+	int margin;           /* delayed: default 0 */
+	float eps;            /* current: amax floor, default 0 */
+	bool pow2;            /* current/block: power-of-two scales (block default true) */
+	bool nvfp4_2d;        /* nvfp4: 16x16 blocks (weights) */
+	bool nvfp4_sr;        /* nvfp4: stochastic rounding */
+	bool nvfp4_rht;       /* nvfp4: random Hadamard transform on the columnwise copy */
+	Loc loc;
+} Recipe;
+
+/* ---- shapes: each extent is mul*dim + add, dim a dynamic dimension or none ---- */
+#define TG_MAX_RANK 4
+typedef struct Extent { int dim; long mul, add; } Extent; /* dim = -1: constant `add` */
+
+typedef struct Dim {
+	const char *name;
+	long value;           /* -1: dynamic, bound at run time */
+	Loc loc;
+} Dim;
+
+/* ---- ops: one X-macro table; adding an op touches this table and one template ----
+ * Operand slots: each op names which it requires (R) and allows (O). */
+#define TG_ARGS(X) \
+	X(ARG_IN, "in", 0) X(ARG_GAMMA, "gamma", 0) X(ARG_BETA, "beta", 0) X(ARG_RESIDUAL, "residual", 0) \
+	X(ARG_A, "a", 0) X(ARG_B, "b", 0) X(ARG_BIAS, "bias", 0) \
+	X(ARG_OUT, "out", 1) X(ARG_RESIDUAL_OUT, "residual_out", 1)
+typedef enum {
+#define X(e, s, isout) e,
+	TG_ARGS(X)
+#undef X
+	ARG_COUNT
+} ArgSlot;
+#define ARGBIT(a) (1u << (a))
+
+/*  enum            spelling          template              required args                         optional args */
+#define TG_OPS(X) \
+	X(OP_NORM_QUANTIZE, "norm_quantize", "norm_quantize.cu", ARGBIT(ARG_IN) | ARGBIT(ARG_GAMMA) | ARGBIT(ARG_OUT), \
+		ARGBIT(ARG_BETA) | ARGBIT(ARG_RESIDUAL) | ARGBIT(ARG_RESIDUAL_OUT)) \
+	X(OP_GLU_AMAX, "glu_amax", "glu_amax.cu", ARGBIT(ARG_IN) | ARGBIT(ARG_OUT), 0) \
+	X(OP_GEMM_CAST, "gemm_cast", NULL, ARGBIT(ARG_A) | ARGBIT(ARG_B) | ARGBIT(ARG_OUT), ARGBIT(ARG_BIAS)) \
+	X(OP_CAST_TRANSPOSE, "cast_transpose", "cast_transpose.cu", ARGBIT(ARG_IN) | ARGBIT(ARG_OUT), 0) \
+	X(OP_QUANTIZE, "quantize", "cast_transpose.cu", ARGBIT(ARG_IN) | ARGBIT(ARG_OUT), 0)
+typedef enum {
+#define X(e, s, t, req, opt) e,
+	TG_OPS(X)
+#undef X
+	OP_COUNT
+} OpKind;
+
+typedef enum { NORM_RMS, NORM_LAYER } NormKind;                        /* "rmsnorm" "layernorm" */
+#define TG_GLUS(X) \
+	X(GLU_SWIGLU, "swiglu") X(GLU_GEGLU, "geglu") X(GLU_REGLU, "reglu") X(GLU_QGEGLU, "qgeglu") \
+	X(GLU_SREGLU, "sreglu") X(GLU_CLAMPED_SWIGLU, "clamped_swiglu")
+typedef enum {
+#define X(e, s) e,
+	TG_GLUS(X)
+#undef X
+	GLU_COUNT
+} GluKind;
+typedef enum { PASS_FPROP, PASS_DGRAD, PASS_WGRAD } GemmPass;           /* "fprop" "dgrad" "wgrad" */
+
+/* Parameters of every op kind in one flat struct; each kind reads its own. */
+typedef struct OpParams {
+	NormKind norm; float eps; bool zero_centered_gamma;  /* norm_quantize */
+	GluKind act; float alpha, limit;                     /* glu_amax (alpha, limit: clamped_swiglu) */
+	GemmPass pass; bool accumulate; int fast_accum;      /* gemm_cast; fast_accum -1 = pass default */
+	DType out_dtype;                                     /* gemm_cast: bf16/fp16/fp32, or DT_NONE = quantized */
+	bool rowwise, columnwise;                            /* quantized output copies */
+	bool high_precision;                                 /* `precision: bf16`: op keeps its output unquantized */
+} OpParams;
+
+/* ---- Spec: the YAML, typed, names not yet resolved ---- */
+typedef struct SpecTensor {
+	const char *name; Loc loc;
+	int rank; const char *shape_src[TG_MAX_RANK]; Loc shape_loc[TG_MAX_RANK]; /* expressions, text */
+	DType dtype; Loc dtype_loc;
+	Role role; Loc role_loc;
+} SpecTensor;
+
+typedef struct SpecOp {
+	OpKind kind; Loc loc;
+	const char *arg[ARG_COUNT]; Loc arg_loc[ARG_COUNT]; /* tensor names, NULL if absent */
+	OpParams p;
+	Loc param_loc;                                      /* where a semantic param error points */
+} SpecOp;
+
+typedef struct SpecOverride { const char *tensor; Loc loc; Recipe recipe; unsigned set; } SpecOverride;
+
+typedef struct Spec {
+	const char *file, *src;      /* name and whole text */
+	const char *layer; Loc layer_loc;
+	Dim *dims; int ndims;
+	Recipe recipe; unsigned recipe_set; /* bit per Recipe field set explicitly (RECIPE_SET_*) */
+	SpecOverride *overrides; int noverrides;
+	SpecTensor *tensors; int ntensors;
+	SpecOp *ops; int nops;
+	const char **outputs; Loc *output_locs; int noutputs;
+	const char **targets; Loc *target_locs; int ntargets;
+} Spec;
+enum { RECIPE_SET_SCALING = 1, RECIPE_SET_FORMAT = 2, RECIPE_SET_HISTORY = 4, RECIPE_SET_ALGO = 8,
+	RECIPE_SET_MARGIN = 16, RECIPE_SET_EPS = 32, RECIPE_SET_POW2 = 64, RECIPE_SET_NVFP4_2D = 128,
+	RECIPE_SET_NVFP4_SR = 256, RECIPE_SET_NVFP4_RHT = 512 };
+
+/* spec_load parses YAML text (file names the text in messages). NULL on error, message in d->msg. */
+Spec *spec_load(Arena *a, Diag *d, const char *file, const char *text, size_t len);
+
+/* ---- Graph: the IR ---- */
+typedef struct Arch { int sm; bool accel; } Arch;    /* sm_90a: {90, true} */
+
+typedef struct Tensor {
+	const char *name; Loc loc; int id;
+	int rank; Extent shape[TG_MAX_RANK];
+	DType dtype;          /* element type as stored (quantized: e4m3/e5m2/e2m1) */
+	DType hp_dtype;       /* high-precision type it was quantized from (== dtype if not quantized) */
+	Role role;
+	Recipe recipe;        /* resolved; scaling NONE = high precision */
+	bool rowwise, columnwise;  /* quantized copies that exist */
+	int producer;         /* op id; -1 = layer input */
+	bool output;
+	int state_slot;       /* per-tensor recipes: index into the recipe state; -1 none */
+} Tensor;
+
+typedef struct Op {
+	OpKind kind; Loc loc; int id;
+	int arg[ARG_COUNT];   /* tensor ids, -1 absent */
+	OpParams p;
+	const char *emulated; /* non-NULL: why this op runs emulated on a target (e.g. MXFP8 GEMM on sm_90) */
+} Op;
+
+typedef struct Graph {
+	const char *file, *layer;
+	Dim *dims; int ndims;
+	Tensor *tensors; int ntensors;
+	Op *ops; int nops;    /* in a valid topological order */
+	Arch *targets; int ntargets;
+	int nstate;           /* per-tensor scaled tensors (state slots) */
+	int history;          /* longest delayed-scaling history among them (0: none) */
+} Graph;
+
+/* ir_build resolves and validates a Spec. NULL on error, message in d->msg.
+ * default_arch is used when the spec names no targets (the GPU present, else sm_90a). */
+Graph *ir_build(Arena *a, Diag *d, const Spec *s, Arch default_arch);
+/* ir_print writes the graph as deterministic text, one op per line. */
+void ir_print(const Graph *g, Buf *out);
+/* extent_str formats an extent ("tokens", "2*ffn" folded to a number, "tokens+1"). */
+const char *extent_str(Arena *a, const Graph *g, Extent e);
+/* arch_parse reads "sm_90a" / "sm_100a"; false if malformed. arch_str prints one. */
+bool arch_parse(const char *s, Arch *out);
+const char *arch_str(Arena *a, Arch arch);
+
+/* Names of enum values as spelled in specs. */
+const char *dtype_name(DType t);
+int dtype_bits(DType t);
+const char *scaling_name(Scaling s);
+const char *op_name(OpKind k);
+/* op_template names the template file of an op kind (NULL: a library call). */
+const char *op_template(OpKind k);
+const char *arg_name(ArgSlot s);
+const char *glu_name(GluKind k);
+bool arg_is_output(ArgSlot s);
+unsigned op_required_args(OpKind k);
+unsigned op_optional_args(OpKind k);
+
+#endif

@@ -1,0 +1,243 @@
+/* util.c: arenas, text buffers, diagnostics and enum spellings for gen/.
+ * Guarantees: arena memory is zeroed and lives until arena_free; diag_error
+ * never returns and never prints: the message goes to Diag.msg. */
+#include "gen.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- arena: a list of large chunks, bump allocation ---- */
+typedef struct Chunk { struct Chunk *next; size_t used, cap; max_align_t data[]; } Chunk;
+struct Arena { Chunk *head; };
+
+Arena *arena_new(void)
+{
+	Arena *a = calloc(1, sizeof *a);
+	if (!a)
+		abort();
+	return a;
+}
+
+void arena_free(Arena *a)
+{
+	if (!a)
+		return;
+	for (Chunk *c = a->head, *next; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+	free(a);
+}
+
+void *arena_alloc(Arena *a, size_t n)
+{
+	const size_t align = sizeof(max_align_t);
+	n = (n + align - 1) / align * align;
+	Chunk *c = a->head;
+	if (!c || c->cap - c->used < n) {
+		size_t cap = n > 65536 ? n : 65536;
+		c = malloc(sizeof *c + cap);
+		if (!c)
+			abort();
+		c->used = 0;
+		c->cap = cap;
+		c->next = a->head;
+		a->head = c;
+	}
+	void *p = (char *)c->data + c->used;
+	c->used += n;
+	memset(p, 0, n);
+	return p;
+}
+
+char *arena_strndup(Arena *a, const char *s, size_t n)
+{
+	char *p = arena_alloc(a, n + 1);
+	memcpy(p, s, n);
+	p[n] = 0;
+	return p;
+}
+
+char *arena_strdup(Arena *a, const char *s)
+{
+	return arena_strndup(a, s, strlen(s));
+}
+
+char *arena_printf(Arena *a, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	char *p = arena_alloc(a, (size_t)n + 1);
+	va_start(ap, fmt);
+	vsnprintf(p, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	return p;
+}
+
+/* ---- Buf ---- */
+static void buf_grow(Buf *b, size_t extra)
+{
+	if (b->len + extra + 1 <= b->cap)
+		return;
+	size_t cap = b->cap ? b->cap : 256;
+	while (cap < b->len + extra + 1)
+		cap *= 2;
+	char *p = realloc(b->p, cap);
+	if (!p)
+		abort();
+	b->p = p;
+	b->cap = cap;
+}
+
+void buf_putn(Buf *b, const char *s, size_t n)
+{
+	buf_grow(b, n);
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = 0;
+}
+
+void buf_puts(Buf *b, const char *s)
+{
+	buf_putn(b, s, strlen(s));
+}
+
+void buf_printf(Buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	buf_grow(b, (size_t)n);
+	va_start(ap, fmt);
+	vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+void buf_free(Buf *b)
+{
+	free(b->p);
+	b->p = NULL;
+	b->len = b->cap = 0;
+}
+
+/* ---- diagnostics ---- */
+static void diag_vformat(Diag *d, Loc loc, const char *fmt, va_list ap)
+{
+	char text[1024];
+	vsnprintf(text, sizeof text, fmt, ap);
+	const char *file = loc.file ? loc.file : d->file ? d->file : "<spec>";
+	size_t n = 0;
+	if (loc.line > 0)
+		n = (size_t)snprintf(d->msg, sizeof d->msg, "%s:%d:%d: error: %s\n", file, loc.line, loc.col, text);
+	else
+		n = (size_t)snprintf(d->msg, sizeof d->msg, "%s: error: %s\n", file, text);
+	d->failed = 1;
+	if (loc.line <= 0 || !d->src || n >= sizeof d->msg)
+		return;
+	/* the source line and a caret under the column */
+	const char *p = d->src;
+	for (int line = 1; line < loc.line && *p; p++)
+		if (*p == '\n')
+			line++;
+	const char *end = strchr(p, '\n');
+	size_t len = end ? (size_t)(end - p) : strlen(p);
+	if (len > 200)
+		len = 200;
+	char caret[256];
+	int col = loc.col < 1 ? 1 : loc.col > 200 ? 200 : loc.col;
+	int k = 0;
+	for (int i = 1; i < col; i++)
+		caret[k++] = (i - 1 < (int)len && p[i - 1] == '\t') ? '\t' : ' ';
+	caret[k++] = '^';
+	caret[k] = 0;
+	snprintf(d->msg + n, sizeof d->msg - n, "  %.*s\n  %s\n", (int)len, p, caret);
+}
+
+void diag_format(Diag *d, Loc loc, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	diag_vformat(d, loc, fmt, ap);
+	va_end(ap);
+}
+
+void diag_error(Diag *d, Loc loc, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	diag_vformat(d, loc, fmt, ap);
+	va_end(ap);
+	longjmp(d->jmp, 1);
+}
+
+/* ---- enum spellings ---- */
+static const struct { const char *name; int bits; } dtypes[] = {
+#define X(e, s, bits) {s, bits},
+	TG_DTYPES(X)
+#undef X
+};
+static const char *const scalings[] = {
+#define X(e, s) s,
+	TG_SCALINGS(X)
+#undef X
+};
+static const struct { const char *name, *tmpl; unsigned req, opt; } ops[] = {
+#define X(e, s, t, req, opt) {s, t, req, opt},
+	TG_OPS(X)
+#undef X
+};
+static const struct { const char *name; int out; } args[] = {
+#define X(e, s, isout) {s, isout},
+	TG_ARGS(X)
+#undef X
+};
+static const char *const glus[] = {
+#define X(e, s) s,
+	TG_GLUS(X)
+#undef X
+};
+
+const char *dtype_name(DType t) { return t >= 0 && t < DT_COUNT ? dtypes[t].name : "?"; }
+int dtype_bits(DType t) { return t >= 0 && t < DT_COUNT ? dtypes[t].bits : 0; }
+const char *scaling_name(Scaling s) { return s >= 0 && s < SCALING_COUNT ? scalings[s] : "?"; }
+const char *op_name(OpKind k) { return k >= 0 && k < OP_COUNT ? ops[k].name : "?"; }
+const char *op_template(OpKind k) { return k >= 0 && k < OP_COUNT ? ops[k].tmpl : NULL; }
+unsigned op_required_args(OpKind k) { return ops[k].req; }
+unsigned op_optional_args(OpKind k) { return ops[k].opt; }
+const char *arg_name(ArgSlot s) { return s >= 0 && s < ARG_COUNT ? args[s].name : "?"; }
+bool arg_is_output(ArgSlot s) { return args[s].out; }
+const char *glu_name(GluKind k) { return k >= 0 && k < GLU_COUNT ? glus[k] : "?"; }
+
+bool arch_parse(const char *s, Arch *out)
+{
+	if (strncmp(s, "sm_", 3) != 0)
+		return false;
+	const char *p = s + 3;
+	int sm = 0, digits = 0;
+	while (*p >= '0' && *p <= '9' && digits < 4) {
+		sm = sm * 10 + (*p++ - '0');
+		digits++;
+	}
+	if (digits < 2)
+		return false;
+	bool accel = false;
+	if (*p == 'a') {
+		accel = true;
+		p++;
+	}
+	if (*p)
+		return false;
+	out->sm = sm;
+	out->accel = accel;
+	return true;
+}
+
+const char *arch_str(Arena *a, Arch arch)
+{
+	return arena_printf(a, "sm_%d%s", arch.sm, arch.accel ? "a" : "");
+}

@@ -1,0 +1,92 @@
+/* cudrv.h: the CUDA driver API, loaded with dlopen at first use.
+ *
+ * tegen must start (and generate, and NVRTC-compile) on machines with the
+ * toolkit but no GPU driver, so nothing links libcuda directly. cudrv_load()
+ * opens libcuda.so.1 once and fills the table; callers use cu.Name(...).
+ * Types are declared here so that no CUDA header is needed. */
+#ifndef TG_CUDRV_H
+#define TG_CUDRV_H
+
+#include <stddef.h>
+
+typedef int CUresult;            /* 0 = CUDA_SUCCESS */
+typedef int CUdevice;
+typedef struct CUctx_st *CUcontext;
+typedef struct CUmod_st *CUmodule;
+typedef struct CUfunc_st *CUfunction;
+typedef struct CUstream_st *CUstream;
+typedef struct CUevent_st *CUevent;
+typedef unsigned long long CUdeviceptr;
+
+/* attribute numbers from cuda.h */
+enum {
+	TG_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+	TG_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
+	TG_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+	TG_CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE = 38,
+	TG_CU_FUNC_ATTRIBUTE_NUM_REGS = 4,
+	TG_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
+	TG_CU_STREAM_CAPTURE_STATUS_NONE = 0,
+};
+
+#define CUDRV_FUNCS(X) \
+	X(cuInit, (unsigned flags)) \
+	X(cuDriverGetVersion, (int *v)) \
+	X(cuDeviceGetCount, (int *n)) \
+	X(cuDeviceGet, (CUdevice *d, int ordinal)) \
+	X(cuDeviceGetName, (char *name, int len, CUdevice d)) \
+	X(cuDeviceGetAttribute, (int *v, int attr, CUdevice d)) \
+	X(cuDevicePrimaryCtxRetain, (CUcontext *c, CUdevice d)) \
+	X(cuDevicePrimaryCtxRelease, (CUdevice d)) \
+	X(cuCtxGetCurrent, (CUcontext *c)) \
+	X(cuCtxSetCurrent, (CUcontext c)) \
+	X(cuCtxGetDevice, (CUdevice *d)) \
+	X(cuCtxSynchronize, (void)) \
+	X(cuModuleLoadData, (CUmodule *m, const void *image)) \
+	X(cuModuleUnload, (CUmodule m)) \
+	X(cuModuleGetFunction, (CUfunction *f, CUmodule m, const char *name)) \
+	X(cuFuncGetAttribute, (int *v, int attr, CUfunction f)) \
+	X(cuFuncSetAttribute, (CUfunction f, int attr, int v)) \
+	X(cuLaunchKernel, (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, \
+		unsigned bz, unsigned smem, CUstream s, void **params, void **extra)) \
+	X(cuMemAlloc_v2, (CUdeviceptr *p, size_t n)) \
+	X(cuMemFree_v2, (CUdeviceptr p)) \
+	X(cuMemcpyHtoD_v2, (CUdeviceptr dst, const void *src, size_t n)) \
+	X(cuMemcpyDtoH_v2, (void *dst, CUdeviceptr src, size_t n)) \
+	X(cuMemcpyDtoD_v2, (CUdeviceptr dst, CUdeviceptr src, size_t n)) \
+	X(cuMemcpyDtoDAsync_v2, (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)) \
+	X(cuMemsetD8_v2, (CUdeviceptr p, unsigned char v, size_t n)) \
+	X(cuMemsetD32Async, (CUdeviceptr p, unsigned v, size_t n, CUstream s)) \
+	X(cuMemsetD8Async, (CUdeviceptr p, unsigned char v, size_t n, CUstream s)) \
+	X(cuStreamCreate, (CUstream *s, unsigned flags)) \
+	X(cuStreamDestroy_v2, (CUstream s)) \
+	X(cuStreamSynchronize, (CUstream s)) \
+	X(cuStreamIsCapturing, (CUstream s, int *status)) \
+	X(cuStreamBeginCapture_v2, (CUstream s, int mode)) \
+	X(cuStreamEndCapture, (CUstream s, void **graph)) \
+	X(cuGraphInstantiateWithFlags, (void **exec, void *graph, unsigned long long flags)) \
+	X(cuGraphLaunch, (void *exec, CUstream s)) \
+	X(cuGraphExecDestroy, (void *exec)) \
+	X(cuGraphDestroy, (void *graph)) \
+	X(cuEventCreate, (CUevent *e, unsigned flags)) \
+	X(cuEventDestroy_v2, (CUevent e)) \
+	X(cuEventRecord, (CUevent e, CUstream s)) \
+	X(cuEventSynchronize, (CUevent e)) \
+	X(cuEventElapsedTime, (float *ms, CUevent a, CUevent b)) \
+	X(cuGetErrorString, (CUresult r, const char **s))
+
+typedef struct CuDriver {
+#define X(name, args) CUresult (*name) args;
+	CUDRV_FUNCS(X)
+#undef X
+} CuDriver;
+
+extern CuDriver cu;
+
+/* cudrv_load opens the driver and cuInit()s once; returns 0 or -1 with a
+ * reason in why (e.g. "no CUDA driver (libcuda.so.1 not found)"). Thread-safe. */
+int cudrv_load(char *why, size_t whylen);
+/* cudrv_errstr names a CUresult ("CUDA_ERROR_OUT_OF_MEMORY: out of memory"). */
+const char *cudrv_errstr(CUresult r);
+
+#endif

@@ -1,0 +1,55 @@
+/* tg_kernel.h: the launch ABI shared by the generated kernels and the runtime.
+ *
+ * Every generated kernel has the signature
+ *     extern "C" __global__ void NAME(const TgParams p)
+ * The plan (gen/plan.c) decides which buffer goes in which pointer slot; the
+ * runtime fills the struct and launches. One fixed layout for every template
+ * keeps the runtime generic: no per-kernel marshalling code.
+ *
+ * Layout conventions (the CPU reference in ref/ uses the same):
+ *  - tensors are row-major [rows][cols]; rows = product of all but the last dim.
+ *  - a "columnwise" quantized copy is the transpose, stored [cols][rows], and
+ *    quantized with its blocks running along the original columns; i.e. it is
+ *    the rowwise quantization of the transpose. Hopper FP8 GEMMs (TN only) use it.
+ *  - per-tensor recipes (delayed, current): SCALE points at one float (read),
+ *    SCALE_INV at one float (written by the kernel, = 1/scale rounded to nearest),
+ *    AMAX at one float updated with an atomic max of max|x| (>= 0, NaN ignored);
+ *    the runtime zeroes it when the recipe needs that.
+ *  - block1x128: SCALE_INV is float [ceil(cols/128)][rows] (block-column major,
+ *    as cuBLASLt's VEC128_32F wants); SCALE_INV_T likewise for the transpose:
+ *    [ceil(rows/128)][cols].
+ *  - block128x128: SCALE_INV float [ceil(rows/128)][ceil(cols/128)] row-major;
+ *    the transpose's scales are the same blocks transposed: [ceil(cols/128)][ceil(rows/128)].
+ *  - mxfp8: SCALE_INV is E8M0 bytes [rows][ceil(cols/32)] row-major (plain layout);
+ *    SCALE_INV_T is [cols][ceil(rows/32)]. The GEMM-swizzled layout is produced
+ *    by a separate pass when a GEMM consumes it (tile 128x4).
+ */
+#ifndef TG_KERNEL_H
+#define TG_KERNEL_H
+
+#define TG_NPTR 16
+
+typedef struct TgParams {
+	void *p[TG_NPTR];   /* buffers, by slot below */
+	long long n[4];     /* n[0] = rows, n[1] = cols (of the output), n[2], n[3] op-specific */
+	float f[4];         /* runtime floats (unused by v1 templates; eps etc. are slots) */
+} TgParams;
+
+/* Pointer slots. Inputs 0..4, outputs and recipe state 5..11, same slot for the
+ * same meaning in every template. */
+#define TG_P_IN           0   /* main input, high precision [rows][cols] (glu: [rows][2*cols], gate half first) */
+#define TG_P_GAMMA        1   /* norm: gamma [cols] */
+#define TG_P_BETA         2   /* layernorm: beta [cols] */
+#define TG_P_RESIDUAL     3   /* norm: residual [rows][cols], added to IN before the norm */
+#define TG_P_RESIDUAL_OUT 4   /* norm: IN + RESIDUAL rounded to IN's dtype (written) */
+#define TG_P_OUT          5   /* rowwise output [rows][cols] (quantized, or high precision) */
+#define TG_P_OUT_T        6   /* columnwise output [cols][rows] */
+#define TG_P_SCALE        7   /* per-tensor scale (float, read; current scaling: written by the cast pass) */
+#define TG_P_SCALE_INV    8   /* rowwise scale_inv (see layouts above) */
+#define TG_P_SCALE_INV_T  9   /* columnwise scale_inv */
+#define TG_P_AMAX        10   /* per-tensor amax (float, atomic max) */
+#define TG_P_RSIGMA      11   /* norm: 1/sigma per row (float [rows]) for the backward pass; may be NULL */
+#define TG_P_MU          12   /* layernorm: mean per row (float [rows]); may be NULL */
+/* recipe_update.cu uses its own meaning: p[0] = state buffer, n[0] = tensors, n[1] = history length */
+
+#endif

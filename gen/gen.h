@@ -153,9 +153,11 @@ typedef struct OpParams {
 	NormKind norm; float eps; bool zero_centered_gamma;  /* norm_quantize */
 	GluKind act; float alpha, limit;                     /* glu_amax (alpha, limit: clamped_swiglu) */
 	GemmPass pass; bool accumulate; int fast_accum;      /* gemm_cast; fast_accum -1 = pass default */
-	DType out_dtype;                                     /* gemm_cast: bf16/fp16/fp32, or DT_NONE = quantized */
+	DType out_dtype;                                     /* gemm_cast: bf16/fp16/fp32, or DT_NONE = quantized;
+	                                                      * quantizing ops: the `precision` dtype, DT_NONE if quantized */
 	bool rowwise, columnwise;                            /* quantized output copies */
 	bool high_precision;                                 /* `precision: bf16`: op keeps its output unquantized */
+	bool gelu;                                           /* gemm_cast: `epilogue: gelu` (fprop only) */
 } OpParams;
 
 /* ---- Spec: the YAML, typed, names not yet resolved ---- */
@@ -164,6 +166,7 @@ typedef struct SpecTensor {
 	int rank; const char *shape_src[TG_MAX_RANK]; Loc shape_loc[TG_MAX_RANK]; /* expressions, text */
 	DType dtype; Loc dtype_loc;
 	Role role; Loc role_loc;
+	bool dtype_set, role_set;                           /* written explicitly (checked for intermediates) */
 } SpecTensor;
 
 typedef struct SpecOp {
@@ -171,9 +174,14 @@ typedef struct SpecOp {
 	const char *arg[ARG_COUNT]; Loc arg_loc[ARG_COUNT]; /* tensor names, NULL if absent */
 	OpParams p;
 	Loc param_loc;                                      /* where a semantic param error points */
+	Loc layout_loc, dtype_loc, precision_loc, accumulate_loc, epilogue_loc; /* line 0: not written */
 } SpecOp;
 
-typedef struct SpecOverride { const char *tensor; Loc loc; Recipe recipe; unsigned set; } SpecOverride;
+#define RECIPE_NKEYS 10
+typedef struct SpecOverride {
+	const char *tensor; Loc loc; Recipe recipe; unsigned set;
+	Loc keys[RECIPE_NKEYS];      /* where each key set explicitly was written (bit i of set) */
+} SpecOverride;
 
 typedef struct Spec {
 	const char *file, *src;      /* name and whole text */
@@ -185,10 +193,16 @@ typedef struct Spec {
 	SpecOp *ops; int nops;
 	const char **outputs; Loc *output_locs; int noutputs;
 	const char **targets; Loc *target_locs; int ntargets;
+	Loc recipe_keys[RECIPE_NKEYS]; Loc outputs_loc, targets_loc;
 } Spec;
 enum { RECIPE_SET_SCALING = 1, RECIPE_SET_FORMAT = 2, RECIPE_SET_HISTORY = 4, RECIPE_SET_ALGO = 8,
 	RECIPE_SET_MARGIN = 16, RECIPE_SET_EPS = 32, RECIPE_SET_POW2 = 64, RECIPE_SET_NVFP4_2D = 128,
 	RECIPE_SET_NVFP4_SR = 256, RECIPE_SET_NVFP4_RHT = 512 };
+
+/* spell_suggest returns the candidate closest to word (edit distance <= 2), or NULL. */
+const char *spell_suggest(const char *word, const char *const *cands, int n);
+/* recipe_resolve returns the layer recipe with an override applied, every field defaulted. */
+Recipe recipe_resolve(const Spec *s, const SpecOverride *o);
 
 /* spec_load parses YAML text (file names the text in messages). NULL on error, message in d->msg. */
 Spec *spec_load(Arena *a, Diag *d, const char *file, const char *text, size_t len);
@@ -249,5 +263,83 @@ const char *glu_name(GluKind k);
 bool arg_is_output(ArgSlot s);
 unsigned op_required_args(OpKind k);
 unsigned op_optional_args(OpKind k);
+
+/* ---- Plan: kernels and library calls ---- */
+typedef enum { KERNEL_GENERATED, KERNEL_GEMM } KernelKind;
+
+/* What a kernel pointer slot is bound to: a component of a tensor, or the
+ * layer's recipe state. The runtime resolves these to device pointers. */
+#define TG_COMPONENTS(X) \
+	X(COMP_DATA, "data") X(COMP_DATA_T, "data_t") X(COMP_SCALE, "scale") X(COMP_SCALE_INV, "scale_inv") \
+	X(COMP_SCALE_INV_T, "scale_inv_t") X(COMP_AMAX, "amax") X(COMP_STATE, "state") X(COMP_STATE_PARAMS, "state_params")
+typedef enum {
+#define X(e, s) e,
+	TG_COMPONENTS(X)
+#undef X
+	COMP_COUNT
+} Component;
+
+typedef struct Binding { int slot; int tensor; Component comp; } Binding; /* TgParams.p[slot] = tensor.comp */
+typedef struct Slot { const char *name, *value; } Slot;
+
+#define TG_MAX_SLOTS 48
+#define TG_MAX_BINDINGS 16
+
+/* Which scaling pass a generated kernel is (current scaling runs two). */
+typedef enum { PASS_SINGLE, PASS_AMAX, PASS_CAST } ScalePass;
+
+typedef struct GemmCall {
+	int op;               /* the gemm_cast op */
+	Extent m, n, k;
+	int a, b, d, bias;    /* tensor ids (bias -1) */
+	Component a_comp, b_comp; /* COMP_DATA or COMP_DATA_T */
+	Scaling scaling;      /* operands' scaling (NONE: high precision) */
+	DType a_dtype, b_dtype, d_dtype;
+	bool fast_accum, accumulate, gelu;
+} GemmCall;
+
+typedef struct Kernel {
+	const char *name;     /* unique in the layer, e.g. "k0_norm_quantize"; entry = layer + "_" + name */
+	KernelKind kind;
+	const char *tmpl;     /* template file (generated kernels) */
+	int ops[4]; int nops; /* ops fused into it */
+	ScalePass pass;
+	Slot slots[TG_MAX_SLOTS]; int nslots;
+	Binding bind[TG_MAX_BINDINGS]; int nbind;
+	Extent rows;          /* n[0] at launch */
+	long cols;            /* n[1] at launch */
+	int threads;          /* block size */
+	int grid_rows;        /* grid.x = ceil(rows / grid_rows) (0: grid.x = 1) */
+	long grid_cols;       /* grid.y = ceil(cols / grid_cols) (0: grid.y = 1) */
+	const char *variant;  /* tile-shape variant name */
+	const char *choice;   /* "tuned" or "heuristic" */
+	const char *note;     /* why it is planned this way (shown by `tegen plan`) */
+	GemmCall gemm;        /* KERNEL_GEMM */
+} Kernel;
+
+typedef struct Plan {
+	const Graph *g;
+	Kernel *kernels; int nkernels;
+	int ndelayed;         /* state slots [0, ndelayed) are delayed scaling, the rest current */
+	bool needs_update;    /* a recipe_update kernel exists (delayed scaling) */
+	int update_kernel;    /* its index, -1 none (run by the step call, not the layer run) */
+} Plan;
+
+/* plan_build fuses the graph's ops into kernels and chooses tile shapes. NULL on error. */
+Plan *plan_build(Arena *a, Diag *d, const Graph *g);
+/* plan_print writes the kernels, the ops each fuses and the launch shape. */
+void plan_print(const Plan *p, Buf *out);
+/* plan_slot looks up a slot value of a kernel (NULL if absent). */
+const char *plan_slot(const Kernel *k, const char *name);
+
+/* ---- emit ---- */
+/* emit_kernel returns the CUDA source of one generated kernel (deterministic). NULL on error. */
+char *emit_kernel(Arena *a, Diag *d, const Plan *p, const Kernel *k);
+/* emit_entry names the kernel's extern "C" entry symbol. */
+const char *emit_entry(Arena *a, const Plan *p, const Kernel *k);
+/* emit_headers lists the headers templates include (name, text), for NVRTC. */
+int emit_headers(const char *const **names, const char *const **texts);
+/* template_text finds an embedded template or header by file name (NULL if none). */
+const char *template_text(const char *name);
 
 #endif

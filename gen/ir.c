@@ -1,0 +1,1048 @@
+/* ir.c: Spec -> Graph.
+ *
+ * Resolves names, evaluates shape expressions into linear extents
+ * (mul*dim + add, one dynamic dim at most), orders the ops topologically
+ * (a spec may list them in any order), infers every produced tensor's shape,
+ * dtype, role, recipe and quantized copies, and validates the layer against
+ * every target architecture.
+ *
+ * Guarantees of a returned Graph: ops are in a valid topological order and
+ * every operand is a tensor id; each tensor has exactly one producer (or is a
+ * layer input of a high-precision dtype); declared intermediates agree with
+ * inference; quantized GEMM operands have the copies their pass needs and
+ * compatible scaling; every target can run every op (MXFP8/NVFP4 GEMMs below
+ * sm_100 are marked emulated); per-tensor scaled tensors have state slots,
+ * delayed ones first. Otherwise NULL and the message in d->msg. */
+#include "gen.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct B {
+	Arena *a;
+	Diag *d;
+	const Spec *s;
+	Graph *g;
+	int cap;                /* tensors allocated */
+	const SpecOp **sop;     /* spec op of each graph op */
+	const SpecTensor **decl;/* declaration of each tensor (NULL: inferred only) */
+	bool *recipe_used;      /* the tensor's recipe came from the layer recipe/overrides */
+} B;
+
+/* ---- extents ---- */
+
+static const char *const known_targets[] = {
+	"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100", "sm_100a", "sm_103a", "sm_120", "sm_120a",
+};
+#define NKNOWN ((int)(sizeof known_targets / sizeof *known_targets))
+
+const char *extent_str(Arena *a, const Graph *g, Extent e)
+{
+	if (e.dim < 0)
+		return arena_printf(a, "%ld", e.add);
+	const char *name = e.dim < g->ndims ? g->dims[e.dim].name : "?";
+	const char *m = e.mul == 1 ? name : arena_printf(a, "%ld*%s", e.mul, name);
+	if (e.add == 0)
+		return m;
+	return arena_printf(a, "%s%c%ld", m, e.add < 0 ? '-' : '+', e.add < 0 ? -e.add : e.add);
+}
+
+static const char *shape_str(B *b, const Extent *e, int rank)
+{
+	Buf buf = {0};
+	buf_puts(&buf, "[");
+	for (int i = 0; i < rank; i++)
+		buf_printf(&buf, "%s%s", i ? "," : "", extent_str(b->a, b->g, e[i]));
+	buf_puts(&buf, "]");
+	const char *s = arena_strdup(b->a, buf.p);
+	buf_free(&buf);
+	return s;
+}
+
+static bool extent_eq(Extent x, Extent y)
+{
+	return x.dim == y.dim && x.mul == y.mul && x.add == y.add;
+}
+
+/* A small recursive-descent parser for shape expressions over linear forms. */
+typedef struct Ex {
+	B *b;
+	const char *src, *p;
+	Loc loc;        /* of src[0] */
+	int depth;
+} Ex;
+
+static _Noreturn __attribute__((format(printf, 3, 4))) void ex_error(Ex *x, const char *at, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	Loc l = x->loc;
+	l.col += (int)(at - x->src);
+	diag_error(x->b->d, l, "%s", msg);
+}
+
+static void ex_space(Ex *x)
+{
+	while (*x->p == ' ' || *x->p == '\t')
+		x->p++;
+}
+
+static long ex_check(Ex *x, const char *at, long v, bool overflow)
+{
+	if (overflow || v > (1L << 40) || v < -(1L << 40))
+		ex_error(x, at, "shape expression '%s' is out of range", x->src);
+	return v;
+}
+
+static Extent ex_sum(Ex *x);
+
+static Extent ex_primary(Ex *x)
+{
+	ex_space(x);
+	const char *at = x->p;
+	char c = *x->p;
+	if (c == '(') {
+		if (++x->depth > 64)
+			ex_error(x, at, "shape expression '%s' is nested too deeply", x->src);
+		x->p++;
+		Extent e = ex_sum(x);
+		ex_space(x);
+		if (*x->p != ')')
+			ex_error(x, x->p, "expected ')' in shape expression '%s'", x->src);
+		x->p++;
+		x->depth--;
+		return e;
+	}
+	if (c == '-') {
+		x->p++;
+		Extent e = ex_primary(x);
+		long m, a;
+		bool o = __builtin_mul_overflow(e.mul, -1L, &m) | __builtin_mul_overflow(e.add, -1L, &a);
+		e.mul = ex_check(x, at, m, o);
+		e.add = ex_check(x, at, a, o);
+		return e;
+	}
+	if (c >= '0' && c <= '9') {
+		long v = 0;
+		bool o = false;
+		while (*x->p >= '0' && *x->p <= '9') {
+			o |= __builtin_mul_overflow(v, 10L, &v);
+			o |= __builtin_add_overflow(v, (long)(*x->p - '0'), &v);
+			x->p++;
+		}
+		ex_check(x, at, v, o);
+		if ((*x->p >= 'a' && *x->p <= 'z') || (*x->p >= 'A' && *x->p <= 'Z') || *x->p == '_')
+			ex_error(x, x->p, "expected an operator after a number in shape expression '%s' (write 2*ffn)", x->src);
+		return (Extent){-1, 0, v};
+	}
+	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_') {
+		const char *s = x->p;
+		while ((*x->p >= 'a' && *x->p <= 'z') || (*x->p >= 'A' && *x->p <= 'Z') || (*x->p >= '0' && *x->p <= '9') ||
+			*x->p == '_')
+			x->p++;
+		char *name = arena_strndup(x->b->a, s, (size_t)(x->p - s));
+		const Graph *g = x->b->g;
+		for (int i = 0; i < g->ndims; i++)
+			if (!strcmp(g->dims[i].name, name))
+				return g->dims[i].value < 0 ? (Extent){i, 1, 0} : (Extent){-1, 0, g->dims[i].value};
+		const char **names = arena_alloc(x->b->a, sizeof *names * (size_t)(g->ndims + 1));
+		for (int i = 0; i < g->ndims; i++)
+			names[i] = g->dims[i].name;
+		const char *sug = spell_suggest(name, names, g->ndims);
+		ex_error(x, s, "unknown dim '%s' in shape expression '%s'%s", name, x->src,
+			sug ? arena_printf(x->b->a, " (did you mean '%s'?)", sug) : "");
+	}
+	if (!c)
+		ex_error(x, at, "shape expression '%s' ends early; expected a number, a dim name or '('", x->src);
+	ex_error(x, at, "unexpected character in shape expression '%s'; expected a number, a dim name or '('", x->src);
+}
+
+static Extent ex_product(Ex *x)
+{
+	Extent l = ex_primary(x);
+	for (;;) {
+		ex_space(x);
+		char op = *x->p;
+		if (op != '*' && op != '/')
+			return l;
+		const char *at = x->p++;
+		Extent r = ex_primary(x);
+		if (op == '*') {
+			if (l.dim >= 0 && r.dim >= 0)
+				ex_error(x, at, "shape expression '%s' is not linear: it multiplies two dynamic dims", x->src);
+			Extent v = l.dim >= 0 ? l : r, k = l.dim >= 0 ? r : l;
+			long m, a;
+			bool o = __builtin_mul_overflow(v.mul, k.add, &m) | __builtin_mul_overflow(v.add, k.add, &a);
+			l = (Extent){v.dim, ex_check(x, at, m, o), ex_check(x, at, a, o)};
+			if (l.dim >= 0 && l.mul == 0)
+				l = (Extent){-1, 0, l.add};
+		} else {
+			if (r.dim >= 0)
+				ex_error(x, at, "shape expression '%s' is not linear: it divides by a dynamic dim", x->src);
+			if (r.add == 0)
+				ex_error(x, at, "shape expression '%s' divides by zero", x->src);
+			if (l.mul % r.add || l.add % r.add)
+				ex_error(x, at, "shape expression '%s' does not divide exactly", x->src);
+			l.mul /= r.add;
+			l.add /= r.add;
+		}
+	}
+}
+
+static Extent ex_sum(Ex *x)
+{
+	Extent l = ex_product(x);
+	for (;;) {
+		ex_space(x);
+		char op = *x->p;
+		if (op != '+' && op != '-')
+			return l;
+		const char *at = x->p++;
+		Extent r = ex_product(x);
+		if (l.dim >= 0 && r.dim >= 0 && l.dim != r.dim)
+			ex_error(x, at, "shape expression '%s' combines two different dynamic dims; an extent may use one", x->src);
+		long s = op == '+' ? 1 : -1, m, a, rm, ra;
+		bool o = __builtin_mul_overflow(r.mul, s, &rm) | __builtin_mul_overflow(r.add, s, &ra);
+		o |= __builtin_add_overflow(l.mul, rm, &m) | __builtin_add_overflow(l.add, ra, &a);
+		int dim = l.dim >= 0 ? l.dim : r.dim;
+		l = (Extent){dim, ex_check(x, at, m, o), ex_check(x, at, a, o)};
+		if (l.mul == 0)
+			l = (Extent){-1, 0, l.add};
+	}
+}
+
+static Extent eval_extent(B *b, const char *src, Loc loc, const char *tensor)
+{
+	Ex x = {b, src, src, loc, 0};
+	Extent e = ex_sum(&x);
+	ex_space(&x);
+	if (*x.p)
+		ex_error(&x, x.p, "unexpected text in shape expression '%s'", src);
+	if (e.dim < 0 && e.add <= 0)
+		diag_error(b->d, loc, "extent '%s' of '%s' is %ld; extents must be positive", src, tensor, e.add);
+	if (e.dim >= 0 && e.mul < 0)
+		diag_error(b->d, loc, "extent '%s' of '%s' is negative for large %s; extents must be positive", src, tensor,
+			b->g->dims[e.dim].name);
+	if (e.dim < 0)
+		e.mul = 0;
+	return e;
+}
+
+/* ---- helpers ---- */
+
+static bool is_hp(DType t) { return t == DT_F32 || t == DT_BF16 || t == DT_F16; }
+static bool is_quantized(const Tensor *t) { return !is_hp(t->dtype); }
+
+static Loc op_arg_loc(const SpecOp *o, ArgSlot a)
+{
+	return o->arg_loc[a].line ? o->arg_loc[a] : o->loc;
+}
+
+static Loc or_loc(Loc l, Loc fallback)
+{
+	return l.line ? l : fallback;
+}
+
+static int tensor_find(B *b, const char *name)
+{
+	for (int i = 0; i < b->g->ntensors; i++)
+		if (!strcmp(b->g->tensors[i].name, name))
+			return i;
+	return -1;
+}
+
+static int tensor_add(B *b, const char *name, Loc loc)
+{
+	Graph *g = b->g;
+	if (g->ntensors == b->cap) {
+		int cap = b->cap ? 2 * b->cap : 16;
+		Tensor *t = arena_alloc(b->a, sizeof *t * (size_t)cap);
+		const SpecTensor **dc = arena_alloc(b->a, sizeof *dc * (size_t)cap);
+		bool *ru = arena_alloc(b->a, sizeof *ru * (size_t)cap);
+		if (g->ntensors) {
+			memcpy(t, g->tensors, sizeof *t * (size_t)g->ntensors);
+			memcpy(dc, b->decl, sizeof *dc * (size_t)g->ntensors);
+			memcpy(ru, b->recipe_used, sizeof *ru * (size_t)g->ntensors);
+		}
+		g->tensors = t;
+		b->decl = dc;
+		b->recipe_used = ru;
+		b->cap = cap;
+	}
+	int id = g->ntensors++;
+	Tensor *t = &g->tensors[id];
+	memset(t, 0, sizeof *t);
+	t->name = name;
+	t->loc = loc;
+	t->id = id;
+	t->producer = -1;
+	t->state_slot = -1;
+	t->recipe.scaling = SCALING_NONE;
+	b->decl[id] = NULL;
+	return id;
+}
+
+static const char *tname(B *b, int id)
+{
+	return b->g->tensors[id].name;
+}
+
+static DType quant_dtype(const Recipe *r, Role role)
+{
+	if (r->scaling == SCALING_NVFP4)
+		return DT_E2M1;
+	if (r->format == FMT_E4M3)
+		return DT_E4M3;
+	if (r->format == FMT_E5M2)
+		return DT_E5M2;
+	return role == ROLE_GRADIENT ? DT_E5M2 : DT_E4M3;
+}
+
+static const SpecOverride *override_for(B *b, const char *name)
+{
+	for (int i = 0; i < b->s->noverrides; i++)
+		if (!strcmp(b->s->overrides[i].tensor, name))
+			return &b->s->overrides[i];
+	return NULL;
+}
+
+/* The tensor's recipe from the layer recipe and its override. */
+static Recipe recipe_for(B *b, int id)
+{
+	b->recipe_used[id] = true;
+	return recipe_resolve(b->s, override_for(b, tname(b, id)));
+}
+
+static const char *role_name(Role r)
+{
+	return r == ROLE_WEIGHT ? "weight" : r == ROLE_GRADIENT ? "gradient" : "activation";
+}
+
+/* ---- targets ---- */
+
+static void build_targets(B *b, Arch def)
+{
+	const Spec *s = b->s;
+	Graph *g = b->g;
+	if (!s->ntargets) {
+		g->targets = arena_alloc(b->a, sizeof *g->targets);
+		g->targets[0] = def;
+		g->ntargets = 1;
+		return;
+	}
+	g->targets = arena_alloc(b->a, sizeof *g->targets * (size_t)s->ntargets);
+	for (int i = 0; i < s->ntargets; i++) {
+		const char *t = s->targets[i];
+		bool known = false;
+		for (int k = 0; k < NKNOWN; k++)
+			known |= !strcmp(t, known_targets[k]);
+		if (!known || !arch_parse(t, &g->targets[i])) {
+			const char *sug = spell_suggest(t, known_targets, NKNOWN);
+			diag_error(b->d, s->target_locs[i], "unknown target '%s'%s; known: sm_80, sm_86, sm_89, sm_90, sm_90a, sm_100, sm_100a, sm_103a, sm_120, sm_120a",
+				t, sug ? arena_printf(b->a, " (did you mean '%s'?)", sug) : "");
+		}
+		for (int j = 0; j < i; j++)
+			if (!strcmp(s->targets[j], t))
+				diag_error(b->d, s->target_locs[i], "target '%s' is listed twice", t);
+	}
+	g->ntargets = s->ntargets;
+}
+
+/* ---- op order ---- */
+
+static void report_cycle(B *b, const int *producer_of_arg, const bool *done)
+{
+	const Spec *s = b->s;
+	/* walk dependency edges among the remaining ops until one repeats */
+	int *seen = arena_alloc(b->a, sizeof *seen * (size_t)s->nops);
+	for (int i = 0; i < s->nops; i++)
+		seen[i] = -1;
+	int cur = 0;
+	while (done[cur])
+		cur++;
+	int step = 0;
+	while (seen[cur] < 0) {
+		seen[cur] = step++;
+		int next = -1;
+		for (int a = 0; a < ARG_COUNT && next < 0; a++) {
+			int p = producer_of_arg[cur * ARG_COUNT + a];
+			if (p >= 0 && !done[p])
+				next = p;
+		}
+		cur = next;
+	}
+	/* cur starts the cycle; list it in dependency order */
+	Buf buf = {0};
+	int start = cur;
+	do {
+		const SpecOp *o = &s->ops[cur];
+		buf_printf(&buf, "%s (line %d) -> ", op_name(o->kind), o->loc.line);
+		int next = -1;
+		for (int a = 0; a < ARG_COUNT && next < 0; a++) {
+			int p = producer_of_arg[cur * ARG_COUNT + a];
+			if (p >= 0 && !done[p] && seen[p] >= seen[start])
+				next = p;
+		}
+		cur = next < 0 ? start : next;
+	} while (cur != start);
+	buf_printf(&buf, "%s (line %d)", op_name(s->ops[start].kind), s->ops[start].loc.line);
+	const char *msg = arena_strdup(b->a, buf.p);
+	buf_free(&buf);
+	diag_error(b->d, s->ops[start].loc, "ops form a cycle (each reads what the next produces): %s", msg);
+}
+
+/* Resolves producers, then orders ops (Kahn, lowest spec index first). */
+static int *order_ops(B *b)
+{
+	const Spec *s = b->s;
+	int n = s->nops;
+	int *prod_of_arg = arena_alloc(b->a, sizeof(int) * (size_t)n * ARG_COUNT);
+	for (int i = 0; i < n * ARG_COUNT; i++)
+		prod_of_arg[i] = -1;
+	/* who produces each name */
+	for (int i = 0; i < n; i++) {
+		const SpecOp *o = &s->ops[i];
+		for (int a = 0; a < ARG_COUNT; a++) {
+			if (!o->arg[a] || !arg_is_output((ArgSlot)a))
+				continue;
+			for (int j = 0; j <= i; j++) {
+				const SpecOp *q = &s->ops[j];
+				for (int c = 0; c < ARG_COUNT; c++) {
+					if (!q->arg[c] || !arg_is_output((ArgSlot)c) || (j == i && c >= a))
+						continue;
+					if (!strcmp(q->arg[c], o->arg[a]))
+						diag_error(b->d, o->arg_loc[a], "tensor '%s' is produced by two ops: %s (line %d) and this %s",
+							o->arg[a], op_name(q->kind), q->loc.line, op_name(o->kind));
+				}
+			}
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		const SpecOp *o = &s->ops[i];
+		for (int a = 0; a < ARG_COUNT; a++) {
+			if (!o->arg[a] || arg_is_output((ArgSlot)a))
+				continue;
+			int prod = -1;
+			for (int j = 0; j < n && prod < 0; j++)
+				for (int c = 0; c < ARG_COUNT; c++)
+					if (s->ops[j].arg[c] && arg_is_output((ArgSlot)c) && !strcmp(s->ops[j].arg[c], o->arg[a]))
+						prod = j;
+			if (prod == i)
+				diag_error(b->d, o->arg_loc[a], "%s reads its own output '%s'", op_name(o->kind), o->arg[a]);
+			if (prod < 0) {
+				bool declared = false;
+				for (int t = 0; t < s->ntensors; t++)
+					declared |= !strcmp(s->tensors[t].name, o->arg[a]);
+				if (!declared) {
+					int cn = s->ntensors + n * 2;
+					const char **cands = arena_alloc(b->a, sizeof *cands * (size_t)(cn + 1));
+					int k = 0;
+					for (int t = 0; t < s->ntensors; t++)
+						cands[k++] = s->tensors[t].name;
+					for (int j = 0; j < n; j++) {
+						cands[k++] = s->ops[j].arg[ARG_OUT];
+						cands[k++] = s->ops[j].arg[ARG_RESIDUAL_OUT];
+					}
+					const char *sug = spell_suggest(o->arg[a], cands, k);
+					diag_error(b->d, o->arg_loc[a], "unknown tensor '%s'%s: no op produces it and it is not declared under tensors",
+						o->arg[a], sug ? arena_printf(b->a, " (did you mean '%s'?)", sug) : "");
+				}
+			}
+			prod_of_arg[i * ARG_COUNT + a] = prod;
+		}
+	}
+	int *order = arena_alloc(b->a, sizeof *order * (size_t)n);
+	bool *done = arena_alloc(b->a, sizeof *done * (size_t)n);
+	for (int k = 0; k < n; k++) {
+		int pick = -1;
+		for (int i = 0; i < n && pick < 0; i++) {
+			if (done[i])
+				continue;
+			bool ready = true;
+			for (int a = 0; a < ARG_COUNT; a++) {
+				int p = prod_of_arg[i * ARG_COUNT + a];
+				if (p >= 0 && !done[p])
+					ready = false;
+			}
+			if (ready)
+				pick = i;
+		}
+		if (pick < 0)
+			report_cycle(b, prod_of_arg, done);
+		done[pick] = true;
+		order[k] = pick;
+	}
+	return order;
+}
+
+/* ---- inference ---- */
+
+/* A produced tensor that was also declared must agree with what its op makes. */
+static void check_declared(B *b, int id, const SpecOp *o)
+{
+	const SpecTensor *st = b->decl[id];
+	if (!st)
+		return;
+	Tensor *t = &b->g->tensors[id];
+	Extent decl[TG_MAX_RANK];
+	for (int i = 0; i < st->rank; i++)
+		decl[i] = eval_extent(b, st->shape_src[i], st->shape_loc[i], st->name);
+	bool same = st->rank == t->rank;
+	for (int i = 0; same && i < t->rank; i++)
+		same = extent_eq(decl[i], t->shape[i]);
+	if (!same)
+		diag_error(b->d, st->loc, "'%s' is declared with shape %s but %s (line %d) produces %s", st->name,
+			shape_str(b, decl, st->rank), op_name(o->kind), o->loc.line, shape_str(b, t->shape, t->rank));
+	if ((st->dtype_set || (o->kind == OP_GEMM_CAST && o->p.accumulate)) && st->dtype != t->dtype)
+		diag_error(b->d, or_loc(st->dtype_loc, st->loc), "'%s' is declared as %s but %s (line %d) produces %s", st->name,
+			dtype_name(st->dtype), op_name(o->kind), o->loc.line, dtype_name(t->dtype));
+	if (st->role_set && st->role != t->role)
+		diag_error(b->d, st->role_loc, "'%s' is declared with role %s but %s (line %d) produces a %s", st->name,
+			role_name(st->role), op_name(o->kind), o->loc.line, role_name(t->role));
+}
+
+/* The output of a quantizing op: quantized with its recipe, or kept in high precision. */
+static void quantize_out(B *b, const SpecOp *o, int out, const Tensor *in, Role role)
+{
+	Tensor *t = &b->g->tensors[out];
+	t->role = role;
+	t->hp_dtype = in->dtype;
+	if (o->p.high_precision) {
+		t->dtype = t->hp_dtype = o->p.out_dtype;
+		return;
+	}
+	t->recipe = recipe_for(b, out);
+	if (t->recipe.scaling == SCALING_NONE) {
+		t->dtype = in->dtype;
+		return;
+	}
+	t->dtype = quant_dtype(&t->recipe, role);
+	t->rowwise = o->p.rowwise;
+	t->columnwise = o->p.columnwise;
+	if (t->columnwise && t->rank < 2)
+		diag_error(b->d, or_loc(o->layout_loc, o->loc), "the columnwise copy of '%s' needs a tensor of rank 2 or more; '%s' is %s",
+			t->name, t->name, shape_str(b, t->shape, t->rank));
+	long block = t->recipe.scaling == SCALING_MXFP8 ? 32 : t->recipe.scaling == SCALING_NVFP4 ? 16 : 0;
+	Extent last = t->shape[t->rank - 1];
+	if (block && (last.dim >= 0 || last.add % block))
+		diag_error(b->d, o->loc, "%s needs the last extent of '%s' to be a multiple of %ld, found %s",
+			scaling_name(t->recipe.scaling), t->name, block, extent_str(b->a, b->g, last));
+}
+
+static const Tensor *arg_t(B *b, const Op *op, ArgSlot a)
+{
+	return op->arg[a] >= 0 ? &b->g->tensors[op->arg[a]] : NULL;
+}
+
+static void check_hp_input(B *b, const SpecOp *o, const Tensor *t, ArgSlot a)
+{
+	if (!is_hp(t->dtype))
+		diag_error(b->d, op_arg_loc(o, a), "%s reads '%s' as %s, but '%s' is already quantized (%s); %s needs bf16, fp16 or fp32",
+			op_name(o->kind), t->name, arg_name(a), t->name, dtype_name(t->dtype), op_name(o->kind));
+}
+
+static void infer_norm(B *b, const SpecOp *o, Op *op)
+{
+	const Tensor *in = arg_t(b, op, ARG_IN), *gamma = arg_t(b, op, ARG_GAMMA);
+	check_hp_input(b, o, in, ARG_IN);
+	Extent last = in->shape[in->rank - 1];
+	const Tensor *aff[2] = {gamma, arg_t(b, op, ARG_BETA)};
+	ArgSlot slots[2] = {ARG_GAMMA, ARG_BETA};
+	for (int i = 0; i < 2; i++) {
+		const Tensor *t = aff[i];
+		if (!t)
+			continue;
+		if (t->rank != 1 || !extent_eq(t->shape[0], last))
+			diag_error(b->d, op_arg_loc(o, slots[i]), "%s '%s' has shape %s; a norm over %s needs [%s]", arg_name(slots[i]),
+				t->name, shape_str(b, t->shape, t->rank), shape_str(b, in->shape, in->rank), extent_str(b->a, b->g, last));
+		if (t->dtype != in->dtype && t->dtype != DT_F32)
+			diag_error(b->d, op_arg_loc(o, slots[i]), "%s '%s' is %s; it must be the input's dtype (%s) or fp32",
+				arg_name(slots[i]), t->name, dtype_name(t->dtype), dtype_name(in->dtype));
+	}
+	const Tensor *res = arg_t(b, op, ARG_RESIDUAL);
+	if (res) {
+		bool same = res->rank == in->rank;
+		for (int i = 0; same && i < in->rank; i++)
+			same = extent_eq(res->shape[i], in->shape[i]);
+		if (!same)
+			diag_error(b->d, op_arg_loc(o, ARG_RESIDUAL), "residual '%s' has shape %s; it must match the input %s", res->name,
+				shape_str(b, res->shape, res->rank), shape_str(b, in->shape, in->rank));
+		if (res->dtype != in->dtype)
+			diag_error(b->d, op_arg_loc(o, ARG_RESIDUAL), "residual '%s' is %s; it must match the input's dtype (%s)",
+				res->name, dtype_name(res->dtype), dtype_name(in->dtype));
+	}
+	Tensor *out = &b->g->tensors[op->arg[ARG_OUT]];
+	out->rank = in->rank;
+	memcpy(out->shape, in->shape, sizeof out->shape);
+	quantize_out(b, o, op->arg[ARG_OUT], in, in->role);
+	if (op->arg[ARG_RESIDUAL_OUT] >= 0) {
+		Tensor *r = &b->g->tensors[op->arg[ARG_RESIDUAL_OUT]];
+		r->rank = in->rank;
+		memcpy(r->shape, in->shape, sizeof r->shape);
+		r->dtype = r->hp_dtype = in->dtype;
+		r->role = in->role;
+	}
+}
+
+static void infer_glu(B *b, const SpecOp *o, Op *op)
+{
+	const Tensor *in = arg_t(b, op, ARG_IN);
+	check_hp_input(b, o, in, ARG_IN);
+	Extent last = in->shape[in->rank - 1];
+	if (last.mul % 2 || last.add % 2)
+		diag_error(b->d, op_arg_loc(o, ARG_IN), "glu_amax input '%s' has last extent %s, which is not even; the input is [.., 2*C] (gate and linear halves)",
+			in->name, extent_str(b->a, b->g, last));
+	Tensor *out = &b->g->tensors[op->arg[ARG_OUT]];
+	out->rank = in->rank;
+	memcpy(out->shape, in->shape, sizeof out->shape);
+	out->shape[in->rank - 1] = (Extent){last.dim, last.mul / 2, last.add / 2};
+	quantize_out(b, o, op->arg[ARG_OUT], in, in->role);
+}
+
+static void infer_cast(B *b, const SpecOp *o, Op *op)
+{
+	const Tensor *in = arg_t(b, op, ARG_IN);
+	check_hp_input(b, o, in, ARG_IN);
+	Tensor *out = &b->g->tensors[op->arg[ARG_OUT]];
+	out->rank = in->rank;
+	memcpy(out->shape, in->shape, sizeof out->shape);
+	quantize_out(b, o, op->arg[ARG_OUT], in, in->role);
+}
+
+/* Scaling classes that cuBLASLt can pair. */
+static int scaling_class(Scaling s)
+{
+	switch (s) {
+	case SCALING_DELAYED:
+	case SCALING_CURRENT: return 1;
+	case SCALING_BLOCK1X128:
+	case SCALING_BLOCK128X128: return 2;
+	case SCALING_MXFP8: return 3;
+	case SCALING_NVFP4: return 4;
+	default: return 0;
+	}
+}
+
+static const char *pass_name(GemmPass p)
+{
+	return p == PASS_FPROP ? "fprop" : p == PASS_DGRAD ? "dgrad" : "wgrad";
+}
+
+static void need_copy(B *b, const SpecOp *o, ArgSlot a, const Tensor *t, bool columnwise)
+{
+	if (columnwise ? t->columnwise : t->rowwise)
+		return;
+	const char *copy = columnwise ? "columnwise" : "rowwise";
+	const SpecOp *prod = b->sop[t->producer];
+	diag_error(b->d, op_arg_loc(o, a), "gemm_cast (%s) needs the %s copy of '%s'; add %s to the layout of the op that produces it (line %d)",
+		pass_name(o->p.pass), copy, t->name, copy, prod->loc.line);
+}
+
+static void infer_gemm(B *b, const SpecOp *o, Op *op)
+{
+	const Tensor *A = arg_t(b, op, ARG_A), *Bt = arg_t(b, op, ARG_B);
+	const char *pn = pass_name(o->p.pass);
+	bool qa = is_quantized(A), qb = is_quantized(Bt);
+	if (qa != qb) {
+		const Tensor *q = qa ? A : Bt, *h = qa ? Bt : A;
+		diag_error(b->d, o->loc, "gemm_cast mixes quantized '%s' (%s) with high-precision '%s' (%s); quantize both operands or neither",
+			q->name, dtype_name(q->dtype), h->name, dtype_name(h->dtype));
+	}
+	if (qa) {
+		Scaling sa = A->recipe.scaling, sb = Bt->recipe.scaling;
+		int ca = scaling_class(sa), cb = scaling_class(sb);
+		if (ca != cb)
+			diag_error(b->d, o->loc, "gemm_cast operands have incompatible scaling: '%s' is %s, '%s' is %s", A->name,
+				scaling_name(sa), Bt->name, scaling_name(sb));
+		if (sa == SCALING_BLOCK128X128 && sb == SCALING_BLOCK128X128)
+			diag_error(b->d, o->loc, "gemm_cast cannot multiply two block128x128 operands ('%s', '%s'); one must be block1x128 (activations and gradients)",
+				A->name, Bt->name);
+		if (A->dtype == DT_E5M2 && Bt->dtype == DT_E5M2)
+			diag_error(b->d, o->loc, "gemm_cast has no e5m2 x e5m2 form ('%s', '%s'); use format e4m3 or hybrid for one of them",
+				A->name, Bt->name);
+		bool a_col = o->p.pass == PASS_WGRAD, b_col = o->p.pass != PASS_FPROP;
+		need_copy(b, o, ARG_A, A, a_col);
+		need_copy(b, o, ARG_B, Bt, b_col);
+	} else if (A->dtype != Bt->dtype) {
+		diag_error(b->d, o->loc, "gemm_cast operands have different dtypes: '%s' is %s, '%s' is %s", A->name,
+			dtype_name(A->dtype), Bt->name, dtype_name(Bt->dtype));
+	}
+
+	/* shapes */
+	Tensor *out = &b->g->tensors[op->arg[ARG_OUT]];
+	if (A->rank < 2)
+		diag_error(b->d, op_arg_loc(o, ARG_A), "gemm_cast operand a '%s' has shape %s; it needs rank 2 or 3", A->name,
+			shape_str(b, A->shape, A->rank));
+	if (A->rank > 3)
+		diag_error(b->d, op_arg_loc(o, ARG_A), "gemm_cast operand a '%s' has shape %s; it needs rank 2 or 3", A->name,
+			shape_str(b, A->shape, A->rank));
+	Extent ka = A->shape[A->rank - 1];
+	if (o->p.pass == PASS_WGRAD) {
+		bool same = A->rank == Bt->rank;
+		for (int i = 0; same && i < A->rank - 1; i++)
+			same = extent_eq(A->shape[i], Bt->shape[i]);
+		if (!same)
+			diag_error(b->d, op_arg_loc(o, ARG_B), "gemm_cast (wgrad) M mismatch: a '%s' is %s and b '%s' is %s; their leading extents must agree (a = dY [M,N], b = X [M,K])",
+				A->name, shape_str(b, A->shape, A->rank), Bt->name, shape_str(b, Bt->shape, Bt->rank));
+		out->rank = 2;
+		out->shape[0] = ka;
+		out->shape[1] = Bt->shape[Bt->rank - 1];
+	} else {
+		if (Bt->rank != 2)
+			diag_error(b->d, op_arg_loc(o, ARG_B), "gemm_cast operand b '%s' has shape %s; it needs rank 2 (a weight)", Bt->name,
+				shape_str(b, Bt->shape, Bt->rank));
+		int kb = o->p.pass == PASS_FPROP ? 1 : 0;
+		if (!extent_eq(ka, Bt->shape[kb]))
+			diag_error(b->d, op_arg_loc(o, ARG_B), "gemm_cast (%s) inner extents differ: a '%s' is %s and b '%s' is %s (%s)", pn,
+				A->name, shape_str(b, A->shape, A->rank), Bt->name, shape_str(b, Bt->shape, Bt->rank),
+				o->p.pass == PASS_FPROP ? "a [M,K] x b [N,K] -> [M,N]" : "a = dY [M,N], b = W [N,K] -> [M,K]");
+		out->rank = A->rank;
+		memcpy(out->shape, A->shape, sizeof out->shape);
+		out->shape[A->rank - 1] = Bt->shape[1 - kb];
+	}
+	out->role = o->p.pass == PASS_FPROP ? ROLE_ACTIVATION : ROLE_GRADIENT;
+	const Tensor *bias = arg_t(b, op, ARG_BIAS);
+	if (bias) {
+		Extent n = out->shape[out->rank - 1];
+		if (bias->rank != 1 || !extent_eq(bias->shape[0], n))
+			diag_error(b->d, op_arg_loc(o, ARG_BIAS), "bias '%s' has shape %s; it must be [%s], the output's last extent", bias->name,
+				shape_str(b, bias->shape, bias->rank), extent_str(b->a, b->g, n));
+		if (!is_hp(bias->dtype))
+			diag_error(b->d, op_arg_loc(o, ARG_BIAS), "bias '%s' is %s; it must be bf16, fp16 or fp32", bias->name,
+				dtype_name(bias->dtype));
+	}
+	if (o->p.out_dtype != DT_NONE) {
+		out->dtype = out->hp_dtype = o->p.out_dtype;
+	} else {
+		out->recipe = recipe_for(b, op->arg[ARG_OUT]);
+		if (out->recipe.scaling != SCALING_DELAYED)
+			diag_error(b->d, or_loc(o->dtype_loc, o->loc), "gemm_cast dtype fp8 needs delayed scaling for '%s', which has scaling %s (cuBLASLt needs the scale before the GEMM); output bf16 and add a quantize op",
+				out->name, scaling_name(out->recipe.scaling));
+		out->dtype = quant_dtype(&out->recipe, out->role);
+		out->hp_dtype = DT_F32;
+		out->rowwise = true;
+	}
+	if (o->p.accumulate) {
+		const SpecTensor *st = b->decl[op->arg[ARG_OUT]];
+		if (!st)
+			diag_error(b->d, o->accumulate_loc, "accumulate adds into '%s', so '%s' must be declared under tensors (the caller supplies its initial value)",
+				out->name, out->name);
+	}
+	op->p.fast_accum = o->p.fast_accum < 0 ? o->p.pass == PASS_FPROP : o->p.fast_accum;
+}
+
+/* ---- outputs, overrides, capabilities, state ---- */
+
+static void build_outputs(B *b)
+{
+	const Spec *s = b->s;
+	Graph *g = b->g;
+	if (!s->noutputs) {
+		/* default: produced tensors no op reads */
+		for (int i = 0; i < g->ntensors; i++) {
+			if (g->tensors[i].producer < 0)
+				continue;
+			bool read = false;
+			for (int k = 0; k < g->nops && !read; k++)
+				for (int a = 0; a < ARG_COUNT; a++)
+					if (!arg_is_output((ArgSlot)a) && g->ops[k].arg[a] == i)
+						read = true;
+			g->tensors[i].output = !read;
+		}
+		return;
+	}
+	for (int i = 0; i < s->noutputs; i++) {
+		int id = tensor_find(b, s->outputs[i]);
+		if (id < 0) {
+			const char **cands = arena_alloc(b->a, sizeof *cands * (size_t)(g->ntensors + 1));
+			for (int k = 0; k < g->ntensors; k++)
+				cands[k] = g->tensors[k].name;
+			const char *sug = spell_suggest(s->outputs[i], cands, g->ntensors);
+			diag_error(b->d, s->output_locs[i], "unknown output '%s'%s", s->outputs[i],
+				sug ? arena_printf(b->a, " (did you mean '%s'?)", sug) : "");
+		}
+		Tensor *t = &g->tensors[id];
+		if (t->producer < 0)
+			diag_error(b->d, s->output_locs[i], "output '%s' is a layer input; outputs must be produced by an op", t->name);
+		if (t->output)
+			diag_error(b->d, s->output_locs[i], "output '%s' is listed twice", t->name);
+		t->output = true;
+	}
+}
+
+static void check_overrides(B *b)
+{
+	const Spec *s = b->s;
+	for (int i = 0; i < s->noverrides; i++) {
+		const SpecOverride *o = &s->overrides[i];
+		int id = tensor_find(b, o->tensor);
+		if (id < 0) {
+			const char **cands = arena_alloc(b->a, sizeof *cands * (size_t)(b->g->ntensors + 1));
+			for (int k = 0; k < b->g->ntensors; k++)
+				cands[k] = b->g->tensors[k].name;
+			const char *sug = spell_suggest(o->tensor, cands, b->g->ntensors);
+			diag_error(b->d, o->loc, "override for unknown tensor '%s'%s", o->tensor,
+				sug ? arena_printf(b->a, " (did you mean '%s'?)", sug) : "");
+		}
+		if (!b->recipe_used[id])
+			diag_error(b->d, o->loc, "override for '%s' has no effect: no op quantizes it (it is a layer input, a gemm output of a high-precision dtype, or made with precision)",
+				o->tensor);
+	}
+}
+
+static void check_targets(B *b)
+{
+	Graph *g = b->g;
+	const Spec *s = b->s;
+	for (int ti = 0; ti < g->ntargets; ti++) {
+		Arch ar = g->targets[ti];
+		const char *an = arch_str(b->a, ar);
+		Loc tl = s->ntargets ? s->target_locs[ti] : s->layer_loc;
+		if (ar.sm < 89) {
+			for (int i = 0; i < g->ntensors; i++) {
+				const Tensor *t = &g->tensors[i];
+				if (is_quantized(t))
+					diag_error(b->d, tl, "target %s has no FP8/FP4 support, but '%s' is quantized (%s, %s); on %s keep the layer in BF16 (scaling: none) or drop the target",
+						an, t->name, scaling_name(t->recipe.scaling), dtype_name(t->dtype), an);
+			}
+		}
+		for (int k = 0; k < g->nops; k++) {
+			Op *op = &g->ops[k];
+			if (op->kind != OP_GEMM_CAST)
+				continue;
+			const Tensor *A = &g->tensors[op->arg[ARG_A]];
+			if (!is_quantized(A))
+				continue;
+			Scaling sc = A->recipe.scaling;
+			if ((sc == SCALING_BLOCK1X128 || sc == SCALING_BLOCK128X128) && ar.sm < 90)
+				diag_error(b->d, tl, "target %s cannot run the FP8 block-scaled GEMM of op%d (%s, line %d); it needs sm_90 or newer",
+					an, k, scaling_name(sc), op->loc.line);
+		}
+	}
+	/* MXFP8/NVFP4 GEMMs are native from sm_100; below, dequantize + BF16 GEMM */
+	for (int k = 0; k < g->nops; k++) {
+		Op *op = &g->ops[k];
+		if (op->kind != OP_GEMM_CAST)
+			continue;
+		Scaling sc = g->tensors[op->arg[ARG_A]].recipe.scaling;
+		if (!is_quantized(&g->tensors[op->arg[ARG_A]]) || (sc != SCALING_MXFP8 && sc != SCALING_NVFP4))
+			continue;
+		Buf list = {0};
+		for (int ti = 0; ti < g->ntargets; ti++)
+			if (g->targets[ti].sm < 100)
+				buf_printf(&list, "%s%s", list.len ? ", " : "", arch_str(b->a, g->targets[ti]));
+		if (list.len)
+			op->emulated = arena_printf(b->a, "%s GEMM runs emulated on %s (dequantize to BF16, BF16 GEMM)",
+				sc == SCALING_MXFP8 ? "MXFP8" : "NVFP4", list.p);
+		buf_free(&list);
+	}
+}
+
+static void assign_slots(B *b)
+{
+	Graph *g = b->g;
+	int n = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		Scaling want = pass == 0 ? SCALING_DELAYED : SCALING_CURRENT;
+		for (int k = 0; k < g->nops; k++)
+			for (int a = 0; a < ARG_COUNT; a++) {
+				if (!arg_is_output((ArgSlot)a) || g->ops[k].arg[a] < 0)
+					continue;
+				Tensor *t = &g->tensors[g->ops[k].arg[a]];
+				if (is_quantized(t) && t->recipe.scaling == want) {
+					t->state_slot = n++;
+					if (want == SCALING_DELAYED && t->recipe.history > g->history)
+						g->history = t->recipe.history;
+				}
+			}
+	}
+	g->nstate = n;
+}
+
+Graph *ir_build(Arena *a, Diag *d, const Spec *s, Arch default_arch)
+{
+	B *b = arena_alloc(a, sizeof *b);
+	b->a = a;
+	b->d = d;
+	b->s = s;
+	d->file = s->file;
+	d->src = s->src;
+	if (setjmp(d->jmp))
+		return NULL;
+	Graph *g = b->g = arena_alloc(a, sizeof *g);
+	g->file = s->file;
+	g->layer = s->layer;
+	g->dims = s->dims;
+	g->ndims = s->ndims;
+	build_targets(b, default_arch);
+
+	/* declared tensors first, in spec order */
+	for (int i = 0; i < s->ntensors; i++) {
+		const SpecTensor *st = &s->tensors[i];
+		int id = tensor_add(b, st->name, st->loc);
+		b->decl[id] = st;
+		Tensor *t = &g->tensors[id];
+		t->rank = st->rank;
+		for (int k = 0; k < st->rank; k++)
+			t->shape[k] = eval_extent(b, st->shape_src[k], st->shape_loc[k], st->name);
+		t->dtype = t->hp_dtype = st->dtype;
+		t->role = st->role;
+	}
+
+	int *order = order_ops(b);
+	g->nops = s->nops;
+	g->ops = arena_alloc(a, sizeof *g->ops * (size_t)s->nops);
+	b->sop = arena_alloc(a, sizeof *b->sop * (size_t)s->nops);
+	for (int k = 0; k < s->nops; k++) {
+		const SpecOp *o = &s->ops[order[k]];
+		Op *op = &g->ops[k];
+		op->kind = o->kind;
+		op->loc = o->loc;
+		op->id = k;
+		op->p = o->p;
+		b->sop[k] = o;
+		for (int x = 0; x < ARG_COUNT; x++) {
+			op->arg[x] = -1;
+			if (!o->arg[x])
+				continue;
+			int id = tensor_find(b, o->arg[x]);
+			if (arg_is_output((ArgSlot)x)) {
+				if (id < 0)
+					id = tensor_add(b, o->arg[x], o->arg_loc[x]);
+				g->tensors[id].producer = k;
+			}
+			op->arg[x] = id;
+		}
+	}
+	/* layer inputs must be high precision */
+	for (int i = 0; i < g->ntensors; i++) {
+		const Tensor *t = &g->tensors[i];
+		if (t->producer < 0 && !is_hp(t->dtype))
+			diag_error(d, or_loc(b->decl[i]->dtype_loc, t->loc), "layer input '%s' is %s; inputs must be bf16, fp16 or fp32 (a quantize op makes quantized copies)",
+				t->name, dtype_name(t->dtype));
+	}
+	for (int k = 0; k < g->nops; k++) {
+		Op *op = &g->ops[k];
+		const SpecOp *o = b->sop[k];
+		switch (op->kind) {
+		case OP_NORM_QUANTIZE: infer_norm(b, o, op); break;
+		case OP_GLU_AMAX: infer_glu(b, o, op); break;
+		case OP_GEMM_CAST: infer_gemm(b, o, op); break;
+		default: infer_cast(b, o, op); break;
+		}
+		for (int x = 0; x < ARG_COUNT; x++)
+			if (arg_is_output((ArgSlot)x) && op->arg[x] >= 0)
+				check_declared(b, op->arg[x], o);
+	}
+	build_outputs(b);
+	check_overrides(b);
+	check_targets(b);
+	assign_slots(b);
+	return g;
+}
+
+/* ---- printing ---- */
+
+static const char *fmt_name(Fp8Format f)
+{
+	return f == FMT_E4M3 ? "e4m3" : f == FMT_E5M2 ? "e5m2" : "hybrid";
+}
+
+static void print_recipe(Buf *out, const Recipe *r)
+{
+	buf_printf(out, " %s(", scaling_name(r->scaling));
+	switch (r->scaling) {
+	case SCALING_DELAYED:
+		buf_printf(out, "%s,history=%d,%s,margin=%d", fmt_name(r->format), r->history,
+			r->amax_algo == AMAX_MAX ? "max" : "most_recent", r->margin);
+		break;
+	case SCALING_CURRENT:
+	case SCALING_BLOCK1X128:
+	case SCALING_BLOCK128X128:
+		buf_printf(out, "%s,eps=%g%s", fmt_name(r->format), (double)r->eps, r->pow2 ? ",pow2" : "");
+		break;
+	case SCALING_MXFP8: buf_puts(out, fmt_name(r->format)); break;
+	case SCALING_NVFP4:
+		buf_printf(out, "e2m1%s%s%s", r->nvfp4_2d ? ",2d" : "", r->nvfp4_sr ? ",sr" : "", r->nvfp4_rht ? ",rht" : "");
+		break;
+	default: break;
+	}
+	buf_puts(out, ")");
+}
+
+void ir_print(const Graph *g, Buf *out)
+{
+	Arena *a = arena_new();
+	buf_printf(out, "layer %s\ntargets", g->layer);
+	for (int i = 0; i < g->ntargets; i++)
+		buf_printf(out, " %s", arch_str(a, g->targets[i]));
+	buf_puts(out, "\ndims");
+	for (int i = 0; i < g->ndims; i++) {
+		if (g->dims[i].value < 0)
+			buf_printf(out, " %s=dynamic", g->dims[i].name);
+		else
+			buf_printf(out, " %s=%ld", g->dims[i].name, g->dims[i].value);
+	}
+	buf_printf(out, "\nstate slots=%d history=%d\n", g->nstate, g->history);
+	for (int i = 0; i < g->ntensors; i++) {
+		const Tensor *t = &g->tensors[i];
+		buf_printf(out, "t%d %s [", i, t->name);
+		for (int k = 0; k < t->rank; k++)
+			buf_printf(out, "%s%s", k ? "," : "", extent_str(a, g, t->shape[k]));
+		buf_printf(out, "] %s", dtype_name(t->dtype));
+		if (!is_hp(t->dtype))
+			buf_printf(out, "<-%s", dtype_name(t->hp_dtype));
+		buf_printf(out, " %s", role_name(t->role));
+		if (!is_hp(t->dtype)) {
+			print_recipe(out, &t->recipe);
+			buf_printf(out, " %s", t->rowwise && t->columnwise ? "rowwise+columnwise" : t->columnwise ? "columnwise" : "rowwise");
+		}
+		if (t->state_slot >= 0)
+			buf_printf(out, " slot=%d", t->state_slot);
+		if (t->producer < 0)
+			buf_puts(out, " input");
+		else
+			buf_printf(out, " op%d", t->producer);
+		if (t->output)
+			buf_puts(out, " output");
+		buf_puts(out, "\n");
+	}
+	for (int k = 0; k < g->nops; k++) {
+		const Op *op = &g->ops[k];
+		const OpParams *p = &op->p;
+		buf_printf(out, "op%d %s", k, op_name(op->kind));
+		switch (op->kind) {
+		case OP_NORM_QUANTIZE:
+			buf_printf(out, " %s eps=%g%s", p->norm == NORM_RMS ? "rmsnorm" : "layernorm", (double)p->eps,
+				p->zero_centered_gamma ? " zero_centered_gamma" : "");
+			break;
+		case OP_GLU_AMAX:
+			buf_printf(out, " %s", glu_name(p->act));
+			if (p->act == GLU_CLAMPED_SWIGLU)
+				buf_printf(out, " alpha=%g limit=%g", (double)p->alpha, (double)p->limit);
+			break;
+		case OP_GEMM_CAST:
+			buf_printf(out, " %s %s%s%s%s", pass_name(p->pass), p->out_dtype == DT_NONE ? "fp8" : dtype_name(p->out_dtype),
+				p->fast_accum > 0 ? " fast_accum" : "", p->accumulate ? " accumulate" : "", p->gelu ? " gelu" : "");
+			break;
+		default: break;
+		}
+		if (op->kind != OP_GEMM_CAST && p->high_precision)
+			buf_printf(out, " precision=%s", dtype_name(p->out_dtype));
+		for (int x = 0; x < ARG_COUNT; x++)
+			if (!arg_is_output((ArgSlot)x) && op->arg[x] >= 0)
+				buf_printf(out, " %s=%s", arg_name((ArgSlot)x), g->tensors[op->arg[x]].name);
+		buf_puts(out, " ->");
+		for (int x = 0; x < ARG_COUNT; x++)
+			if (arg_is_output((ArgSlot)x) && op->arg[x] >= 0)
+				buf_printf(out, " %s=%s", arg_name((ArgSlot)x), g->tensors[op->arg[x]].name);
+		if (op->emulated)
+			buf_printf(out, " ! %s", op->emulated);
+		buf_puts(out, "\n");
+	}
+	arena_free(a);
+}

@@ -1,0 +1,863 @@
+/* spec.c: YAML text -> Spec.
+ *
+ * libyaml loads the text into a node tree; this file walks it against the
+ * spec schema (docs/SPEC.md) and fills a typed Spec. Every value keeps the
+ * file:line:col of its node so later stages can point at it.
+ *
+ * Guarantees: on success every key was known and written once, every scalar
+ * had the right form (identifier, integer, float, bool, enum spelling), every
+ * recipe key applies to its scaling (overrides included), op operands and
+ * params are the ones the op allows, and op params have their defaults.
+ * Names are not resolved and shape expressions are kept as text: ir.c does
+ * both. On error: NULL, the message in d->msg, the libyaml state released. */
+#include "gen.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+typedef struct P {
+	Arena *a;
+	Diag *d;
+	Spec *s;
+	yaml_parser_t parser;
+	yaml_document_t doc;
+	bool parser_live, doc_live;
+} P;
+
+/* ---- small helpers ---- */
+
+static Loc loc_mark(P *p, yaml_mark_t m)
+{
+	return (Loc){p->s->file, (int)m.line + 1, (int)m.column + 1};
+}
+
+static Loc loc_of(P *p, yaml_node_t *n)
+{
+	return loc_mark(p, n->start_mark);
+}
+
+static const char *kind_name(yaml_node_t *n)
+{
+	switch (n->type) {
+	case YAML_SCALAR_NODE: return "a scalar";
+	case YAML_SEQUENCE_NODE: return "a list";
+	case YAML_MAPPING_NODE: return "a map";
+	default: return "nothing";
+	}
+}
+
+static yaml_node_t *node(P *p, int i)
+{
+	return yaml_document_get_node(&p->doc, i);
+}
+
+static void expect(P *p, yaml_node_t *n, yaml_node_type_t t, const char *what)
+{
+	if (n->type == t)
+		return;
+	const char *want = t == YAML_MAPPING_NODE ? "a map" : t == YAML_SEQUENCE_NODE ? "a list" : "a scalar";
+	diag_error(p->d, loc_of(p, n), "expected %s for %s, found %s", want, what, kind_name(n));
+}
+
+/* The text of a scalar node (NUL-free), copied into the arena. */
+static const char *scalar(P *p, yaml_node_t *n, const char *what)
+{
+	expect(p, n, YAML_SCALAR_NODE, what);
+	const char *v = (const char *)n->data.scalar.value;
+	size_t len = n->data.scalar.length;
+	if (memchr(v, 0, len))
+		diag_error(p->d, loc_of(p, n), "%s contains a NUL character", what);
+	return arena_strndup(p->a, v, len);
+}
+
+static int edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if (la > 40 || lb > 40)
+		return 99;
+	int row[41];
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = (int)j;
+	for (size_t i = 1; i <= la; i++) {
+		int prev = row[0];
+		row[0] = (int)i;
+		for (size_t j = 1; j <= lb; j++) {
+			int cur = row[j];
+			int best = prev + (a[i - 1] != b[j - 1]);
+			if (row[j] + 1 < best)
+				best = row[j] + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			prev = cur;
+		}
+	}
+	return row[lb];
+}
+
+const char *spell_suggest(const char *word, const char *const *cands, int n)
+{
+	const char *best = NULL;
+	int bestd = 3;
+	for (int i = 0; i < n; i++) {
+		if (!cands[i])
+			continue;
+		int dist = edit_distance(word, cands[i]);
+		int limit = strlen(cands[i]) <= 3 ? 1 : 2;
+		if (dist <= limit && dist < bestd) {
+			bestd = dist;
+			best = cands[i];
+		}
+	}
+	return best;
+}
+
+/* " (did you mean 'x'?)" or "" */
+static const char *hint(P *p, const char *word, const char *const *cands, int n)
+{
+	const char *s = spell_suggest(word, cands, n);
+	return s ? arena_printf(p->a, " (did you mean '%s'?)", s) : "";
+}
+
+static const char *join(P *p, const char *const *cands, int n)
+{
+	Buf b = {0};
+	for (int i = 0; i < n; i++)
+		if (cands[i])
+			buf_printf(&b, "%s%s", b.len ? ", " : "", cands[i]);
+	const char *s = arena_strdup(p->a, b.p ? b.p : "");
+	buf_free(&b);
+	return s;
+}
+
+static bool is_ident(const char *s)
+{
+	if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_'))
+		return false;
+	size_t n = 0;
+	for (; *s; s++, n++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_'))
+			return false;
+	return n <= 64;
+}
+
+static const char *ident(P *p, yaml_node_t *n, const char *what)
+{
+	const char *v = scalar(p, n, what);
+	if (!is_ident(v))
+		diag_error(p->d, loc_of(p, n), "bad %s '%s': expected an identifier (letters, digits, _; not starting with a digit; at most 64 characters)", what, v);
+	return v;
+}
+
+static long integer(P *p, yaml_node_t *n, const char *what, long lo, long hi)
+{
+	const char *v = scalar(p, n, what);
+	const char *q = v;
+	if (*q == '-' || *q == '+')
+		q++;
+	bool ok = *q != 0;
+	for (; *q; q++)
+		if (*q < '0' || *q > '9')
+			ok = false;
+	if (!ok)
+		diag_error(p->d, loc_of(p, n), "bad integer '%s' for %s", v, what);
+	errno = 0;
+	long x = strtol(v, NULL, 10);
+	if (errno || x < lo || x > hi)
+		diag_error(p->d, loc_of(p, n), "%s must be between %ld and %ld, found %s", what, lo, hi, v);
+	return x;
+}
+
+static float number(P *p, yaml_node_t *n, const char *what, double lo)
+{
+	const char *v = scalar(p, n, what);
+	char *end;
+	errno = 0;
+	double x = strtod(v, &end);
+	bool bad = !*v || *end || end == v || v[0] == ' ';
+	for (const char *q = v; *q; q++)
+		if (!strchr("0123456789+-.eE", *q))
+			bad = true;
+	if (bad)
+		diag_error(p->d, loc_of(p, n), "bad number '%s' for %s", v, what);
+	if (!isfinite(x) || fabs(x) > 3.0e38 || x < lo)
+		diag_error(p->d, loc_of(p, n), "%s must be a finite number >= %g, found %s", what, lo, v);
+	return (float)x;
+}
+
+static bool boolean(P *p, yaml_node_t *n, const char *what)
+{
+	const char *v = scalar(p, n, what);
+	if (!strcmp(v, "true"))
+		return true;
+	if (!strcmp(v, "false"))
+		return false;
+	diag_error(p->d, loc_of(p, n), "bad bool '%s' for %s: expected true or false", v, what);
+}
+
+/* One of the spellings in names[0..n) (NULL entries skipped); returns its index. */
+static int choice(P *p, yaml_node_t *n, const char *what, const char *const *names, int count)
+{
+	const char *v = scalar(p, n, what);
+	for (int i = 0; i < count; i++)
+		if (names[i] && !strcmp(v, names[i]))
+			return i;
+	diag_error(p->d, loc_of(p, n), "unknown %s '%s'%s; expected one of: %s", what, v, hint(p, v, names, count),
+		join(p, names, count));
+}
+
+/* Map iteration with duplicate-key detection. keys must be scalars. */
+typedef struct Pair { yaml_node_t *k, *v; const char *key; } Pair;
+
+static Pair *pairs(P *p, yaml_node_t *m, const char *what, int *count)
+{
+	expect(p, m, YAML_MAPPING_NODE, what);
+	yaml_node_pair_t *b = m->data.mapping.pairs.start, *e = m->data.mapping.pairs.top;
+	int n = (int)(e - b);
+	Pair *out = arena_alloc(p->a, sizeof *out * (size_t)(n + 1));
+	for (int i = 0; i < n; i++) {
+		out[i].k = node(p, b[i].key);
+		out[i].v = node(p, b[i].value);
+		out[i].key = scalar(p, out[i].k, arena_printf(p->a, "a key in %s", what));
+		for (int j = 0; j < i; j++)
+			if (!strcmp(out[j].key, out[i].key))
+				diag_error(p->d, loc_of(p, out[i].k), "duplicate key '%s' in %s (first at line %d)", out[i].key, what,
+					(int)out[j].k->start_mark.line + 1);
+	}
+	*count = n;
+	return out;
+}
+
+static void unknown_key(P *p, Pair *pr, const char *what, const char *const *known, int n)
+{
+	diag_error(p->d, loc_of(p, pr->k), "unknown key '%s' in %s%s; expected one of: %s", pr->key, what,
+		hint(p, pr->key, known, n), join(p, known, n));
+}
+
+static int key_index(const char *key, const char *const *known, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (known[i] && !strcmp(key, known[i]))
+			return i;
+	return -1;
+}
+
+static yaml_node_t **items(P *p, yaml_node_t *s, const char *what, int *count)
+{
+	expect(p, s, YAML_SEQUENCE_NODE, what);
+	yaml_node_item_t *b = s->data.sequence.items.start, *e = s->data.sequence.items.top;
+	int n = (int)(e - b);
+	yaml_node_t **out = arena_alloc(p->a, sizeof *out * (size_t)(n + 1));
+	for (int i = 0; i < n; i++)
+		out[i] = node(p, b[i]);
+	*count = n;
+	return out;
+}
+
+/* ---- recipes ---- */
+
+static const char *const recipe_keys[RECIPE_NKEYS] = {
+	"scaling", "format", "history", "amax_algo", "margin", "eps", "pow2", "nvfp4_2d", "nvfp4_sr", "nvfp4_rht",
+};
+static const char *const scaling_names[] = {
+#define X(e, s) s,
+	TG_SCALINGS(X)
+#undef X
+};
+static const char *const format_names[] = {"e4m3", "e5m2", "hybrid"};
+static const char *const algo_names[] = {"max", "most_recent"};
+
+/* Which scalings each recipe key applies to (bit per Scaling). */
+#define SB(s) (1u << (s))
+static const unsigned key_scalings[RECIPE_NKEYS] = {
+	~0u,
+	SB(SCALING_DELAYED) | SB(SCALING_CURRENT) | SB(SCALING_BLOCK1X128) | SB(SCALING_BLOCK128X128) | SB(SCALING_MXFP8),
+	SB(SCALING_DELAYED), SB(SCALING_DELAYED), SB(SCALING_DELAYED),
+	SB(SCALING_CURRENT) | SB(SCALING_BLOCK1X128) | SB(SCALING_BLOCK128X128),
+	SB(SCALING_CURRENT) | SB(SCALING_BLOCK1X128) | SB(SCALING_BLOCK128X128),
+	SB(SCALING_NVFP4), SB(SCALING_NVFP4), SB(SCALING_NVFP4),
+};
+
+static const char *scalings_of(P *p, unsigned mask)
+{
+	const char *names[SCALING_COUNT];
+	for (int i = 0; i < SCALING_COUNT; i++)
+		names[i] = (mask & SB(i)) ? scaling_names[i] : NULL;
+	return join(p, names, SCALING_COUNT);
+}
+
+static Recipe recipe_default(Scaling sc)
+{
+	Recipe r = {0};
+	r.scaling = sc;
+	r.format = FMT_HYBRID;
+	r.history = 1024;
+	r.amax_algo = AMAX_MAX;
+	r.pow2 = sc == SCALING_BLOCK1X128 || sc == SCALING_BLOCK128X128;
+	return r;
+}
+
+/* Copy the fields whose bits are in set from src to dst. */
+static void recipe_apply(Recipe *dst, const Recipe *src, unsigned set)
+{
+	if (set & RECIPE_SET_FORMAT) dst->format = src->format;
+	if (set & RECIPE_SET_HISTORY) dst->history = src->history;
+	if (set & RECIPE_SET_ALGO) dst->amax_algo = src->amax_algo;
+	if (set & RECIPE_SET_MARGIN) dst->margin = src->margin;
+	if (set & RECIPE_SET_EPS) dst->eps = src->eps;
+	if (set & RECIPE_SET_POW2) dst->pow2 = src->pow2;
+	if (set & RECIPE_SET_NVFP4_2D) dst->nvfp4_2d = src->nvfp4_2d;
+	if (set & RECIPE_SET_NVFP4_SR) dst->nvfp4_sr = src->nvfp4_sr;
+	if (set & RECIPE_SET_NVFP4_RHT) dst->nvfp4_rht = src->nvfp4_rht;
+}
+
+static unsigned valid_keys(Scaling sc)
+{
+	unsigned m = 0;
+	for (int i = 0; i < RECIPE_NKEYS; i++)
+		if (key_scalings[i] & SB(sc))
+			m |= 1u << i;
+	return m;
+}
+
+Recipe recipe_resolve(const Spec *s, const SpecOverride *o)
+{
+	Scaling sc = o && (o->set & RECIPE_SET_SCALING) ? o->recipe.scaling : s->recipe.scaling;
+	Recipe r = recipe_default(sc);
+	/* layer keys carry over where they apply to the final scaling */
+	recipe_apply(&r, &s->recipe, s->recipe_set & valid_keys(sc));
+	r.loc = s->recipe.loc;
+	if (o) {
+		recipe_apply(&r, &o->recipe, o->set);
+		r.loc = o->loc;
+	}
+	return r;
+}
+
+/* Reads a recipe map into r, recording set bits and key locations. */
+static void parse_recipe(P *p, yaml_node_t *m, const char *what, Recipe *r, unsigned *set, Loc *keys)
+{
+	int n;
+	Pair *pr = pairs(p, m, what, &n);
+	r->loc = loc_of(p, m);
+	for (int i = 0; i < n; i++) {
+		int k = key_index(pr[i].key, recipe_keys, RECIPE_NKEYS);
+		if (k < 0)
+			unknown_key(p, &pr[i], what, recipe_keys, RECIPE_NKEYS);
+		yaml_node_t *v = pr[i].v;
+		switch (k) {
+		case 0: r->scaling = (Scaling)choice(p, v, "scaling", scaling_names, SCALING_COUNT); break;
+		case 1: r->format = (Fp8Format)choice(p, v, "format", format_names, 3); break;
+		case 2: r->history = (int)integer(p, v, "history", 1, 65536); break;
+		case 3: r->amax_algo = (AmaxAlgo)choice(p, v, "amax_algo", algo_names, 2); break;
+		case 4: r->margin = (int)integer(p, v, "margin", 0, 64); break;
+		case 5: r->eps = number(p, v, "eps", 0); break;
+		case 6: r->pow2 = boolean(p, v, "pow2"); break;
+		case 7: r->nvfp4_2d = boolean(p, v, "nvfp4_2d"); break;
+		case 8: r->nvfp4_sr = boolean(p, v, "nvfp4_sr"); break;
+		case 9: r->nvfp4_rht = boolean(p, v, "nvfp4_rht"); break;
+		}
+		*set |= 1u << k;
+		keys[k] = loc_of(p, pr[i].k);
+	}
+}
+
+/* Every key written must apply to the scaling it ends up with. */
+static void check_recipe_keys(P *p, unsigned set, const Loc *keys, Scaling sc, const char *whose)
+{
+	for (int k = 1; k < RECIPE_NKEYS; k++)
+		if ((set & (1u << k)) && !(key_scalings[k] & SB(sc)))
+			diag_error(p->d, keys[k], "'%s' does not apply to scaling %s%s (it applies to: %s)", recipe_keys[k],
+				scaling_names[sc], whose, scalings_of(p, key_scalings[k]));
+}
+
+/* ---- tensors ---- */
+
+static const char *const dtype_names[] = {
+#define X(e, s, bits) s,
+	TG_DTYPES(X)
+#undef X
+};
+static const char *const role_names[] = {"activation", "weight", "gradient"};
+
+static void parse_tensor(P *p, SpecTensor *t, Pair *pr)
+{
+	static const char *const keys[] = {"shape", "dtype", "role"};
+	t->name = ident(p, pr->k, "tensor name");
+	t->loc = loc_of(p, pr->k);
+	t->dtype = DT_BF16;
+	t->role = ROLE_ACTIVATION;
+	const char *what = arena_printf(p->a, "tensor '%s'", t->name);
+	int n;
+	Pair *f = pairs(p, pr->v, what, &n);
+	bool have_shape = false;
+	for (int i = 0; i < n; i++) {
+		switch (key_index(f[i].key, keys, 3)) {
+		case 0: {
+			int m;
+			yaml_node_t **e = items(p, f[i].v, arena_printf(p->a, "the shape of '%s'", t->name), &m);
+			if (m < 1 || m > TG_MAX_RANK)
+				diag_error(p->d, loc_of(p, f[i].v), "shape of '%s' has %d extents; expected 1 to %d", t->name, m, TG_MAX_RANK);
+			t->rank = m;
+			for (int j = 0; j < m; j++) {
+				t->shape_src[j] = scalar(p, e[j], arena_printf(p->a, "an extent of '%s'", t->name));
+				t->shape_loc[j] = loc_of(p, e[j]);
+				if (e[j]->data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
+					e[j]->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE)
+					t->shape_loc[j].col++;
+			}
+			have_shape = true;
+			break;
+		}
+		case 1: {
+			const char *names[DT_COUNT];
+			memcpy(names, dtype_names, sizeof names);
+			names[DT_NONE] = names[DT_E8M0] = NULL;
+			t->dtype = (DType)choice(p, f[i].v, "tensor dtype", names, DT_COUNT);
+			t->dtype_loc = loc_of(p, f[i].v);
+			t->dtype_set = true;
+			break;
+		}
+		case 2:
+			t->role = (Role)choice(p, f[i].v, "role", role_names, 3);
+			t->role_loc = loc_of(p, f[i].v);
+			t->role_set = true;
+			break;
+		default: unknown_key(p, &f[i], what, keys, 3);
+		}
+	}
+	if (!have_shape)
+		diag_error(p->d, loc_of(p, pr->v), "tensor '%s' needs a shape", t->name);
+}
+
+/* ---- ops ---- */
+
+enum { PR_NORM, PR_EPS, PR_ZCG, PR_ACT, PR_ALPHA, PR_LIMIT, PR_PASS, PR_DTYPE, PR_ACCUMULATE, PR_FAST_ACCUM,
+	PR_EPILOGUE, PR_LAYOUT, PR_PRECISION, PR_COUNT };
+static const char *const param_names[PR_COUNT] = {
+	"norm", "eps", "zero_centered_gamma", "act", "alpha", "limit", "pass", "dtype", "accumulate", "fast_accum",
+	"epilogue", "layout", "precision",
+};
+#define PB(x) (1u << (x))
+static const unsigned op_params[OP_COUNT] = {
+	[OP_NORM_QUANTIZE] = PB(PR_NORM) | PB(PR_EPS) | PB(PR_ZCG) | PB(PR_LAYOUT) | PB(PR_PRECISION),
+	[OP_GLU_AMAX] = PB(PR_ACT) | PB(PR_ALPHA) | PB(PR_LIMIT) | PB(PR_LAYOUT) | PB(PR_PRECISION),
+	[OP_GEMM_CAST] = PB(PR_PASS) | PB(PR_DTYPE) | PB(PR_ACCUMULATE) | PB(PR_FAST_ACCUM) | PB(PR_EPILOGUE),
+	[OP_CAST_TRANSPOSE] = PB(PR_LAYOUT) | PB(PR_PRECISION),
+	[OP_QUANTIZE] = PB(PR_LAYOUT) | PB(PR_PRECISION),
+};
+static const char *const op_names[OP_COUNT] = {
+#define X(e, s, t, req, opt) s,
+	TG_OPS(X)
+#undef X
+};
+static const char *const arg_names[ARG_COUNT] = {
+#define X(e, s, isout) s,
+	TG_ARGS(X)
+#undef X
+};
+
+static void parse_layout(P *p, SpecOp *o, yaml_node_t *v)
+{
+	static const char *const names[] = {"rowwise", "columnwise"};
+	int n;
+	yaml_node_t **e = items(p, v, "layout", &n);
+	if (n == 0)
+		diag_error(p->d, loc_of(p, v), "layout is empty; expected rowwise, columnwise or both");
+	o->p.rowwise = o->p.columnwise = false;
+	for (int i = 0; i < n; i++) {
+		int c = choice(p, e[i], "layout", names, 2);
+		bool *f = c ? &o->p.columnwise : &o->p.rowwise;
+		if (*f)
+			diag_error(p->d, loc_of(p, e[i]), "layout lists %s twice", names[c]);
+		*f = true;
+	}
+}
+
+static void parse_op(P *p, SpecOp *o, yaml_node_t *item)
+{
+	if (item->type != YAML_MAPPING_NODE)
+		diag_error(p->d, loc_of(p, item), "expected an op (a map with one key, the op name), found %s", kind_name(item));
+	int n;
+	Pair *top = pairs(p, item, "an op", &n);
+	if (n != 1)
+		diag_error(p->d, loc_of(p, item), "an op item must have exactly one key (the op name), found %d", n);
+	int k = key_index(top[0].key, op_names, OP_COUNT);
+	if (k < 0)
+		diag_error(p->d, loc_of(p, top[0].k), "unknown op '%s'%s; expected one of: %s", top[0].key,
+			hint(p, top[0].key, op_names, OP_COUNT), join(p, op_names, OP_COUNT));
+	o->kind = (OpKind)k;
+	o->loc = loc_of(p, top[0].k);
+	o->param_loc = loc_of(p, top[0].v);
+	const char *opn = op_names[k];
+
+	/* defaults */
+	o->p.norm = NORM_RMS;
+	o->p.eps = 1e-5f;
+	o->p.act = GLU_SWIGLU;
+	o->p.alpha = 1.702f;
+	o->p.limit = 7.0f;
+	o->p.pass = PASS_FPROP;
+	o->p.fast_accum = -1;
+	o->p.out_dtype = k == OP_GEMM_CAST ? DT_BF16 : DT_NONE;
+	o->p.rowwise = true;
+	o->p.columnwise = k == OP_CAST_TRANSPOSE;
+
+	unsigned allowed_args = op_required_args(o->kind) | op_optional_args(o->kind);
+	const char *known[ARG_COUNT + PR_COUNT];
+	for (int i = 0; i < ARG_COUNT; i++)
+		known[i] = (allowed_args & ARGBIT(i)) ? arg_names[i] : NULL;
+	for (int i = 0; i < PR_COUNT; i++)
+		known[ARG_COUNT + i] = (op_params[k] & PB(i)) ? param_names[i] : NULL;
+
+	int m;
+	Pair *f = pairs(p, top[0].v, opn, &m);
+	Loc alpha_loc = {0}, limit_loc = {0}, beta_loc = {0}, fast_loc = {0};
+	bool act_set = false;
+	for (int i = 0; i < m; i++) {
+		const char *key = f[i].key;
+		yaml_node_t *v = f[i].v;
+		int a = key_index(key, arg_names, ARG_COUNT);
+		if (a >= 0) {
+			if (!(allowed_args & ARGBIT(a)))
+				diag_error(p->d, loc_of(p, f[i].k), "operand '%s' is not allowed for %s; its operands are: %s", key, opn,
+					join(p, known, ARG_COUNT));
+			o->arg[a] = ident(p, v, "tensor name");
+			o->arg_loc[a] = loc_of(p, v);
+			continue;
+		}
+		int q = key_index(key, param_names, PR_COUNT);
+		if (q < 0)
+			unknown_key(p, &f[i], opn, known, ARG_COUNT + PR_COUNT);
+		if (!(op_params[k] & PB(q)))
+			diag_error(p->d, loc_of(p, f[i].k), "param '%s' is not allowed for %s; its params are: %s", key, opn,
+				join(p, known + ARG_COUNT, PR_COUNT));
+		Loc vl = loc_of(p, v);
+		switch (q) {
+		case PR_NORM: {
+			static const char *const names[] = {"rmsnorm", "layernorm"};
+			o->p.norm = (NormKind)choice(p, v, "norm", names, 2);
+			break;
+		}
+		case PR_EPS: o->p.eps = number(p, v, "eps", 0); break;
+		case PR_ZCG: o->p.zero_centered_gamma = boolean(p, v, "zero_centered_gamma"); break;
+		case PR_ACT: {
+			static const char *const names[] = {
+#define X(e, s) s,
+				TG_GLUS(X)
+#undef X
+			};
+			o->p.act = (GluKind)choice(p, v, "act", names, GLU_COUNT);
+			act_set = true;
+			break;
+		}
+		case PR_ALPHA: o->p.alpha = number(p, v, "alpha", -3.0e38); alpha_loc = loc_of(p, f[i].k); break;
+		case PR_LIMIT:
+			o->p.limit = number(p, v, "limit", 0);
+			if (o->p.limit <= 0)
+				diag_error(p->d, vl, "limit must be > 0");
+			limit_loc = loc_of(p, f[i].k);
+			break;
+		case PR_PASS: {
+			static const char *const names[] = {"fprop", "dgrad", "wgrad"};
+			o->p.pass = (GemmPass)choice(p, v, "pass", names, 3);
+			break;
+		}
+		case PR_DTYPE: {
+			static const char *const names[] = {"bf16", "fp16", "fp32", "fp8"};
+			static const DType dts[] = {DT_BF16, DT_F16, DT_F32, DT_NONE};
+			o->p.out_dtype = dts[choice(p, v, "gemm output dtype", names, 4)];
+			o->dtype_loc = vl;
+			break;
+		}
+		case PR_ACCUMULATE: o->p.accumulate = boolean(p, v, "accumulate"); o->accumulate_loc = loc_of(p, f[i].k); break;
+		case PR_FAST_ACCUM: o->p.fast_accum = boolean(p, v, "fast_accum"); fast_loc = vl; break;
+		case PR_EPILOGUE: {
+			static const char *const names[] = {"none", "gelu"};
+			o->p.gelu = choice(p, v, "epilogue", names, 2) == 1;
+			o->epilogue_loc = vl;
+			break;
+		}
+		case PR_LAYOUT: parse_layout(p, o, v); o->layout_loc = vl; break;
+		case PR_PRECISION: {
+			static const char *const names[] = {"bf16", "fp16", "fp32"};
+			static const DType dts[] = {DT_BF16, DT_F16, DT_F32};
+			o->p.out_dtype = dts[choice(p, v, "precision", names, 3)];
+			o->p.high_precision = true;
+			o->precision_loc = vl;
+			break;
+		}
+		}
+	}
+	(void)fast_loc;
+	(void)act_set;
+	beta_loc = o->arg_loc[ARG_BETA];
+
+	/* required operands */
+	unsigned req = op_required_args(o->kind);
+	for (int a = 0; a < ARG_COUNT; a++)
+		if ((req & ARGBIT(a)) && !o->arg[a])
+			diag_error(p->d, o->loc, "%s needs operand '%s'", opn, arg_names[a]);
+
+	/* params that depend on other params */
+	if (k == OP_NORM_QUANTIZE) {
+		if (o->p.norm == NORM_RMS && o->arg[ARG_BETA])
+			diag_error(p->d, beta_loc, "beta is only allowed with norm: layernorm (rmsnorm has no bias)");
+		if (o->p.norm == NORM_LAYER && !o->arg[ARG_BETA])
+			diag_error(p->d, o->loc, "norm_quantize with norm: layernorm needs operand 'beta'");
+		if (o->arg[ARG_RESIDUAL_OUT] && !o->arg[ARG_RESIDUAL])
+			diag_error(p->d, o->arg_loc[ARG_RESIDUAL_OUT], "residual_out needs operand 'residual' (it is in + residual)");
+	}
+	if (k == OP_GLU_AMAX && o->p.act != GLU_CLAMPED_SWIGLU) {
+		if (alpha_loc.line)
+			diag_error(p->d, alpha_loc, "alpha is only allowed with act: clamped_swiglu");
+		if (limit_loc.line)
+			diag_error(p->d, limit_loc, "limit is only allowed with act: clamped_swiglu");
+	}
+	if (k == OP_GEMM_CAST) {
+		if (o->p.gelu && o->p.pass != PASS_FPROP)
+			diag_error(p->d, o->epilogue_loc, "epilogue: gelu is only allowed with pass: fprop");
+		if (o->arg[ARG_BIAS] && o->p.pass == PASS_WGRAD)
+			diag_error(p->d, o->arg_loc[ARG_BIAS], "bias is not allowed with pass: wgrad");
+		if (o->p.accumulate && o->p.out_dtype == DT_NONE)
+			diag_error(p->d, o->accumulate_loc, "accumulate needs a high-precision output (dtype bf16, fp16 or fp32), not fp8");
+	}
+}
+
+/* ---- top level ---- */
+
+static const char *const top_keys[] = {"layer", "dims", "recipe", "overrides", "tensors", "ops", "outputs", "targets"};
+
+static void parse_dims(P *p, yaml_node_t *m)
+{
+	int n;
+	Pair *pr = pairs(p, m, "dims", &n);
+	Spec *s = p->s;
+	s->dims = arena_alloc(p->a, sizeof *s->dims * (size_t)(n + 1));
+	s->ndims = n;
+	for (int i = 0; i < n; i++) {
+		Dim *d = &s->dims[i];
+		d->name = ident(p, pr[i].k, "dim name");
+		d->loc = loc_of(p, pr[i].k);
+		const char *what = arena_printf(p->a, "dim '%s'", d->name);
+		const char *v = scalar(p, pr[i].v, what);
+		if (!strcmp(v, "dynamic"))
+			d->value = -1;
+		else if (*v && strchr("0123456789+-", *v))
+			d->value = integer(p, pr[i].v, what, 1, 2147483647);
+		else
+			diag_error(p->d, loc_of(p, pr[i].v), "bad value '%s' for %s: expected a positive integer or dynamic", v, what);
+	}
+}
+
+static void parse_overrides(P *p, yaml_node_t *m)
+{
+	int n;
+	Pair *pr = pairs(p, m, "overrides", &n);
+	Spec *s = p->s;
+	s->overrides = arena_alloc(p->a, sizeof *s->overrides * (size_t)(n + 1));
+	s->noverrides = n;
+	for (int i = 0; i < n; i++) {
+		SpecOverride *o = &s->overrides[i];
+		o->tensor = ident(p, pr[i].k, "tensor name");
+		o->loc = loc_of(p, pr[i].k);
+		o->recipe = s->recipe;
+		parse_recipe(p, pr[i].v, arena_printf(p->a, "the override of '%s'", o->tensor), &o->recipe, &o->set, o->keys);
+	}
+}
+
+static void parse_list(P *p, yaml_node_t *v, const char *what, const char ***names, Loc **locs, int *count, bool idents)
+{
+	int n;
+	yaml_node_t **e = items(p, v, what, &n);
+	*names = arena_alloc(p->a, sizeof **names * (size_t)(n + 1));
+	*locs = arena_alloc(p->a, sizeof **locs * (size_t)(n + 1));
+	*count = n;
+	for (int i = 0; i < n; i++) {
+		(*names)[i] = idents ? ident(p, e[i], "tensor name") : scalar(p, e[i], what);
+		(*locs)[i] = loc_of(p, e[i]);
+	}
+}
+
+static void parse_top(P *p, yaml_node_t *root)
+{
+	Spec *s = p->s;
+	if (root->type != YAML_MAPPING_NODE)
+		diag_error(p->d, loc_of(p, root), "a spec must be a map with the keys layer, ops (and dims, recipe, overrides, tensors, outputs, targets), found %s",
+			kind_name(root));
+	int n;
+	Pair *pr = pairs(p, root, "the spec", &n);
+	yaml_node_t *by[8] = {0};
+	for (int i = 0; i < n; i++) {
+		int k = key_index(pr[i].key, top_keys, 8);
+		if (k < 0)
+			unknown_key(p, &pr[i], "the spec", top_keys, 8);
+		by[k] = pr[i].v;
+		if (k == 6)
+			s->outputs_loc = loc_of(p, pr[i].k);
+		if (k == 7)
+			s->targets_loc = loc_of(p, pr[i].k);
+	}
+	if (!by[0])
+		diag_error(p->d, loc_of(p, root), "the spec needs a 'layer' key (the layer's name)");
+	if (!by[5])
+		diag_error(p->d, loc_of(p, root), "the spec needs an 'ops' key (the list of ops)");
+	s->layer = ident(p, by[0], "layer name");
+	s->layer_loc = loc_of(p, by[0]);
+	if (by[1])
+		parse_dims(p, by[1]);
+	s->recipe = recipe_default(SCALING_NONE);
+	if (by[2]) {
+		Recipe r = recipe_default(SCALING_NONE);
+		parse_recipe(p, by[2], "recipe", &r, &s->recipe_set, s->recipe_keys);
+		if (!(s->recipe_set & RECIPE_SET_SCALING))
+			diag_error(p->d, loc_of(p, by[2]), "recipe needs a 'scaling' key (%s)", join(p, scaling_names, SCALING_COUNT));
+		check_recipe_keys(p, s->recipe_set, s->recipe_keys, r.scaling, "");
+		Recipe def = recipe_default(r.scaling);
+		recipe_apply(&def, &r, s->recipe_set);
+		def.loc = r.loc;
+		s->recipe = def;
+	}
+	if (by[3]) {
+		parse_overrides(p, by[3]);
+		for (int i = 0; i < s->noverrides; i++) {
+			SpecOverride *o = &s->overrides[i];
+			Scaling sc = (o->set & RECIPE_SET_SCALING) ? o->recipe.scaling : s->recipe.scaling;
+			check_recipe_keys(p, o->set, o->keys, sc,
+				(o->set & RECIPE_SET_SCALING) ? "" : " (inherited from the layer recipe)");
+		}
+	}
+	if (by[4]) {
+		int m;
+		Pair *t = pairs(p, by[4], "tensors", &m);
+		s->tensors = arena_alloc(p->a, sizeof *s->tensors * (size_t)(m + 1));
+		s->ntensors = m;
+		for (int i = 0; i < m; i++)
+			parse_tensor(p, &s->tensors[i], &t[i]);
+	}
+	int m;
+	yaml_node_t **ops = items(p, by[5], "ops", &m);
+	if (m == 0)
+		diag_error(p->d, loc_of(p, by[5]), "ops is empty; a layer needs at least one op");
+	s->ops = arena_alloc(p->a, sizeof *s->ops * (size_t)m);
+	s->nops = m;
+	for (int i = 0; i < m; i++)
+		parse_op(p, &s->ops[i], ops[i]);
+	if (by[6]) {
+		parse_list(p, by[6], "outputs", &s->outputs, &s->output_locs, &s->noutputs, true);
+		if (s->noutputs == 0)
+			diag_error(p->d, loc_of(p, by[6]), "outputs is empty; list the tensors the layer returns or leave outputs out");
+	}
+	if (by[7]) {
+		parse_list(p, by[7], "targets", &s->targets, &s->target_locs, &s->ntargets, false);
+		if (s->ntargets == 0)
+			diag_error(p->d, loc_of(p, by[7]), "targets is empty; list GPU architectures (e.g. sm_90a) or leave targets out");
+	}
+}
+
+/* libyaml's own complaint, at its mark. */
+static _Noreturn void yaml_fail(P *p)
+{
+	yaml_parser_t *y = &p->parser;
+	Loc loc = loc_mark(p, y->problem_mark);
+	if (y->error == YAML_READER_ERROR) {
+		/* the mark is not maintained by the reader: find the line of the offset */
+		loc = (Loc){p->s->file, 1, 1};
+		for (size_t i = 0; i < y->problem_offset && p->s->src[i]; i++) {
+			if (p->s->src[i] == '\n') {
+				loc.line++;
+				loc.col = 1;
+			} else {
+				loc.col++;
+			}
+		}
+		diag_error(p->d, loc, "yaml: %s", y->problem ? y->problem : "cannot read the input");
+	}
+	if (y->error == YAML_MEMORY_ERROR)
+		diag_error(p->d, (Loc){0}, "yaml: out of memory");
+	if (y->context)
+		diag_error(p->d, loc, "yaml: %s %s", y->problem ? y->problem : "syntax error", y->context);
+	diag_error(p->d, loc, "yaml: %s", y->problem ? y->problem : "syntax error");
+}
+
+/* UTF-8 well-formedness, so that libyaml never sees surprises and messages stay printable. */
+static void check_text(P *p, const char *text, size_t len)
+{
+	int line = 1, col = 1;
+	const unsigned char *u = (const unsigned char *)text;
+	for (size_t i = 0; i < len;) {
+		unsigned c = u[i];
+		size_t n = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+		bool ok = n > 0 && i + n <= len && !(n == 2 && c < 0xC2) && !(n == 4 && c > 0xF4);
+		for (size_t j = 1; ok && j < n; j++)
+			ok = (u[i + j] & 0xC0) == 0x80;
+		if (c == 0)
+			diag_error(p->d, (Loc){p->s->file, line, col}, "the spec contains a NUL byte; expected YAML text");
+		if (!ok)
+			diag_error(p->d, (Loc){p->s->file, line, col}, "the spec is not valid UTF-8 text (byte 0x%02x)", c);
+		if (c == '\n') {
+			line++;
+			col = 1;
+		} else {
+			col++;
+		}
+		i += n;
+	}
+}
+
+Spec *spec_load(Arena *a, Diag *d, const char *file, const char *text, size_t len)
+{
+	P *p = arena_alloc(a, sizeof *p);
+	p->a = a;
+	p->d = d;
+	p->s = arena_alloc(a, sizeof *p->s);
+	p->s->file = arena_strdup(a, file);
+	p->s->src = arena_strndup(a, text, len);
+	d->file = p->s->file;
+	d->src = p->s->src;
+	d->failed = 0;
+	d->msg[0] = 0;
+	if (setjmp(d->jmp)) {
+		if (p->doc_live)
+			yaml_document_delete(&p->doc);
+		if (p->parser_live)
+			yaml_parser_delete(&p->parser);
+		return NULL;
+	}
+	check_text(p, text, len);
+	size_t i = 0;
+	while (i < len && strchr(" \t\r\n", text[i]))
+		i++;
+	if (i == len)
+		diag_error(d, (Loc){0}, "the spec is empty; expected a map with at least the keys layer and ops");
+	if (!yaml_parser_initialize(&p->parser))
+		diag_error(d, (Loc){0}, "yaml: cannot initialize the parser");
+	p->parser_live = true;
+	yaml_parser_set_input_string(&p->parser, (const unsigned char *)p->s->src, len);
+	yaml_parser_set_encoding(&p->parser, YAML_UTF8_ENCODING);
+	if (!yaml_parser_load(&p->parser, &p->doc))
+		yaml_fail(p);
+	p->doc_live = true;
+	yaml_node_t *root = yaml_document_get_root_node(&p->doc);
+	if (!root)
+		diag_error(d, (Loc){0}, "the spec is empty; expected a map with at least the keys layer and ops");
+	parse_top(p, root);
+	/* a second document is a mistake, not something to ignore */
+	yaml_document_t extra;
+	if (!yaml_parser_load(&p->parser, &extra))
+		yaml_fail(p);
+	yaml_node_t *r2 = yaml_document_get_root_node(&extra);
+	Loc l2 = r2 ? loc_of(p, r2) : (Loc){0};
+	yaml_document_delete(&extra);
+	if (r2)
+		diag_error(d, l2, "a spec is one YAML document; found a second one");
+	yaml_document_delete(&p->doc);
+	p->doc_live = false;
+	yaml_parser_delete(&p->parser);
+	p->parser_live = false;
+	return p->s;
+}

@@ -1,0 +1,253 @@
+/* interp.c: the reference interpreter. Runs a layer's ops in the graph's
+ * order through ref/ref.c, producing every component a GPU run produces, in
+ * the same layouts. This is what `tegen run --check` and the GPU tests
+ * compare against. Guarantees: the numerics are the reference's (the
+ * contract); a fused GPU kernel must give the same bits or stay within it. */
+#include "interp.h"
+
+#include "ref.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static long ext(const long *dims, Extent e) { return e.dim < 0 ? e.add : e.mul * dims[e.dim] + e.add; }
+
+long interp_rows(const Graph *g, const long *dims, const Tensor *t)
+{
+	long r = 1;
+	for (int i = 0; i + 1 < t->rank; i++)
+		r *= ext(dims, t->shape[i]);
+	return r;
+}
+
+static long cols_of(const Tensor *t) { return t->rank ? t->shape[t->rank - 1].add : 1; }
+
+size_t interp_comp_bytes(const Graph *g, const long *dims, const Tensor *t, Component c)
+{
+	size_t rows = (size_t)interp_rows(g, dims, t), cols = (size_t)cols_of(t), n = rows * cols;
+	switch (c) {
+	case COMP_DATA:
+	case COMP_DATA_T:
+		return t->dtype == DT_E2M1 ? (n + 1) / 2 : n * (size_t)(dtype_bits(t->dtype) / 8);
+	case COMP_SCALE_INV:
+		switch (t->recipe.scaling) {
+		case SCALING_BLOCK1X128: return (cols + 127) / 128 * rows * 4;
+		case SCALING_BLOCK128X128: return (rows + 127) / 128 * ((cols + 127) / 128) * 4;
+		case SCALING_MXFP8: return rows * ((cols + 31) / 32);
+		default: return 0;
+		}
+	case COMP_SCALE_INV_T:
+		switch (t->recipe.scaling) {
+		case SCALING_BLOCK1X128: return (rows + 127) / 128 * cols * 4;
+		case SCALING_BLOCK128X128: return (cols + 127) / 128 * ((rows + 127) / 128) * 4;
+		case SCALING_MXFP8: return cols * ((rows + 31) / 32);
+		default: return 0;
+		}
+	default:
+		return 0;
+	}
+}
+
+static int ref_dtype(DType t) { return t == DT_F32 ? REF_F32 : t == DT_F16 ? REF_F16 : REF_BF16; }
+static int fmt_of(DType t) { return t == DT_E5M2 ? TG_FMT_E5M2 : TG_FMT_E4M3; }
+static bool quantized(const Tensor *t) { return t->recipe.scaling != SCALING_NONE && t->dtype != t->hp_dtype; }
+
+static void *xalloc(RefTensor *r, Component c, size_t bytes)
+{
+	free(r->comp[c]);
+	r->comp[c] = calloc(bytes ? bytes : 1, 1);
+	r->bytes[c] = bytes;
+	r->owned = 1;
+	return r->comp[c];
+}
+
+/* Load a high-precision tensor as FP32. */
+static float *load_f32(const Tensor *t, const RefTensor *r, size_t n)
+{
+	float *x = malloc(sizeof *x * (n ? n : 1));
+	for (size_t i = 0; i < n; i++)
+		x[i] = ref_load(r->comp[COMP_DATA], ref_dtype(t->dtype), i);
+	return x;
+}
+
+/* Quantize (or store in high precision) an op's FP32 output value into every component. */
+static void emit_output(const Graph *g, const long *dims, const Tensor *t, RefTensor *r, int rows, int cols)
+{
+	size_t n = (size_t)rows * (size_t)cols;
+	if (!quantized(t)) {
+		void *d = xalloc(r, COMP_DATA, interp_comp_bytes(g, dims, t, COMP_DATA));
+		for (size_t i = 0; i < n; i++)
+			ref_store(d, ref_dtype(t->dtype), i, r->value[i]);
+		return;
+	}
+	int fmt = fmt_of(t->dtype);
+	uint8_t *o = t->rowwise ? xalloc(r, COMP_DATA, interp_comp_bytes(g, dims, t, COMP_DATA)) : NULL;
+	uint8_t *ot = t->columnwise ? xalloc(r, COMP_DATA_T, interp_comp_bytes(g, dims, t, COMP_DATA_T)) : NULL;
+	const Recipe *rc = &t->recipe;
+	switch (rc->scaling) {
+	case SCALING_CURRENT:
+		r->amax = ref_amax(r->value, n);
+		r->scale = tg_current_scale(r->amax, tg_fmt_max(fmt), rc->eps, rc->pow2);
+		/* fall through */
+	case SCALING_DELAYED:
+		ref_quant_tensor(r->value, rows, cols, fmt, r->scale, o, ot, &r->amax, &r->scale_inv);
+		break;
+	case SCALING_BLOCK1X128:
+		ref_quant_block1x128(r->value, rows, cols, fmt, rc->eps, rc->pow2, o,
+			o ? xalloc(r, COMP_SCALE_INV, interp_comp_bytes(g, dims, t, COMP_SCALE_INV)) : NULL, ot,
+			ot ? xalloc(r, COMP_SCALE_INV_T, interp_comp_bytes(g, dims, t, COMP_SCALE_INV_T)) : NULL);
+		break;
+	case SCALING_BLOCK128X128:
+		ref_quant_block128x128(r->value, rows, cols, fmt, rc->eps, rc->pow2, o,
+			xalloc(r, COMP_SCALE_INV, interp_comp_bytes(g, dims, t, COMP_SCALE_INV)), ot,
+			ot ? xalloc(r, COMP_SCALE_INV_T, interp_comp_bytes(g, dims, t, COMP_SCALE_INV_T)) : NULL);
+		break;
+	case SCALING_MXFP8:
+		ref_quant_mxfp8(r->value, rows, cols, fmt, o,
+			o ? xalloc(r, COMP_SCALE_INV, interp_comp_bytes(g, dims, t, COMP_SCALE_INV)) : NULL, ot,
+			ot ? xalloc(r, COMP_SCALE_INV_T, interp_comp_bytes(g, dims, t, COMP_SCALE_INV_T)) : NULL);
+		break;
+	default:
+		break;
+	}
+}
+
+/* Dequantize a GEMM operand component into a float matrix [rows][k] (K contiguous). */
+static float *gemm_operand(const Graph *g, const long *dims, const Tensor *t, const RefTensor *r, Component c, int *rows_out,
+	int *k_out)
+{
+	int rows = (int)interp_rows(g, dims, t), cols = (int)cols_of(t);
+	int R = c == COMP_DATA ? rows : cols, K = c == COMP_DATA ? cols : rows;
+	*rows_out = R;
+	*k_out = K;
+	size_t n = (size_t)R * (size_t)K;
+	float *y = malloc(sizeof *y * (n ? n : 1));
+	if (!quantized(t)) {
+		float *x = load_f32(t, r, (size_t)rows * (size_t)cols);
+		if (c == COMP_DATA)
+			memcpy(y, x, sizeof *y * n);
+		else
+			ref_transpose(x, rows, cols, y);
+		free(x);
+		return y;
+	}
+	int fmt = fmt_of(t->dtype);
+	const uint8_t *q = r->comp[c];
+	const void *s = r->comp[c == COMP_DATA ? COMP_SCALE_INV : COMP_SCALE_INV_T];
+	switch (t->recipe.scaling) {
+	case SCALING_DELAYED:
+	case SCALING_CURRENT: ref_dequant_tensor(q, n, fmt, r->scale_inv, y); break;
+	case SCALING_BLOCK1X128: ref_dequant_block1x128(q, s, R, K, fmt, y); break;
+	case SCALING_BLOCK128X128: ref_dequant_block128x128(q, s, R, K, fmt, y); break;
+	case SCALING_MXFP8: ref_dequant_mxfp8(q, s, R, K, fmt, y); break;
+	default: memset(y, 0, sizeof *y * n); break;
+	}
+	return y;
+}
+
+static int run_gemm(const Graph *g, const long *dims, const Op *op, RefTensor *t, char *err, size_t errlen)
+{
+	const Tensor *ta = &g->tensors[op->arg[ARG_A]], *tb = &g->tensors[op->arg[ARG_B]];
+	const Tensor *td = &g->tensors[op->arg[ARG_OUT]];
+	Component ca = op->p.pass == PASS_WGRAD ? COMP_DATA_T : COMP_DATA;
+	Component cb = op->p.pass == PASS_FPROP ? COMP_DATA : COMP_DATA_T;
+	int M, K, N, K2;
+	float *A = gemm_operand(g, dims, ta, &t[ta->id], ca, &M, &K);
+	float *B = gemm_operand(g, dims, tb, &t[tb->id], cb, &N, &K2);
+	if (K != K2) {
+		snprintf(err, errlen, "reference gemm: K mismatch %d vs %d", K, K2);
+		free(A);
+		free(B);
+		return -1;
+	}
+	RefTensor *rd = &t[td->id];
+	free(rd->value);
+	rd->value = malloc(sizeof(float) * (size_t)M * (size_t)N + 1);
+	ref_gemm(A, B, M, N, K, rd->value);
+	if (op->arg[ARG_BIAS] >= 0) {
+		const Tensor *tbias = &g->tensors[op->arg[ARG_BIAS]];
+		for (int i = 0; i < M; i++)
+			for (int j = 0; j < N; j++)
+				rd->value[(size_t)i * N + j] += ref_load(t[tbias->id].comp[COMP_DATA], ref_dtype(tbias->dtype), (size_t)j);
+	}
+	if (op->p.accumulate && t[td->id].comp[COMP_DATA] && !quantized(td))
+		for (size_t i = 0; i < (size_t)M * N; i++)
+			rd->value[i] += ref_load(t[td->id].comp[COMP_DATA], ref_dtype(td->dtype), i);
+	free(A);
+	free(B);
+	emit_output(g, dims, td, rd, M, N);
+	return 0;
+}
+
+int interp_run(const Graph *g, const long *dims, RefTensor *t, char *err, size_t errlen)
+{
+	for (int oi = 0; oi < g->nops; oi++) {
+		const Op *op = &g->ops[oi];
+		if (op->kind == OP_GEMM_CAST) {
+			if (run_gemm(g, dims, op, t, err, errlen))
+				return -1;
+			continue;
+		}
+		const Tensor *in = &g->tensors[op->arg[ARG_IN]], *out = &g->tensors[op->arg[ARG_OUT]];
+		RefTensor *ri = &t[in->id], *ro = &t[out->id];
+		if (!ri->comp[COMP_DATA]) {
+			snprintf(err, errlen, "reference: input '%s' of op %d has no data", in->name, oi);
+			return -1;
+		}
+		int rows = (int)interp_rows(g, dims, out), cols = (int)cols_of(out);
+		size_t n = (size_t)rows * (size_t)cols;
+		free(ro->value);
+		ro->value = malloc(sizeof(float) * (n ? n : 1));
+		switch (op->kind) {
+		case OP_NORM_QUANTIZE: {
+			const Tensor *tg = &g->tensors[op->arg[ARG_GAMMA]];
+			float *gamma = load_f32(tg, &t[tg->id], (size_t)cols);
+			float *beta = NULL;
+			if (op->arg[ARG_BETA] >= 0) {
+				const Tensor *tbeta = &g->tensors[op->arg[ARG_BETA]];
+				beta = load_f32(tbeta, &t[tbeta->id], (size_t)cols);
+			}
+			const void *res = op->arg[ARG_RESIDUAL] >= 0 ? t[op->arg[ARG_RESIDUAL]].comp[COMP_DATA] : NULL;
+			void *res_out = NULL;
+			if (op->arg[ARG_RESIDUAL_OUT] >= 0) {
+				const Tensor *tr = &g->tensors[op->arg[ARG_RESIDUAL_OUT]];
+				res_out = xalloc(&t[tr->id], COMP_DATA, interp_comp_bytes(g, dims, tr, COMP_DATA));
+			}
+			if (op->p.norm == NORM_LAYER)
+				ref_layernorm(ri->comp[COMP_DATA], res, res_out, ref_dtype(in->dtype), gamma, beta,
+					op->p.zero_centered_gamma, op->p.eps, rows, cols, ro->value, NULL, NULL);
+			else
+				ref_rmsnorm(ri->comp[COMP_DATA], res, res_out, ref_dtype(in->dtype), gamma,
+					op->p.zero_centered_gamma, op->p.eps, rows, cols, ro->value, NULL);
+			free(gamma);
+			free(beta);
+			break;
+		}
+		case OP_GLU_AMAX:
+			ref_glu((int)op->p.act, ri->comp[COMP_DATA], ref_dtype(in->dtype), rows, cols, op->p.limit, op->p.alpha,
+				ro->value);
+			break;
+		default: {
+			float *x = load_f32(in, ri, n);
+			memcpy(ro->value, x, sizeof(float) * n);
+			free(x);
+			break;
+		}
+		}
+		emit_output(g, dims, out, ro, rows, cols);
+	}
+	return 0;
+}
+
+void interp_free(const Graph *g, RefTensor *t)
+{
+	for (int i = 0; i < g->ntensors; i++) {
+		if (t[i].owned)
+			for (int c = 0; c < COMP_COUNT; c++)
+				free(t[i].comp[c]);
+		free(t[i].value);
+		memset(&t[i], 0, sizeof t[i]);
+	}
+}

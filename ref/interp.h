@@ -1,0 +1,27 @@
+/* interp.h: run a whole layer (a Graph) op by op through the CPU reference.
+ * Buffers are host copies laid out exactly as the GPU's (templates/tg_kernel.h). */
+#ifndef REF_INTERP_H
+#define REF_INTERP_H
+
+#include "gen.h"
+
+typedef struct RefTensor {
+	void *comp[COMP_COUNT];   /* host buffers per component (malloc'd by the interpreter for produced tensors) */
+	size_t bytes[COMP_COUNT];
+	float *value;             /* FP32 value before quantization (produced tensors) */
+	float scale, scale_inv, amax; /* per-tensor recipes */
+	int owned;                /* comps allocated by the interpreter */
+} RefTensor;
+
+/* interp_comp_bytes sizes a component for the resolved dims (0 if the tensor has none). */
+size_t interp_comp_bytes(const Graph *g, const long *dims, const Tensor *t, Component c);
+/* interp_rows is the product of all but the last dim of t. */
+long interp_rows(const Graph *g, const long *dims, const Tensor *t);
+/* interp_run runs every op of g. Inputs: t[i].comp[COMP_DATA] for every layer input;
+ * t[i].scale for delayed-scaling tensors (the state before the run). Produced tensors
+ * get every component their op writes. Returns 0, or -1 with a message. */
+int interp_run(const Graph *g, const long *dims, RefTensor *t, char *err, size_t errlen);
+/* interp_free frees what interp_run allocated. */
+void interp_free(const Graph *g, RefTensor *t);
+
+#endif

@@ -1,0 +1,411 @@
+/* ref.c: the CPU reference ops that define every tegen result.
+ *
+ * Each op reads plain host buffers and writes FP32 values or quantized bytes
+ * in exactly the layouts of templates/tg_kernel.h. Element conversions and
+ * scales come from tg_formats.h / tg_recipe.h, the same code the kernels
+ * compile, so casts match bit for bit. Norms and GLUs do their math in double
+ * and round once to FP32 (the most accurate value a kernel can aim at; the
+ * contract allows kernels one unit in the last place of the output format on
+ * a few elements). Quantization always starts from the FP32 value, with no
+ * intermediate BF16 rounding. Guarantees: no allocation except scratch that
+ * is freed before return, no global state, deterministic.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ref.h"
+
+float ref_load(const void *buf, int dtype, size_t i)
+{
+	if (dtype == REF_BF16)
+		return tg_bf16_to_f32(((const uint16_t *)buf)[i]);
+	if (dtype == REF_F16)
+		return tg_f16_to_f32(((const uint16_t *)buf)[i]);
+	return ((const float *)buf)[i];
+}
+
+void ref_store(void *buf, int dtype, size_t i, float v)
+{
+	if (dtype == REF_BF16)
+		((uint16_t *)buf)[i] = tg_f32_to_bf16(v);
+	else if (dtype == REF_F16)
+		((uint16_t *)buf)[i] = tg_f32_to_f16(v);
+	else
+		((float *)buf)[i] = v;
+}
+
+float ref_round(float v, int dtype)
+{
+	if (dtype == REF_BF16)
+		return tg_bf16_to_f32(tg_f32_to_bf16(v));
+	if (dtype == REF_F16)
+		return tg_f16_to_f32(tg_f32_to_f16(v));
+	return v;
+}
+
+/* Row r of the norm input after the optional residual add, as FP32. */
+static void norm_row(const void *in, const void *residual, void *residual_out, int dtype,
+                     int r, int cols, float *x)
+{
+	for (int c = 0; c < cols; c++) {
+		size_t i = (size_t)r * cols + c;
+		float v = ref_load(in, dtype, i);
+		if (residual) {
+			v = ref_round(v + ref_load(residual, dtype, i), dtype);
+			if (residual_out)
+				ref_store(residual_out, dtype, i, v);
+		}
+		x[c] = v;
+	}
+}
+
+void ref_rmsnorm(const void *in, const void *residual, void *residual_out, int dtype,
+                 const float *gamma, int zero_centered, float eps, int rows, int cols,
+                 float *out, float *rsigma)
+{
+	float *x = malloc(sizeof *x * (size_t)(cols > 0 ? cols : 1));
+	for (int r = 0; r < rows; r++) {
+		norm_row(in, residual, residual_out, dtype, r, cols, x);
+		double ss = 0.0;
+		for (int c = 0; c < cols; c++)
+			ss += (double)x[c] * x[c];
+		double rs = 1.0 / sqrt(ss / cols + (double)eps);
+		if (rsigma)
+			rsigma[r] = (float)rs;
+		for (int c = 0; c < cols; c++) {
+			double g = (double)gamma[c] + (zero_centered ? 1.0 : 0.0);
+			out[(size_t)r * cols + c] = (float)((double)x[c] * rs * g);
+		}
+	}
+	free(x);
+}
+
+void ref_layernorm(const void *in, const void *residual, void *residual_out, int dtype,
+                   const float *gamma, const float *beta, int zero_centered, float eps,
+                   int rows, int cols, float *out, float *mu, float *rsigma)
+{
+	float *x = malloc(sizeof *x * (size_t)(cols > 0 ? cols : 1));
+	for (int r = 0; r < rows; r++) {
+		norm_row(in, residual, residual_out, dtype, r, cols, x);
+		double s = 0.0, v = 0.0;
+		for (int c = 0; c < cols; c++)
+			s += x[c];
+		double m = s / cols;
+		for (int c = 0; c < cols; c++)
+			v += ((double)x[c] - m) * ((double)x[c] - m);
+		double rs = 1.0 / sqrt(v / cols + (double)eps);
+		if (mu)
+			mu[r] = (float)m;
+		if (rsigma)
+			rsigma[r] = (float)rs;
+		for (int c = 0; c < cols; c++) {
+			double g = (double)gamma[c] + (zero_centered ? 1.0 : 0.0);
+			out[(size_t)r * cols + c] = (float)(((double)x[c] - m) * rs * g + (double)beta[c]);
+		}
+	}
+	free(x);
+}
+
+static double sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+
+float ref_glu1(int kind, float af, float bf, float limit, float alpha)
+{
+	double a = af, b = bf, act;
+	switch (kind) {
+	case REF_SWIGLU:
+		act = a * sigmoid(a);
+		break;
+	case REF_GEGLU: /* tanh-approximate GELU, as TE's gelu */
+		act = 0.5 * a * (1.0 + tanh(0.7978845608028654 * (a + 0.044715 * a * a * a)));
+		break;
+	case REF_REGLU:
+		act = a > 0.0 ? a : 0.0;
+		break;
+	case REF_QGEGLU:
+		act = a * sigmoid(1.702 * a);
+		break;
+	case REF_SREGLU:
+		act = a > 0.0 ? a * a : 0.0;
+		break;
+	case REF_CLAMPED_SWIGLU: /* GPT-OSS: a <= limit, |b| <= limit, (b + 1) */
+		if (a > limit)
+			a = limit;
+		if (b > limit)
+			b = limit;
+		if (b < -(double)limit)
+			b = -(double)limit;
+		act = a * sigmoid((double)alpha * a);
+		b = b + 1.0;
+		break;
+	default:
+		act = 0.0;
+	}
+	return (float)(act * b);
+}
+
+void ref_glu(int kind, const void *in, int dtype, int rows, int cols, float limit, float alpha,
+             float *out)
+{
+	for (int r = 0; r < rows; r++)
+		for (int c = 0; c < cols; c++) {
+			size_t base = (size_t)r * 2 * cols;
+			float a = ref_load(in, dtype, base + c);
+			float b = ref_load(in, dtype, base + cols + c);
+			out[(size_t)r * cols + c] = ref_glu1(kind, a, b, limit, alpha);
+		}
+}
+
+float ref_amax(const float *x, size_t n)
+{
+	float m = 0.0f;
+	for (size_t i = 0; i < n; i++) {
+		float a = fabsf(x[i]);
+		if (a > m)
+			m = a;
+	}
+	return m;
+}
+
+void ref_transpose(const float *x, int rows, int cols, float *out)
+{
+	for (int r = 0; r < rows; r++)
+		for (int c = 0; c < cols; c++)
+			out[(size_t)c * rows + r] = x[(size_t)r * cols + c];
+}
+
+void ref_quant_tensor(const float *x, int rows, int cols, int fmt, float scale,
+                      uint8_t *out, uint8_t *out_t, float *amax, float *scale_inv)
+{
+	for (int r = 0; r < rows; r++)
+		for (int c = 0; c < cols; c++) {
+			uint8_t q = tg_f32_to_fmt(x[(size_t)r * cols + c] * scale, fmt);
+			if (out)
+				out[(size_t)r * cols + c] = q;
+			if (out_t)
+				out_t[(size_t)c * rows + r] = q;
+		}
+	if (amax)
+		*amax = ref_amax(x, (size_t)rows * cols);
+	if (scale_inv)
+		*scale_inv = tg_scale_inv(scale);
+}
+
+void ref_dequant_tensor(const uint8_t *q, size_t n, int fmt, float scale_inv, float *y)
+{
+	for (size_t i = 0; i < n; i++)
+		y[i] = tg_fmt_to_f32(q[i], fmt) * scale_inv;
+}
+
+/* max|x| over the block rows [r0,r1) x cols [c0,c1) of x [.][ld]. */
+static float block_amax(const float *x, int ld, int r0, int r1, int c0, int c1)
+{
+	float m = 0.0f;
+	for (int r = r0; r < r1; r++)
+		for (int c = c0; c < c1; c++) {
+			float a = fabsf(x[(size_t)r * ld + c]);
+			if (a > m)
+				m = a;
+		}
+	return m;
+}
+
+static int imin(int a, int b) { return a < b ? a : b; }
+static int cdiv(int a, int b) { return (a + b - 1) / b; }
+
+void ref_quant_block1x128(const float *x, int rows, int cols, int fmt, float eps, int pow2,
+                          uint8_t *out, float *scale_inv, uint8_t *out_t, float *scale_inv_t)
+{
+	float fmax = tg_fmt_max(fmt);
+	if (out)
+		for (int r = 0; r < rows; r++)
+			for (int b = 0; b < cdiv(cols, 128); b++) {
+				int c0 = b * 128, c1 = imin(cols, c0 + 128);
+				float s = tg_block_scale(block_amax(x, cols, r, r + 1, c0, c1), fmax, eps, pow2);
+				scale_inv[(size_t)b * rows + r] = tg_scale_inv(s);
+				for (int c = c0; c < c1; c++)
+					out[(size_t)r * cols + c] = tg_f32_to_fmt(x[(size_t)r * cols + c] * s, fmt);
+			}
+	if (out_t)
+		for (int c = 0; c < cols; c++)
+			for (int b = 0; b < cdiv(rows, 128); b++) {
+				int r0 = b * 128, r1 = imin(rows, r0 + 128);
+				float s = tg_block_scale(block_amax(x, cols, r0, r1, c, c + 1), fmax, eps, pow2);
+				scale_inv_t[(size_t)b * cols + c] = tg_scale_inv(s);
+				for (int r = r0; r < r1; r++)
+					out_t[(size_t)c * rows + r] = tg_f32_to_fmt(x[(size_t)r * cols + c] * s, fmt);
+			}
+}
+
+void ref_dequant_block1x128(const uint8_t *q, const float *scale_inv, int rows, int cols, int fmt,
+                            float *y)
+{
+	for (int r = 0; r < rows; r++)
+		for (int c = 0; c < cols; c++)
+			y[(size_t)r * cols + c] = tg_fmt_to_f32(q[(size_t)r * cols + c], fmt) *
+			                          scale_inv[(size_t)(c / 128) * rows + r];
+}
+
+void ref_quant_block128x128(const float *x, int rows, int cols, int fmt, float eps, int pow2,
+                            uint8_t *out, float *scale_inv, uint8_t *out_t, float *scale_inv_t)
+{
+	float fmax = tg_fmt_max(fmt);
+	int br = cdiv(rows, 128), bc = cdiv(cols, 128);
+	for (int i = 0; i < br; i++)
+		for (int j = 0; j < bc; j++) {
+			int r0 = i * 128, r1 = imin(rows, r0 + 128), c0 = j * 128, c1 = imin(cols, c0 + 128);
+			float s = tg_block_scale(block_amax(x, cols, r0, r1, c0, c1), fmax, eps, pow2);
+			float si = tg_scale_inv(s);
+			if (scale_inv)
+				scale_inv[(size_t)i * bc + j] = si;
+			if (scale_inv_t)
+				scale_inv_t[(size_t)j * br + i] = si;
+			for (int r = r0; r < r1; r++)
+				for (int c = c0; c < c1; c++) {
+					uint8_t q = tg_f32_to_fmt(x[(size_t)r * cols + c] * s, fmt);
+					if (out)
+						out[(size_t)r * cols + c] = q;
+					if (out_t)
+						out_t[(size_t)c * rows + r] = q;
+				}
+		}
+}
+
+void ref_dequant_block128x128(const uint8_t *q, const float *scale_inv, int rows, int cols,
+                              int fmt, float *y)
+{
+	int bc = cdiv(cols, 128);
+	for (int r = 0; r < rows; r++)
+		for (int c = 0; c < cols; c++)
+			y[(size_t)r * cols + c] = tg_fmt_to_f32(q[(size_t)r * cols + c], fmt) *
+			                          scale_inv[(size_t)(r / 128) * bc + c / 128];
+}
+
+void ref_quant_mxfp8(const float *x, int rows, int cols, int fmt, uint8_t *out, uint8_t *scale,
+                     uint8_t *out_t, uint8_t *scale_t)
+{
+	float fmax = tg_fmt_max(fmt);
+	int nb = cdiv(cols, 32), nbt = cdiv(rows, 32);
+	if (out)
+		for (int r = 0; r < rows; r++)
+			for (int b = 0; b < nb; b++) {
+				int c0 = b * 32, c1 = imin(cols, c0 + 32);
+				uint8_t e = tg_e8m0_from_amax(block_amax(x, cols, r, r + 1, c0, c1), fmax);
+				float m = tg_e8m0_rcp(e);
+				scale[(size_t)r * nb + b] = e;
+				for (int c = c0; c < c1; c++)
+					out[(size_t)r * cols + c] = tg_f32_to_fmt(x[(size_t)r * cols + c] * m, fmt);
+			}
+	if (out_t)
+		for (int c = 0; c < cols; c++)
+			for (int b = 0; b < nbt; b++) {
+				int r0 = b * 32, r1 = imin(rows, r0 + 32);
+				uint8_t e = tg_e8m0_from_amax(block_amax(x, cols, r0, r1, c, c + 1), fmax);
+				float m = tg_e8m0_rcp(e);
+				scale_t[(size_t)c * nbt + b] = e;
+				for (int r = r0; r < r1; r++)
+					out_t[(size_t)c * rows + r] = tg_f32_to_fmt(x[(size_t)r * cols + c] * m, fmt);
+			}
+}
+
+void ref_dequant_mxfp8(const uint8_t *q, const uint8_t *scale, int rows, int cols, int fmt,
+                       float *y)
+{
+	int nb = cdiv(cols, 32);
+	for (int r = 0; r < rows; r++)
+		for (int c = 0; c < cols; c++) {
+			uint8_t e = scale[(size_t)r * nb + c / 32];
+			/* e = 0 blocks were multiplied by 1 (TE), so they dequantize by 1 */
+			float s = e == 0 ? 1.0f : tg_e8m0_to_f32(e);
+			y[(size_t)r * cols + c] = tg_fmt_to_f32(q[(size_t)r * cols + c], fmt) * s;
+		}
+}
+
+/* cuBLASLt block-scaling-factor layout: the [rows][scols] scale matrix is
+ * padded to multiples of 128 rows and 4 columns and cut into 128x4 tiles of
+ * 512 bytes, tiles in row-major order; inside a tile, scale (r, c) sits at
+ * (r % 32) * 16 + (r / 32) * 4 + c, i.e. four 32-row slabs interleaved. */
+size_t ref_swizzle_index(int r, int c, int scols)
+{
+	size_t tiles_per_row = (size_t)cdiv(scols, 4);
+	size_t tile = (size_t)(r / 128) * tiles_per_row + (size_t)(c / 4);
+	int rr = r % 128, cc = c % 4;
+	return tile * 512 + (size_t)(rr % 32) * 16 + (size_t)(rr / 32) * 4 + (size_t)cc;
+}
+
+size_t ref_swizzle_size(int rows, int scols)
+{
+	return (size_t)cdiv(rows, 128) * 128 * (size_t)cdiv(scols, 4) * 4;
+}
+
+void ref_swizzle_scales(const uint8_t *s, int rows, int scols, uint8_t *out)
+{
+	memset(out, 0, ref_swizzle_size(rows, scols));
+	for (int r = 0; r < rows; r++)
+		for (int c = 0; c < scols; c++)
+			out[ref_swizzle_index(r, c, scols)] = s[(size_t)r * scols + c];
+}
+
+void ref_quant_nvfp4(const float *x, int rows, int cols, const RefNvfp4 *o, uint8_t *out,
+                     uint8_t *scale, float *s_enc_out)
+{
+	int nb = cdiv(cols, 16), ob = cdiv(cols, 2);
+	float gamax = o->global_amax >= 0.0f ? o->global_amax : ref_amax(x, (size_t)rows * cols);
+	float s_enc = tg_nvfp4_s_enc(gamax);
+	if (s_enc_out)
+		*s_enc_out = s_enc;
+	memset(out, 0, (size_t)rows * ob);
+	for (int r = 0; r < rows; r++)
+		for (int b = 0; b < nb; b++) {
+			int c0 = b * 16, c1 = imin(cols, c0 + 16);
+			float am;
+			if (o->two_d) {
+				int r0 = r / 16 * 16;
+				am = block_amax(x, cols, r0, imin(rows, r0 + 16), c0, c1);
+			} else {
+				am = block_amax(x, cols, r, r + 1, c0, c1);
+			}
+			uint8_t sd = tg_nvfp4_block_scale(am, s_enc);
+			float m = tg_nvfp4_elem_scale(sd, s_enc);
+			scale[(size_t)r * nb + b] = sd;
+			for (int c = c0; c < c1; c++) {
+				size_t i = (size_t)r * cols + c;
+				float v = x[i] * m;
+				uint8_t q = o->sr ? tg_f32_to_e2m1_sr(v, tg_philox_rand(o->seed, o->offset, i))
+				                  : tg_f32_to_e2m1(v);
+				out[(size_t)r * ob + c / 2] |= (uint8_t)(q << (4 * (c & 1)));
+			}
+		}
+}
+
+void ref_dequant_nvfp4(const uint8_t *q, const uint8_t *scale, int rows, int cols, float s_enc,
+                       float *y)
+{
+	int nb = cdiv(cols, 16), ob = cdiv(cols, 2);
+	for (int r = 0; r < rows; r++)
+		for (int c = 0; c < cols; c++) {
+			uint8_t code = (q[(size_t)r * ob + c / 2] >> (4 * (c & 1))) & 0xF;
+			float sd = tg_e4m3_to_f32(scale[(size_t)r * nb + c / 16]);
+			y[(size_t)r * cols + c] = tg_e2m1_to_f32(code) * tg_div_rn(sd, s_enc);
+		}
+}
+
+void ref_rht_rows(const float *x, int rows, int cols, uint16_t sign_mask, float *y)
+{
+	for (int r = 0; r < rows; r++)
+		for (int c = 0; c + 16 <= cols; c += 16) {
+			float t[16];
+			tg_rht16(x + (size_t)r * cols + c, sign_mask, t);
+			memcpy(y + (size_t)r * cols + c, t, sizeof t);
+		}
+}
+
+void ref_gemm(const float *A, const float *B, int M, int N, int K, float *y)
+{
+	for (int m = 0; m < M; m++)
+		for (int n = 0; n < N; n++) {
+			float acc = 0.0f;
+			for (int k = 0; k < K; k++)
+				acc += A[(size_t)m * K + k] * B[(size_t)n * K + k];
+			y[(size_t)m * N + n] = acc;
+		}
+}

@@ -1,0 +1,256 @@
+/* check.c: run a layer on the GPU with random inputs and compare every output
+ * component with the reference interpreter, under the numerics contract:
+ *  - casts and per-element ops (quantize, cast_transpose): bit-exact bytes,
+ *    scales and amax;
+ *  - ops with a reduction or a transcendental (norm_quantize, glu_amax): each
+ *    element within one unit in the last place of its format, and at most
+ *    ceil(1e-4 * n) elements off at all; amax within 1e-6 relative;
+ *  - GEMMs (cuBLASLt, other summation order): relative Frobenius error of the
+ *    decoded output under 2^-7 (BF16/FP16 out) or 2^-3 (FP8 out).
+ * Used by `tegen run --check` and tests/gpu/test_gpu.c. */
+#include "check.h"
+
+#include "cudrv.h"
+#include "interp.h"
+#include "ref.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t rng_next(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static float rng_uniform(uint64_t *s) { return (float)((rng_next(s) >> 40) * (1.0 / 16777216.0)) * 2.0f - 1.0f; }
+
+static int ref_dtype(DType t) { return t == DT_F32 ? REF_F32 : t == DT_F16 ? REF_F16 : REF_BF16; }
+
+/* Signed ordinal of a code so that adjacent representable values differ by 1. */
+static long ordinal(const void *p, size_t i, int bits)
+{
+	long v, sign;
+	if (bits == 8) {
+		v = ((const uint8_t *)p)[i];
+		sign = v & 0x80;
+		v &= 0x7f;
+	} else if (bits == 16) {
+		v = ((const uint16_t *)p)[i];
+		sign = v & 0x8000;
+		v &= 0x7fff;
+	} else {
+		uint32_t u;
+		memcpy(&u, (const char *)p + 4 * i, 4);
+		sign = u >> 31;
+		v = u & 0x7fffffff;
+	}
+	return sign ? -v : v;
+}
+
+static float decode(DType t, const void *p, size_t i)
+{
+	switch (t) {
+	case DT_E4M3: return tg_e4m3_to_f32(((const uint8_t *)p)[i]);
+	case DT_E5M2: return tg_e5m2_to_f32(((const uint8_t *)p)[i]);
+	default: return ref_load(p, ref_dtype(t), i);
+	}
+}
+
+typedef enum { CMP_EXACT, CMP_ULP, CMP_REL } CmpKind;
+
+static int compare(Buf *out, const char *what, CmpKind kind, DType t, const void *gpu, const void *ref, size_t bytes,
+	int elem_bits, double rel_tol)
+{
+	if (kind == CMP_EXACT) {
+		size_t bad = 0, first = 0;
+		for (size_t i = 0; i < bytes; i++)
+			if (((const uint8_t *)gpu)[i] != ((const uint8_t *)ref)[i] && !bad++)
+				first = i;
+		if (bad) {
+			buf_printf(out, "FAIL %s: %zu of %zu bytes differ (first at byte %zu: gpu %02x ref %02x)\n", what, bad, bytes,
+				first, ((const uint8_t *)gpu)[first], ((const uint8_t *)ref)[first]);
+			return 1;
+		}
+		buf_printf(out, "ok %s (%zu bytes exact)\n", what, bytes);
+		return 0;
+	}
+	size_t n = bytes * 8 / (size_t)elem_bits;
+	if (kind == CMP_ULP) {
+		size_t off = 0, far = 0, first = 0;
+		for (size_t i = 0; i < n; i++) {
+			long d = labs(ordinal(gpu, i, elem_bits) - ordinal(ref, i, elem_bits));
+			if (d && !off++)
+				first = i;
+			far += d > 1;
+		}
+		size_t allowed = (n + 9999) / 10000;
+		if (far || off > allowed) {
+			buf_printf(out, "FAIL %s: %zu of %zu elements differ, %zu by more than 1 ulp (allowed %zu; first at %zu)\n",
+				what, off, n, far, allowed, first);
+			return 1;
+		}
+		buf_printf(out, "ok %s (%zu elements, %zu off by 1 ulp)\n", what, n, off);
+		return 0;
+	}
+	double num = 0, den = 0;
+	size_t nan = 0;
+	for (size_t i = 0; i < n; i++) {
+		double a = decode(t, gpu, i), b = decode(t, ref, i);
+		if (isnan(a) != isnan(b))
+			nan++;
+		else if (!isnan(a)) {
+			num += (a - b) * (a - b);
+			den += b * b;
+		}
+	}
+	double rel = den > 0 ? sqrt(num / den) : sqrt(num);
+	if (nan || !(rel <= rel_tol)) {
+		buf_printf(out, "FAIL %s: relative error %.3g (limit %.3g), %zu NaN mismatches\n", what, rel, rel_tol, nan);
+		return 1;
+	}
+	buf_printf(out, "ok %s (relative error %.3g)\n", what, rel);
+	return 0;
+}
+
+static int compare_float(Buf *out, const char *what, float gpu, float ref, double rel)
+{
+	bool ok = gpu == ref || (isnan(gpu) && isnan(ref)) || fabs((double)gpu - ref) <= rel * fabs((double)ref);
+	buf_printf(out, "%s %s (gpu %.9g ref %.9g)\n", ok ? "ok" : "FAIL", what, gpu, ref);
+	return !ok;
+}
+
+int check_layer(TgLayer *l, long tokens, unsigned seed, Buf *out, char *err, size_t errlen)
+{
+	const Graph *g = tg_layer_plan(l)->g;
+	long *dims = calloc((size_t)g->ndims + 1, sizeof *dims);
+	RefTensor *rt = calloc((size_t)g->ntensors + 1, sizeof *rt);
+	CUdeviceptr *dev = calloc((size_t)g->ntensors + 1, sizeof *dev);
+	int fails = -1;
+	uint64_t rng = 0x9E3779B97F4A7C15ULL ^ seed;
+	for (int d = 0; d < g->ndims; d++)
+		dims[d] = g->dims[d].value < 0 ? tokens : g->dims[d].value;
+	/* random inputs, uploaded and bound */
+	for (int i = 0; i < g->ntensors; i++) {
+		const Tensor *t = &g->tensors[i];
+		if (t->producer >= 0)
+			continue;
+		size_t n = (size_t)interp_rows(g, dims, t) * (size_t)t->shape[t->rank - 1].add;
+		size_t bytes = interp_comp_bytes(g, dims, t, COMP_DATA);
+		void *h = malloc(bytes ? bytes : 1);
+		float amp = t->role == ROLE_WEIGHT ? 0.5f : 3.0f;
+		for (size_t k = 0; k < n; k++)
+			ref_store(h, ref_dtype(t->dtype), k, amp * rng_uniform(&rng));
+		rt[i].comp[COMP_DATA] = h;
+		rt[i].bytes[COMP_DATA] = bytes;
+		if (cu.cuMemAlloc_v2(&dev[i], bytes ? bytes : 16) || cu.cuMemcpyHtoD_v2(dev[i], h, bytes)) {
+			snprintf(err, errlen, "cannot allocate or upload input '%s'", t->name);
+			goto done;
+		}
+		TgTensorDesc desc = {(void *)(uintptr_t)dev[i], (TgDtype)0, t->rank, {0}, {0}};
+		static const TgDtype map[DT_COUNT] = {[DT_F32] = TG_FP32, [DT_BF16] = TG_BF16, [DT_F16] = TG_FP16,
+			[DT_E4M3] = TG_E4M3, [DT_E5M2] = TG_E5M2};
+		desc.dtype = map[t->dtype];
+		for (int k = 0; k < t->rank; k++) {
+			Extent e = t->shape[k];
+			desc.shape[k] = e.dim < 0 ? e.add : e.mul * dims[e.dim] + e.add;
+		}
+		if (tg_bind(l, t->name, &desc)) {
+			snprintf(err, errlen, "%s", tg_last_error());
+			goto done;
+		}
+	}
+	/* non-trivial delayed scales, so that scaling is exercised */
+	void *state;
+	size_t state_bytes;
+	TgStateLayout lay;
+	if (tg_state(l, &state, &state_bytes, &lay)) {
+		snprintf(err, errlen, "%s", tg_last_error());
+		goto done;
+	}
+	float *hstate = calloc(state_bytes / 4 + 1, sizeof(float));
+	if (lay.tensors) {
+		cu.cuMemcpyDtoH_v2(hstate, (CUdeviceptr)(uintptr_t)state, state_bytes);
+		for (int s = 0; s < lay.delayed; s++) {
+			hstate[lay.scale + (size_t)s] = ldexpf(1.5f, (s % 5) - 2);
+			hstate[lay.scale_inv + (size_t)s] = tg_scale_inv(hstate[lay.scale + (size_t)s]);
+		}
+		cu.cuMemcpyHtoD_v2((CUdeviceptr)(uintptr_t)state, hstate, state_bytes);
+	}
+	for (int i = 0; i < g->ntensors; i++)
+		if (g->tensors[i].state_slot >= 0) {
+			rt[i].scale = hstate[lay.scale + (size_t)g->tensors[i].state_slot];
+			rt[i].scale_inv = tg_scale_inv(rt[i].scale);
+		}
+	if (tg_run(l, NULL) || cu.cuCtxSynchronize()) {
+		snprintf(err, errlen, "run: %s", tg_last_error());
+		free(hstate);
+		goto done;
+	}
+	if (lay.tensors)
+		cu.cuMemcpyDtoH_v2(hstate, (CUdeviceptr)(uintptr_t)state, state_bytes);
+	if (interp_run(g, dims, rt, err, errlen)) {
+		free(hstate);
+		goto done;
+	}
+	fails = 0;
+	for (int i = 0; i < g->ntensors; i++) {
+		const Tensor *t = &g->tensors[i];
+		if (t->producer < 0)
+			continue;
+		const Op *op = &g->ops[t->producer];
+		bool elementwise = op->kind == OP_QUANTIZE || op->kind == OP_CAST_TRANSPOSE;
+		bool gemm = op->kind == OP_GEMM_CAST;
+		bool q = t->recipe.scaling != SCALING_NONE && t->dtype != t->hp_dtype;
+		for (int c = COMP_DATA; c <= COMP_SCALE_INV_T; c++) {
+			if (!rt[i].comp[c] || c == COMP_SCALE)
+				continue;
+			void *dp;
+			size_t bytes;
+			if (tg_layer_tensor_component(l, i, (Component)c, &dp, &bytes))
+				continue;
+			if (bytes != rt[i].bytes[c]) {
+				buf_printf(out, "FAIL %s.%s: gpu has %zu bytes, reference %zu\n", t->name, comp_name(c), bytes, rt[i].bytes[c]);
+				fails++;
+				continue;
+			}
+			void *h = malloc(bytes ? bytes : 1);
+			cu.cuMemcpyDtoH_v2(h, (CUdeviceptr)(uintptr_t)dp, bytes);
+			char what[256];
+			snprintf(what, sizeof what, "%s %s.%s [%s=%ld]", g->layer, t->name, comp_name(c), "tokens", tokens);
+			bool data = c == COMP_DATA || c == COMP_DATA_T;
+			if (gemm)
+				fails += compare(out, what, CMP_REL, t->dtype, h, rt[i].comp[c], bytes, dtype_bits(t->dtype),
+					q ? 0.125 : 1.0 / 128);
+			else if (elementwise || !data)
+				fails += compare(out, what, CMP_EXACT, t->dtype, h, rt[i].comp[c], bytes, 8, 0);
+			else
+				fails += compare(out, what, CMP_ULP, t->dtype, h, rt[i].comp[c], bytes, dtype_bits(t->dtype), 0);
+			free(h);
+		}
+		if (t->state_slot >= 0) {
+			size_t s = (size_t)t->state_slot;
+			char what[256];
+			snprintf(what, sizeof what, "%s %s.amax", g->layer, t->name);
+			fails += compare_float(out, what, hstate[lay.amax + s], rt[i].amax, elementwise ? 0 : 1e-6);
+			if (!gemm) {
+				snprintf(what, sizeof what, "%s %s.scale_inv", g->layer, t->name);
+				fails += compare_float(out, what, hstate[lay.scale_inv + s], rt[i].scale_inv, elementwise ? 0 : 1e-6);
+			}
+		}
+	}
+	free(hstate);
+done:
+	for (int i = 0; i < g->ntensors; i++)
+		if (dev[i])
+			cu.cuMemFree_v2(dev[i]);
+	interp_free(g, rt);
+	free(rt);
+	free(dev);
+	free(dims);
+	return fails;
+}

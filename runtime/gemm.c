@@ -1,0 +1,580 @@
+/* gemm.c: the cuBLASLt wrapper behind gemm.h.
+ *
+ * Mapping. tegen is row-major; cuBLASLt is column-major. A row-major [R][C]
+ * buffer is the same memory as a column-major C x R matrix with ld = C. So the
+ * row-major product D[M][N] = A[M][K] * B[N][K]^T is, column-major,
+ *     D^T (N x M, ld N) = B^T(as stored: K x N, ld K)^T * A^T(as stored: K x M, ld K)
+ * and we call cuBLASLt with
+ *     cuBLAS A := our B, layout K x N, ld K, TRANSA = T   (A scale pointer := b_scale_inv)
+ *     cuBLAS B := our A, layout K x M, ld K, TRANSB = N   (B scale pointer := a_scale_inv)
+ *     cuBLAS C, D := our D, layout N x M, ld N
+ *     cuBLAS (m, n, k) = (N, M, K)
+ * which is the "TN" form Hopper FP8 requires. The bias (length N = cuBLAS rows of
+ * D) broadcasts along our rows, as a linear layer wants. Block-scale tensors are
+ * handed over unchanged: cuBLASLt's VEC128_32F layout for the K x rows operand is
+ * "rows contiguous, one row of scales per 128-wide K block" = tegen's
+ * [ceil(K/128)][rows], and its BLK128x128_32F layout is "K blocks contiguous per
+ * 128-row block, row stride 16-byte aligned" = tegen's [ceil(rows/128)][ceil(K/128)]
+ * when ceil(K/128) % 4 == 0.
+ *
+ * Plans. Everything that does not change between calls (matmul descriptor,
+ * four layouts, the chosen algorithm) is built once per key (GemmDesc fields,
+ * whether amax is wanted, and the alignment class of the pointers) and kept on a
+ * move-to-front list in the GemmCtx. The heuristic is asked for up to 8
+ * candidates once; the first that passes cublasLtMatmulAlgoCheck and then
+ * launches is kept. Pointer-valued attributes (scales, amax, bias) are set on the
+ * cached descriptor on every call, under the context's mutex.
+ *
+ * Missing: no on-disk tuning data (the heuristic's first working candidate is
+ * used; nothing is timed or stored); no MXFP8 emulation (GEMM_ENOTSUP, the
+ * caller dequantizes); no GELU-aux/backward epilogues. */
+#include "gemm.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstrict-prototypes"
+#include <cublasLt.h>
+#pragma GCC diagnostic pop
+
+#define GEMM_CANDIDATES 8
+
+typedef struct GemmPlan {
+	/* key */
+	GemmDesc d;
+	int want_amax;
+	int align;                 /* min alignment of the data pointers, bytes (16..256) */
+	/* value */
+	cublasLtMatmulDesc_t op;
+	cublasLtMatrixLayout_t la, lb, lc, ld;
+	cublasLtMatmulAlgo_t algo;
+	size_t ws;
+	int algo_index, algo_count;
+	int chosen;                /* algo is fixed (a launch succeeded with it) */
+	cublasLtMatmulHeuristicResult_t cand[GEMM_CANDIDATES];
+	struct GemmPlan *next;
+} GemmPlan;
+
+struct GemmCtx {
+	cublasLtHandle_t h;
+	CUdeviceptr ws;
+	size_t ws_bytes;
+	int cc;                    /* major*10 + minor */
+	pthread_mutex_t mu;
+	GemmPlan *plans;
+	int nplans;
+};
+
+static int fail(char *err, size_t errlen, int code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
+{
+	if (err && errlen) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+static const char *lt_str(cublasStatus_t s)
+{
+	const char *m = cublasLtGetStatusString(s);
+	return m ? m : "unknown cuBLAS status";
+}
+
+static int is_fp8(int t) { return t == DT_E4M3 || t == DT_E5M2; }
+
+static const char *dt_name(int t)
+{
+	switch (t) {
+	case DT_F32: return "fp32";
+	case DT_BF16: return "bf16";
+	case DT_F16: return "fp16";
+	case DT_E4M3: return "e4m3";
+	case DT_E5M2: return "e5m2";
+	default: return "unsupported";
+	}
+}
+
+static int dt_size(int t)
+{
+	switch (t) {
+	case DT_F32: return 4;
+	case DT_BF16: case DT_F16: return 2;
+	case DT_E4M3: case DT_E5M2: return 1;
+	default: return 0;
+	}
+}
+
+static cudaDataType_t dt_cuda(int t)
+{
+	switch (t) {
+	case DT_F32: return CUDA_R_32F;
+	case DT_BF16: return CUDA_R_16BF;
+	case DT_F16: return CUDA_R_16F;
+	case DT_E4M3: return CUDA_R_8F_E4M3;
+	default: return CUDA_R_8F_E5M2;
+	}
+}
+
+/* bias dtype cuBLASLt accepts for this combination (see gemm.h) */
+static int bias_dtype(const GemmDesc *d)
+{
+	if (!is_fp8(d->a_dtype)) return d->d_dtype;
+	return d->d_dtype == DT_F16 ? DT_F16 : DT_BF16;
+}
+
+static const char *mode_name(int m)
+{
+	switch (m) {
+	case GEMM_SCALE_NONE: return "none";
+	case GEMM_SCALE_TENSOR: return "tensor";
+	case GEMM_SCALE_BLOCK: return "block";
+	case GEMM_SCALE_MXFP8: return "mxfp8";
+	default: return "?";
+	}
+}
+
+int gemm_check(const GemmCtx *g, const GemmDesc *d, char *err, size_t errlen)
+{
+	if (!d) return fail(err, errlen, GEMM_EINVAL, "gemm: no descriptor");
+	if (d->m < 1 || d->n < 1 || d->k < 1)
+		return fail(err, errlen, GEMM_EINVAL, "gemm: M, N, K must be >= 1 (M = %d, N = %d, K = %d)", d->m, d->n, d->k);
+	if (!dt_size(d->a_dtype) || !dt_size(d->b_dtype) || !dt_size(d->d_dtype))
+		return fail(err, errlen, GEMM_EINVAL, "gemm: dtypes must be fp32, bf16, fp16, e4m3 or e5m2 (A %d, B %d, D %d)",
+			d->a_dtype, d->b_dtype, d->d_dtype);
+	if (d->scale_mode < GEMM_SCALE_NONE || d->scale_mode > GEMM_SCALE_MXFP8)
+		return fail(err, errlen, GEMM_EINVAL, "gemm: unknown scale_mode %d", d->scale_mode);
+	if (d->epilogue < GEMM_EPI_NONE || d->epilogue > GEMM_EPI_GELU_BIAS)
+		return fail(err, errlen, GEMM_EINVAL, "gemm: unknown epilogue %d", d->epilogue);
+	int fa = is_fp8(d->a_dtype), fb = is_fp8(d->b_dtype);
+	if (fa != fb)
+		return fail(err, errlen, GEMM_EINVAL, "gemm: A and B must both be FP8 or both high precision (A %s, B %s)",
+			dt_name(d->a_dtype), dt_name(d->b_dtype));
+	if (!fa) {
+		if (d->a_dtype != d->b_dtype)
+			return fail(err, errlen, GEMM_EINVAL, "gemm: high-precision A and B must have one dtype (A %s, B %s)",
+				dt_name(d->a_dtype), dt_name(d->b_dtype));
+		if (d->scale_mode != GEMM_SCALE_NONE)
+			return fail(err, errlen, GEMM_EINVAL, "gemm: scale_mode %s needs FP8 inputs (A is %s)",
+				mode_name(d->scale_mode), dt_name(d->a_dtype));
+		if (is_fp8(d->d_dtype))
+			return fail(err, errlen, GEMM_EINVAL, "gemm: FP8 output needs FP8 inputs (cuBLASLt rule)");
+		if (d->fast_accum)
+			return fail(err, errlen, GEMM_EINVAL, "gemm: fast_accum applies to FP8 inputs only");
+		return GEMM_OK;
+	}
+	/* FP8 inputs */
+	if (d->scale_mode == GEMM_SCALE_NONE)
+		return fail(err, errlen, GEMM_EINVAL, "gemm: FP8 inputs need a scale_mode (tensor, block or mxfp8)");
+	if (d->a_dtype == DT_E5M2 && d->b_dtype == DT_E5M2)
+		return fail(err, errlen, GEMM_EINVAL, "gemm: cuBLASLt has no E5M2 x E5M2 GEMM (one operand must be E4M3)");
+	if (g && g->cc < 89)
+		return fail(err, errlen, GEMM_ENOTSUP, "gemm: FP8 GEMM needs sm_89 or newer (this GPU is sm_%d)", g->cc);
+	if (d->k % 16)
+		return fail(err, errlen, GEMM_EINVAL, "gemm: FP8 needs K %% 16 == 0 (K = %d)", d->k);
+	int ds = dt_size(d->d_dtype);
+	if ((long)d->n * ds % 16)
+		return fail(err, errlen, GEMM_EINVAL,
+			"gemm: FP8 needs D's row stride (N * %d bytes) to be a multiple of 16 bytes (N = %d)", ds, d->n);
+	if (is_fp8(d->d_dtype) && d->accumulate)
+		return fail(err, errlen, GEMM_EINVAL, "gemm: accumulate is not supported with FP8 output (cuBLASLt rule)");
+	if (d->scale_mode == GEMM_SCALE_BLOCK) {
+		if (d->a_block128x128 && d->b_block128x128)
+			return fail(err, errlen, GEMM_EINVAL,
+				"gemm: block scaling allows 1x128 x 1x128 or 1x128 x 128x128, not 128x128 on both operands");
+		if (d->fast_accum)
+			return fail(err, errlen, GEMM_EINVAL, "gemm: block scaling does not support fast_accum");
+		if (is_fp8(d->d_dtype))
+			return fail(err, errlen, GEMM_EINVAL, "gemm: block scaling needs bf16, fp16 or fp32 output (D is %s)",
+				dt_name(d->d_dtype));
+		int kb = (d->k + 127) / 128;
+		if ((d->a_block128x128 || d->b_block128x128) && kb % 4)
+			return fail(err, errlen, GEMM_EINVAL,
+				"gemm: 128x128 block scales need ceil(K/128) %% 4 == 0 (16-byte scale row stride; K = %d gives %d)",
+				d->k, kb);
+		if (!d->a_block128x128 && d->m % 4)
+			return fail(err, errlen, GEMM_EINVAL,
+				"gemm: 1x128 block scales of A need M %% 4 == 0 (16-byte scale row stride; M = %d)", d->m);
+		if (!d->b_block128x128 && d->n % 4)
+			return fail(err, errlen, GEMM_EINVAL,
+				"gemm: 1x128 block scales of B need N %% 4 == 0 (16-byte scale row stride; N = %d)", d->n);
+		if (g && g->cc / 10 != 9)
+			return fail(err, errlen, GEMM_ENOTSUP,
+				"gemm: FP8 block-scaling GEMM is native on sm_90 only (this GPU is sm_%d); emulate it", g->cc);
+	} else if (d->scale_mode == GEMM_SCALE_MXFP8) {
+		if (d->k % 32)
+			return fail(err, errlen, GEMM_EINVAL, "gemm: MXFP8 needs K %% 32 == 0 (K = %d)", d->k);
+		if (is_fp8(d->d_dtype))
+			return fail(err, errlen, GEMM_EINVAL, "gemm: MXFP8 GEMM here needs bf16, fp16 or fp32 output (D is %s)",
+				dt_name(d->d_dtype));
+		if (g && g->cc < 100)
+			return fail(err, errlen, GEMM_ENOTSUP, "gemm: MXFP8 GEMM needs sm_100; runs emulated on sm_%d", g->cc);
+	}
+	return GEMM_OK;
+}
+
+static int ptr_align(const void *p)
+{
+	uintptr_t a = (uintptr_t)p;
+	int al = 256;
+	while (al > 1 && a % (uintptr_t)al) al /= 2;
+	return al;
+}
+
+static int same_desc(const GemmDesc *x, const GemmDesc *y)
+{
+	return x->m == y->m && x->n == y->n && x->k == y->k && x->a_dtype == y->a_dtype && x->b_dtype == y->b_dtype &&
+		x->d_dtype == y->d_dtype && x->scale_mode == y->scale_mode && x->a_block128x128 == y->a_block128x128 &&
+		x->b_block128x128 == y->b_block128x128 && x->epilogue == y->epilogue &&
+		!x->fast_accum == !y->fast_accum && !x->accumulate == !y->accumulate;
+}
+
+static void gemm_plan_free(GemmPlan *p)
+{
+	if (!p) return;
+	if (p->op) cublasLtMatmulDescDestroy(p->op);
+	if (p->la) cublasLtMatrixLayoutDestroy(p->la);
+	if (p->lb) cublasLtMatrixLayoutDestroy(p->lb);
+	if (p->lc) cublasLtMatrixLayoutDestroy(p->lc);
+	if (p->ld) cublasLtMatrixLayoutDestroy(p->ld);
+	free(p);
+}
+
+#define LT(call, what) do { \
+	cublasStatus_t st_ = (call); \
+	if (st_ != CUBLAS_STATUS_SUCCESS) { \
+		rc = fail(err, errlen, GEMM_ECUDA, "gemm: %s failed: %s", what, lt_str(st_)); \
+		goto out; \
+	} \
+} while (0)
+
+static int set_attr(cublasLtMatmulDesc_t op, cublasLtMatmulDescAttributes_t at, const void *v, size_t n,
+	const char *what, char *err, size_t errlen)
+{
+	cublasStatus_t st = cublasLtMatmulDescSetAttribute(op, at, v, n);
+	if (st != CUBLAS_STATUS_SUCCESS)
+		return fail(err, errlen, GEMM_ECUDA, "gemm: setting %s failed: %s", what, lt_str(st));
+	return GEMM_OK;
+}
+
+/* pointer-valued attributes, set on every call (the plan is shared) */
+static int set_pointers(GemmPlan *p, const GemmArgs *a, char *err, size_t errlen)
+{
+	const GemmDesc *d = &p->d;
+	int rc;
+	if (d->scale_mode != GEMM_SCALE_NONE) {
+		const void *as = a->b_scale_inv, *bs = a->a_scale_inv; /* cuBLAS A = our B */
+		if ((rc = set_attr(p->op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &as, sizeof as, "A scale", err, errlen))) return rc;
+		if ((rc = set_attr(p->op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &bs, sizeof bs, "B scale", err, errlen))) return rc;
+	}
+	if (is_fp8(d->d_dtype)) {
+		const void *ds = a->d_scale;
+		if ((rc = set_attr(p->op, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, &ds, sizeof ds, "D scale", err, errlen))) return rc;
+	}
+	if (p->want_amax) {
+		void *am = a->d_amax;
+		if ((rc = set_attr(p->op, CUBLASLT_MATMUL_DESC_AMAX_D_POINTER, &am, sizeof am, "amax D", err, errlen))) return rc;
+	}
+	if (d->epilogue == GEMM_EPI_BIAS || d->epilogue == GEMM_EPI_GELU_BIAS) {
+		const void *b = a->bias;
+		if ((rc = set_attr(p->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &b, sizeof b, "bias", err, errlen))) return rc;
+	}
+	return GEMM_OK;
+}
+
+static int gemm_plan_build(GemmCtx *g, GemmPlan *p, const GemmArgs *a, char *err, size_t errlen)
+{
+	const GemmDesc *d = &p->d;
+	int rc = GEMM_OK;
+	cublasLtMatmulPreference_t pref = NULL;
+	cudaDataType_t ta = dt_cuda(d->b_dtype), tb = dt_cuda(d->a_dtype), td = dt_cuda(d->d_dtype);
+	cudaDataType_t tc = is_fp8(d->d_dtype) ? dt_cuda(bias_dtype(d)) : td;
+	uint64_t M = (uint64_t)d->m, N = (uint64_t)d->n, K = (uint64_t)d->k;
+
+	LT(cublasLtMatmulDescCreate(&p->op, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
+	int32_t opT = CUBLAS_OP_T, opN = CUBLAS_OP_N;
+	if ((rc = set_attr(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &opT, sizeof opT, "TRANSA", err, errlen))) goto out;
+	if ((rc = set_attr(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &opN, sizeof opN, "TRANSB", err, errlen))) goto out;
+	if (is_fp8(d->a_dtype)) {
+		int8_t fast = d->fast_accum ? 1 : 0;
+		if ((rc = set_attr(p->op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast, "FAST_ACCUM", err, errlen))) goto out;
+		int32_t ma = CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F, mb = CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F;
+		if (d->scale_mode == GEMM_SCALE_BLOCK) {
+			ma = d->b_block128x128 ? CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F : CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
+			mb = d->a_block128x128 ? CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F : CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
+		} else if (d->scale_mode == GEMM_SCALE_MXFP8) {
+			ma = mb = CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0;
+		}
+		if (d->scale_mode != GEMM_SCALE_TENSOR) {
+			if ((rc = set_attr(p->op, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &ma, sizeof ma, "A scale mode", err, errlen))) goto out;
+			if ((rc = set_attr(p->op, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &mb, sizeof mb, "B scale mode", err, errlen))) goto out;
+		}
+	}
+	uint32_t epi = CUBLASLT_EPILOGUE_DEFAULT;
+	switch (d->epilogue) {
+	case GEMM_EPI_BIAS: epi = CUBLASLT_EPILOGUE_BIAS; break;
+	case GEMM_EPI_GELU: epi = CUBLASLT_EPILOGUE_GELU; break;
+	case GEMM_EPI_GELU_BIAS: epi = CUBLASLT_EPILOGUE_GELU_BIAS; break;
+	default: break;
+	}
+	if ((rc = set_attr(p->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi, "EPILOGUE", err, errlen))) goto out;
+	if (d->epilogue == GEMM_EPI_BIAS || d->epilogue == GEMM_EPI_GELU_BIAS) {
+		int32_t bt = dt_cuda(bias_dtype(d));
+		if ((rc = set_attr(p->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt, sizeof bt, "BIAS_DATA_TYPE", err, errlen))) goto out;
+	}
+	if ((rc = set_pointers(p, a, err, errlen))) goto out;
+
+	LT(cublasLtMatrixLayoutCreate(&p->la, ta, K, N, (int64_t)K), "layout A (our B)");
+	LT(cublasLtMatrixLayoutCreate(&p->lb, tb, K, M, (int64_t)K), "layout B (our A)");
+	LT(cublasLtMatrixLayoutCreate(&p->lc, tc, N, M, (int64_t)N), "layout C");
+	LT(cublasLtMatrixLayoutCreate(&p->ld, td, N, M, (int64_t)N), "layout D");
+
+	LT(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
+	LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &g->ws_bytes,
+		sizeof g->ws_bytes), "workspace preference");
+	uint32_t al = (uint32_t)p->align;
+	LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &al, sizeof al), "alignment A");
+	LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &al, sizeof al), "alignment B");
+	LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &al, sizeof al), "alignment C");
+	LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al, sizeof al), "alignment D");
+
+	int got = 0;
+	cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(g->h, p->op, p->la, p->lb, p->lc, p->ld, pref,
+		GEMM_CANDIDATES, p->cand, &got);
+	if (st == CUBLAS_STATUS_NOT_SUPPORTED || (st == CUBLAS_STATUS_SUCCESS && got == 0)) {
+		rc = GEMM_ENOALGO;
+		if (d->scale_mode == GEMM_SCALE_BLOCK && g->cc / 10 != 9) rc = GEMM_ENOTSUP;
+		fail(err, errlen, rc,
+			"gemm: cuBLASLt has no algorithm for M=%d N=%d K=%d A=%s B=%s D=%s scale=%s%s%s epilogue=%d%s%s on sm_%d",
+			d->m, d->n, d->k, dt_name(d->a_dtype), dt_name(d->b_dtype), dt_name(d->d_dtype), mode_name(d->scale_mode),
+			d->scale_mode == GEMM_SCALE_BLOCK ? (d->a_block128x128 ? " (A 128x128" : " (A 1x128") : "",
+			d->scale_mode == GEMM_SCALE_BLOCK ? (d->b_block128x128 ? ", B 128x128)" : ", B 1x128)") : "",
+			d->epilogue, d->accumulate ? " accumulate" : "", p->want_amax ? " amax" : "", g->cc);
+		goto out;
+	}
+	if (st != CUBLAS_STATUS_SUCCESS) {
+		rc = fail(err, errlen, GEMM_ECUDA, "gemm: cublasLtMatmulAlgoGetHeuristic failed: %s", lt_str(st));
+		goto out;
+	}
+	p->algo_count = got;
+	p->algo_index = -1;
+out:
+	if (pref) cublasLtMatmulPreferenceDestroy(pref);
+	return rc;
+}
+
+GemmCtx *gemm_ctx_create(size_t workspace_bytes, char *err, size_t errlen)
+{
+	char why[256];
+	if (cudrv_load(why, sizeof why)) {
+		fail(err, errlen, GEMM_ENOTSUP, "gemm: %s", why);
+		return NULL;
+	}
+	CUcontext cur = NULL;
+	CUdevice dev = 0;
+	CUresult r = cu.cuCtxGetCurrent(&cur);
+	if (r || !cur) {
+		fail(err, errlen, GEMM_EINVAL, "gemm: no current CUDA context (make one current before gemm_ctx_create)");
+		return NULL;
+	}
+	if ((r = cu.cuCtxGetDevice(&dev))) {
+		fail(err, errlen, GEMM_ECUDA, "gemm: cuCtxGetDevice: %s", cudrv_errstr(r));
+		return NULL;
+	}
+	GemmCtx *g = calloc(1, sizeof *g);
+	if (!g) {
+		fail(err, errlen, GEMM_ECUDA, "gemm: out of host memory");
+		return NULL;
+	}
+	int maj = 0, min = 0;
+	cu.cuDeviceGetAttribute(&maj, TG_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+	cu.cuDeviceGetAttribute(&min, TG_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+	g->cc = maj * 10 + min;
+	g->ws_bytes = workspace_bytes ? workspace_bytes : (size_t)32 << 20;
+	pthread_mutex_init(&g->mu, NULL);
+	cublasStatus_t st = cublasLtCreate(&g->h);
+	if (st != CUBLAS_STATUS_SUCCESS) {
+		fail(err, errlen, GEMM_ECUDA, "gemm: cublasLtCreate failed: %s", lt_str(st));
+		g->h = NULL;
+		gemm_ctx_destroy(g);
+		return NULL;
+	}
+	if ((r = cu.cuMemAlloc_v2(&g->ws, g->ws_bytes))) {
+		fail(err, errlen, GEMM_ECUDA, "gemm: workspace of %zu bytes: %s", g->ws_bytes, cudrv_errstr(r));
+		g->ws = 0;
+		gemm_ctx_destroy(g);
+		return NULL;
+	}
+	return g;
+}
+
+void gemm_ctx_destroy(GemmCtx *g)
+{
+	if (!g) return;
+	for (GemmPlan *p = g->plans, *nx; p; p = nx) {
+		nx = p->next;
+		gemm_plan_free(p);
+	}
+	if (g->ws) cu.cuMemFree_v2(g->ws);
+	if (g->h) cublasLtDestroy(g->h);
+	pthread_mutex_destroy(&g->mu);
+	free(g);
+}
+
+int gemm_ctx_cached(const GemmCtx *g)
+{
+	return g ? g->nplans : 0;
+}
+
+int gemm_ctx_arch(const GemmCtx *g)
+{
+	return g ? g->cc : 0;
+}
+
+int gemm_describe(GemmCtx *g, const GemmDesc *d, char *buf, size_t len)
+{
+	if (!g || !d) return -1;
+	int rc = -1;
+	pthread_mutex_lock(&g->mu);
+	for (GemmPlan *p = g->plans; p; p = p->next) {
+		if (!same_desc(&p->d, d) || !p->chosen) continue;
+		int id = -1, tile = -1, stages = -1;
+		size_t w = 0;
+		cublasLtMatmulAlgoConfigGetAttribute(&p->algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof id, &w);
+		cublasLtMatmulAlgoConfigGetAttribute(&p->algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile, &w);
+		cublasLtMatmulAlgoConfigGetAttribute(&p->algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages, sizeof stages, &w);
+		snprintf(buf, len, "candidate %d of %d (algo id %d, tile %d, stages %d), workspace %zu, align %d",
+			p->algo_index, p->algo_count, id, tile, stages, p->ws, p->align);
+		rc = 0;
+		break;
+	}
+	pthread_mutex_unlock(&g->mu);
+	return rc;
+}
+
+static int check_args(const GemmDesc *d, const GemmArgs *a, char *err, size_t errlen)
+{
+	if (!a) return fail(err, errlen, GEMM_EINVAL, "gemm: no arguments");
+	if (!a->a || !a->b || !a->d) return fail(err, errlen, GEMM_EINVAL, "gemm: A, B and D pointers are required");
+	int bias = d->epilogue == GEMM_EPI_BIAS || d->epilogue == GEMM_EPI_GELU_BIAS;
+	if (bias && !a->bias) return fail(err, errlen, GEMM_EINVAL, "gemm: the bias epilogue needs a bias pointer");
+	if (!bias && a->bias) return fail(err, errlen, GEMM_EINVAL, "gemm: bias given but the epilogue has no bias");
+	if (d->scale_mode == GEMM_SCALE_NONE) {
+		if (a->a_scale_inv || a->b_scale_inv)
+			return fail(err, errlen, GEMM_EINVAL, "gemm: scale_inv pointers given for a GEMM without scaling");
+	} else if (!a->a_scale_inv || !a->b_scale_inv) {
+		return fail(err, errlen, GEMM_EINVAL, "gemm: FP8 GEMM needs a_scale_inv and b_scale_inv");
+	}
+	if (is_fp8(d->d_dtype) && !a->d_scale)
+		return fail(err, errlen, GEMM_EINVAL, "gemm: FP8 output needs d_scale");
+	if (a->d_scale && !is_fp8(d->d_dtype))
+		return fail(err, errlen, GEMM_EINVAL, "gemm: d_scale given but D is %s (not FP8)", dt_name(d->d_dtype));
+	if (a->d_amax && !is_fp8(d->a_dtype))
+		return fail(err, errlen, GEMM_EINVAL, "gemm: d_amax needs an FP8 GEMM");
+	if (is_fp8(d->a_dtype)) {
+		const void *ps[] = {a->a, a->b, a->d, a->bias};
+		const char *nm[] = {"A", "B", "D", "bias"};
+		for (int i = 0; i < 4; i++)
+			if (ps[i] && ptr_align(ps[i]) < 16)
+				return fail(err, errlen, GEMM_EINVAL, "gemm: FP8 needs 16-byte aligned pointers (%s = %p)", nm[i], ps[i]);
+	}
+	if (d->scale_mode == GEMM_SCALE_BLOCK && (ptr_align(a->a_scale_inv) < 16 || ptr_align(a->b_scale_inv) < 16))
+		return fail(err, errlen, GEMM_EINVAL, "gemm: block scale_inv arrays must be 16-byte aligned");
+	return GEMM_OK;
+}
+
+int gemm_run(GemmCtx *g, const GemmDesc *d, const GemmArgs *a, CUstream stream, char *err, size_t errlen)
+{
+	if (!g) return fail(err, errlen, GEMM_EINVAL, "gemm: no context");
+	int rc = gemm_check(g, d, err, errlen);
+	if (rc) return rc;
+	if ((rc = check_args(d, a, err, errlen))) return rc;
+
+	int align = 256;
+	const void *ps[] = {a->a, a->b, a->d, a->bias};
+	for (int i = 0; i < 4; i++)
+		if (ps[i] && ptr_align(ps[i]) < align) align = ptr_align(ps[i]);
+	int want_amax = a->d_amax != NULL;
+	float beta = d->accumulate ? a->beta : 0.0f;
+	float alpha = a->alpha;
+
+	pthread_mutex_lock(&g->mu);
+	GemmPlan *p = NULL, **pp = &g->plans;
+	for (; *pp; pp = &(*pp)->next)
+		if (same_desc(&(*pp)->d, d) && (*pp)->want_amax == want_amax && (*pp)->align == align) {
+			p = *pp;
+			*pp = p->next;        /* unlink; re-inserted at the front below */
+			break;
+		}
+	if (p) {
+		if ((rc = set_pointers(p, a, err, errlen))) goto relink;
+	} else {
+		p = calloc(1, sizeof *p);
+		if (!p) {
+			rc = fail(err, errlen, GEMM_ECUDA, "gemm: out of host memory");
+			goto unlock;
+		}
+		p->d = *d;
+		p->d.fast_accum = !!d->fast_accum;
+		p->d.accumulate = !!d->accumulate;
+		p->want_amax = want_amax;
+		p->align = align;
+		if ((rc = gemm_plan_build(g, p, a, err, errlen))) {
+			gemm_plan_free(p);
+			goto unlock;
+		}
+		g->nplans++;
+	}
+
+	const void *cptr = d->accumulate ? a->d : NULL;
+	cudaStream_t s = (cudaStream_t)stream;
+	if (p->chosen) {
+		cublasStatus_t st = cublasLtMatmul(g->h, p->op, &alpha, a->b, p->la, a->a, p->lb, &beta, cptr, p->lc,
+			a->d, p->ld, &p->algo, (void *)(uintptr_t)g->ws, g->ws_bytes, s);
+		if (st != CUBLAS_STATUS_SUCCESS)
+			rc = fail(err, errlen, GEMM_ECUDA, "gemm: cublasLtMatmul failed: %s (M=%d N=%d K=%d)", lt_str(st),
+				d->m, d->n, d->k);
+		goto relink;
+	}
+	/* first run of this plan: take the first candidate that checks and launches */
+	cublasStatus_t last = CUBLAS_STATUS_NOT_SUPPORTED;
+	for (int i = 0; i < p->algo_count; i++) {
+		cublasLtMatmulHeuristicResult_t chk;
+		memset(&chk, 0, sizeof chk);
+		if (p->cand[i].state != CUBLAS_STATUS_SUCCESS) continue;
+		last = cublasLtMatmulAlgoCheck(g->h, p->op, p->la, p->lb, p->lc, p->ld, &p->cand[i].algo, &chk);
+		if (last != CUBLAS_STATUS_SUCCESS) continue;
+		size_t ws = chk.workspaceSize > p->cand[i].workspaceSize ? chk.workspaceSize : p->cand[i].workspaceSize;
+		if (ws > g->ws_bytes) {
+			last = CUBLAS_STATUS_NOT_SUPPORTED;
+			continue;
+		}
+		/* a failing cublasLtMatmul returns before launching, so trying the next one is safe */
+		last = cublasLtMatmul(g->h, p->op, &alpha, a->b, p->la, a->a, p->lb, &beta, cptr, p->lc, a->d, p->ld,
+			&p->cand[i].algo, (void *)(uintptr_t)g->ws, g->ws_bytes, s);
+		if (last == CUBLAS_STATUS_SUCCESS) {
+			p->algo = p->cand[i].algo;
+			p->ws = ws;
+			p->algo_index = i;
+			p->chosen = 1;
+			break;
+		}
+	}
+	if (!p->chosen)
+		rc = fail(err, errlen, GEMM_ENOALGO, "gemm: none of %d cuBLASLt candidates ran for M=%d N=%d K=%d A=%s B=%s D=%s scale=%s (last: %s)",
+			p->algo_count, d->m, d->n, d->k, dt_name(d->a_dtype), dt_name(d->b_dtype), dt_name(d->d_dtype),
+			mode_name(d->scale_mode), lt_str(last));
+relink:
+	p->next = g->plans;
+	g->plans = p;
+unlock:
+	pthread_mutex_unlock(&g->mu);
+	return rc;
+}

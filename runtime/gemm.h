@@ -1,0 +1,95 @@
+/* gemm.h: linear-layer GEMMs through cuBLASLt (FP8 per-tensor, FP8 block
+ * scaling, MXFP8 on sm_100, BF16/FP16/FP32), with fused epilogues.
+ *
+ * Semantics, row-major like the rest of tegen ("TN", K contiguous in both inputs):
+ *
+ *     D[M][N] = alpha * (A[M][K] * B[N][K]^T) (+ bias[N]) (gelu) (+ beta * D)
+ *
+ * A and B are row-major with K contiguous (row stride K elements); D is row-major
+ * [M][N] (row stride N). Dequantization is applied to A and B with their
+ * scale_inv before the product. Use:
+ *   fprop: A = X rowwise [tokens][in],      B = W rowwise [out][in],          K = in
+ *   dgrad: A = dY rowwise [tokens][out],    B = W columnwise [in][out],       K = out
+ *   wgrad: A = dY columnwise [out][tokens], B = X columnwise [in][tokens],    K = tokens
+ *
+ * Scale arguments (see templates/tg_kernel.h for the layouts):
+ *   GEMM_SCALE_TENSOR: a_scale_inv / b_scale_inv point at one device float each.
+ *   GEMM_SCALE_BLOCK:  an operand flagged block128x128 has float scale_inv
+ *       [ceil(rows/128)][ceil(K/128)] row-major (rows = M for A, N for B), and
+ *       cuBLASLt needs that row stride 16-byte aligned: ceil(K/128) % 4 == 0.
+ *       A 1x128 operand has float scale_inv [ceil(K/128)][rows] (rows contiguous),
+ *       and cuBLASLt needs rows % 4 == 0. At most one operand may be 128x128.
+ *       Native on sm_90 (Hopper) only; elsewhere GEMM_ENOTSUP.
+ *   GEMM_SCALE_MXFP8: E8M0 bytes in cuBLASLt's swizzled (128x4 tile) layout, made
+ *       by the swizzle pass. Native on sm_100+; on older GPUs gemm_run returns
+ *       GEMM_ENOTSUP so the caller can take the emulated (dequantize + BF16) path.
+ *   GEMM_SCALE_NONE: BF16/FP16/FP32 inputs; scale pointers must be NULL.
+ *   FP8 output (E4M3/E5M2): d_scale (device float, required) multiplies the result
+ *       before the cast; d_amax (device float, optional) receives max|result| taken
+ *       before d_scale is applied (cuBLASLt overwrites it; it does not max into it).
+ *   bias: device vector [N]; BF16 when D is BF16, FP8 or FP32 with FP8 inputs;
+ *       FP16 when D is FP16; for non-FP8 inputs the bias has D's dtype.
+ *
+ * Threading: a GemmCtx owns one cuBLASLt handle and one workspace; gemm_run locks
+ * it, so calls are safe from several threads, but calls on different streams
+ * share the workspace: use one GemmCtx per concurrently running stream.
+ * The context that is current at gemm_ctx_create must be current at gemm_run.
+ * Nothing here prints. */
+#ifndef TG_GEMM_H
+#define TG_GEMM_H
+
+#include <stddef.h>
+
+#include "cudrv.h"
+#include "gen.h"
+
+enum { GEMM_SCALE_NONE, GEMM_SCALE_TENSOR, GEMM_SCALE_BLOCK, GEMM_SCALE_MXFP8 };
+enum { GEMM_EPI_NONE, GEMM_EPI_BIAS, GEMM_EPI_GELU, GEMM_EPI_GELU_BIAS };
+
+/* return codes of gemm_run (and gemm_ctx_create's err) */
+enum {
+	GEMM_OK = 0,
+	GEMM_EINVAL = -1,   /* the call breaks a rule (message names it) */
+	GEMM_ENOTSUP = -2,  /* not native on this GPU / library: take the emulated path */
+	GEMM_ENOALGO = -3,  /* cuBLASLt found no algorithm for this combination */
+	GEMM_ECUDA = -4,    /* cuBLASLt or CUDA call failed (message has the status) */
+};
+
+typedef struct GemmDesc {
+	int m, n, k;
+	int a_dtype, b_dtype, d_dtype;  /* DType from gen.h: DT_F32 DT_BF16 DT_F16 DT_E4M3 DT_E5M2 */
+	int scale_mode;                 /* GEMM_SCALE_* */
+	int a_block128x128, b_block128x128; /* GEMM_SCALE_BLOCK: operand uses 128x128 blocks (else 1x128) */
+	int epilogue;                   /* GEMM_EPI_* (GELU is cuBLASLt's tanh approximation) */
+	int fast_accum;                 /* FP8 only: no periodic promotion of the accumulator */
+	int accumulate;                 /* D = result + beta * D (not with FP8 output) */
+} GemmDesc;
+
+typedef struct GemmArgs {
+	const void *a, *b;              /* device; see the layouts above */
+	void *d;
+	const void *bias;               /* device [N], with GEMM_EPI_*BIAS */
+	const float *a_scale_inv, *b_scale_inv; /* device; per-tensor: one float; block: arrays */
+	const float *d_scale;           /* device float, FP8 output only */
+	float *d_amax;                  /* device float or NULL, FP8 output only */
+	float alpha, beta;              /* host values; beta used only with accumulate */
+} GemmArgs;
+
+typedef struct GemmCtx GemmCtx;
+
+/* gemm_ctx_create makes a cuBLASLt handle and a workspace (0 bytes: 32 MiB) in the current CUDA context; NULL + err on failure. */
+GemmCtx *gemm_ctx_create(size_t workspace_bytes, char *err, size_t errlen);
+/* gemm_ctx_destroy frees the cached plans, the workspace and the handle (NULL is fine). */
+void gemm_ctx_destroy(GemmCtx *g);
+/* gemm_run validates, finds (once per configuration, then cached) an algorithm and enqueues the GEMM on stream; GEMM_OK or a GEMM_E* code with a message in err. */
+int gemm_run(GemmCtx *g, const GemmDesc *d, const GemmArgs *a, CUstream stream, char *err, size_t errlen);
+/* gemm_check validates a descriptor against the rules (no GPU work); GEMM_OK or GEMM_EINVAL/GEMM_ENOTSUP with a message. g may be NULL (device rules skipped). */
+int gemm_check(const GemmCtx *g, const GemmDesc *d, char *err, size_t errlen);
+/* gemm_ctx_cached returns how many configurations have a cached plan (for tests and stats). */
+int gemm_ctx_cached(const GemmCtx *g);
+/* gemm_ctx_arch returns the GPU's compute capability as major*10+minor (e.g. 90). */
+int gemm_ctx_arch(const GemmCtx *g);
+/* gemm_describe writes a short human description of the cached plan for d ("algo 3 of 8, ws 1048576"); returns 0, or -1 if none cached. */
+int gemm_describe(GemmCtx *g, const GemmDesc *d, char *buf, size_t len);
+
+#endif

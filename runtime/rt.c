@@ -1,0 +1,768 @@
+/* rt.c: the runtime behind tegen.h: contexts, layers, bindings, launches.
+ *
+ * A layer is a planned spec plus its device state: kernels (JIT-compiled
+ * through jit.c, loaded once per context), buffers for every intermediate the
+ * user did not bind, and the recipe state buffer (scales, scale_invs, amax
+ * histories) laid out as TgStateLayout says. tg_run launches the plan's
+ * kernels and cuBLASLt calls in order on one stream.
+ *
+ * Guarantees: never prints or exits; every failure returns a status and a
+ * message for tg_last_error(). No host synchronization in tg_run/tg_step and
+ * no allocation once buffers for the current size exist, so runs can be
+ * captured into CUDA graphs; compiling, loading or allocating while a stream
+ * captures is refused with TG_ERR_CAPTURING. */
+#include "tegen.h"
+
+#include "cudrv.h"
+#include "gemm.h"
+#include "gen.h"
+#include "interp.h"
+#include "jit.h"
+#include "rt_internal.h"
+#include "tg_kernel.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static __thread char last_error[4096];
+
+const char *tg_last_error(void) { return last_error; }
+const char *tg_version(void) { return TG_VERSION; }
+
+static TgStatus fail(TgStatus st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static TgStatus fail(TgStatus st, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(last_error, sizeof last_error, fmt, ap);
+	va_end(ap);
+	return st;
+}
+
+#define CU(call, what) \
+	do { \
+		CUresult r_ = (call); \
+		if (r_ != 0) \
+			return fail(TG_ERR_CUDA, "%s: %s", what, cudrv_errstr(r_)); \
+	} while (0)
+
+/* ---- context ---- */
+typedef struct LoadedModule { char key[65]; CUmodule mod; } LoadedModule;
+
+struct TgContext {
+	CUcontext cuctx;
+	CUdevice dev;
+	int cc, sms;
+	char arch[16], name[128];
+	JitCache *jit;
+	GemmCtx *gemm;
+	TgOptions opts;
+	pthread_mutex_t lock;
+	LoadedModule *mods;
+	int nmods, capmods;
+};
+
+static void ctx_log(TgContext *c, const char *msg)
+{
+	if (c->opts.log)
+		c->opts.log(c->opts.log_user, msg);
+}
+
+TgStatus tg_context_create(const TgOptions *opts, TgContext **out)
+{
+	char why[256];
+	*out = NULL;
+	if (cudrv_load(why, sizeof why))
+		return fail(TG_ERR_CUDA, "%s", why);
+	TgContext *c = calloc(1, sizeof *c);
+	if (!c)
+		return fail(TG_ERR_NOMEM, "out of host memory");
+	if (opts)
+		c->opts = *opts;
+	pthread_mutex_init(&c->lock, NULL);
+	TgStatus st = TG_ERR_CUDA;
+	if (cu.cuCtxGetCurrent(&c->cuctx) != 0 || !c->cuctx) {
+		if (cu.cuDeviceGet(&c->dev, 0) || cu.cuDevicePrimaryCtxRetain(&c->cuctx, c->dev) ||
+			cu.cuCtxSetCurrent(c->cuctx)) {
+			fail(st, "cannot make a CUDA context on device 0");
+			goto bad;
+		}
+	}
+	if (cu.cuCtxGetDevice(&c->dev)) {
+		fail(st, "cuCtxGetDevice failed");
+		goto bad;
+	}
+	int maj = 0, min = 0;
+	cu.cuDeviceGetAttribute(&maj, TG_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, c->dev);
+	cu.cuDeviceGetAttribute(&min, TG_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, c->dev);
+	cu.cuDeviceGetAttribute(&c->sms, TG_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, c->dev);
+	cu.cuDeviceGetName(c->name, sizeof c->name, c->dev);
+	c->cc = maj * 10 + min;
+	snprintf(c->arch, sizeof c->arch, "sm_%d%s", c->cc, c->cc >= 90 ? "a" : "");
+	char warn[512] = "";
+	c->jit = jit_cache_open(c->opts.cache_dir, c->opts.frozen, warn, sizeof warn);
+	if (!c->jit) {
+		st = fail(TG_ERR_NOMEM, "cannot open the kernel cache");
+		goto bad;
+	}
+	if (warn[0])
+		ctx_log(c, warn);
+	char err[512];
+	c->gemm = gemm_ctx_create(0, err, sizeof err);
+	if (!c->gemm) {
+		fail(TG_ERR_CUDA, "cuBLASLt: %s", err);
+		goto bad;
+	}
+	*out = c;
+	return TG_OK;
+bad:
+	tg_context_destroy(c);
+	return st;
+}
+
+void tg_context_destroy(TgContext *c)
+{
+	if (!c)
+		return;
+	for (int i = 0; i < c->nmods; i++)
+		cu.cuModuleUnload(c->mods[i].mod);
+	free(c->mods);
+	gemm_ctx_destroy(c->gemm);
+	if (c->jit)
+		jit_cache_close(c->jit);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+const char *tg_context_arch(const TgContext *c) { return c->arch; }
+
+static int stream_capturing(CUstream s)
+{
+	int status = TG_CU_STREAM_CAPTURE_STATUS_NONE;
+	if (cu.cuStreamIsCapturing(s, &status) != 0)
+		return 0;
+	return status != TG_CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+/* ---- layers ---- */
+typedef struct TensorRt {
+	CUdeviceptr ptr[COMP_COUNT];   /* resolved device pointers for this run */
+	CUdeviceptr owned[COMP_COUNT]; /* runtime-owned buffers */
+	size_t cap[COMP_COUNT];        /* their sizes */
+	size_t need[COMP_COUNT];       /* bytes this run needs */
+	CUdeviceptr user;              /* user-bound data, 0 = none */
+	int rank;
+	long long shape[TG_MAX_RANK];
+} TensorRt;
+
+struct TgLayer {
+	TgContext *ctx;
+	Arena *arena;
+	Diag diag;
+	const Graph *g;
+	Plan *plan;
+	char *text;
+	JitResult *jit;      /* per kernel (generated ones) */
+	CUfunction *fn;
+	int compiled, loaded;
+	TensorRt *t;
+	long *dim;           /* resolved dims for this run */
+	CUdeviceptr state, state_params;
+	size_t state_floats;
+	CUdeviceptr zero_amax_begin; size_t zero_amax_count; /* current-scaling amaxes to clear per run */
+};
+
+TgStatus tg_layer_create(TgContext *c, const char *name, const char *text, size_t len, TgLayer **out)
+{
+	*out = NULL;
+	if (!c || !text)
+		return fail(TG_ERR_ARG, "tg_layer_create: NULL argument");
+	TgLayer *l = calloc(1, sizeof *l);
+	if (!l)
+		return fail(TG_ERR_NOMEM, "out of host memory");
+	l->ctx = c;
+	l->arena = arena_new();
+	l->text = arena_strndup(l->arena, text, len);
+	const char *file = arena_strdup(l->arena, name ? name : "<spec>");
+	l->diag.file = file;
+	l->diag.src = l->text;
+	Spec *s = spec_load(l->arena, &l->diag, file, l->text, len);
+	Arch arch = {c->cc, c->cc >= 90};
+	const Graph *g = s ? ir_build(l->arena, &l->diag, s, arch) : NULL;
+	Plan *p = g ? plan_build(l->arena, &l->diag, g) : NULL;
+	if (!p) {
+		fail(TG_ERR_SPEC, "%s", l->diag.msg);
+		tg_layer_destroy(l);
+		return TG_ERR_SPEC;
+	}
+	l->g = g;
+	l->plan = p;
+	l->t = arena_alloc(l->arena, sizeof *l->t * (size_t)(g->ntensors ? g->ntensors : 1));
+	l->dim = arena_alloc(l->arena, sizeof *l->dim * (size_t)(g->ndims ? g->ndims : 1));
+	l->jit = arena_alloc(l->arena, sizeof *l->jit * (size_t)(p->nkernels ? p->nkernels : 1));
+	l->fn = arena_alloc(l->arena, sizeof *l->fn * (size_t)(p->nkernels ? p->nkernels : 1));
+	*out = l;
+	return TG_OK;
+}
+
+TgStatus tg_layer_create_file(TgContext *c, const char *path, TgLayer **out)
+{
+	*out = NULL;
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return fail(TG_ERR_ARG, "cannot open %s", path);
+	char *buf = NULL;
+	size_t len = 0, cap = 0, n;
+	char chunk[65536];
+	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+		if (len + n > cap) {
+			cap = (len + n) * 2;
+			char *p = realloc(buf, cap);
+			if (!p) {
+				free(buf);
+				fclose(f);
+				return fail(TG_ERR_NOMEM, "out of host memory");
+			}
+			buf = p;
+		}
+		memcpy(buf + len, chunk, n);
+		len += n;
+	}
+	fclose(f);
+	TgStatus st = tg_layer_create(c, path, buf ? buf : "", len, out);
+	free(buf);
+	return st;
+}
+
+void tg_layer_destroy(TgLayer *l)
+{
+	if (!l)
+		return;
+	if (l->g)
+		for (int i = 0; i < l->g->ntensors; i++)
+			for (int cpt = 0; cpt < COMP_COUNT; cpt++)
+				if (l->t[i].owned[cpt])
+					cu.cuMemFree_v2(l->t[i].owned[cpt]);
+	if (l->state)
+		cu.cuMemFree_v2(l->state);
+	if (l->state_params)
+		cu.cuMemFree_v2(l->state_params);
+	arena_free(l->arena);
+	free(l);
+}
+
+TgStatus tg_layer_compile(TgLayer *l)
+{
+	if (l->compiled)
+		return TG_OK;
+	const Plan *p = l->plan;
+	const char *const *hn, *const *ht;
+	int nh = emit_headers(&hn, &ht);
+	JitSource *src = arena_alloc(l->arena, sizeof *src * (size_t)(p->nkernels ? p->nkernels : 1));
+	int *idx = arena_alloc(l->arena, sizeof *idx * (size_t)(p->nkernels ? p->nkernels : 1));
+	int n = 0;
+	for (int i = 0; i < p->nkernels; i++) {
+		const Kernel *k = &p->kernels[i];
+		if (k->kind != KERNEL_GENERATED)
+			continue;
+		char *code = emit_kernel(l->arena, &l->diag, p, k);
+		if (!code)
+			return fail(TG_ERR_COMPILE, "%s", l->diag.msg);
+		src[n] = (JitSource){emit_entry(l->arena, p, k), code,
+			arena_printf(l->arena, "%s.%s.cu", p->g->layer, k->name), nh, hn, ht};
+		idx[n++] = i;
+	}
+	JitResult *res = arena_alloc(l->arena, sizeof *res * (size_t)(n ? n : 1));
+	const char *arch = l->ctx->arch;
+	char err[8192];
+	if (n && jit_compile_many(l->ctx->jit, src, n, &arch, 1, NULL, 0, res, 0, err, sizeof err))
+		return fail(strstr(err, "frozen") ? TG_ERR_FROZEN : TG_ERR_COMPILE, "%s", err);
+	for (int i = 0; i < n; i++)
+		l->jit[idx[i]] = res[i];
+	l->compiled = 1;
+	return TG_OK;
+}
+
+/* Load one cubin into the context once (modules are shared across layers by key). */
+static TgStatus module_get(TgContext *c, const JitResult *r, CUmodule *out)
+{
+	pthread_mutex_lock(&c->lock);
+	for (int i = 0; i < c->nmods; i++)
+		if (!strcmp(c->mods[i].key, r->key)) {
+			*out = c->mods[i].mod;
+			pthread_mutex_unlock(&c->lock);
+			return TG_OK;
+		}
+	CUmodule m;
+	CUresult cr = cu.cuModuleLoadData(&m, r->cubin);
+	if (cr) {
+		pthread_mutex_unlock(&c->lock);
+		return fail(TG_ERR_CUDA, "cuModuleLoadData: %s", cudrv_errstr(cr));
+	}
+	if (c->nmods == c->capmods) {
+		c->capmods = c->capmods ? c->capmods * 2 : 16;
+		LoadedModule *nm = realloc(c->mods, sizeof *nm * (size_t)c->capmods);
+		if (!nm) {
+			pthread_mutex_unlock(&c->lock);
+			cu.cuModuleUnload(m);
+			return fail(TG_ERR_NOMEM, "out of host memory");
+		}
+		c->mods = nm;
+	}
+	memcpy(c->mods[c->nmods].key, r->key, 65);
+	c->mods[c->nmods++].mod = m;
+	pthread_mutex_unlock(&c->lock);
+	*out = m;
+	return TG_OK;
+}
+
+TgStatus tg_layer_load(TgLayer *l)
+{
+	if (l->loaded)
+		return TG_OK;
+	TgStatus st = tg_layer_compile(l);
+	if (st)
+		return st;
+	const Plan *p = l->plan;
+	for (int i = 0; i < p->nkernels; i++) {
+		const Kernel *k = &p->kernels[i];
+		if (k->kind != KERNEL_GENERATED)
+			continue;
+		CUmodule m = NULL;
+		if ((st = module_get(l->ctx, &l->jit[i], &m)))
+			return st;
+		const char *entry = emit_entry(l->arena, p, k);
+		CU(cu.cuModuleGetFunction(&l->fn[i], m, entry), entry);
+	}
+	/* recipe state: scale = 1, scale_inv = 1, histories 0 */
+	const Graph *g = l->g;
+	int n = g->nstate, L = g->history > 0 ? g->history : 1;
+	if (n) {
+		l->state_floats = (size_t)n * 2 + (size_t)L * n;
+		float *h = calloc(l->state_floats, sizeof *h);
+		int *prm = calloc((size_t)n * 4, sizeof *prm);
+		if (!h || !prm) {
+			free(h);
+			free(prm);
+			return fail(TG_ERR_NOMEM, "out of host memory");
+		}
+		for (int i = 0; i < 2 * n; i++)
+			h[i] = 1.0f;
+		for (int i = 0; i < g->ntensors; i++) {
+			const Tensor *t = &g->tensors[i];
+			if (t->state_slot < 0)
+				continue;
+			int *q = prm + 4 * t->state_slot; /* {fmt, margin, algo, history length} */
+			q[0] = t->dtype == DT_E5M2 ? 1 : 0;
+			q[1] = t->recipe.margin;
+			q[2] = t->recipe.amax_algo == AMAX_MOST_RECENT;
+			q[3] = t->recipe.scaling == SCALING_DELAYED ? t->recipe.history : 1;
+		}
+		CUresult r1 = cu.cuMemAlloc_v2(&l->state, l->state_floats * sizeof(float));
+		CUresult r2 = r1 ? r1 : cu.cuMemAlloc_v2(&l->state_params, (size_t)n * 4 * sizeof(int));
+		CUresult r3 = r2 ? r2 : cu.cuMemcpyHtoD_v2(l->state, h, l->state_floats * sizeof(float));
+		CUresult r4 = r3 ? r3 : cu.cuMemcpyHtoD_v2(l->state_params, prm, (size_t)n * 4 * sizeof(int));
+		free(h);
+		free(prm);
+		if (r4)
+			return fail(TG_ERR_CUDA, "recipe state: %s", cudrv_errstr(r4));
+		l->zero_amax_begin = l->state + ((size_t)2 * n + (size_t)l->plan->ndelayed) * sizeof(float);
+		l->zero_amax_count = (size_t)(n - l->plan->ndelayed);
+	}
+	l->loaded = 1;
+	return TG_OK;
+}
+
+/* ---- bindings ---- */
+static int find_tensor(const Graph *g, const char *name)
+{
+	for (int i = 0; i < g->ntensors; i++)
+		if (!strcmp(g->tensors[i].name, name))
+			return i;
+	return -1;
+}
+
+static DType tg_to_dtype(TgDtype t)
+{
+	switch (t) {
+	case TG_FP32: return DT_F32;
+	case TG_BF16: return DT_BF16;
+	case TG_FP16: return DT_F16;
+	case TG_E4M3: return DT_E4M3;
+	case TG_E5M2: return DT_E5M2;
+	case TG_E2M1: return DT_E2M1;
+	case TG_E8M0: return DT_E8M0;
+	}
+	return DT_NONE;
+}
+
+TgStatus tg_bind(TgLayer *l, const char *name, const TgTensorDesc *d)
+{
+	if (!l || !name || !d)
+		return fail(TG_ERR_ARG, "tg_bind: NULL argument");
+	const Graph *g = l->g;
+	int i = find_tensor(g, name);
+	if (i < 0)
+		return fail(TG_ERR_ARG, "tg_bind: layer %s has no tensor '%s'", g->layer, name);
+	const Tensor *t = &g->tensors[i];
+	if (tg_to_dtype(d->dtype) != t->dtype)
+		return fail(TG_ERR_BINDING, "tg_bind: tensor '%s' is %s, the binding is dtype %d", name, dtype_name(t->dtype),
+			(int)d->dtype);
+	if (d->rank != t->rank)
+		return fail(TG_ERR_BINDING, "tg_bind: tensor '%s' has rank %d, the binding %d", name, t->rank, d->rank);
+	for (int k = 0; k < d->rank; k++) {
+		Extent e = t->shape[k];
+		if (e.dim < 0 && d->shape[k] != e.add)
+			return fail(TG_ERR_BINDING, "tg_bind: tensor '%s' dimension %d is %ld, the binding %lld", name, k, e.add,
+				d->shape[k]);
+		if (e.dim >= 0 && (d->shape[k] < e.add || (d->shape[k] - e.add) % e.mul))
+			return fail(TG_ERR_BINDING, "tg_bind: tensor '%s' dimension %d (%s) cannot be %lld", name, k,
+				g->dims[e.dim].name, d->shape[k]);
+		if (d->strides[k])
+			return fail(TG_ERR_BINDING, "tg_bind: tensor '%s': v1 takes contiguous row-major tensors only (strides 0)",
+				name);
+	}
+	if (!d->data || ((uintptr_t)d->data & 15))
+		return fail(TG_ERR_BINDING, "tg_bind: tensor '%s': data must be a non-NULL 16-byte aligned device pointer", name);
+	TensorRt *r = &l->t[i];
+	r->user = (CUdeviceptr)(uintptr_t)d->data;
+	r->rank = d->rank;
+	memcpy(r->shape, d->shape, sizeof r->shape);
+	return TG_OK;
+}
+
+/* ---- sizes (the reference interpreter defines the layouts) ---- */
+static long extent_val(const TgLayer *l, Extent e) { return e.dim < 0 ? e.add : e.mul * l->dim[e.dim] + e.add; }
+
+static size_t comp_bytes(const TgLayer *l, const Tensor *t, Component c) { return interp_comp_bytes(l->g, l->dim, t, c); }
+
+/* Resolve the dynamic dims from the bindings, check that inputs are bound,
+ * size every buffer and allocate what is missing. */
+static TgStatus prepare(TgLayer *l, CUstream s)
+{
+	const Graph *g = l->g;
+	for (int d = 0; d < g->ndims; d++)
+		l->dim[d] = g->dims[d].value;
+	for (int i = 0; i < g->ntensors; i++) {
+		const Tensor *t = &g->tensors[i];
+		const TensorRt *r = &l->t[i];
+		if (!r->user) {
+			if (t->producer < 0)
+				return fail(TG_ERR_BINDING, "tensor '%s' is a layer input and is not bound", t->name);
+			continue;
+		}
+		for (int k = 0; k < t->rank; k++) {
+			Extent e = t->shape[k];
+			if (e.dim < 0)
+				continue;
+			long v = (long)((r->shape[k] - e.add) / e.mul);
+			if (l->dim[e.dim] < 0)
+				l->dim[e.dim] = v;
+			else if (l->dim[e.dim] != v)
+				return fail(TG_ERR_BINDING, "tensor '%s' gives %s = %ld, but another binding gave %ld", t->name,
+					g->dims[e.dim].name, v, l->dim[e.dim]);
+		}
+	}
+	for (int d = 0; d < g->ndims; d++)
+		if (l->dim[d] < 0)
+			return fail(TG_ERR_BINDING, "dimension '%s' is not fixed by any bound tensor", g->dims[d].name);
+	/* what each tensor needs */
+	for (int i = 0; i < g->ntensors; i++)
+		memset(l->t[i].need, 0, sizeof l->t[i].need);
+	for (int ki = 0; ki < l->plan->nkernels; ki++) {
+		const Kernel *k = &l->plan->kernels[ki];
+		if (k->kind == KERNEL_GEMM) {
+			const GemmCall *c = &k->gemm;
+			l->t[c->a].need[c->a_comp] = 1;
+			l->t[c->b].need[c->b_comp] = 1;
+			l->t[c->d].need[COMP_DATA] = 1;
+			if (c->bias >= 0)
+				l->t[c->bias].need[COMP_DATA] = 1;
+			if (c->scaling == SCALING_BLOCK1X128 || c->scaling == SCALING_BLOCK128X128) {
+				l->t[c->a].need[c->a_comp == COMP_DATA ? COMP_SCALE_INV : COMP_SCALE_INV_T] = 1;
+				l->t[c->b].need[c->b_comp == COMP_DATA ? COMP_SCALE_INV : COMP_SCALE_INV_T] = 1;
+			}
+			continue;
+		}
+		for (int b = 0; b < k->nbind; b++)
+			if (k->bind[b].tensor >= 0)
+				l->t[k->bind[b].tensor].need[k->bind[b].comp] = 1;
+	}
+	int capturing = -1;
+	for (int i = 0; i < g->ntensors; i++) {
+		const Tensor *t = &g->tensors[i];
+		TensorRt *r = &l->t[i];
+		for (int c = 0; c < COMP_COUNT; c++) {
+			r->ptr[c] = 0;
+			if (!r->need[c])
+				continue;
+			if (t->state_slot >= 0 && (c == COMP_SCALE || c == COMP_SCALE_INV || c == COMP_AMAX)) {
+				size_t n = (size_t)g->nstate;
+				size_t off = c == COMP_SCALE ? 0 : c == COMP_SCALE_INV ? n : 2 * n;
+				r->ptr[c] = l->state + (off + (size_t)t->state_slot) * sizeof(float);
+				continue;
+			}
+			if (c == COMP_DATA && r->user) {
+				r->ptr[c] = r->user;
+				continue;
+			}
+			size_t bytes = comp_bytes(l, t, c);
+			if (!bytes)
+				continue;
+			if (r->cap[c] < bytes) {
+				if (capturing < 0)
+					capturing = stream_capturing(s);
+				if (capturing)
+					return fail(TG_ERR_CAPTURING, "tensor '%s' needs a larger buffer while the stream is capturing; "
+						"run once before capturing", t->name);
+				if (r->owned[c])
+					cu.cuMemFree_v2(r->owned[c]);
+				r->owned[c] = 0;
+				r->cap[c] = 0;
+				CUresult cr = cu.cuMemAlloc_v2(&r->owned[c], bytes);
+				if (cr)
+					return fail(TG_ERR_NOMEM, "allocating %zu bytes for tensor '%s': %s", bytes, t->name,
+						cudrv_errstr(cr));
+				r->cap[c] = bytes;
+			}
+			r->ptr[c] = r->owned[c];
+		}
+	}
+	return TG_OK;
+}
+
+static TgStatus launch_generated(TgLayer *l, int ki, CUstream s)
+{
+	const Kernel *k = &l->plan->kernels[ki];
+	TgParams prm;
+	memset(&prm, 0, sizeof prm);
+	for (int b = 0; b < k->nbind; b++) {
+		const Binding *bd = &k->bind[b];
+		CUdeviceptr ptr = bd->comp == COMP_STATE ? l->state
+			: bd->comp == COMP_STATE_PARAMS ? l->state_params : l->t[bd->tensor].ptr[bd->comp];
+		prm.p[bd->slot] = (void *)(uintptr_t)ptr;
+	}
+	long rows = extent_val(l, k->rows);
+	prm.n[0] = rows;
+	prm.n[1] = k->cols;
+	if (rows <= 0)
+		return TG_OK;
+	unsigned long long gx = k->grid_rows ? ((unsigned long long)rows + (unsigned)k->grid_rows - 1) / (unsigned)k->grid_rows : 1;
+	unsigned long long gy = k->grid_cols ? ((unsigned long long)k->cols + (unsigned long long)k->grid_cols - 1) /
+		(unsigned long long)k->grid_cols : 1;
+	if (gx > 0x7fffffffULL)
+		gx = 0x7fffffffULL;
+	if (gy > 65535)
+		gy = 65535;
+	void *args[] = {&prm};
+	CUresult r = cu.cuLaunchKernel(l->fn[ki], (unsigned)gx, (unsigned)gy, 1, (unsigned)k->threads, 1, 1, 0, s, args, NULL);
+	if (r)
+		return fail(TG_ERR_CUDA, "launching %s: %s", k->name, cudrv_errstr(r));
+	return TG_OK;
+}
+
+static TgStatus launch_gemm(TgLayer *l, int ki, CUstream s)
+{
+	const Kernel *k = &l->plan->kernels[ki];
+	const GemmCall *c = &k->gemm;
+	const Graph *g = l->g;
+	const Tensor *a = &g->tensors[c->a], *b = &g->tensors[c->b], *d = &g->tensors[c->d];
+	if (g->ops[c->op].emulated)
+		return fail(TG_ERR_UNSUPPORTED, "%s: %s; the emulated GEMM path is not built yet", k->name, g->ops[c->op].emulated);
+	GemmDesc gd = {0};
+	gd.m = (int)extent_val(l, c->m);
+	gd.n = (int)extent_val(l, c->n);
+	gd.k = (int)extent_val(l, c->k);
+	gd.a_dtype = c->a_dtype;
+	gd.b_dtype = c->b_dtype;
+	gd.d_dtype = c->d_dtype;
+	gd.fast_accum = c->fast_accum;
+	gd.accumulate = c->accumulate;
+	gd.epilogue = c->bias >= 0 ? (c->gelu ? GEMM_EPI_GELU_BIAS : GEMM_EPI_BIAS) : (c->gelu ? GEMM_EPI_GELU : GEMM_EPI_NONE);
+	GemmArgs ga = {0};
+	ga.a = (void *)(uintptr_t)l->t[c->a].ptr[c->a_comp];
+	ga.b = (void *)(uintptr_t)l->t[c->b].ptr[c->b_comp];
+	ga.d = (void *)(uintptr_t)l->t[c->d].ptr[COMP_DATA];
+	ga.bias = c->bias >= 0 ? (void *)(uintptr_t)l->t[c->bias].ptr[COMP_DATA] : NULL;
+	ga.alpha = 1.0f;
+	ga.beta = c->accumulate ? 1.0f : 0.0f;
+	switch (c->scaling) {
+	case SCALING_NONE:
+		gd.scale_mode = GEMM_SCALE_NONE;
+		break;
+	case SCALING_DELAYED:
+	case SCALING_CURRENT:
+		gd.scale_mode = GEMM_SCALE_TENSOR;
+		ga.a_scale_inv = (const float *)(uintptr_t)l->t[c->a].ptr[COMP_SCALE_INV];
+		ga.b_scale_inv = (const float *)(uintptr_t)l->t[c->b].ptr[COMP_SCALE_INV];
+		break;
+	case SCALING_BLOCK1X128:
+	case SCALING_BLOCK128X128:
+		gd.scale_mode = GEMM_SCALE_BLOCK;
+		gd.a_block128x128 = a->recipe.scaling == SCALING_BLOCK128X128;
+		gd.b_block128x128 = b->recipe.scaling == SCALING_BLOCK128X128;
+		ga.a_scale_inv = (const float *)(uintptr_t)l->t[c->a].ptr[c->a_comp == COMP_DATA ? COMP_SCALE_INV : COMP_SCALE_INV_T];
+		ga.b_scale_inv = (const float *)(uintptr_t)l->t[c->b].ptr[c->b_comp == COMP_DATA ? COMP_SCALE_INV : COMP_SCALE_INV_T];
+		break;
+	default:
+		return fail(TG_ERR_UNSUPPORTED, "%s: %s GEMM operands are not supported by the runtime yet", k->name,
+			scaling_name(c->scaling));
+	}
+	if (d->dtype == DT_E4M3 || d->dtype == DT_E5M2) {
+		ga.d_scale = (const float *)(uintptr_t)l->t[c->d].ptr[COMP_SCALE];
+		ga.d_amax = (float *)(uintptr_t)l->t[c->d].ptr[COMP_AMAX];
+	}
+	char err[1024];
+	int r = gemm_run(l->ctx->gemm, &gd, &ga, s, err, sizeof err);
+	if (r)
+		return fail(r == GEMM_ENOTSUP ? TG_ERR_UNSUPPORTED : r == GEMM_EINVAL ? TG_ERR_BINDING : TG_ERR_CUDA, "%s: %s",
+			k->name, err);
+	return TG_OK;
+}
+
+static TgStatus run_kernels(TgLayer *l, CUstream s, float *ms, int nms)
+{
+	if (!l->loaded) {
+		if (stream_capturing(s))
+			return fail(TG_ERR_CAPTURING, "layer %s is not loaded and the stream is capturing; call tg_layer_load first",
+				l->g->layer);
+		TgStatus st = tg_layer_load(l);
+		if (st)
+			return st;
+	}
+	TgStatus st = prepare(l, s);
+	if (st)
+		return st;
+	if (l->zero_amax_count)
+		CU(cu.cuMemsetD32Async(l->zero_amax_begin, 0, l->zero_amax_count, s), "clearing amaxes");
+	CUevent ev[2] = {0, 0};
+	if (ms) {
+		CU(cu.cuEventCreate(&ev[0], 0), "cuEventCreate");
+		CU(cu.cuEventCreate(&ev[1], 0), "cuEventCreate");
+	}
+	for (int i = 0; i < l->plan->nkernels && !st; i++) {
+		if (i == l->plan->update_kernel)
+			continue;
+		if (ms && i < nms)
+			cu.cuEventRecord(ev[0], s);
+		st = l->plan->kernels[i].kind == KERNEL_GEMM ? launch_gemm(l, i, s) : launch_generated(l, i, s);
+		if (ms && i < nms) {
+			cu.cuEventRecord(ev[1], s);
+			cu.cuEventSynchronize(ev[1]);
+			cu.cuEventElapsedTime(&ms[i], ev[0], ev[1]);
+		}
+	}
+	if (ms) {
+		cu.cuEventDestroy_v2(ev[0]);
+		cu.cuEventDestroy_v2(ev[1]);
+	}
+	return st;
+}
+
+TgStatus tg_run(TgLayer *l, TgStream s)
+{
+	if (!l)
+		return fail(TG_ERR_ARG, "tg_run: NULL layer");
+	return run_kernels(l, (CUstream)s, NULL, 0);
+}
+
+TgStatus tg_run_timed(TgLayer *l, TgStream s, float *ms, int n)
+{
+	if (!l || !ms)
+		return fail(TG_ERR_ARG, "tg_run_timed: NULL argument");
+	for (int i = 0; i < n; i++)
+		ms[i] = 0;
+	return run_kernels(l, (CUstream)s, ms, n);
+}
+
+TgStatus tg_step(TgLayer *l, TgStream s)
+{
+	if (!l)
+		return fail(TG_ERR_ARG, "tg_step: NULL layer");
+	if (!l->loaded)
+		return fail(TG_ERR_ARG, "tg_step: layer %s has not run yet", l->g->layer);
+	if (l->plan->update_kernel < 0)
+		return TG_OK;
+	return launch_generated(l, l->plan->update_kernel, (CUstream)s);
+}
+
+TgStatus tg_state(TgLayer *l, void **dev, size_t *bytes, TgStateLayout *lay)
+{
+	if (!l)
+		return fail(TG_ERR_ARG, "tg_state: NULL layer");
+	if (!l->loaded) {
+		TgStatus st = tg_layer_load(l);
+		if (st)
+			return st;
+	}
+	size_t n = (size_t)l->g->nstate;
+	if (dev)
+		*dev = (void *)(uintptr_t)l->state;
+	if (bytes)
+		*bytes = l->state_floats * sizeof(float);
+	if (lay) {
+		lay->tensors = (int)n;
+		lay->delayed = l->plan->ndelayed;
+		lay->history = l->g->history > 0 ? l->g->history : 1;
+		lay->scale = 0;
+		lay->scale_inv = n;
+		lay->history_offset = 2 * n;
+		lay->amax = 2 * n;
+	}
+	return TG_OK;
+}
+
+static const char *const comp_names[] = {
+#define X(e, s) s,
+	TG_COMPONENTS(X)
+#undef X
+};
+
+const char *comp_name(int c) { return c >= 0 && c < COMP_COUNT ? comp_names[c] : "?"; }
+
+TgStatus tg_layer_tensor_component(TgLayer *l, int i, Component c, void **dev, size_t *bytes)
+{
+	if (i < 0 || i >= l->g->ntensors || !l->t[i].ptr[c])
+		return fail(TG_ERR_ARG, "tensor %d has no %s (or the layer has not run)", i, comp_name(c));
+	const Tensor *t = &l->g->tensors[i];
+	bool state = t->state_slot >= 0 && (c == COMP_SCALE || c == COMP_SCALE_INV || c == COMP_AMAX);
+	*dev = (void *)(uintptr_t)l->t[i].ptr[c];
+	if (bytes)
+		*bytes = state ? sizeof(float) : comp_bytes(l, t, c);
+	return TG_OK;
+}
+
+TgStatus tg_tensor_ptr(TgLayer *l, const char *name, const char *component, void **dev, size_t *bytes)
+{
+	int i = find_tensor(l->g, name);
+	if (i < 0)
+		return fail(TG_ERR_ARG, "tg_tensor_ptr: no tensor '%s'", name);
+	for (int c = 0; c < COMP_COUNT; c++)
+		if (!strcmp(comp_names[c], component))
+			return tg_layer_tensor_component(l, i, (Component)c, dev, bytes);
+	return fail(TG_ERR_ARG, "tg_tensor_ptr: unknown component '%s'", component);
+}
+
+const struct JitResult *tg_layer_jit(const TgLayer *l, int i)
+{
+	return i >= 0 && i < l->plan->nkernels && l->jit[i].cubin ? &l->jit[i] : NULL;
+}
+
+int tg_layer_kernel_count(const TgLayer *l) { return l->plan->nkernels; }
+
+TgStatus tg_layer_kernel_info(const TgLayer *l, int i, const char **name, int *hit, int *regs, int *spills)
+{
+	if (i < 0 || i >= l->plan->nkernels)
+		return fail(TG_ERR_ARG, "kernel index %d out of range", i);
+	const Kernel *k = &l->plan->kernels[i];
+	*name = k->name;
+	*hit = k->kind == KERNEL_GENERATED ? l->jit[i].cache_hit : -1;
+	*regs = k->kind == KERNEL_GENERATED ? l->jit[i].regs : -1;
+	*spills = k->kind == KERNEL_GENERATED ? l->jit[i].spill_stores + l->jit[i].spill_loads : 0;
+	return TG_OK;
+}
+
+const Plan *tg_layer_plan(const TgLayer *l) { return l->plan; }

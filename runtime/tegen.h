@@ -1,0 +1,117 @@
+/* tegen.h: the public C API of libtegen.
+ *
+ * A host program hands tegen a layer spec (YAML text or a file), binds its own
+ * device buffers by tensor name, and runs the layer on a stream. tegen plans
+ * and JIT-compiles the kernels (NVRTC, disk-cached), keeps the recipe state
+ * (amax histories, scales) on the GPU, and calls cuBLASLt for GEMMs.
+ *
+ * Rules: every call returns a TgStatus; tg_last_error() gives the message of
+ * the last failure on this thread. The library never prints and never exits.
+ * Create/destroy come in pairs. No CUDA header is needed to include this file:
+ * TgStream is the same type as CUstream / cudaStream_t. */
+#ifndef TEGEN_H
+#define TEGEN_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TG_API_VERSION 1
+
+typedef struct TgContext TgContext;
+typedef struct TgLayer TgLayer;
+typedef struct CUstream_st *TgStream;
+
+typedef enum TgStatus {
+	TG_OK = 0,
+	TG_ERR_ARG,          /* a bad argument (NULL, unknown name, bad option) */
+	TG_ERR_SPEC,         /* the spec does not parse or validate; message has file:line:col */
+	TG_ERR_UNSUPPORTED,  /* valid, but not supported by this build or GPU */
+	TG_ERR_COMPILE,      /* NVRTC failed; message has the log and the source path */
+	TG_ERR_FROZEN,       /* frozen mode and a kernel is not in the cache */
+	TG_ERR_CAPTURING,    /* would compile, load or allocate while the stream is being captured */
+	TG_ERR_BINDING,      /* a tensor binding is missing or wrong (dtype, shape, alignment) */
+	TG_ERR_CUDA,         /* a CUDA driver or cuBLASLt call failed */
+	TG_ERR_NOMEM,        /* host or device allocation failed */
+} TgStatus;
+
+/* Element types, in the spelling of specs. */
+typedef enum TgDtype { TG_FP32 = 1, TG_BF16, TG_FP16, TG_E4M3, TG_E5M2, TG_E2M1, TG_E8M0 } TgDtype;
+
+typedef struct TgOptions {
+	const char *cache_dir;   /* NULL: $TEGEN_CACHE_DIR, $XDG_CACHE_HOME/tegen, ~/.cache/tegen */
+	int frozen;              /* nonzero: a kernel cache miss is an error (TG_ERR_FROZEN) */
+	void (*log)(void *user, const char *msg); /* optional: warnings and compile progress */
+	void *log_user;
+} TgOptions;
+
+typedef struct TgTensorDesc {
+	void *data;              /* device pointer, 16-byte aligned */
+	TgDtype dtype;
+	int rank;
+	long long shape[4];
+	long long strides[4];    /* in elements; all 0 = contiguous row-major (the only layout v1 takes) */
+} TgTensorDesc;
+
+/* Where the recipe state lives: one device buffer of floats per layer. */
+typedef struct TgStateLayout {
+	int tensors;             /* per-tensor scaled tensors (n) */
+	int delayed;             /* the first `delayed` of them use delayed scaling */
+	int history;             /* history length L (rows of the history block) */
+	size_t scale, scale_inv, history_offset; /* float offsets: scale[n], scale_inv[n], history[L][n] */
+	size_t amax;             /* float offset of the n current amaxes (= history row 0), for one all-reduce */
+} TgStateLayout;
+
+/* tg_last_error returns the message of this thread's last failed call ("" if none). */
+const char *tg_last_error(void);
+/* tg_version returns the library version string. */
+const char *tg_version(void);
+
+/* tg_context_create binds to the calling thread's current CUDA context (or the
+ * primary context of device 0 when none is current). opts may be NULL. */
+TgStatus tg_context_create(const TgOptions *opts, TgContext **out);
+/* tg_context_destroy frees the kernel cache, modules and cuBLASLt handle. */
+void tg_context_destroy(TgContext *ctx);
+/* tg_context_arch names the target architecture of the context's GPU ("sm_90a"). */
+const char *tg_context_arch(const TgContext *ctx);
+
+/* tg_layer_create parses, validates and plans a layer from spec text (name is
+ * used in messages). Nothing is compiled yet. */
+TgStatus tg_layer_create(TgContext *ctx, const char *name, const char *text, size_t len, TgLayer **out);
+/* tg_layer_create_file is tg_layer_create on a file's contents. */
+TgStatus tg_layer_create_file(TgContext *ctx, const char *path, TgLayer **out);
+/* tg_layer_compile JIT-compiles every kernel (disk cache first), in parallel. */
+TgStatus tg_layer_compile(TgLayer *layer);
+/* tg_layer_load loads the compiled kernels into the context (compiles first if needed). */
+TgStatus tg_layer_load(TgLayer *layer);
+/* tg_layer_destroy frees the layer's device buffers and state. */
+void tg_layer_destroy(TgLayer *layer);
+
+/* tg_bind attaches a device buffer to a tensor by name; dynamic dims (tokens)
+ * are taken from the shapes. Checks dtype, shape and alignment. */
+TgStatus tg_bind(TgLayer *layer, const char *tensor, const TgTensorDesc *desc);
+/* tg_run runs the layer on a stream: no host synchronization, and no allocation
+ * once buffers for this size exist, so it can be captured into a CUDA graph. */
+TgStatus tg_run(TgLayer *layer, TgStream stream);
+/* tg_step rolls the delayed-scaling amax histories and computes the next scales, on the device. */
+TgStatus tg_step(TgLayer *layer, TgStream stream);
+
+/* tg_state exposes the recipe state buffer (device) and its layout. */
+TgStatus tg_state(TgLayer *layer, void **dev, size_t *bytes, TgStateLayout *layout);
+/* tg_tensor_ptr returns a device pointer to a tensor component after a run
+ * ("data", "data_t", "scale", "scale_inv", "scale_inv_t", "amax") and its size in bytes. */
+TgStatus tg_tensor_ptr(TgLayer *layer, const char *tensor, const char *component, void **dev, size_t *bytes);
+
+/* Introspection for tools: kernels of the layer, and per-kernel timing. */
+int tg_layer_kernel_count(const TgLayer *layer);
+/* tg_layer_kernel_info describes kernel i: name, whether it was a cache hit, registers, spills. */
+TgStatus tg_layer_kernel_info(const TgLayer *layer, int i, const char **name, int *cache_hit, int *regs, int *spills);
+/* tg_run_timed is tg_run with a CUDA event pair around each kernel; ms[i] gets kernel i's time (synchronizes). */
+TgStatus tg_run_timed(TgLayer *layer, TgStream stream, float *ms, int n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

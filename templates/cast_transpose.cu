@@ -1,0 +1,481 @@
+// tegen-slots: TG_KERNEL TG_IN_DTYPE TG_OUT_DTYPE TG_FMT TG_RECIPE TG_ROWWISE TG_COLWISE TG_COLS TG_THREADS TG_TILE_ROWS TG_TILE_COLS TG_EPS_SCALE TG_POW2
+/* cast_transpose.cu: one read of x [rows][cols], every requested output.
+ *
+ * Outputs (pointer slots of tg_kernel.h):
+ *   OUT    rowwise copy [rows][cols]            (TG_ROWWISE = 1)
+ *   OUT_T  columnwise copy, transposed [cols][rows] (TG_COLWISE = 1)
+ *   SCALE / SCALE_INV / SCALE_INV_T / AMAX per recipe, layouts as tg_kernel.h.
+ *
+ * Recipes (TG_RECIPE):
+ *   0 none: high-precision cast to TG_OUT_DTYPE (0 fp32, 1 bf16, 2 fp16), and/or
+ *     transpose. AMAX updated when the pointer is not NULL.
+ *   1 per-tensor delayed: scale = *SCALE; q = fmt(x*scale); CTA 0 writes
+ *     SCALE_INV = 1/scale; atomic max into AMAX (required).
+ *   2 per-tensor current, cast pass: scale = tg_current_scale(*AMAX, fmt_max,
+ *     TG_EPS_SCALE, TG_POW2); CTA 0 writes SCALE and SCALE_INV.
+ *   3 per-tensor current, amax pass: atomic max into AMAX only; writes nothing
+ *     else (TG_ROWWISE/TG_COLWISE ignored). This is the streaming amax kernel.
+ *   4 FP8 block 1x128 (rowwise blocks along cols, columnwise along rows),
+ *     tg_block_scale(amax, fmt_max, TG_EPS_SCALE, TG_POW2).
+ *   5 FP8 block 128x128, one scale per 128x128 block shared by both copies.
+ *   6 MXFP8: E8M0 per 32 in both directions, plain layouts.
+ *   Recipes 0, 4, 5, 6 also atomic-max AMAX when that pointer is not NULL.
+ *   FP8 outputs use TG_FMT (0 e4m3, 1 e5m2); TG_OUT_DTYPE matters only for
+ *   recipe 0 (give 0 otherwise).
+ *
+ * Launch rule (1D grid over tiles, any grid >= 1 is correct):
+ *   block  = (TG_THREADS, 1, 1), no dynamic shared memory
+ *   tiles  = ceil(rows / TG_TILE_ROWS) * ceil(TG_COLS / TG_TILE_COLS),  rows = n[0]
+ *   grid.x = min(tiles, cap)   (cap e.g. 8 * SM count; grid-stride over tiles)
+ *   n[1] is not read (cols is TG_COLS).
+ *
+ * Tile constraints (static_assert): TG_COLS % 16 == 0; TG_TILE_COLS % 128 == 0;
+ * TG_THREADS % (TG_TILE_COLS/8) == 0; TG_TILE_ROWS % (TG_THREADS/(TG_TILE_COLS/8))
+ * == 0; with TG_COLWISE: TG_TILE_ROWS % 32 == 0; recipe 4 columnwise:
+ * TG_TILE_ROWS % 128 == 0; recipe 5: TG_TILE_ROWS == TG_TILE_COLS == 128.
+ * Good variants: per-tensor 64x128/256 thr, 1x128 and 128x128 128x128/256 thr,
+ * MXFP8 64x128/256 thr; quantize rowwise-only 32x256/256 thr.
+ *
+ * How: each thread owns one 8-element column chunk and TG_TILE_ROWS/G
+ * consecutive rows of the tile (G = threads per chunk column); it loads all
+ * its 16-byte vectors first, makes the rowwise copy from registers (group
+ * amax by warp shuffles), and writes the columnwise-quantized bytes into a
+ * shared tile (XOR-swizzled, conflict-free); the tile then leaves transposed,
+ * each thread reading 16 bytes of rows x 4/2/1 words and shuffling them with
+ * prmt into 16-byte stores, two lanes per 32-byte sector of OUT_T.
+ */
+#include "tg_formats.h"
+#include "tg_recipe.h"
+#include "tg_kernel.h"
+
+#ifndef TG_CAST_TRANSPOSE_BODY
+#define TG_CAST_TRANSPOSE_BODY
+
+namespace tgct {
+
+__device__ __forceinline__ uint4 ldg16(const void *p)
+{
+	uint4 v;
+	asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
+	             : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+	return v;
+}
+
+/* 8 elements of input dtype DT held raw: 2-byte types in w[0..3], fp32 in w[0..7]. */
+template <int DT> struct Raw { uint32_t w[DT == 0 ? 8 : 4]; };
+
+template <int DT> __device__ __forceinline__ void load8(Raw<DT> &r, const void *p)
+{
+	uint4 a = ldg16(p);
+	r.w[0] = a.x; r.w[1] = a.y; r.w[2] = a.z; r.w[3] = a.w;
+	if (DT == 0) {
+		uint4 b = ldg16((const char *)p + 16);
+		r.w[4 % (DT == 0 ? 8 : 4)] = b.x; r.w[5 % (DT == 0 ? 8 : 4)] = b.y;
+		r.w[6 % (DT == 0 ? 8 : 4)] = b.z; r.w[7 % (DT == 0 ? 8 : 4)] = b.w;
+	}
+}
+
+template <int DT> __device__ __forceinline__ void zero8(Raw<DT> &r)
+{
+#pragma unroll
+	for (int i = 0; i < (DT == 0 ? 8 : 4); i++)
+		r.w[i] = 0;
+}
+
+template <int DT> __device__ __forceinline__ void cvt8(const Raw<DT> &r, float v[8])
+{
+#pragma unroll
+	for (int i = 0; i < 8; i++) {
+		if (DT == 0)
+			v[i] = __uint_as_float(r.w[i % (DT == 0 ? 8 : 4)]);
+		else {
+			uint16_t h = (uint16_t)(i & 1 ? r.w[i / 2] >> 16 : r.w[i / 2] & 0xFFFF);
+			v[i] = DT == 1 ? tg_bf16_to_f32(h) : tg_f16_to_f32(h);
+		}
+	}
+}
+
+__device__ __forceinline__ float absmax8(const float v[8], float m)
+{
+#pragma unroll
+	for (int i = 0; i < 8; i++)
+		m = fmaxf(m, fabsf(v[i])); /* fmaxf drops NaN */
+	return m;
+}
+
+/* 8 elements to FP8 (x*s), packed little-endian into 2 words. */
+template <int FMT> __device__ __forceinline__ void q8(const float v[8], float s, uint32_t o[2])
+{
+#pragma unroll
+	for (int i = 0; i < 2; i++) {
+		uint32_t lo, hi;
+		if (FMT == TG_FMT_E4M3) {
+			lo = tg_f32x2_to_e4m3x2(v[4 * i] * s, v[4 * i + 1] * s);
+			hi = tg_f32x2_to_e4m3x2(v[4 * i + 2] * s, v[4 * i + 3] * s);
+		} else {
+			lo = tg_f32x2_to_e5m2x2(v[4 * i] * s, v[4 * i + 1] * s);
+			hi = tg_f32x2_to_e5m2x2(v[4 * i + 2] * s, v[4 * i + 3] * s);
+		}
+		o[i] = lo | (hi << 16);
+	}
+}
+
+/* 8 elements to a high-precision dtype: 2 words per 2-byte type... up to 8 words. */
+template <int OD> __device__ __forceinline__ void hp8(const float v[8], uint32_t o[8])
+{
+#pragma unroll
+	for (int i = 0; i < 8; i++) {
+		if (OD == 0)
+			o[i] = __float_as_uint(v[i]);
+		else if (i < 4) {
+			uint32_t a = OD == 1 ? tg_f32_to_bf16(v[2 * i]) : tg_f32_to_f16(v[2 * i]);
+			uint32_t b = OD == 1 ? tg_f32_to_bf16(v[2 * i + 1]) : tg_f32_to_f16(v[2 * i + 1]);
+			o[i] = a | (b << 16);
+		}
+	}
+}
+
+/* Store NW words (2, 4 or 8) to global or shared (generic pointer, aligned). */
+template <int NW> __device__ __forceinline__ void stw(void *p, const uint32_t *o)
+{
+	if (NW == 2)
+		*(uint2 *)p = make_uint2(o[0], o[1]);
+	else {
+		*(uint4 *)p = make_uint4(o[0], o[1], o[2], o[3]);
+		if (NW == 8)
+			*((uint4 *)p + 1) = make_uint4(o[4 % NW], o[5 % NW], o[6 % NW], o[7 % NW]);
+	}
+}
+
+__device__ __forceinline__ float warp_max(float m)
+{
+#pragma unroll
+	for (int o = 16; o > 0; o >>= 1)
+		m = fmaxf(m, __shfl_xor_sync(0xFFFFFFFFu, m, o));
+	return m;
+}
+
+/* Block-wide max; every thread gets it. red has >= 32 floats. Contains two barriers. */
+template <int THREADS> __device__ __forceinline__ float block_max(float m, float *red)
+{
+	m = warp_max(m);
+	if ((threadIdx.x & 31) == 0)
+		red[threadIdx.x >> 5] = m;
+	__syncthreads();
+	float r = 0.0f;
+#pragma unroll
+	for (int i = 0; i < THREADS / 32; i++)
+		r = fmaxf(r, red[i]);
+	__syncthreads();
+	return r;
+}
+
+template <int IN_DT, int OUT_DT, int FMT, int RECIPE, int ROWW, int COLW, int COLS, int THREADS, int TR,
+          int TC, int POW2>
+__device__ __forceinline__ void body(const TgParams &p, const float eps)
+{
+	constexpr int CPR = TC / 8;            /* chunks per tile row */
+	constexpr int G = THREADS / CPR;       /* thread groups along rows */
+	constexpr int NK = TR / G;             /* consecutive rows per thread */
+	constexpr bool AMAXONLY = RECIPE == 3;
+	constexpr bool ROW = ROWW && !AMAXONLY;
+	constexpr bool COL = COLW && !AMAXONLY;
+	constexpr bool PERT = RECIPE == 1 || RECIPE == 2;
+	constexpr int OES = RECIPE == 0 ? (OUT_DT == 0 ? 4 : 2) : 1; /* output element bytes */
+	constexpr int OW = 2 * OES;                                   /* words per 8-element chunk */
+	constexpr int P = TC * OES / 4;                               /* shared tile words per row */
+	constexpr int R = 16 / OES;                                   /* rows per 16-byte column piece */
+	constexpr int CBR = RECIPE == 6 ? 32 : 128;                   /* columnwise block rows (4, 6) */
+	constexpr bool COLAM = COL && (RECIPE == 4 || RECIPE == 6);   /* per-column block amax needed */
+	constexpr int NB = TR / CBR > 0 ? TR / CBR : 1;               /* column blocks per tile */
+	static_assert(COLS % 16 == 0, "TG_COLS must be a multiple of 16");
+	static_assert(TC % 128 == 0, "TG_TILE_COLS must be a multiple of 128");
+	static_assert(THREADS % 32 == 0 && THREADS % CPR == 0, "TG_THREADS must be a multiple of 32 and of TG_TILE_COLS/8");
+	static_assert(NK >= 1 && TR % G == 0, "TG_TILE_ROWS must be a multiple of TG_THREADS/(TG_TILE_COLS/8)");
+	static_assert(!COL || TR % 32 == 0, "columnwise output needs TG_TILE_ROWS % 32 == 0");
+	static_assert(!(COLAM && RECIPE == 4) || TR % 128 == 0, "block1x128 columnwise needs TG_TILE_ROWS % 128 == 0");
+	static_assert(!COLAM || CBR % NK == 0, "a thread's rows must stay inside one column block");
+	static_assert(RECIPE != 5 || (TR == 128 && TC == 128), "block128x128 needs a 128x128 tile");
+	static_assert(RECIPE >= 0 && RECIPE <= 6, "TG_RECIPE out of range");
+
+	__shared__ uint4 s_tile4[COL ? TR * P / 4 : 1];
+	__shared__ __align__(16) float s_pam[COLAM ? G * TC : 1];   /* per-thread-group column partial amax */
+	__shared__ __align__(16) float s_csc[COLAM ? NB * TC : 1];  /* column block scale multipliers */
+	__shared__ float s_red[32];
+	uint32_t *s_tile = (uint32_t *)s_tile4;
+
+	const long long rows = p.n[0];
+	const int tid = threadIdx.x;
+	const int g = tid / CPR, cc = tid % CPR;
+	constexpr int TILES_C = (COLS + TC - 1) / TC;
+	const long long tiles = (rows + TR - 1) / TR * TILES_C;
+	const float fmax = tg_fmt_max(FMT);
+	const bool cta0 = blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0;
+	const char *in = (const char *)p.p[TG_P_IN];
+	unsigned char *out = (unsigned char *)p.p[TG_P_OUT];
+	unsigned char *out_t = (unsigned char *)p.p[TG_P_OUT_T];
+	constexpr int IES = IN_DT == 0 ? 4 : 2;
+
+	float scale = 1.0f;
+	if (RECIPE == 1) {
+		scale = *(const float *)p.p[TG_P_SCALE];
+		if (cta0 && tid == 0)
+			*(float *)p.p[TG_P_SCALE_INV] = tg_scale_inv(scale);
+	} else if (RECIPE == 2) {
+		scale = tg_current_scale(*(const float *)p.p[TG_P_AMAX], fmax, eps, POW2);
+		if (cta0 && tid == 0) {
+			*(float *)p.p[TG_P_SCALE] = scale;
+			*(float *)p.p[TG_P_SCALE_INV] = tg_scale_inv(scale);
+		}
+	}
+	const bool want_amax = RECIPE == 1 || RECIPE == 3 || (RECIPE != 2 && p.p[TG_P_AMAX] != 0);
+	float tamax = 0.0f; /* this thread's per-tensor amax */
+
+	for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+		const long long row0 = tile / TILES_C * TR;
+		const int col0 = (int)(tile % TILES_C) * TC;
+		const int col = col0 + cc * 8;
+		const bool colok = col < COLS;
+
+		Raw<IN_DT> raw[NK];
+#pragma unroll
+		for (int k = 0; k < NK; k++) {
+			const long long r = row0 + g * NK + k;
+			if (colok && r < rows)
+				load8<IN_DT>(raw[k], in + ((size_t)r * COLS + col) * IES);
+			else
+				zero8<IN_DT>(raw[k]);
+		}
+
+		float camax[8]; /* this thread's column amax over its NK rows (COLAM) */
+#pragma unroll
+		for (int j = 0; j < 8; j++)
+			camax[j] = 0.0f;
+		float tile_scale = 1.0f;
+		if (RECIPE == 5) {
+			float m = 0.0f;
+#pragma unroll
+			for (int k = 0; k < NK; k++) {
+				float v[8];
+				cvt8<IN_DT>(raw[k], v);
+				m = absmax8(v, m);
+			}
+			const float bm = block_max<THREADS>(m, s_red);
+			tile_scale = tg_block_scale(bm, fmax, eps, POW2);
+			if (tid == 0) {
+				const long long br = row0 / 128, nbr = (rows + 127) / 128;
+				const int bc = col0 / 128;
+				constexpr int NBC = (COLS + 127) / 128;
+				const float si = tg_scale_inv(tile_scale);
+				if (ROW)
+					((float *)p.p[TG_P_SCALE_INV])[br * NBC + bc] = si;
+				if (COL)
+					((float *)p.p[TG_P_SCALE_INV_T])[(long long)bc * nbr + br] = si;
+			}
+		}
+
+		/* rowwise pass (and per-tensor / 128x128 / none: the bytes of the shared tile) */
+#pragma unroll
+		for (int k = 0; k < NK; k++) {
+			const int lr = g * NK + k;
+			const long long r = row0 + lr;
+			const bool ok = colok && r < rows;
+			float v[8];
+			cvt8<IN_DT>(raw[k], v);
+			const float am = absmax8(v, 0.0f);
+			if (want_amax)
+				tamax = fmaxf(tamax, am);
+			if (COLAM) {
+#pragma unroll
+				for (int j = 0; j < 8; j++)
+					camax[j] = fmaxf(camax[j], fabsf(v[j]));
+			}
+			if (AMAXONLY || (!ROW && COLAM))
+				continue;
+			uint32_t o[8];
+			if (RECIPE == 0) {
+				hp8<OUT_DT>(v, o);
+			} else {
+				float s = PERT ? scale : tile_scale;
+				if (RECIPE == 4 && ROW) {
+					float bm = am; /* 16 lanes = 128 columns */
+					bm = fmaxf(bm, __shfl_xor_sync(0xFFFFFFFFu, bm, 1));
+					bm = fmaxf(bm, __shfl_xor_sync(0xFFFFFFFFu, bm, 2));
+					bm = fmaxf(bm, __shfl_xor_sync(0xFFFFFFFFu, bm, 4));
+					bm = fmaxf(bm, __shfl_xor_sync(0xFFFFFFFFu, bm, 8));
+					s = tg_block_scale(bm, fmax, eps, POW2);
+					if ((cc & 15) == 0 && ok)
+						((float *)p.p[TG_P_SCALE_INV])[(long long)(col / 128) * rows + r] = tg_scale_inv(s);
+				} else if (RECIPE == 6 && ROW) {
+					float bm = am; /* 4 lanes = 32 columns */
+					bm = fmaxf(bm, __shfl_xor_sync(0xFFFFFFFFu, bm, 1));
+					bm = fmaxf(bm, __shfl_xor_sync(0xFFFFFFFFu, bm, 2));
+					const uint8_t e = tg_e8m0_from_amax(bm, fmax);
+					s = tg_e8m0_rcp(e);
+					constexpr int NBX = (COLS + 31) / 32;
+					if ((cc & 3) == 0 && ok)
+						((uint8_t *)p.p[TG_P_SCALE_INV])[r * NBX + col / 32] = e;
+				}
+				q8<FMT>(v, s, o);
+			}
+			if (ROW && ok)
+				stw<OW>(out + ((size_t)r * COLS + col) * OES, o);
+			if (COL && !COLAM) {
+				const int sw = ((lr / R) & 1) << 4;
+				stw<OW>(&s_tile[lr * P + ((cc * OW) ^ sw)], o);
+			}
+		}
+		if (AMAXONLY || !COL)
+			continue;
+
+		if (COLAM) {
+			/* column block amax: partials per thread group, reduced per (block, column) */
+			*(float4 *)&s_pam[g * TC + cc * 8] = make_float4(camax[0], camax[1], camax[2], camax[3]);
+			*(float4 *)&s_pam[g * TC + cc * 8 + 4] = make_float4(camax[4], camax[5], camax[6], camax[7]);
+			__syncthreads();
+			constexpr int GB = CBR / NK; /* groups per column block */
+#pragma unroll
+			for (int u0 = 0; u0 < NB * TC; u0 += THREADS) {
+				const int u = u0 + tid;
+				if (u < NB * TC) {
+					const int c = u % TC, b = u / TC;
+					float m = 0.0f;
+#pragma unroll
+					for (int i = 0; i < (GB < G ? GB : G); i++)
+						m = fmaxf(m, s_pam[(b * GB + i) * TC + c]);
+					const long long rb = row0 + (long long)b * CBR; /* first row of the block */
+					const int gc = col0 + c;
+					float s;
+					if (RECIPE == 6) {
+						const uint8_t e = tg_e8m0_from_amax(m, fmax);
+						s = tg_e8m0_rcp(e);
+						if (gc < COLS && rb < rows)
+							((uint8_t *)p.p[TG_P_SCALE_INV_T])[(long long)gc * ((rows + 31) / 32) + rb / 32] = e;
+					} else {
+						s = tg_block_scale(m, fmax, eps, POW2);
+						if (gc < COLS && rb < rows)
+							((float *)p.p[TG_P_SCALE_INV_T])[(rb / 128) * COLS + gc] = tg_scale_inv(s);
+					}
+					s_csc[b * TC + c] = s;
+				}
+			}
+			__syncthreads();
+			const int b = (g * NK) / CBR;
+			const float4 s0 = *(const float4 *)&s_csc[b * TC + cc * 8];
+			const float4 s1 = *(const float4 *)&s_csc[b * TC + cc * 8 + 4];
+			const float cs[8] = {s0.x, s0.y, s0.z, s0.w, s1.x, s1.y, s1.z, s1.w};
+#pragma unroll
+			for (int k = 0; k < NK; k++) {
+				const int lr = g * NK + k;
+				float v[8];
+				cvt8<IN_DT>(raw[k], v);
+#pragma unroll
+				for (int j = 0; j < 8; j++)
+					v[j] *= cs[j];
+				uint32_t o[2];
+				q8<FMT>(v, 1.0f, o);
+				const int sw = ((lr / R) & 1) << 4;
+				stw<2>(&s_tile[lr * P + ((cc * 2) ^ sw)], o);
+			}
+		}
+		__syncthreads();
+
+		/* transposed store: unit = (word column w, R-row piece rg); a warp covers
+		 * 16 words x 2 pieces so each column gets 32 contiguous bytes */
+		{
+			constexpr int PAIRS = TR / (2 * R);         /* row-piece pairs per tile */
+			constexpr int NU = P * TR / R;              /* units per tile */
+			constexpr int CPW = 4 / OES;                /* columns per word */
+			const bool fast = (rows * OES) % 16 == 0;
+#pragma unroll
+			for (int u0 = 0; u0 < NU; u0 += THREADS) {
+				const int u = u0 + tid;
+				if (NU % THREADS != 0 && u >= NU)
+					break;
+				const int lane = u & 31, W = u >> 5;
+				const int rp = W % PAIRS, wb = W / PAIRS;
+				const int w = wb * 16 + (lane & 15);
+				const int rg = rp * 2 + (lane >> 4);
+				const int sw = (rg & 1) << 4;
+				uint32_t x[R];
+#pragma unroll
+				for (int i = 0; i < R; i++)
+					x[i] = s_tile[(rg * R + i) * P + (w ^ sw)];
+				uint32_t y[CPW][4];
+				if (OES == 1) {
+#pragma unroll
+					for (int q = 0; q < 4; q++) {
+						const uint32_t a = x[(4 * q) % R], b2 = x[(4 * q + 1) % R];
+						const uint32_t c = x[(4 * q + 2) % R], d = x[(4 * q + 3) % R];
+						const uint32_t t0 = __byte_perm(a, b2, 0x5140), t1 = __byte_perm(c, d, 0x5140);
+						const uint32_t t2 = __byte_perm(a, b2, 0x7362), t3 = __byte_perm(c, d, 0x7362);
+						y[0][q] = __byte_perm(t0, t1, 0x5410);
+						y[1 % CPW][q] = __byte_perm(t0, t1, 0x7632);
+						y[2 % CPW][q] = __byte_perm(t2, t3, 0x5410);
+						y[3 % CPW][q] = __byte_perm(t2, t3, 0x7632);
+					}
+				} else if (OES == 2) {
+#pragma unroll
+					for (int q = 0; q < 4; q++) {
+						y[0][q] = __byte_perm(x[(2 * q) % R], x[(2 * q + 1) % R], 0x5410);
+						y[1 % CPW][q] = __byte_perm(x[(2 * q) % R], x[(2 * q + 1) % R], 0x7632);
+					}
+				} else {
+#pragma unroll
+					for (int q = 0; q < 4; q++)
+						y[0][q] = x[q % R];
+				}
+				const long long r = row0 + rg * R;
+#pragma unroll
+				for (int j = 0; j < CPW; j++) {
+					const int c = col0 + w * CPW + j;
+					if (c >= COLS)
+						continue;
+					unsigned char *dst = out_t + ((size_t)c * rows + r) * OES;
+					if (fast) {
+						if (r < rows)
+							*(uint4 *)dst = make_uint4(y[j][0], y[j][1], y[j][2], y[j][3]);
+					} else {
+#pragma unroll
+						for (int e = 0; e < R; e++) {
+							if (r + e < rows) {
+								const uint32_t wd = y[j][(e * OES) / 4];
+								if (OES == 1)
+									dst[e] = (unsigned char)(wd >> (8 * (e & 3)));
+								else if (OES == 2)
+									*(uint16_t *)(dst + 2 * e) = (uint16_t)(wd >> (16 * (e & 1)));
+								else
+									*(uint32_t *)(dst + 4 * e) = wd;
+							}
+						}
+					}
+				}
+			}
+		}
+		__syncthreads(); /* the shared tile is rewritten by the next tile */
+	}
+
+	if (want_amax) {
+		float m = warp_max(tamax);
+		if ((tid & 31) == 0)
+			s_red[tid >> 5] = m;
+		__syncthreads();
+		if (tid == 0) {
+			float r = 0.0f;
+#pragma unroll
+			for (int i = 0; i < THREADS / 32; i++)
+				r = fmaxf(r, s_red[i]);
+			atomicMax((int *)p.p[TG_P_AMAX], __float_as_int(r));
+		}
+	}
+}
+
+} /* namespace tgct */
+
+#endif /* TG_CAST_TRANSPOSE_BODY */
+
+extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParams p)
+{
+	tgct::body<TG_IN_DTYPE, TG_OUT_DTYPE, TG_FMT, TG_RECIPE, TG_ROWWISE, TG_COLWISE, TG_COLS, TG_THREADS,
+	           TG_TILE_ROWS, TG_TILE_COLS, TG_POW2>(p, TG_EPS_SCALE);
+}

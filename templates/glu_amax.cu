@@ -1,0 +1,476 @@
+// glu_amax.cu: gated linear units (SwiGLU family) fused with amax and quantization.
+// tegen-slots: TG_KERNEL TG_IN_DTYPE TG_OUT_DTYPE TG_FMT TG_RECIPE TG_ROWWISE TG_COLWISE TG_VEC TG_THREADS TG_ROWS_PER_CTA TG_COLS TG_ACT TG_ALPHA TG_LIMIT TG_EPS_SCALE TG_POW2
+//
+// in [rows][2*cols] (gate half a = in[:, :cols] first, linear half b second),
+// out[rows][cols] = act(a) * b, computed in FP32 and quantized from FP32.
+// TG_ACT: 0 swiglu silu(a)*b, 1 geglu (tanh-approximate GELU, as TE),
+// 2 reglu, 3 qgeglu a*sigmoid(1.702a)*b, 4 sreglu relu(a)^2*b,
+// 5 clamped_swiglu (GPT-OSS: a <= TG_LIMIT, |b| <= TG_LIMIT,
+// a*sigmoid(TG_ALPHA*a)*(b+1)). Recipes: 0 high precision (TG_OUT_DTYPE),
+// 1 delayed, 2 current cast pass, 3 current amax pass (writes only AMAX),
+// 4 block1x128 (rowwise only), 6 mxfp8. Columnwise copies: recipes 1, 2, 6.
+//
+// Launch: block (TG_THREADS,1,1), grid.x = min(ceil(rows / TG_ROWS_PER_CTA), cap);
+// any grid.x >= 1 is correct. n[0] = rows; TG_COLS = output columns.
+//
+// Row path: TG_THREADS/TG_ROWS_PER_CTA threads per row, each loading all its
+// vectors (a and b, 16 bytes each) before the math, so that many loads are in
+// flight. Tile path (TG_COLWISE): TG_ROWS_PER_CTA rows (multiple of 32) by
+// TG_THREADS*TG_VEC/TG_ROWS_PER_CTA columns per step, staged as FP32 in shared
+// memory for the transposed copy.
+#include "tg_formats.h"
+#include "tg_recipe.h"
+#include "tg_kernel.h"
+
+#if TG_RECIPE != 0 && TG_RECIPE != 1 && TG_RECIPE != 2 && TG_RECIPE != 3 && TG_RECIPE != 4 && TG_RECIPE != 6
+#error "glu_amax.cu: unsupported TG_RECIPE (supported: 0 none, 1 delayed, 2 current cast, 3 current amax, 4 block1x128, 6 mxfp8)"
+#endif
+#if TG_COLWISE && TG_RECIPE == 0
+#error "glu_amax.cu: a columnwise copy needs a quantized recipe (TG_RECIPE != 0)"
+#endif
+#if TG_COLWISE && TG_RECIPE == 4
+#error "glu_amax.cu: columnwise block1x128 output is not implemented (use cast_transpose on the rowwise result)"
+#endif
+#if !TG_ROWWISE && !TG_COLWISE && TG_RECIPE != 3
+#error "glu_amax.cu: neither TG_ROWWISE nor TG_COLWISE set"
+#endif
+#if TG_ACT < 0 || TG_ACT > 5
+#error "glu_amax.cu: unknown TG_ACT"
+#endif
+
+#define GL_CAT2(a, b) a##b
+#define GL_CAT(a, b) GL_CAT2(a, b)
+namespace GL_CAT(gl_ns_, TG_KERNEL) {
+
+constexpr int gl_isz = TG_IN_DTYPE == 0 ? 4 : 2;
+constexpr int gl_osz = TG_RECIPE == 0 ? (TG_OUT_DTYPE == 0 ? 4 : 2) : 1;
+constexpr int GL_VEC = TG_VEC;
+constexpr int GL_COLS = TG_COLS;
+constexpr int GL_NVEC = GL_COLS / GL_VEC;
+constexpr bool gl_tile = TG_COLWISE && TG_RECIPE != 3;
+
+static_assert(GL_COLS % GL_VEC == 0, "TG_VEC must divide TG_COLS");
+static_assert(GL_VEC * gl_isz <= 16 && GL_VEC * gl_isz >= 4, "input vector must be 4, 8 or 16 bytes");
+static_assert(GL_VEC * gl_osz >= 2 && GL_VEC * gl_osz <= 16, "output vector must be 2..16 bytes");
+static_assert((GL_VEC & (GL_VEC - 1)) == 0 && GL_VEC >= 2, "TG_VEC must be a power of two >= 2");
+static_assert(TG_THREADS % 32 == 0 && TG_THREADS <= 1024, "TG_THREADS must be a multiple of 32, <= 1024");
+static_assert(TG_THREADS % TG_ROWS_PER_CTA == 0, "TG_ROWS_PER_CTA must divide TG_THREADS");
+
+// Raw vector of NB bytes, naturally aligned so that it moves as one access.
+template <int NB> struct alignas(NB) gl_raw { uint32_t w[NB / 4]; };
+template <> struct alignas(2) gl_raw<2> { uint16_t h; };
+
+__device__ __forceinline__ float gl_h2f(uint32_t h, int dt)
+{
+	if (dt == 1)
+		return tg_bf16_to_f32((uint16_t)h);
+	float f;
+	asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((uint16_t)h));
+	return f;
+}
+
+__device__ __forceinline__ uint32_t gl_f2h(float f, int dt)
+{
+	if (dt == 1)
+		return tg_f32_to_bf16(f);
+	uint16_t h;
+	asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+	return h;
+}
+
+// Load N elements of dtype DT starting at element i of p, as FP32.
+template <int DT, int N>
+__device__ __forceinline__ void gl_load(const void *p, long long i, float (&f)[N])
+{
+	constexpr int NB = N * (DT == 0 ? 4 : 2);
+	gl_raw<NB> r = reinterpret_cast<const gl_raw<NB> *>(p)[i / N];
+#pragma unroll
+	for (int k = 0; k < NB / 4; k++) {
+		if (DT == 0) {
+			f[k] = tg_u2f(r.w[k]);
+		} else {
+			f[2 * k] = gl_h2f(r.w[k] & 0xFFFFu, DT);
+			f[2 * k + 1] = gl_h2f(r.w[k] >> 16, DT);
+		}
+	}
+}
+
+// Store N FP32 values rounded to dtype DT at element i of p.
+template <int DT, int N>
+__device__ __forceinline__ void gl_store_hp(void *p, long long i, const float (&f)[N])
+{
+	constexpr int NB = N * (DT == 0 ? 4 : 2);
+	gl_raw<NB> r;
+#pragma unroll
+	for (int k = 0; k < NB / 4; k++) {
+		if (DT == 0)
+			r.w[k] = tg_f2u(f[k]);
+		else
+			r.w[k] = gl_f2h(f[2 * k], DT) | (gl_f2h(f[2 * k + 1], DT) << 16);
+	}
+	reinterpret_cast<gl_raw<NB> *>(p)[i / N] = r;
+}
+
+// Round N FP32 values to dtype DT and back (the residual sum).
+template <int DT, int N>
+__device__ __forceinline__ void gl_round(float (&f)[N])
+{
+	if (DT != 0) {
+#pragma unroll
+		for (int k = 0; k < N; k++)
+			f[k] = gl_h2f(gl_f2h(f[k], DT), DT);
+	}
+}
+
+__device__ __forceinline__ uint32_t gl_fp8x2(float lo, float hi)
+{
+	return TG_FMT == TG_FMT_E4M3 ? (uint32_t)tg_f32x2_to_e4m3x2(lo, hi) : (uint32_t)tg_f32x2_to_e5m2x2(lo, hi);
+}
+
+// Store N values times s as FP8 bytes at element i of p (N bytes).
+template <int N>
+__device__ __forceinline__ void gl_store_fp8(void *p, long long i, const float (&f)[N], float s)
+{
+	if (N == 2) {
+		gl_raw<2> r;
+		r.h = (uint16_t)gl_fp8x2(f[0] * s, f[1 % N] * s);
+		reinterpret_cast<gl_raw<2> *>(p)[i / 2] = r;
+	} else {
+		constexpr int NB = N < 4 ? 4 : N;
+		gl_raw<NB> r;
+#pragma unroll
+		for (int k = 0; k < NB / 4; k++)
+			r.w[k] = gl_fp8x2(f[(4 * k) % N] * s, f[(4 * k + 1) % N] * s) |
+			         (gl_fp8x2(f[(4 * k + 2) % N] * s, f[(4 * k + 3) % N] * s) << 16);
+		reinterpret_cast<gl_raw<NB> *>(p)[i / NB] = r;
+	}
+}
+
+__device__ __forceinline__ float gl_absmax(float m, float v) { return fmaxf(m, fabsf(v)); } // NaN ignored
+
+// Reduce over groups of G consecutive lanes (G a power of two <= 32).
+template <int G>
+__device__ __forceinline__ float gl_group_sum(float v)
+{
+#pragma unroll
+	for (int o = G / 2; o > 0; o >>= 1)
+		v += __shfl_xor_sync(0xFFFFFFFFu, v, o);
+	return v;
+}
+template <int G>
+__device__ __forceinline__ float gl_group_max(float v)
+{
+#pragma unroll
+	for (int o = G / 2; o > 0; o >>= 1)
+		v = fmaxf(v, __shfl_xor_sync(0xFFFFFFFFu, v, o));
+	return v;
+}
+
+// CTA-wide max of v (>= 0), result valid in thread 0. Uses red[32].
+__device__ __forceinline__ float gl_cta_max(float v, float *red)
+{
+	v = gl_group_max<32>(v);
+	__syncthreads();
+	if ((threadIdx.x & 31) == 0)
+		red[threadIdx.x >> 5] = v;
+	__syncthreads();
+	float m = 0.0f;
+	if (threadIdx.x == 0)
+		for (int w = 0; w < TG_THREADS / 32; w++)
+			m = fmaxf(m, red[w]);
+	return m;
+}
+
+__device__ __forceinline__ void gl_red_max(float *addr, float v)
+{
+	// max of non-negative floats == max of their bit patterns as signed ints
+	asm volatile("red.global.max.s32 [%0], %1;" ::"l"(addr), "r"((int)tg_f2u(v)) : "memory");
+}
+
+// Per-tensor scale for recipes 1 and 2; CTA 0 publishes scale_inv (and scale).
+__device__ __forceinline__ float gl_tensor_scale(const TgParams &p)
+{
+	constexpr float fmax = TG_FMT == TG_FMT_E4M3 ? TG_E4M3_MAX : TG_E5M2_MAX;
+	float s = 1.0f;
+	if (TG_RECIPE == 1) {
+		s = *(const float *)p.p[TG_P_SCALE];
+		if (blockIdx.x == 0 && threadIdx.x == 0)
+			*(float *)p.p[TG_P_SCALE_INV] = tg_scale_inv(s);
+	} else if (TG_RECIPE == 2) {
+		s = tg_current_scale(*(const float *)p.p[TG_P_AMAX], fmax, TG_EPS_SCALE, TG_POW2);
+		if (blockIdx.x == 0 && threadIdx.x == 0) {
+			*(float *)p.p[TG_P_SCALE] = s;
+			*(float *)p.p[TG_P_SCALE_INV] = tg_scale_inv(s);
+		}
+	}
+	return s;
+}
+
+// Quantize one vector of a row with a group of G lanes forming one scale block
+// (G == 1: per-tensor scale s). Writes the rowwise output and block scale.
+template <int G>
+__device__ __forceinline__ void gl_emit_row(const TgParams &p, long long rows, long long r, int c,
+                                            const float (&y)[GL_VEC], bool valid, float s)
+{
+	(void)G;
+	long long e = r * GL_COLS + c;
+	if (TG_RECIPE == 0) {
+		if (valid)
+			gl_store_hp<TG_OUT_DTYPE, GL_VEC>(p.p[TG_P_OUT], e, y);
+	} else if (TG_RECIPE == 1 || TG_RECIPE == 2) {
+		if (valid)
+			gl_store_fp8<GL_VEC>(p.p[TG_P_OUT], e, y, s);
+	} else if (TG_RECIPE == 4 || TG_RECIPE == 6) {
+		constexpr float fmax = TG_FMT == TG_FMT_E4M3 ? TG_E4M3_MAX : TG_E5M2_MAX;
+		float a = 0.0f;
+		if (valid) {
+#pragma unroll
+			for (int k = 0; k < GL_VEC; k++)
+				a = gl_absmax(a, y[k]);
+		}
+		a = gl_group_max<G>(a);
+		float bs;
+		if (TG_RECIPE == 4) {
+			bs = tg_block_scale(a, fmax, TG_EPS_SCALE, TG_POW2);
+			if (valid && (threadIdx.x % G) == 0)
+				((float *)p.p[TG_P_SCALE_INV])[(long long)(c / 128) * rows + r] = tg_scale_inv(bs);
+		} else {
+			uint8_t eb = tg_e8m0_from_amax(a, fmax);
+			bs = tg_e8m0_rcp(eb);
+			if (valid && (threadIdx.x % G) == 0)
+				((uint8_t *)p.p[TG_P_SCALE_INV])[r * ((GL_COLS + 31) / 32) + c / 32] = eb;
+		}
+		if (valid)
+			gl_store_fp8<GL_VEC>(p.p[TG_P_OUT], e, y, bs);
+	}
+}
+
+// Lanes per scale block for the rowwise output.
+constexpr int gl_group = TG_RECIPE == 4 ? 128 / GL_VEC : TG_RECIPE == 6 ? 32 / GL_VEC : 1;
+static_assert(gl_group >= 1 && gl_group <= 32, "block scaling: TG_VEC too small for one block per <= 32 lanes");
+
+__device__ __forceinline__ float gl_sigmoid_mul(float a, float z) { return tg_div_rn(a, 1.0f + expf(-z)); } // a*sigmoid(z)
+
+// act(a) * b in FP32 (the reference does it in double and rounds once).
+__device__ __forceinline__ float gl_act(float a, float b)
+{
+	float act;
+	if (TG_ACT == 0) {
+		act = gl_sigmoid_mul(a, a);
+	} else if (TG_ACT == 1) {
+		// 0.5 a (1 + tanh(k(a + 0.044715 a^3))) == a * sigmoid(2k(a + 0.044715 a^3)), no cancellation
+		act = gl_sigmoid_mul(a, 1.5957691216057308f * (a + 0.044715f * a * a * a));
+	} else if (TG_ACT == 2) {
+		act = a > 0.0f ? a : 0.0f;
+	} else if (TG_ACT == 3) {
+		act = gl_sigmoid_mul(a, 1.702f * a);
+	} else if (TG_ACT == 4) {
+		act = a > 0.0f ? a * a : 0.0f;
+	} else {
+		const float lim = TG_LIMIT;
+		a = a > lim ? lim : a;
+		b = b > lim ? lim : b;
+		b = b < -lim ? -lim : b;
+		act = gl_sigmoid_mul(a, (float)(TG_ALPHA) * a);
+		b = b + 1.0f;
+	}
+	return act * b;
+}
+
+__device__ __forceinline__ void gl_compute(const float (&a)[GL_VEC], const float (&b)[GL_VEC], float (&y)[GL_VEC])
+{
+#pragma unroll
+	for (int k = 0; k < GL_VEC; k++)
+		y[k] = gl_act(a[k], b[k]);
+}
+
+template <int DT, int N>
+__device__ __forceinline__ void gl_unpack(const gl_raw<N * (DT == 0 ? 4 : 2)> &r, float (&f)[N])
+{
+#pragma unroll
+	for (int k = 0; k < N * (DT == 0 ? 4 : 2) / 4; k++) {
+		if (DT == 0) {
+			f[k] = tg_u2f(r.w[k]);
+		} else {
+			f[2 * k] = gl_h2f(r.w[k] & 0xFFFFu, DT);
+			f[2 * k + 1] = gl_h2f(r.w[k] >> 16, DT);
+		}
+	}
+}
+
+constexpr int GL_IVB = GL_VEC * gl_isz; // bytes per input vector
+
+#if !(TG_COLWISE && TG_RECIPE != 3)
+/* ---------------- row path ---------------- */
+constexpr int GL_TPR = TG_THREADS / TG_ROWS_PER_CTA;
+constexpr int GL_NJ = (GL_NVEC + GL_TPR - 1) / GL_TPR;
+static_assert(GL_TPR % gl_group == 0, "threads per row must be a multiple of the lanes per scale block");
+static_assert(GL_TPR % 32 == 0 || (32 % GL_TPR == 0), "threads per row: a multiple of 32 or a divisor of 32");
+
+__device__ __forceinline__ void gl_row_path(const TgParams &p)
+{
+	__shared__ float ared[32];
+	const long long rows = p.n[0];
+	const int slot = threadIdx.x / GL_TPR, t = threadIdx.x % GL_TPR;
+	float s = 1.0f;
+	if (TG_RECIPE == 1 || TG_RECIPE == 2)
+		s = gl_tensor_scale(p);
+	float amax = 0.0f;
+	const gl_raw<GL_IVB> *in = reinterpret_cast<const gl_raw<GL_IVB> *>(p.p[TG_P_IN]);
+	for (long long rb = (long long)blockIdx.x * TG_ROWS_PER_CTA; rb < rows; rb += (long long)gridDim.x * TG_ROWS_PER_CTA) {
+		const long long r = rb + slot;
+		const bool rv = r < rows;
+		gl_raw<GL_IVB> ra[GL_NJ], rb_[GL_NJ];
+#pragma unroll
+		for (int j = 0; j < GL_NJ; j++) {
+			int v = j * GL_TPR + t;
+			if (rv && (GL_NVEC % GL_TPR == 0 || v < GL_NVEC)) {
+				ra[j] = in[r * (2 * GL_NVEC) + v];
+				rb_[j] = in[r * (2 * GL_NVEC) + GL_NVEC + v];
+			} else {
+#pragma unroll
+				for (int k = 0; k < GL_IVB / 4; k++)
+					ra[j].w[k] = rb_[j].w[k] = 0u;
+			}
+		}
+#pragma unroll
+		for (int j = 0; j < GL_NJ; j++) {
+			int v = j * GL_TPR + t;
+			bool ok = rv && (GL_NVEC % GL_TPR == 0 || v < GL_NVEC);
+			float a[GL_VEC], b[GL_VEC], y[GL_VEC];
+			gl_unpack<TG_IN_DTYPE, GL_VEC>(ra[j], a);
+			gl_unpack<TG_IN_DTYPE, GL_VEC>(rb_[j], b);
+			gl_compute(a, b, y);
+			if (ok) {
+#pragma unroll
+				for (int k = 0; k < GL_VEC; k++)
+					amax = gl_absmax(amax, y[k]);
+			}
+			if (TG_RECIPE != 3 && TG_ROWWISE)
+				gl_emit_row<gl_group>(p, rows, r, v * GL_VEC, y, ok, s);
+		}
+	}
+	if (TG_RECIPE == 1 || TG_RECIPE == 3) {
+		float m = gl_cta_max(amax, ared);
+		if (threadIdx.x == 0)
+			gl_red_max((float *)p.p[TG_P_AMAX], m);
+	}
+}
+#else
+/* ---------------- tile path (columnwise) ---------------- */
+constexpr int GL_R = TG_ROWS_PER_CTA;
+constexpr int GL_VPR = TG_THREADS / GL_R;
+constexpr int GL_CW = GL_VPR * GL_VEC;
+constexpr int GL_SEG = TG_RECIPE == 6 ? 32 : 16;
+constexpr int GL_PITCH = GL_CW + 4;
+struct alignas(16) gl_f4 { float a[4]; };
+static_assert(GL_VEC % 4 == 0, "columnwise: TG_VEC must be a multiple of 4");
+static_assert(GL_R % 32 == 0, "columnwise: TG_ROWS_PER_CTA must be a multiple of 32");
+static_assert(GL_VPR % gl_group == 0, "columnwise: chunk row must hold whole scale blocks");
+
+__device__ __forceinline__ void gl_tile_path(const TgParams &p)
+{
+	__shared__ alignas(16) float ys[GL_R][GL_PITCH];
+	__shared__ float ared[32];
+	const long long rows = p.n[0];
+	float s = 1.0f;
+	if (TG_RECIPE == 1 || TG_RECIPE == 2)
+		s = gl_tensor_scale(p);
+	float amax = 0.0f;
+	const bool aligned16 = (rows % 16) == 0;
+	const gl_raw<GL_IVB> *in = reinterpret_cast<const gl_raw<GL_IVB> *>(p.p[TG_P_IN]);
+	const int tr = threadIdx.x / GL_VPR, tv = threadIdx.x % GL_VPR;
+	for (long long r0 = (long long)blockIdx.x * GL_R; r0 < rows; r0 += (long long)gridDim.x * GL_R) {
+		const long long r = r0 + tr;
+		const bool rv = r < rows;
+		for (int c0 = 0; c0 < GL_COLS; c0 += GL_CW) {
+			const int c = c0 + tv * GL_VEC;
+			const bool ok = rv && (GL_COLS % GL_CW == 0 || c < GL_COLS);
+			float a[GL_VEC], b[GL_VEC], y[GL_VEC];
+			gl_raw<GL_IVB> ra, rb;
+#pragma unroll
+			for (int k = 0; k < GL_IVB / 4; k++)
+				ra.w[k] = rb.w[k] = 0u;
+			if (ok) {
+				ra = in[r * (2 * GL_NVEC) + c / GL_VEC];
+				rb = in[r * (2 * GL_NVEC) + GL_NVEC + c / GL_VEC];
+			}
+			gl_unpack<TG_IN_DTYPE, GL_VEC>(ra, a);
+			gl_unpack<TG_IN_DTYPE, GL_VEC>(rb, b);
+			gl_compute(a, b, y);
+#pragma unroll
+			for (int k = 0; k < GL_VEC; k++) {
+				if (!ok)
+					y[k] = 0.0f;
+				amax = gl_absmax(amax, y[k]);
+			}
+#pragma unroll
+			for (int k = 0; k < GL_VEC; k += 4) {
+				gl_f4 q;
+#pragma unroll
+				for (int i = 0; i < 4; i++)
+					q.a[i] = y[k + i];
+				*reinterpret_cast<gl_f4 *>(&ys[tr][tv * GL_VEC + k]) = q;
+			}
+			if (TG_ROWWISE)
+				gl_emit_row<gl_group>(p, rows, r, c, y, ok, s);
+			__syncthreads();
+			for (int task = threadIdx.x; task < GL_CW * (GL_R / GL_SEG); task += TG_THREADS) {
+				const int cc = task % GL_CW, seg = task / GL_CW;
+				const int col = c0 + cc;
+				const long long rs0 = r0 + seg * GL_SEG;
+				if ((GL_COLS % GL_CW != 0 && col >= GL_COLS) || rs0 >= rows)
+					continue;
+				float v[GL_SEG];
+				float bs = s;
+#pragma unroll
+				for (int k = 0; k < GL_SEG; k++)
+					v[k] = ys[seg * GL_SEG + k][cc];
+				if (TG_RECIPE == 6) {
+					constexpr float fmax = TG_FMT == TG_FMT_E4M3 ? TG_E4M3_MAX : TG_E5M2_MAX;
+					float am = 0.0f;
+#pragma unroll
+					for (int k = 0; k < GL_SEG; k++)
+						am = gl_absmax(am, v[k]);
+					uint8_t eb = tg_e8m0_from_amax(am, fmax);
+					bs = tg_e8m0_rcp(eb);
+					((uint8_t *)p.p[TG_P_SCALE_INV_T])[(long long)col * ((rows + 31) / 32) + rs0 / 32] = eb;
+				}
+				uint8_t *dst = (uint8_t *)p.p[TG_P_OUT_T] + (long long)col * rows + rs0;
+				if (aligned16 && rs0 + GL_SEG <= rows) {
+#pragma unroll
+					for (int h = 0; h < GL_SEG / 16; h++) {
+						float w16[16];
+#pragma unroll
+						for (int k = 0; k < 16; k++)
+							w16[k] = v[h * 16 + k];
+						gl_store_fp8<16>(dst + h * 16, 0, w16, bs);
+					}
+				} else {
+#pragma unroll
+					for (int k = 0; k < GL_SEG; k++)
+						if (rs0 + k < rows)
+							dst[k] = (uint8_t)(gl_fp8x2(v[k] * bs, 0.0f) & 0xFFu);
+				}
+			}
+			__syncthreads();
+		}
+	}
+	if (TG_RECIPE == 1) {
+		float m = gl_cta_max(amax, ared);
+		if (threadIdx.x == 0)
+			gl_red_max((float *)p.p[TG_P_AMAX], m);
+	}
+}
+#endif
+
+extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParams p)
+{
+#if TG_COLWISE && TG_RECIPE != 3
+	gl_tile_path(p);
+#else
+	gl_row_path(p);
+#endif
+}
+
+} // namespace

@@ -1,0 +1,559 @@
+// norm_quantize.cu: RMSNorm / LayerNorm fused with quantization, one pass over memory.
+// tegen-slots: TG_KERNEL TG_IN_DTYPE TG_W_DTYPE TG_OUT_DTYPE TG_FMT TG_RECIPE TG_ROWWISE TG_COLWISE TG_VEC TG_THREADS TG_ROWS_PER_CTA TG_COLS TG_NORM TG_EPS TG_ZERO_CENTERED TG_HAS_RESIDUAL TG_EPS_SCALE TG_POW2
+//
+// Slots: TG_IN_DTYPE (0 fp32, 1 bf16, 2 fp16; also residual / residual_out),
+// TG_W_DTYPE (gamma, beta), TG_OUT_DTYPE (recipe 0 output), TG_FMT (0 e4m3,
+// 1 e5m2), TG_RECIPE (0 none, 1 delayed, 2 current cast pass, 3 current amax
+// pass, 4 block1x128, 6 mxfp8), TG_ROWWISE / TG_COLWISE (0/1), TG_VEC
+// (elements per 16/8/4-byte input load; must divide TG_COLS), TG_THREADS,
+// TG_ROWS_PER_CTA, TG_COLS, TG_NORM (0 rms, 1 layer), TG_EPS (float literal),
+// TG_ZERO_CENTERED (gamma + 1), TG_HAS_RESIDUAL, TG_EPS_SCALE / TG_POW2
+// (current and block scaling).
+//
+// Launch: block (TG_THREADS,1,1), grid.x = min(ceil(rows / TG_ROWS_PER_CTA), cap),
+// any grid.x >= 1 is correct (grid-stride over row blocks). n[0] = rows.
+//
+// Two code paths:
+//  - row path (TG_COLWISE 0, or recipe 3): TG_THREADS/TG_ROWS_PER_CTA threads
+//    per row; a row lives in registers (strided 16-byte vectors), is reduced
+//    by shuffles (+ shared memory across warps), normalized, quantized and
+//    written. Block scales (1x128, mxfp8) reduce within groups of lanes.
+//  - tile path (TG_COLWISE 1): a CTA owns TG_ROWS_PER_CTA rows (a multiple of
+//    32): warp-per-row statistics first (writing residual_out, rsigma, mu),
+//    then column chunks of TG_THREADS*TG_VEC/TG_ROWS_PER_CTA columns: the
+//    values are re-read (L2), normalized, written rowwise from registers and
+//    staged as FP32 in shared memory for the transposed (columnwise) copy.
+//    The columnwise per-tensor copy is the same bytes as the rowwise transposed.
+//    Use TG_THREADS 1024 (one CTA per SM) so the re-read stays in L2.
+#include "tg_formats.h"
+#include "tg_recipe.h"
+#include "tg_kernel.h"
+
+#if TG_RECIPE != 0 && TG_RECIPE != 1 && TG_RECIPE != 2 && TG_RECIPE != 3 && TG_RECIPE != 4 && TG_RECIPE != 6
+#error "norm_quantize.cu: unsupported TG_RECIPE (supported: 0 none, 1 delayed, 2 current cast, 3 current amax, 4 block1x128, 6 mxfp8)"
+#endif
+#if TG_COLWISE && TG_RECIPE == 0
+#error "norm_quantize.cu: a columnwise copy needs a quantized recipe (TG_RECIPE != 0)"
+#endif
+#if TG_COLWISE && TG_RECIPE == 4
+#error "norm_quantize.cu: columnwise block1x128 output is not implemented (use cast_transpose on the rowwise result)"
+#endif
+#if !TG_ROWWISE && !TG_COLWISE && TG_RECIPE != 3
+#error "norm_quantize.cu: neither TG_ROWWISE nor TG_COLWISE set"
+#endif
+
+// Everything lives in a namespace named after the kernel, so that several
+// instances of this template (or other templates) can share one source file.
+#define NQ_CAT2(a, b) a##b
+#define NQ_CAT(a, b) NQ_CAT2(a, b)
+namespace NQ_CAT(nq_ns_, TG_KERNEL) {
+
+constexpr int nq_isz = TG_IN_DTYPE == 0 ? 4 : 2;
+constexpr int nq_wsz = TG_W_DTYPE == 0 ? 4 : 2;
+constexpr int nq_osz = TG_RECIPE == 0 ? (TG_OUT_DTYPE == 0 ? 4 : 2) : 1;
+constexpr int NQ_VEC = TG_VEC;
+constexpr int NQ_COLS = TG_COLS;
+constexpr int NQ_NVEC = NQ_COLS / NQ_VEC;
+constexpr bool nq_tile = TG_COLWISE && TG_RECIPE != 3;
+
+static_assert(NQ_COLS % NQ_VEC == 0, "TG_VEC must divide TG_COLS");
+static_assert(NQ_VEC * nq_isz <= 16 && NQ_VEC * nq_isz >= 4, "input vector must be 4, 8 or 16 bytes");
+static_assert(NQ_VEC * nq_wsz <= 16 && NQ_VEC * nq_wsz >= 4, "gamma vector must be 4, 8 or 16 bytes");
+static_assert(NQ_VEC * nq_osz >= 2 && NQ_VEC * nq_osz <= 16, "output vector must be 2..16 bytes");
+static_assert((NQ_VEC & (NQ_VEC - 1)) == 0 && NQ_VEC >= 2, "TG_VEC must be a power of two >= 2");
+static_assert(TG_THREADS % 32 == 0 && TG_THREADS <= 1024, "TG_THREADS must be a multiple of 32, <= 1024");
+static_assert(TG_THREADS % TG_ROWS_PER_CTA == 0, "TG_ROWS_PER_CTA must divide TG_THREADS");
+
+// Raw vector of NB bytes, naturally aligned so that it moves as one access.
+template <int NB> struct alignas(NB) nq_raw { uint32_t w[NB / 4]; };
+template <> struct alignas(2) nq_raw<2> { uint16_t h; };
+
+__device__ __forceinline__ float nq_h2f(uint32_t h, int dt)
+{
+	if (dt == 1)
+		return tg_bf16_to_f32((uint16_t)h);
+	float f;
+	asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((uint16_t)h));
+	return f;
+}
+
+__device__ __forceinline__ uint32_t nq_f2h(float f, int dt)
+{
+	if (dt == 1)
+		return tg_f32_to_bf16(f);
+	uint16_t h;
+	asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+	return h;
+}
+
+// Load N elements of dtype DT starting at element i of p, as FP32.
+template <int DT, int N>
+__device__ __forceinline__ void nq_load(const void *p, long long i, float (&f)[N])
+{
+	constexpr int NB = N * (DT == 0 ? 4 : 2);
+	nq_raw<NB> r = reinterpret_cast<const nq_raw<NB> *>(p)[i / N];
+#pragma unroll
+	for (int k = 0; k < NB / 4; k++) {
+		if (DT == 0) {
+			f[k] = tg_u2f(r.w[k]);
+		} else {
+			f[2 * k] = nq_h2f(r.w[k] & 0xFFFFu, DT);
+			f[2 * k + 1] = nq_h2f(r.w[k] >> 16, DT);
+		}
+	}
+}
+
+// Store N FP32 values rounded to dtype DT at element i of p.
+template <int DT, int N>
+__device__ __forceinline__ void nq_store_hp(void *p, long long i, const float (&f)[N])
+{
+	constexpr int NB = N * (DT == 0 ? 4 : 2);
+	nq_raw<NB> r;
+#pragma unroll
+	for (int k = 0; k < NB / 4; k++) {
+		if (DT == 0)
+			r.w[k] = tg_f2u(f[k]);
+		else
+			r.w[k] = nq_f2h(f[2 * k], DT) | (nq_f2h(f[2 * k + 1], DT) << 16);
+	}
+	reinterpret_cast<nq_raw<NB> *>(p)[i / N] = r;
+}
+
+// Round N FP32 values to dtype DT and back (the residual sum).
+template <int DT, int N>
+__device__ __forceinline__ void nq_round(float (&f)[N])
+{
+	if (DT != 0) {
+#pragma unroll
+		for (int k = 0; k < N; k++)
+			f[k] = nq_h2f(nq_f2h(f[k], DT), DT);
+	}
+}
+
+__device__ __forceinline__ uint32_t nq_fp8x2(float lo, float hi)
+{
+	return TG_FMT == TG_FMT_E4M3 ? (uint32_t)tg_f32x2_to_e4m3x2(lo, hi) : (uint32_t)tg_f32x2_to_e5m2x2(lo, hi);
+}
+
+// Store N values times s as FP8 bytes at element i of p (N bytes).
+template <int N>
+__device__ __forceinline__ void nq_store_fp8(void *p, long long i, const float (&f)[N], float s)
+{
+	if (N == 2) {
+		nq_raw<2> r;
+		r.h = (uint16_t)nq_fp8x2(f[0] * s, f[1 % N] * s);
+		reinterpret_cast<nq_raw<2> *>(p)[i / 2] = r;
+	} else {
+		constexpr int NB = N < 4 ? 4 : N;
+		nq_raw<NB> r;
+#pragma unroll
+		for (int k = 0; k < NB / 4; k++)
+			r.w[k] = nq_fp8x2(f[(4 * k) % N] * s, f[(4 * k + 1) % N] * s) |
+			         (nq_fp8x2(f[(4 * k + 2) % N] * s, f[(4 * k + 3) % N] * s) << 16);
+		reinterpret_cast<nq_raw<NB> *>(p)[i / NB] = r;
+	}
+}
+
+__device__ __forceinline__ float nq_absmax(float m, float v) { return fmaxf(m, fabsf(v)); } // NaN ignored
+
+// Reduce over groups of G consecutive lanes (G a power of two <= 32).
+template <int G>
+__device__ __forceinline__ float nq_group_sum(float v)
+{
+#pragma unroll
+	for (int o = G / 2; o > 0; o >>= 1)
+		v += __shfl_xor_sync(0xFFFFFFFFu, v, o);
+	return v;
+}
+template <int G>
+__device__ __forceinline__ float nq_group_max(float v)
+{
+#pragma unroll
+	for (int o = G / 2; o > 0; o >>= 1)
+		v = fmaxf(v, __shfl_xor_sync(0xFFFFFFFFu, v, o));
+	return v;
+}
+
+// CTA-wide max of v (>= 0), result valid in thread 0. Uses red[32].
+__device__ __forceinline__ float nq_cta_max(float v, float *red)
+{
+	v = nq_group_max<32>(v);
+	__syncthreads();
+	if ((threadIdx.x & 31) == 0)
+		red[threadIdx.x >> 5] = v;
+	__syncthreads();
+	float m = 0.0f;
+	if (threadIdx.x == 0)
+		for (int w = 0; w < TG_THREADS / 32; w++)
+			m = fmaxf(m, red[w]);
+	return m;
+}
+
+__device__ __forceinline__ void nq_red_max(float *addr, float v)
+{
+	// max of non-negative floats == max of their bit patterns as signed ints
+	asm volatile("red.global.max.s32 [%0], %1;" ::"l"(addr), "r"((int)tg_f2u(v)) : "memory");
+}
+
+// Per-tensor scale for recipes 1 and 2; CTA 0 publishes scale_inv (and scale).
+__device__ __forceinline__ float nq_tensor_scale(const TgParams &p)
+{
+	constexpr float fmax = TG_FMT == TG_FMT_E4M3 ? TG_E4M3_MAX : TG_E5M2_MAX;
+	float s = 1.0f;
+	if (TG_RECIPE == 1) {
+		s = *(const float *)p.p[TG_P_SCALE];
+		if (blockIdx.x == 0 && threadIdx.x == 0)
+			*(float *)p.p[TG_P_SCALE_INV] = tg_scale_inv(s);
+	} else if (TG_RECIPE == 2) {
+		s = tg_current_scale(*(const float *)p.p[TG_P_AMAX], fmax, TG_EPS_SCALE, TG_POW2);
+		if (blockIdx.x == 0 && threadIdx.x == 0) {
+			*(float *)p.p[TG_P_SCALE] = s;
+			*(float *)p.p[TG_P_SCALE_INV] = tg_scale_inv(s);
+		}
+	}
+	return s;
+}
+
+// Gamma (+1 when zero-centered) and beta for N columns from element c.
+__device__ __forceinline__ void nq_weights(const TgParams &p, int c, float (&g)[NQ_VEC], float (&b)[NQ_VEC])
+{
+	nq_load<TG_W_DTYPE, NQ_VEC>(p.p[TG_P_GAMMA], c, g);
+#pragma unroll
+	for (int k = 0; k < NQ_VEC; k++) {
+		if (TG_ZERO_CENTERED)
+			g[k] += 1.0f;
+		b[k] = 0.0f;
+	}
+	if (TG_NORM == 1)
+		nq_load<TG_W_DTYPE, NQ_VEC>(p.p[TG_P_BETA], c, b);
+}
+
+// x = in (+ residual, rounded to the input dtype) for one vector at element e.
+__device__ __forceinline__ void nq_input(const TgParams &p, long long e, float (&x)[NQ_VEC], bool write_res)
+{
+	nq_load<TG_IN_DTYPE, NQ_VEC>(p.p[TG_P_IN], e, x);
+	if (TG_HAS_RESIDUAL) {
+		float r[NQ_VEC];
+		nq_load<TG_IN_DTYPE, NQ_VEC>(p.p[TG_P_RESIDUAL], e, r);
+#pragma unroll
+		for (int k = 0; k < NQ_VEC; k++)
+			x[k] += r[k];
+		nq_round<TG_IN_DTYPE, NQ_VEC>(x);
+		if (write_res)
+			nq_store_hp<TG_IN_DTYPE, NQ_VEC>(p.p[TG_P_RESIDUAL_OUT], e, x);
+	}
+}
+
+// Quantize one vector of a row with a group of G lanes forming one scale block
+// (G == 1: per-tensor scale s). Writes the rowwise output and block scale.
+template <int G>
+__device__ __forceinline__ void nq_emit_row(const TgParams &p, long long rows, long long r, int c,
+                                            const float (&y)[NQ_VEC], bool valid, float s)
+{
+	(void)G;
+	long long e = r * NQ_COLS + c;
+	if (TG_RECIPE == 0) {
+		if (valid)
+			nq_store_hp<TG_OUT_DTYPE, NQ_VEC>(p.p[TG_P_OUT], e, y);
+	} else if (TG_RECIPE == 1 || TG_RECIPE == 2) {
+		if (valid)
+			nq_store_fp8<NQ_VEC>(p.p[TG_P_OUT], e, y, s);
+	} else if (TG_RECIPE == 4 || TG_RECIPE == 6) {
+		constexpr float fmax = TG_FMT == TG_FMT_E4M3 ? TG_E4M3_MAX : TG_E5M2_MAX;
+		float a = 0.0f;
+		if (valid) {
+#pragma unroll
+			for (int k = 0; k < NQ_VEC; k++)
+				a = nq_absmax(a, y[k]);
+		}
+		a = nq_group_max<G>(a);
+		float bs;
+		if (TG_RECIPE == 4) {
+			bs = tg_block_scale(a, fmax, TG_EPS_SCALE, TG_POW2);
+			if (valid && (threadIdx.x % G) == 0)
+				((float *)p.p[TG_P_SCALE_INV])[(long long)(c / 128) * rows + r] = tg_scale_inv(bs);
+		} else {
+			uint8_t eb = tg_e8m0_from_amax(a, fmax);
+			bs = tg_e8m0_rcp(eb);
+			if (valid && (threadIdx.x % G) == 0)
+				((uint8_t *)p.p[TG_P_SCALE_INV])[r * ((NQ_COLS + 31) / 32) + c / 32] = eb;
+		}
+		if (valid)
+			nq_store_fp8<NQ_VEC>(p.p[TG_P_OUT], e, y, bs);
+	}
+}
+
+// Lanes per scale block for the rowwise output.
+constexpr int nq_group = TG_RECIPE == 4 ? 128 / NQ_VEC : TG_RECIPE == 6 ? 32 / NQ_VEC : 1;
+static_assert(nq_group >= 1 && nq_group <= 32, "block scaling: TG_VEC too small for one block per <= 32 lanes");
+
+#if !(TG_COLWISE && TG_RECIPE != 3)
+/* ---------------- row path ---------------- */
+constexpr int NQ_TPR = TG_THREADS / TG_ROWS_PER_CTA;     // threads per row
+constexpr int NQ_NJ = (NQ_NVEC + NQ_TPR - 1) / NQ_TPR;   // vectors per thread
+constexpr int NQ_WPR = NQ_TPR >= 32 ? NQ_TPR / 32 : 1;   // warps per row
+static_assert(nq_tile || (NQ_TPR & (NQ_TPR - 1)) == 0, "threads per row must be a power of two");
+static_assert(nq_tile || NQ_TPR % nq_group == 0, "threads per row must be a multiple of the lanes per scale block");
+
+// Sum over the NQ_TPR threads of a row; every thread of the row gets the same value.
+__device__ __forceinline__ float nq_row_sum(float v, float (*red)[NQ_WPR])
+{
+	if (NQ_TPR <= 32)
+		return nq_group_sum<(NQ_TPR <= 32 ? NQ_TPR : 32)>(v);
+	v = nq_group_sum<32>(v);
+	int slot = threadIdx.x / NQ_TPR, w = (threadIdx.x % NQ_TPR) >> 5;
+	if ((threadIdx.x & 31) == 0)
+		red[slot][w] = v;
+	__syncthreads();
+	float s = 0.0f;
+#pragma unroll
+	for (int i = 0; i < NQ_WPR; i++)
+		s += red[slot][i];
+	__syncthreads();
+	return s;
+}
+
+__device__ __forceinline__ void nq_row_path(const TgParams &p)
+{
+	__shared__ float red[TG_ROWS_PER_CTA][NQ_WPR];
+	__shared__ float ared[32];
+	const long long rows = p.n[0];
+	const int slot = threadIdx.x / NQ_TPR, t = threadIdx.x % NQ_TPR;
+	float s = 1.0f;
+	if (TG_RECIPE == 1 || TG_RECIPE == 2)
+		s = nq_tensor_scale(p);
+	float amax = 0.0f;
+	for (long long rb = (long long)blockIdx.x * TG_ROWS_PER_CTA; rb < rows; rb += (long long)gridDim.x * TG_ROWS_PER_CTA) {
+		const long long r = rb + slot;
+		const bool rv = r < rows;
+		float x[NQ_NJ][NQ_VEC];
+#pragma unroll
+		for (int j = 0; j < NQ_NJ; j++) {
+			int v = j * NQ_TPR + t;
+			if (rv && (NQ_NVEC % NQ_TPR == 0 || v < NQ_NVEC)) {
+				nq_input(p, r * NQ_COLS + (long long)v * NQ_VEC, x[j], TG_RECIPE != 3);
+			} else {
+#pragma unroll
+				for (int k = 0; k < NQ_VEC; k++)
+					x[j][k] = 0.0f;
+			}
+		}
+		float mu = 0.0f;
+		if (TG_NORM == 1) {
+			float sum = 0.0f;
+#pragma unroll
+			for (int j = 0; j < NQ_NJ; j++)
+#pragma unroll
+				for (int k = 0; k < NQ_VEC; k++)
+					sum += x[j][k];
+			mu = tg_div_rn(nq_row_sum(sum, red), (float)NQ_COLS);
+		}
+		float sq = 0.0f;
+#pragma unroll
+		for (int j = 0; j < NQ_NJ; j++) {
+			int v = j * NQ_TPR + t;
+			bool ok = NQ_NVEC % NQ_TPR == 0 || v < NQ_NVEC;
+#pragma unroll
+			for (int k = 0; k < NQ_VEC; k++) {
+				float d = ok ? x[j][k] - mu : 0.0f;
+				sq += d * d;
+			}
+		}
+		float var = tg_div_rn(nq_row_sum(sq, red), (float)NQ_COLS);
+		float rs = tg_div_rn(1.0f, sqrtf(var + TG_EPS));
+		if (TG_RECIPE != 3 && rv && t == 0) {
+			if (p.p[TG_P_RSIGMA])
+				((float *)p.p[TG_P_RSIGMA])[r] = rs;
+			if (TG_NORM == 1 && p.p[TG_P_MU])
+				((float *)p.p[TG_P_MU])[r] = mu;
+		}
+#pragma unroll
+		for (int j = 0; j < NQ_NJ; j++) {
+			int v = j * NQ_TPR + t;
+			bool ok = NQ_NVEC % NQ_TPR == 0 || v < NQ_NVEC;
+			int c = ok ? v * NQ_VEC : 0;
+			float g[NQ_VEC], b[NQ_VEC], y[NQ_VEC];
+			nq_weights(p, c, g, b);
+#pragma unroll
+			for (int k = 0; k < NQ_VEC; k++) {
+				y[k] = TG_NORM == 1 ? (x[j][k] - mu) * rs * g[k] + b[k] : x[j][k] * rs * g[k];
+				if (rv && ok)
+					amax = nq_absmax(amax, y[k]);
+			}
+			if (TG_RECIPE != 3 && TG_ROWWISE)
+				nq_emit_row<nq_group>(p, rows, r, v * NQ_VEC, y, rv && ok, s);
+		}
+	}
+	if (TG_RECIPE == 1 || TG_RECIPE == 3) {
+		float m = nq_cta_max(amax, ared);
+		if (threadIdx.x == 0)
+			nq_red_max((float *)p.p[TG_P_AMAX], m);
+	}
+}
+
+#else
+/* ---------------- tile path (columnwise) ---------------- */
+constexpr int NQ_R = TG_ROWS_PER_CTA;
+constexpr int NQ_VPR = TG_THREADS / NQ_R;          // vectors per row of a column chunk
+constexpr int NQ_CW = NQ_VPR * NQ_VEC;             // columns per chunk
+constexpr int NQ_SEG = TG_RECIPE == 6 ? 32 : 16;   // rows per columnwise store / scale block
+constexpr int NQ_NW = TG_THREADS / 32;
+static_assert(!nq_tile || NQ_VEC % 4 == 0, "columnwise: TG_VEC must be a multiple of 4");
+static_assert(!nq_tile || NQ_R % 32 == 0, "columnwise: TG_ROWS_PER_CTA must be a multiple of 32");
+static_assert(!nq_tile || NQ_VPR % nq_group == 0, "columnwise: chunk row must hold whole scale blocks");
+constexpr int NQ_PITCH = NQ_CW + 4;                 // floats per staged row (16-byte aligned, few conflicts)
+struct alignas(16) nq_f4 { float a[4]; };
+
+__device__ __forceinline__ void nq_tile_path(const TgParams &p)
+{
+	__shared__ alignas(16) float ys[NQ_R][NQ_PITCH];
+	__shared__ float smu[NQ_R], srs[NQ_R];
+	__shared__ float ared[32];
+	const long long rows = p.n[0];
+	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+	float s = 1.0f;
+	if (TG_RECIPE == 1 || TG_RECIPE == 2)
+		s = nq_tensor_scale(p);
+	float amax = 0.0f;
+	const bool aligned16 = (rows % 16) == 0;
+	for (long long r0 = (long long)blockIdx.x * NQ_R; r0 < rows; r0 += (long long)gridDim.x * NQ_R) {
+		// Phase 1: statistics, warp per row; residual_out, rsigma, mu written here.
+		for (int rr = warp; rr < NQ_R; rr += NQ_NW) {
+			long long r = r0 + rr;
+			if (r >= rows) {
+				if (lane == 0) {
+					smu[rr] = 0.0f;
+					srs[rr] = 0.0f;
+				}
+				continue;
+			}
+			float sum = 0.0f;
+			if (TG_NORM == 1) {
+#pragma unroll 4
+				for (int v = lane; v < NQ_NVEC; v += 32) {
+					float x[NQ_VEC];
+					nq_input(p, r * NQ_COLS + (long long)v * NQ_VEC, x, false);
+#pragma unroll
+					for (int k = 0; k < NQ_VEC; k++)
+						sum += x[k];
+				}
+				sum = nq_group_sum<32>(sum);
+			}
+			float mu = tg_div_rn(sum, (float)NQ_COLS);
+			float sq = 0.0f;
+#pragma unroll 4
+			for (int v = lane; v < NQ_NVEC; v += 32) {
+				float x[NQ_VEC];
+				nq_input(p, r * NQ_COLS + (long long)v * NQ_VEC, x, true);
+#pragma unroll
+				for (int k = 0; k < NQ_VEC; k++) {
+					float d = x[k] - mu;
+					sq += d * d;
+				}
+			}
+			sq = nq_group_sum<32>(sq);
+			float rs = tg_div_rn(1.0f, sqrtf(tg_div_rn(sq, (float)NQ_COLS) + TG_EPS));
+			if (lane == 0) {
+				smu[rr] = mu;
+				srs[rr] = rs;
+				if (p.p[TG_P_RSIGMA])
+					((float *)p.p[TG_P_RSIGMA])[r] = rs;
+				if (TG_NORM == 1 && p.p[TG_P_MU])
+					((float *)p.p[TG_P_MU])[r] = mu;
+			}
+		}
+		__syncthreads(); // stats and residual_out visible to the CTA
+		const int tr = threadIdx.x / NQ_VPR, tv = threadIdx.x % NQ_VPR;
+		const long long r = r0 + tr;
+		const bool rv = r < rows;
+		const float mu = smu[tr], rs = srs[tr];
+		for (int c0 = 0; c0 < NQ_COLS; c0 += NQ_CW) {
+			const int c = c0 + tv * NQ_VEC;
+			const bool ok = rv && (NQ_COLS % NQ_CW == 0 || c < NQ_COLS);
+			float x[NQ_VEC], g[NQ_VEC], b[NQ_VEC], y[NQ_VEC];
+			if (ok) {
+				if (TG_HAS_RESIDUAL)
+					nq_load<TG_IN_DTYPE, NQ_VEC>(p.p[TG_P_RESIDUAL_OUT], r * NQ_COLS + c, x);
+				else
+					nq_load<TG_IN_DTYPE, NQ_VEC>(p.p[TG_P_IN], r * NQ_COLS + c, x);
+			}
+			nq_weights(p, (NQ_COLS % NQ_CW == 0 || c < NQ_COLS) ? c : 0, g, b);
+#pragma unroll
+			for (int k = 0; k < NQ_VEC; k++) {
+				y[k] = TG_NORM == 1 ? (x[k] - mu) * rs * g[k] + b[k] : x[k] * rs * g[k];
+				if (!ok)
+					y[k] = 0.0f;
+				amax = nq_absmax(amax, y[k]);
+			}
+#pragma unroll
+			for (int k = 0; k < NQ_VEC; k += 4) {
+				nq_f4 q;
+#pragma unroll
+				for (int i = 0; i < 4; i++)
+					q.a[i] = y[k + i];
+				*reinterpret_cast<nq_f4 *>(&ys[tr][tv * NQ_VEC + k]) = q;
+			}
+			if (TG_ROWWISE)
+				nq_emit_row<nq_group>(p, rows, r, c, y, ok, s);
+			__syncthreads();
+			// Columnwise: one thread per (column, NQ_SEG-row segment).
+			for (int task = threadIdx.x; task < NQ_CW * (NQ_R / NQ_SEG); task += TG_THREADS) {
+				const int cc = task % NQ_CW, seg = task / NQ_CW;
+				const int col = c0 + cc;
+				const long long rs0 = r0 + seg * NQ_SEG;
+				if ((NQ_COLS % NQ_CW != 0 && col >= NQ_COLS) || rs0 >= rows)
+					continue;
+				float v[NQ_SEG];
+				float bs = s;
+#pragma unroll
+				for (int k = 0; k < NQ_SEG; k++)
+					v[k] = ys[seg * NQ_SEG + k][cc];
+				if (TG_RECIPE == 6) {
+					constexpr float fmax = TG_FMT == TG_FMT_E4M3 ? TG_E4M3_MAX : TG_E5M2_MAX;
+					float a = 0.0f;
+#pragma unroll
+					for (int k = 0; k < NQ_SEG; k++)
+						a = nq_absmax(a, v[k]);
+					uint8_t eb = tg_e8m0_from_amax(a, fmax);
+					bs = tg_e8m0_rcp(eb);
+					((uint8_t *)p.p[TG_P_SCALE_INV_T])[(long long)col * ((rows + 31) / 32) + rs0 / 32] = eb;
+				}
+				uint8_t *dst = (uint8_t *)p.p[TG_P_OUT_T] + (long long)col * rows + rs0;
+				if (aligned16 && rs0 + NQ_SEG <= rows) {
+#pragma unroll
+					for (int h = 0; h < NQ_SEG / 16; h++) {
+						float w16[16];
+#pragma unroll
+						for (int k = 0; k < 16; k++)
+							w16[k] = v[h * 16 + k];
+						nq_store_fp8<16>(dst + h * 16, 0, w16, bs);
+					}
+				} else {
+#pragma unroll
+					for (int k = 0; k < NQ_SEG; k++)
+						if (rs0 + k < rows)
+							dst[k] = (uint8_t)(nq_fp8x2(v[k] * bs, 0.0f) & 0xFFu);
+				}
+			}
+			__syncthreads();
+		}
+	}
+	if (TG_RECIPE == 1) {
+		float m = nq_cta_max(amax, ared);
+		if (threadIdx.x == 0)
+			nq_red_max((float *)p.p[TG_P_AMAX], m);
+	}
+}
+
+#endif
+
+extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParams p)
+{
+#if TG_COLWISE && TG_RECIPE != 3
+	nq_tile_path(p);
+#else
+	nq_row_path(p);
+#endif
+}
+
+} // namespace

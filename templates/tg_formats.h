@@ -1,0 +1,329 @@
+/* tg_formats.h: bit-exact conversions between FP32 and the narrow formats.
+ *
+ * One header for host C (gcc -std=c11) and for CUDA kernels (nvcc, NVRTC).
+ * The portable path uses integer arithmetic only, so host and device give
+ * the same bits, FP32 subnormal inputs included (no FTZ anywhere).
+ *
+ * Rounding: round to nearest, ties to even. Narrow float formats saturate to
+ * their finite max (like PTX cvt.rn.satfinite), infinities included.
+ * NaN handling mirrors NVIDIA's own bit-exact emulation in cuda_fp8.hpp /
+ * cuda_fp4.hpp (which is written to match the cvt instructions):
+ *   BF16, FP16: canonical 0x7FFF (what cvt.rn.bf16.f32 / cvt.rn.f16.f32 give).
+ *   E4M3: 0x7F (sign dropped).
+ *   E5M2: 0x7E | bit 21 of the FP32 payload (sign dropped); so the GPU's
+ *         canonical NaN 0x7FFFFFFF gives 0x7F, the x86 default NaN
+ *         0xFFC00000 gives 0x7E. Both are E5M2 NaNs.
+ *   E2M1: has no NaN; NaN converts to +6 (code 0x7), as cuda_fp4.hpp does.
+ * E2M1 codes live in the low nibble; packed pairs put element 0 in the low
+ * nibble (as cvt.rn.satfinite.e2m1x2.f32 d, hi, lo does).
+ */
+#ifndef TG_FORMATS_H
+#define TG_FORMATS_H
+
+#ifdef __CUDACC_RTC__
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef int int32_t;
+typedef unsigned long long uint64_t;
+#else
+#include <stdint.h>
+#include <string.h>
+#include <math.h>
+#endif
+
+#ifdef __CUDACC__
+#define TG_HD __host__ __device__ __forceinline__
+#else
+#define TG_HD static inline
+#endif
+
+#define TG_FMT_E4M3 0
+#define TG_FMT_E5M2 1
+#define TG_FMT_E2M1 2
+
+#define TG_E4M3_MAX 448.0f
+#define TG_E5M2_MAX 57344.0f
+#define TG_E2M1_MAX 6.0f
+#define TG_FLT_MAX 3.40282346638528859812e+38f
+
+/* Bit casts. */
+TG_HD uint32_t tg_f2u(float f)
+{
+#ifdef __CUDA_ARCH__
+	return __float_as_uint(f);
+#else
+	uint32_t u;
+	memcpy(&u, &f, sizeof u);
+	return u;
+#endif
+}
+
+TG_HD float tg_u2f(uint32_t u)
+{
+#ifdef __CUDA_ARCH__
+	return __uint_as_float(u);
+#else
+	float f;
+	memcpy(&f, &u, sizeof f);
+	return f;
+#endif
+}
+
+TG_HD int tg_isnan(float f) { return (tg_f2u(f) & 0x7FFFFFFFu) > 0x7F800000u; }
+TG_HD int tg_isinf(float f) { return (tg_f2u(f) & 0x7FFFFFFFu) == 0x7F800000u; }
+TG_HD int tg_isfinite(float f) { return (tg_f2u(f) & 0x7F800000u) != 0x7F800000u; }
+TG_HD float tg_nan(void) { return tg_u2f(0x7FFFFFFFu); }
+
+/* IEEE division rounded to nearest, also under -use_fast_math. */
+TG_HD float tg_div_rn(float a, float b)
+{
+#ifdef __CUDA_ARCH__
+	return __fdiv_rn(a, b);
+#else
+	return a / b;
+#endif
+}
+
+/* Round |x| (finite, bits a = |x| bits) to a float format with m mantissa
+ * bits and minimum normal exponent emin; returns the unsigned code
+ * (exponent field << m | mantissa) without any saturation. Exact RNE for all
+ * FP32 inputs including subnormals. The code may exceed the format's range;
+ * the caller saturates or maps to inf. */
+TG_HD uint32_t tg__round_code(uint32_t a, int m, int emin)
+{
+	int ef = (int)(a >> 23);
+	uint32_t sig = a & 0x7FFFFFu;
+	int e;
+	if (ef == 0) {
+		e = -126;           /* FP32 subnormal: no implicit bit */
+	} else {
+		e = ef - 127;
+		sig |= 0x800000u;
+	}
+	if (sig == 0)
+		return 0;
+	int et = e > emin ? e : emin;
+	/* value = sig * 2^(e-23); unit = 2^(et-m); q = value / unit */
+	int shift = 23 - m + (et - e);
+	uint32_t q;
+	if (shift > 25) {
+		q = 0;              /* below half of the smallest subnormal */
+	} else {
+		uint32_t rem = sig & ((1u << shift) - 1u);
+		uint32_t half = 1u << (shift - 1);
+		q = sig >> shift;
+		if (rem > half || (rem == half && (q & 1u)))
+			q++;
+	}
+	if (et > 200)
+		et = 200;           /* unreachable for FP32, keeps the shift defined */
+	return ((uint32_t)(et - emin) << m) + q;
+}
+
+/* Saturating narrow conversion: m mantissa bits, emin, largest finite code
+ * maxc, sign bit position sbit, NaN code nanc. */
+TG_HD uint8_t tg__to_narrow_sat(float x, int m, int emin, uint32_t maxc, int sbit, uint32_t nanc)
+{
+	uint32_t u = tg_f2u(x);
+	uint32_t a = u & 0x7FFFFFFFu;
+	uint32_t s = (u >> 31) << sbit;
+	if (a > 0x7F800000u)
+		return (uint8_t)nanc;
+	if (a == 0x7F800000u)
+		return (uint8_t)(s | maxc);
+	uint32_t c = tg__round_code(a, m, emin);
+	if (c > maxc)
+		c = maxc;
+	return (uint8_t)(s | c);
+}
+
+/* Decode a narrow code (no NaN/inf check): m mantissa bits, emin. */
+TG_HD float tg__from_narrow(uint32_t c, int m, int emin, int sbit)
+{
+	uint32_t s = (c >> sbit) & 1u;
+	uint32_t mag = c & ((1u << sbit) - 1u);
+	uint32_t ef = mag >> m, mant = mag & ((1u << m) - 1u);
+	float v;
+	if (ef == 0) /* subnormal: mant * 2^(emin-m), exact */
+		v = (float)mant * tg_u2f((uint32_t)(127 + emin - m) << 23);
+	else
+		v = tg_u2f(((uint32_t)((int)ef - 1 + emin + 127) << 23) | (mant << (23 - m)));
+	return s ? -v : v;
+}
+
+/* ---- BF16 ---- */
+TG_HD float tg_bf16_to_f32(uint16_t h) { return tg_u2f((uint32_t)h << 16); }
+
+TG_HD uint16_t tg_f32_to_bf16(float f)
+{
+	uint32_t u = tg_f2u(f);
+	if ((u & 0x7FFFFFFFu) > 0x7F800000u)
+		return 0x7FFF;
+	u += 0x7FFFu + ((u >> 16) & 1u);
+	return (uint16_t)(u >> 16);
+}
+
+/* ---- FP16 ---- */
+TG_HD float tg_f16_to_f32(uint16_t h)
+{
+	uint32_t e = (h >> 10) & 0x1Fu;
+	if (e == 0x1F) {
+		uint32_t s = (uint32_t)(h >> 15) << 31;
+		return tg_u2f(s | 0x7F800000u | ((uint32_t)(h & 0x3FF) << 13));
+	}
+	return tg__from_narrow(h, 10, -14, 15);
+}
+
+TG_HD uint16_t tg_f32_to_f16(float f)
+{
+	uint32_t u = tg_f2u(f);
+	uint32_t a = u & 0x7FFFFFFFu;
+	uint32_t s = (u >> 16) & 0x8000u;
+	if (a > 0x7F800000u)
+		return 0x7FFF;
+	if (a == 0x7F800000u)
+		return (uint16_t)(s | 0x7C00u);
+	uint32_t c = tg__round_code(a, 10, -14);
+	if (c > 0x7C00u)
+		c = 0x7C00u;    /* overflow: RNE to inf, as IEEE does */
+	return (uint16_t)(s | c);
+}
+
+/* ---- FP8 E4M3 (OCP "FN": no inf, NaN = S.1111.111, max 448) ---- */
+TG_HD uint8_t tg__f32_to_e4m3_sw(float x) { return tg__to_narrow_sat(x, 3, -6, 0x7Eu, 7, 0x7Fu); }
+
+TG_HD float tg_e4m3_to_f32(uint8_t c)
+{
+	if ((c & 0x7F) == 0x7F)
+		return tg_nan();
+	return tg__from_narrow(c, 3, -6, 7);
+}
+
+/* ---- FP8 E5M2 (IEEE-like, max 57344) ---- */
+TG_HD uint8_t tg__f32_to_e5m2_sw(float x)
+{
+	uint32_t u = tg_f2u(x);
+	if ((u & 0x7FFFFFFFu) > 0x7F800000u)
+		return (uint8_t)(0x7Eu | ((u >> 21) & 1u));
+	return tg__to_narrow_sat(x, 2, -14, 0x7Bu, 7, 0x7Fu);
+}
+
+TG_HD float tg_e5m2_to_f32(uint8_t c)
+{
+	if ((c & 0x7C) == 0x7C) {
+		if (c & 3)
+			return tg_nan();
+		return tg_u2f(((uint32_t)(c >> 7) << 31) | 0x7F800000u);
+	}
+	return tg__from_narrow(c, 2, -14, 7);
+}
+
+/* Device fast paths: the hardware instruction gives the same bits. */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+__device__ __forceinline__ uint16_t tg_f32x2_to_e4m3x2(float lo, float hi)
+{
+	uint16_t r;
+	asm("cvt.rn.satfinite.e4m3x2.f32 %0, %2, %1;" : "=h"(r) : "f"(lo), "f"(hi));
+	return r;
+}
+__device__ __forceinline__ uint16_t tg_f32x2_to_e5m2x2(float lo, float hi)
+{
+	uint16_t r;
+	asm("cvt.rn.satfinite.e5m2x2.f32 %0, %2, %1;" : "=h"(r) : "f"(lo), "f"(hi));
+	return r;
+}
+__device__ __forceinline__ uint8_t tg_f32_to_e4m3(float x) { return (uint8_t)(tg_f32x2_to_e4m3x2(x, 0.0f) & 0xFF); }
+__device__ __forceinline__ uint8_t tg_f32_to_e5m2(float x) { return (uint8_t)(tg_f32x2_to_e5m2x2(x, 0.0f) & 0xFF); }
+#else
+TG_HD uint8_t tg_f32_to_e4m3(float x) { return tg__f32_to_e4m3_sw(x); }
+TG_HD uint8_t tg_f32_to_e5m2(float x) { return tg__f32_to_e5m2_sw(x); }
+/* Packed pair: lo in bits 0..7, hi in bits 8..15. */
+TG_HD uint16_t tg_f32x2_to_e4m3x2(float lo, float hi)
+{
+	return (uint16_t)(tg__f32_to_e4m3_sw(lo) | (tg__f32_to_e4m3_sw(hi) << 8));
+}
+TG_HD uint16_t tg_f32x2_to_e5m2x2(float lo, float hi)
+{
+	return (uint16_t)(tg__f32_to_e5m2_sw(lo) | (tg__f32_to_e5m2_sw(hi) << 8));
+}
+#endif
+
+/* ---- FP4 E2M1 (values 0, .5, 1, 1.5, 2, 3, 4, 6; no inf/NaN) ---- */
+TG_HD uint8_t tg_f32_to_e2m1(float x)
+{
+	uint32_t u = tg_f2u(x);
+	if ((u & 0x7FFFFFFFu) > 0x7F800000u)
+		return 0x7;
+	return tg__to_narrow_sat(x, 1, 0, 0x7u, 3, 0x7u);
+}
+
+TG_HD float tg_e2m1_to_f32(uint8_t c) { return tg__from_narrow(c & 0xFu, 1, 0, 3); }
+
+/* Packed pair: lo in the low nibble. */
+TG_HD uint8_t tg_f32x2_to_e2m1x2(float lo, float hi)
+{
+	return (uint8_t)(tg_f32_to_e2m1(lo) | (tg_f32_to_e2m1(hi) << 4));
+}
+
+/* ---- E8M0 scale bytes (MXFP8) ---- */
+
+/* 2^(e-127); e = 0 is 2^-127 (an FP32 subnormal); 0xFF is NaN. */
+TG_HD float tg_e8m0_to_f32(uint8_t e)
+{
+	if (e == 0xFF)
+		return tg_nan();
+	if (e == 0)
+		return tg_u2f(0x00400000u);
+	return tg_u2f((uint32_t)e << 23);
+}
+
+/* The multiplier applied to elements before the E4M3/E5M2 cast, 2^(127-e),
+ * as TE's exp2f_rcp: e = 0 gives 1 (not 2^127), e = 0xFF gives NaN. */
+TG_HD float tg_e8m0_rcp(uint8_t e)
+{
+	if (e == 0xFF)
+		return tg_nan();
+	if (e == 0)
+		return 1.0f;
+	return tg_u2f((uint32_t)(254 - e) << 23);
+}
+
+/* Scale byte for a block with this amax: v = amax * (1/fmt_max) (the float
+ * reciprocal, as TE does), e = biased exponent of v rounded up, i.e. the
+ * smallest e with 2^(e-127) >= v. amax 0 (or v <= 2^-127) gives 0x00;
+ * NaN or inf amax gives 0xFF. Largest finite result is 0xFE. */
+TG_HD uint8_t tg_e8m0_from_amax(float amax, float fmt_max)
+{
+	if (!tg_isfinite(amax))
+		return 0xFF;
+	float v = amax * tg_div_rn(1.0f, fmt_max);
+	uint32_t u = tg_f2u(v) & 0x7FFFFFFFu;
+	if (u > 0x7F7FFFFFu)
+		return 0xFE;
+	uint32_t e = u >> 23, mant = u & 0x7FFFFFu;
+	if (e == 0)
+		return mant > 0x400000u ? 1 : 0;
+	if (mant && e < 0xFE)
+		e++;
+	return (uint8_t)e;
+}
+
+/* Largest finite value of a TG_FMT_* format. */
+TG_HD float tg_fmt_max(int fmt)
+{
+	return fmt == TG_FMT_E4M3 ? TG_E4M3_MAX : fmt == TG_FMT_E5M2 ? TG_E5M2_MAX : TG_E2M1_MAX;
+}
+
+/* Convert to a TG_FMT_* format by runtime tag. */
+TG_HD uint8_t tg_f32_to_fmt(float x, int fmt)
+{
+	return fmt == TG_FMT_E4M3 ? tg_f32_to_e4m3(x) : fmt == TG_FMT_E5M2 ? tg_f32_to_e5m2(x) : tg_f32_to_e2m1(x);
+}
+
+TG_HD float tg_fmt_to_f32(uint8_t c, int fmt)
+{
+	return fmt == TG_FMT_E4M3 ? tg_e4m3_to_f32(c) : fmt == TG_FMT_E5M2 ? tg_e5m2_to_f32(c) : tg_e2m1_to_f32(c);
+}
+
+#endif

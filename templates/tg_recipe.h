@@ -1,0 +1,221 @@
+/* tg_recipe.h: scale math of the quantization recipes, bit-exact.
+ *
+ * Same dual host/device rules as tg_formats.h (include that first, or let
+ * this header include it). Every formula here is the one the CPU reference
+ * uses and the kernels must use; DESIGN.md "The numerics contract" and
+ * ref/NUMERICS.md describe them. Divisions are IEEE round-to-nearest
+ * (__fdiv_rn on the device, so -use_fast_math cannot change a scale).
+ */
+#ifndef TG_RECIPE_H
+#define TG_RECIPE_H
+
+#include "tg_formats.h"
+
+/* Delayed scaling: (fmt_max / 2^margin) / amax when amax is finite and > 0,
+ * else prev_scale; an infinite result becomes FLT_MAX. */
+TG_HD float tg_delayed_scale(float amax, float prev_scale, float fmt_max, int margin)
+{
+	if (!(amax > 0.0f) || !tg_isfinite(amax))
+		return prev_scale;
+	/* 2^-margin, exact for |margin| < 127 */
+	int e = 127 - margin;
+	float p = e >= 1 && e <= 254 ? tg_u2f((uint32_t)e << 23) : 1.0f;
+	float s = tg_div_rn(fmt_max * p, amax);
+	if (tg_isinf(s))
+		s = TG_FLT_MAX;
+	return s;
+}
+
+/* Shared by current and block scaling (TE compute_scale_from_amax):
+ * amax < eps -> eps; amax 0, inf or NaN -> 1; fmt_max / amax; inf -> FLT_MAX;
+ * pow2: keep sign and exponent, clear the mantissa (round down). */
+TG_HD float tg_current_scale(float amax, float fmt_max, float eps, int pow2)
+{
+	if (amax < eps)
+		amax = eps;
+	if (amax == 0.0f || !tg_isfinite(amax))
+		return 1.0f;
+	float s = tg_div_rn(fmt_max, amax);
+	if (tg_isinf(s))
+		s = TG_FLT_MAX;
+	if (tg_isnan(s))
+		s = 1.0f;
+	if (pow2)
+		s = tg_u2f(tg_f2u(s) & 0xFF800000u);
+	return s;
+}
+
+/* FP8 block scaling (1x128, 128x128) as TE's blockwise quantizer: the same
+ * function as current scaling per block, with TE's defaults eps = 0 and
+ * pow2 = 1 supplied by the caller. An all-zero block gets scale 1. */
+TG_HD float tg_block_scale(float amax, float fmt_max, float eps, int pow2)
+{
+	return tg_current_scale(amax, fmt_max, eps, pow2);
+}
+
+/* 1/scale, IEEE round to nearest. */
+TG_HD float tg_scale_inv(float scale) { return tg_div_rn(1.0f, scale); }
+
+/* ---- NVFP4 ---- */
+
+/* Per-tensor encode scale S_enc = 448*6 / global_amax, clamped to FLT_MAX;
+ * amax 0 or a zero result -> 1. NaN amax gives FLT_MAX (fminf semantics). */
+TG_HD float tg_nvfp4_s_enc(float global_amax)
+{
+	float s = tg_div_rn(TG_E4M3_MAX * TG_E2M1_MAX, global_amax);
+	if (!(s < TG_FLT_MAX))
+		s = TG_FLT_MAX;
+	if (global_amax == 0.0f || s == 0.0f)
+		return 1.0f;
+	return s;
+}
+
+/* Block decode scale byte S_dec = E4M3(block_amax * (S_enc * fl(1/6))),
+ * product clamped to FLT_MAX first (TE's order of operations). */
+TG_HD uint8_t tg_nvfp4_block_scale(float block_amax, float s_enc)
+{
+	float v = block_amax * (s_enc * tg_div_rn(1.0f, 6.0f));
+	if (!(v < TG_FLT_MAX) && !tg_isnan(v))
+		v = TG_FLT_MAX;
+	return tg_f32_to_e4m3(v);
+}
+
+/* Element multiplier min(1 / (float(S_dec) / S_enc), FLT_MAX). */
+TG_HD float tg_nvfp4_elem_scale(uint8_t s_dec, float s_enc)
+{
+	float r = tg_div_rn(1.0f, tg_div_rn(tg_e4m3_to_f32(s_dec), s_enc));
+	return r < TG_FLT_MAX ? r : TG_FLT_MAX;
+}
+
+/* ---- Philox4x32-10 (Salmon et al., SC'11; Random123 constants) ---- */
+
+TG_HD uint32_t tg__mulhilo(uint32_t a, uint32_t b, uint32_t *hi)
+{
+#ifdef __CUDA_ARCH__
+	*hi = __umulhi(a, b);
+	return a * b;
+#else
+	uint64_t p = (uint64_t)a * b;
+	*hi = (uint32_t)(p >> 32);
+	return (uint32_t)p;
+#endif
+}
+
+/* One Philox4x32-10 block: counter ctr[4], key key[2] -> out[4]. */
+TG_HD void tg_philox4x32_10(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4])
+{
+	uint32_t c0 = ctr[0], c1 = ctr[1], c2 = ctr[2], c3 = ctr[3];
+	uint32_t k0 = key[0], k1 = key[1];
+	for (int r = 0; r < 10; r++) {
+		uint32_t hi0, hi1;
+		uint32_t lo0 = tg__mulhilo(0xD2511F53u, c0, &hi0);
+		uint32_t lo1 = tg__mulhilo(0xCD9E8D57u, c2, &hi1);
+		uint32_t n0 = hi1 ^ c1 ^ k0, n2 = hi0 ^ c3 ^ k1;
+		c0 = n0; c1 = lo1; c2 = n2; c3 = lo0;
+		k0 += 0x9E3779B9u;
+		k1 += 0xBB67AE85u;
+	}
+	out[0] = c0; out[1] = c1; out[2] = c2; out[3] = c3;
+}
+
+/* Counter-based random word for stochastic rounding: key = seed (lo, hi),
+ * counter = (counter/4 lo, counter/4 hi, offset lo, offset hi), result word
+ * counter%4. Element i of a tensor uses counter = i; a new step bumps offset. */
+TG_HD uint32_t tg_philox_rand(uint64_t seed, uint64_t offset, uint64_t counter)
+{
+	uint64_t blk = counter >> 2;
+	uint32_t ctr[4] = {(uint32_t)blk, (uint32_t)(blk >> 32), (uint32_t)offset, (uint32_t)(offset >> 32)};
+	uint32_t key[2] = {(uint32_t)seed, (uint32_t)(seed >> 32)};
+	uint32_t out[4];
+	tg_philox4x32_10(ctr, key, out);
+	return out[counter & 3];
+}
+
+/* Stochastic rounding to E2M1: |x| (saturated to 6) lies between neighbours
+ * lo <= |x| <= hi one E2M1 step apart; round away from lo when
+ * rand < frac * 2^32, frac = (|x| - lo) / step (exact). So P(hi) = frac.
+ * NaN -> 0x7 like the RN path; sign kept (zero results keep it too). */
+TG_HD uint8_t tg_f32_to_e2m1_sr(float x, uint32_t rand)
+{
+	uint32_t u = tg_f2u(x);
+	uint32_t a = u & 0x7FFFFFFFu;
+	uint8_t s = (uint8_t)((u >> 31) << 3);
+	if (a > 0x7F800000u)
+		return 0x7;
+	if (a >= 0x40C00000u) /* >= 6 or inf */
+		return (uint8_t)(s | 0x7);
+	float ax = tg_u2f(a);
+	/* step: 0.5 below 2, 1 in [2,4), 2 in [4,6) */
+	float step = ax < 2.0f ? 0.5f : ax < 4.0f ? 1.0f : 2.0f;
+	float t = ax * (ax < 2.0f ? 2.0f : ax < 4.0f ? 1.0f : 0.5f); /* exact */
+	float fl = (float)(int)t;         /* t < 6 */
+	float frac = t - fl;              /* exact */
+	/* frac has <= 24 significant bits, so lim = frac * 2^32 is exact;
+	 * for an integer rand, rand < lim <=> rand < li (lim integral) or
+	 * rand <= floor(lim) (lim not integral). */
+	float lim = frac * 4294967296.0f;
+	uint32_t li = (uint32_t)lim;      /* lim < 2^32 since frac < 1 */
+	uint32_t up = lim > (float)li ? rand <= li : rand < li;
+	float r = (fl + (float)up) * step;
+	return (uint8_t)(s | tg_f32_to_e2m1(r));
+}
+
+/* ---- Random Hadamard transform (16x16), host only ---- */
+#ifndef __CUDACC__
+/* Sign vector of the RHT from a seed: bit i of the first Philox word of
+ * (key = seed, counter = 0, offset = 0x52485400 "RHT") gives sign i
+ * (1 = negative). Returns the 16-bit mask. */
+static inline uint16_t tg_rht_sign_mask(uint64_t seed)
+{
+	return (uint16_t)(tg_philox_rand(seed, 0x52485400u, 0) & 0xFFFFu);
+}
+
+/* y = x * diag(signs) * H16 / 4 (H16 Sylvester Hadamard, H[i][j] =
+ * (-1)^popcount(i&j)); sums in double, one rounding to float. Orthonormal,
+ * so applying it twice with the same mask in the right order inverts it. */
+static inline void tg_rht16(const float x[16], uint16_t sign_mask, float y[16])
+{
+	for (int j = 0; j < 16; j++) {
+		double acc = 0.0;
+		for (int i = 0; i < 16; i++) {
+			double v = (double)x[i];
+			if ((sign_mask >> i) & 1)
+				v = -v;
+			if (__builtin_popcount((unsigned)(i & j)) & 1)
+				v = -v;
+			acc += v;
+		}
+		y[j] = (float)(acc * 0.25);
+	}
+}
+
+/* Delayed-scaling history roll: new[i] = old[i+1], new[L-1] = old[0],
+ * new[0] = 0. */
+static inline void tg_history_roll(float *hist, int L)
+{
+	if (L <= 0)
+		return;
+	float first = hist[0];
+	for (int i = 0; i + 1 < L; i++)
+		hist[i] = hist[i + 1];
+	hist[L - 1] = first;
+	hist[0] = 0.0f;
+}
+
+/* amax of a history: hist[0] when most_recent, else max over all entries
+ * (NaN entries ignored). */
+static inline float tg_history_amax(const float *hist, int L, int most_recent)
+{
+	if (L <= 0)
+		return 0.0f;
+	if (most_recent)
+		return hist[0];
+	float m = 0.0f;
+	for (int i = 0; i < L; i++)
+		if (hist[i] > m)
+			m = hist[i];
+	return m;
+}
+#endif
+
+#endif

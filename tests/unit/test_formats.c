@@ -1,0 +1,273 @@
+/* test_formats.c: every FP32 -> narrow conversion of tg_formats.h against
+ * the independent oracle of fmt_oracle.h: exhaustively over all BF16 and all
+ * FP16 inputs, every rounding boundary of each format (midpoints and their
+ * float neighbours, max, just above max, subnormal edges, zeros, inf, NaN),
+ * a dense strided + random FP32 sample; every code's round trip and decode;
+ * and the checked-in vectors in tests/vectors/formats.txt. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tg_formats.h"
+#include "fmt_oracle.h"
+
+static int failed;
+static Oracle O[OF_N];
+
+static void report(const char *name, long bad, const char *detail)
+{
+	if (bad) {
+		printf("FAIL %s: %ld mismatches; first: %s\n", name, bad, detail);
+		failed = 1;
+	} else {
+		printf("ok %s\n", name);
+	}
+}
+
+static uint32_t impl(int f, float x)
+{
+	switch (f) {
+	case OF_BF16: return tg_f32_to_bf16(x);
+	case OF_F16: return tg_f32_to_f16(x);
+	case OF_E4M3: return tg_f32_to_e4m3(x);
+	case OF_E5M2: return tg_f32_to_e5m2(x);
+	default: return tg_f32_to_e2m1(x);
+	}
+}
+
+static float bits2f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+static uint32_t f2bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+
+/* Check one input against every format; count into bad[], keep first detail. */
+static void check(uint32_t bits, long *bad, char det[][160])
+{
+	float x = bits2f(bits);
+	for (int f = 0; f < OF_N; f++) {
+		uint32_t want = oracle_round(&O[f], bits), got = impl(f, x);
+		if (want != got && bad[f]++ == 0)
+			snprintf(det[f], 160, "%s(0x%08x = %.9g) = 0x%x, oracle 0x%x", O[f].name, bits,
+			         (double)x, got, want);
+	}
+}
+
+static void run_set(const char *set, const uint32_t *in, size_t n)
+{
+	long bad[OF_N] = {0};
+	char det[OF_N][160];
+	for (size_t i = 0; i < n; i++)
+		check(in[i], bad, det);
+	for (int f = 0; f < OF_N; f++) {
+		char name[64];
+		snprintf(name, sizeof name, "%s_%s", set, O[f].name);
+		report(name, bad[f], det[f]);
+	}
+}
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static uint32_t next32(void)
+{
+	rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
+	return (uint32_t)(rng >> 16);
+}
+
+static void test_exhaustive16(void)
+{
+	uint32_t *in = malloc(sizeof *in * 65536);
+	for (uint32_t h = 0; h < 65536; h++)
+		in[h] = h << 16; /* every BF16 as FP32 */
+	run_set("all_bf16_inputs", in, 65536);
+	for (uint32_t h = 0; h < 65536; h++) {
+		/* every FP16 as FP32, decoded by the oracle (exact in float) */
+		double v = oracle_decode(&O[OF_F16], h);
+		in[h] = isnan(v) ? (((uint32_t)(h >> 15) << 31) | 0x7FC00000u | ((uint32_t)(h & 0x3FF) << 13))
+		                 : f2bits((float)v);
+	}
+	run_set("all_f16_inputs", in, 65536);
+	free(in);
+}
+
+static void test_boundaries(void)
+{
+	size_t cap = 1 << 20, n = 0;
+	uint32_t *in = malloc(sizeof *in * cap);
+	for (int f = 0; f < OF_N; f++) {
+		const Oracle *o = &O[f];
+		for (uint32_t c = 0; c <= o->top && n + 64 < cap; c++) {
+			double v = o->v[c];
+			double nx = c < o->top ? o->v[c + 1] : 2 * v + 1;
+			float pts[8];
+			int k = 0;
+			pts[k++] = (float)v;
+			pts[k++] = (float)((v + nx) / 2); /* the midpoint (exact for these formats) */
+			pts[k++] = nextafterf(pts[1], 0);
+			pts[k++] = nextafterf(pts[1], INFINITY);
+			pts[k++] = nextafterf((float)v, 0);
+			pts[k++] = nextafterf((float)v, INFINITY);
+			for (int j = 0; j < k; j++) {
+				in[n++] = f2bits(pts[j]);
+				in[n++] = f2bits(-pts[j]);
+			}
+		}
+	}
+	/* specials and FP32 subnormal edges */
+	uint32_t sp[] = {0, 0x80000000u, 0x7F800000u, 0xFF800000u, 0x7FC00000u, 0xFFC00000u,
+	                 0x7FFFFFFFu, 0xFFFFFFFFu, 0x7F800001u, 0x7FA00000u, 0x7FE00000u, 0xFF800001u,
+	                 1, 0x80000001u, 0x007FFFFFu, 0x00800000u, 0x7F7FFFFFu, 0xFF7FFFFFu,
+	                 0x47800000u, 0x477FF000u, 0x477FEFFFu, 0x477FF001u, 0x43E00000u, 0x43E80000u,
+	                 0x43F00000u, 0x40C00000u, 0x40A00000u, 0x40E00000u, 0x47600000u, 0x47700000u};
+	for (size_t i = 0; i < sizeof sp / sizeof sp[0]; i++)
+		in[n++] = sp[i];
+	run_set("boundaries", in, n);
+	free(in);
+}
+
+static void test_dense(void)
+{
+	size_t n = (1u << 24) + (1u << 21);
+	uint32_t *in = malloc(sizeof *in * n);
+	for (uint32_t i = 0; i < (1u << 24); i++)
+		in[i] = (i << 8) | (next32() & 0xFF); /* every 256th pattern, jittered */
+	for (size_t i = 1u << 24; i < n; i++)
+		in[i] = next32();
+	run_set("dense_f32", in, n);
+	free(in);
+}
+
+static void test_codes(void)
+{
+	long bad = 0;
+	char det[160] = "";
+	for (int f = OF_E4M3; f < OF_N; f++) {
+		const Oracle *o = &O[f];
+		uint32_t ncodes = f == OF_E2M1 ? 16 : 256;
+		for (uint32_t c = 0; c < ncodes; c++) {
+			double want = oracle_decode(o, c);
+			float got = f == OF_E4M3 ? tg_e4m3_to_f32((uint8_t)c)
+			          : f == OF_E5M2 ? tg_e5m2_to_f32((uint8_t)c) : tg_e2m1_to_f32((uint8_t)c);
+			int ok = isnan(want) ? isnan(got) : (double)got == want && !!signbit(got) == !!signbit(want);
+			/* round trip: every non-NaN code maps back to itself */
+			if (ok && !isnan(want) && !isinf(want))
+				ok = impl(f, got) == c;
+			if (ok && isinf(want)) /* E5M2 inf saturates */
+				ok = impl(f, got) == (c & 0x80u) + 0x7Bu;
+			if (!ok && bad++ == 0)
+				snprintf(det, sizeof det, "%s code 0x%x -> %.9g (oracle %.9g) -> 0x%x", o->name, c,
+				         (double)got, want, impl(f, got));
+		}
+	}
+	report("decode_and_roundtrip_fp8_fp4", bad, det);
+	bad = 0;
+	for (uint32_t h = 0; h < 65536; h++) {
+		double want = oracle_decode(&O[OF_F16], h);
+		float got = tg_f16_to_f32((uint16_t)h);
+		int ok = isnan(want) ? isnan(got) : (double)got == want && !!signbit(got) == !!signbit(want);
+		if (ok && !isnan(want))
+			ok = tg_f32_to_f16(got) == h;
+		double wb = oracle_decode(&O[OF_BF16], h);
+		float gb = tg_bf16_to_f32((uint16_t)h);
+		int okb = isnan(wb) ? isnan(gb) : (double)gb == wb && !!signbit(gb) == !!signbit(wb);
+		if (okb && !isnan(wb))
+			okb = tg_f32_to_bf16(gb) == h;
+		if ((!ok || !okb) && bad++ == 0)
+			snprintf(det, sizeof det, "code 0x%04x f16 %.9g bf16 %.9g", h, (double)got, (double)gb);
+	}
+	report("decode_and_roundtrip_f16_bf16", bad, det);
+	/* packed helpers */
+	bad = 0;
+	for (int i = 0; i < 100000; i++) {
+		float a = bits2f(next32()), b = bits2f(next32() >> (next32() & 7));
+		if (tg_f32x2_to_e4m3x2(a, b) != (tg_f32_to_e4m3(a) | tg_f32_to_e4m3(b) << 8) ||
+		    tg_f32x2_to_e5m2x2(a, b) != (tg_f32_to_e5m2(a) | tg_f32_to_e5m2(b) << 8) ||
+		    tg_f32x2_to_e2m1x2(a, b) != (tg_f32_to_e2m1(a) | tg_f32_to_e2m1(b) << 4))
+			bad++;
+	}
+	report("packed_pairs", bad, "lo/hi order");
+}
+
+static void test_e8m0(void)
+{
+	long bad = 0;
+	char det[160] = "";
+	for (uint32_t e = 0; e < 256; e++) {
+		float v = tg_e8m0_to_f32((uint8_t)e);
+		int ok = e == 255 ? isnan(v) : (double)v == ldexp(1.0, (int)e - 127);
+		if (!ok && bad++ == 0)
+			snprintf(det, sizeof det, "e8m0 0x%02x -> %g", e, (double)v);
+	}
+	/* from_amax: smallest e with 2^(e-127) >= amax * fl(1/fmt_max), oracle by search */
+	float fm[3] = {448.0f, 57344.0f, 6.0f};
+	for (int k = 0; k < 3; k++)
+		for (int i = 0; i < 300000; i++) {
+			uint32_t b = i < 256 ? (uint32_t)i << 23 : next32() & 0x7FFFFFFFu;
+			if (i >= 256 && i < 512)
+				b = ((uint32_t)(i - 256) << 23) | 1u;
+			float amax = bits2f(b);
+			uint8_t got = tg_e8m0_from_amax(amax, fm[k]);
+			uint8_t want;
+			if (!isfinite(amax))
+				want = 0xFF;
+			else {
+				double q = (double)(amax * (1.0f / fm[k]));
+				int e = 0;
+				while (e < 254 && ldexp(1.0, e - 127) < q)
+					e++;
+				want = (uint8_t)e;
+			}
+			if (got != want && bad++ == 0)
+				snprintf(det, sizeof det, "e8m0_from_amax(%g, %g) = 0x%02x, want 0x%02x",
+				         (double)amax, (double)fm[k], got, want);
+		}
+	report("e8m0", bad, det);
+}
+
+/* tests/vectors/formats.txt: "fmt input_bits expected_code" per line. */
+static void test_vectors(void)
+{
+	FILE *fp = fopen("tests/vectors/formats.txt", "r");
+	if (!fp) {
+		printf("FAIL vectors_formats: cannot open tests/vectors/formats.txt (run from repo root)\n");
+		failed = 1;
+		return;
+	}
+	char line[256], det[200] = "";
+	long bad = 0, n = 0;
+	while (fgets(line, sizeof line, fp)) {
+		char fmt[16];
+		unsigned in, want;
+		if (line[0] == '#' || sscanf(line, "%15s %x %x", fmt, &in, &want) != 3)
+			continue;
+		float x = bits2f(in);
+		unsigned got;
+		if (!strcmp(fmt, "bf16")) got = tg_f32_to_bf16(x);
+		else if (!strcmp(fmt, "f16")) got = tg_f32_to_f16(x);
+		else if (!strcmp(fmt, "e4m3")) got = tg_f32_to_e4m3(x);
+		else if (!strcmp(fmt, "e5m2")) got = tg_f32_to_e5m2(x);
+		else if (!strcmp(fmt, "e2m1")) got = tg_f32_to_e2m1(x);
+		else if (!strcmp(fmt, "e8m0_e4m3")) got = tg_e8m0_from_amax(x, 448.0f);
+		else got = 0x10000; /* unknown format: fail */
+		n++;
+		if (got != want && bad++ == 0)
+			snprintf(det, sizeof det, "%s 0x%08x -> 0x%x, file says 0x%x", fmt, in, got, want);
+	}
+	fclose(fp);
+	if (n < 20) {
+		printf("FAIL vectors_formats: only %ld vectors read\n", n);
+		failed = 1;
+		return;
+	}
+	report("vectors_formats", bad, det);
+}
+
+int main(void)
+{
+	for (int f = 0; f < OF_N; f++)
+		oracle_init(&O[f], f);
+	test_codes();
+	test_e8m0();
+	test_exhaustive16();
+	test_boundaries();
+	test_dense();
+	test_vectors();
+	for (int f = 0; f < OF_N; f++)
+		free(O[f].v);
+	return failed;
+}

@@ -1,0 +1,267 @@
+/* test_recipe.c: the scale math of tg_recipe.h and the recipe state machines
+ * of ref/recipe.c: delayed scaling (roll, max / most_recent, margin, special
+ * amax keeps the previous scale, FLT_MAX on overflow, ten steps against a
+ * hand-run model), current and block scaling (eps, pow2, specials), MXFP8
+ * scale bytes, NVFP4 S_enc / block / element scales, Philox KAT, stochastic
+ * rounding statistics, the RHT, and the vectors in tests/vectors/recipes.txt. */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ref.h"
+
+static int failed;
+
+static void check(const char *name, int ok, const char *fmt, double a, double b)
+{
+	if (ok) {
+		printf("ok %s\n", name);
+	} else {
+		printf("FAIL %s: ", name);
+		printf(fmt, a, b);
+		printf("\n");
+		failed = 1;
+	}
+}
+
+static uint32_t fb(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+
+static void test_history(void)
+{
+	float h[5] = {10, 1, 2, 3, 4};
+	tg_history_roll(h, 5);
+	float want[5] = {0, 2, 3, 4, 10};
+	check("history_roll", !memcmp(h, want, sizeof h), "got h[1]=%g h[4]=%g", h[1], h[4]);
+	float g[4] = {5, 9, NAN, 1};
+	check("history_amax_max", tg_history_amax(g, 4, 0) == 9.0f, "%g vs %g", tg_history_amax(g, 4, 0), 9);
+	check("history_amax_most_recent", tg_history_amax(g, 4, 1) == 5.0f, "%g vs %g", tg_history_amax(g, 4, 1), 5);
+	float one[1] = {7};
+	tg_history_roll(one, 1);
+	check("history_roll_L1", one[0] == 0.0f, "%g %g", one[0], 0);
+}
+
+static void test_delayed(void)
+{
+	check("delayed_basic", tg_delayed_scale(2.0f, 1.0f, 448.0f, 0) == 224.0f, "%g vs %g",
+	      tg_delayed_scale(2.0f, 1.0f, 448.0f, 0), 224);
+	check("delayed_margin", tg_delayed_scale(2.0f, 1.0f, 448.0f, 3) == 28.0f, "%g vs %g",
+	      tg_delayed_scale(2.0f, 1.0f, 448.0f, 3), 28);
+	check("delayed_amax0_keeps", tg_delayed_scale(0.0f, 3.5f, 448.0f, 0) == 3.5f, "%g %g", 0, 0);
+	check("delayed_inf_keeps", tg_delayed_scale(INFINITY, 3.5f, 448.0f, 0) == 3.5f, "%g %g", 0, 0);
+	check("delayed_nan_keeps", tg_delayed_scale(NAN, 3.5f, 448.0f, 0) == 3.5f, "%g %g", 0, 0);
+	check("delayed_neg_keeps", tg_delayed_scale(-1.0f, 3.5f, 448.0f, 0) == 3.5f, "%g %g", 0, 0);
+	check("delayed_overflow_fltmax", tg_delayed_scale(1e-45f, 1.0f, 448.0f, 0) == FLT_MAX, "%g %g",
+	      tg_delayed_scale(1e-45f, 1.0f, 448.0f, 0), FLT_MAX);
+	check("scale_inv", tg_scale_inv(3.0f) == 1.0f / 3.0f, "%g %g", tg_scale_inv(3.0f), 1.0 / 3);
+
+	/* ten steps of the state machine vs a hand model (L = 4, max) */
+	float hist[4] = {0}, model[4] = {0};
+	RefDelayed st = {hist, 4, 0, 0, 448.0f, 1.0f, 1.0f};
+	float amaxes[10] = {1, 4, 2, 0, NAN, 0.5f, 8, 0, 0, 0};
+	int ok = 1;
+	float mscale = 1.0f;
+	char det[128] = "";
+	for (int s = 0; s < 10; s++) {
+		if (amaxes[s] > model[0])
+			model[0] = amaxes[s];
+		float m = 0;
+		for (int i = 0; i < 4; i++)
+			if (model[i] > m)
+				m = model[i];
+		if (m > 0 && isfinite(m))
+			mscale = 448.0f / m;
+		float first = model[0];
+		model[0] = model[1]; model[1] = model[2]; model[2] = model[3]; model[3] = first;
+		model[0] = 0;
+		float used = ref_delayed_step(&st, amaxes[s]);
+		if (used != m || st.scale != mscale || st.scale_inv != 1.0f / mscale ||
+		    memcmp(hist, model, sizeof hist)) {
+			if (ok)
+				snprintf(det, sizeof det, "step %d amax %g scale %g (model %g %g)", s, used,
+				         st.scale, m, mscale);
+			ok = 0;
+		}
+	}
+	printf(ok ? "ok delayed_state_machine_10_steps\n" : "FAIL delayed_state_machine_10_steps: %s\n", det);
+	failed |= !ok;
+	/* most_recent: scale follows only the step's own amax */
+	float h2[3] = {0};
+	RefDelayed s2 = {h2, 3, 1, 1, 448.0f, 1.0f, 1.0f};
+	ref_delayed_step(&s2, 8.0f);
+	ref_delayed_step(&s2, 2.0f);
+	check("delayed_most_recent_margin1", s2.scale == 112.0f, "%g vs %g", s2.scale, 112);
+}
+
+static void test_current_block(void)
+{
+	check("current_basic", tg_current_scale(3.0f, 448.0f, 0, 0) == 448.0f / 3.0f, "%g %g",
+	      tg_current_scale(3.0f, 448.0f, 0, 0), 448.0 / 3);
+	check("current_pow2", tg_current_scale(3.0f, 448.0f, 0, 1) == 128.0f, "%g %g",
+	      tg_current_scale(3.0f, 448.0f, 0, 1), 128);
+	check("current_zero", tg_current_scale(0.0f, 448.0f, 0, 0) == 1.0f, "%g %g", 0, 0);
+	check("current_eps", tg_current_scale(0.0f, 448.0f, 0.5f, 0) == 896.0f, "%g %g",
+	      tg_current_scale(0.0f, 448.0f, 0.5f, 0), 896);
+	check("current_inf", tg_current_scale(INFINITY, 448.0f, 0, 0) == 1.0f, "%g %g", 0, 0);
+	check("current_nan", tg_current_scale(NAN, 448.0f, 0, 1) == 1.0f, "%g %g", 0, 0);
+	check("current_overflow", tg_current_scale(1e-45f, 448.0f, 0, 0) == FLT_MAX, "%g %g", 0, 0);
+	check("current_overflow_pow2", tg_current_scale(1e-45f, 448.0f, 0, 1) == ldexpf(1, 127), "%g %g",
+	      tg_current_scale(1e-45f, 448.0f, 0, 1), ldexp(1, 127));
+	int ok = 1;
+	for (int i = 0; i < 100000; i++) {
+		float a = ldexpf(1.0f + (float)i / 100000, i % 200 - 100);
+		float s = tg_current_scale(a, 448.0f, 0, 1);
+		/* pow2 scale: a power of two, <= exact, > exact/2 */
+		uint32_t u = fb(s);
+		if ((u & 0x7FFFFF) || s > 448.0f / a || s <= 448.0f / a / 2)
+			ok = 0;
+	}
+	check("current_pow2_sweep", ok, "%g %g", 0, 0);
+	check("block_zero_scale1", tg_block_scale(0.0f, 448.0f, 0, 1) == 1.0f, "%g %g", 0, 0);
+	check("block_pow2_default", tg_block_scale(100.0f, 448.0f, 0, 1) == 4.0f, "%g %g",
+	      tg_block_scale(100.0f, 448.0f, 0, 1), 4);
+	float x[3] = {-2, NAN, 1};
+	float si;
+	float s = ref_current_scale(x, 3, 448.0f, 0, 0, &si);
+	check("ref_current_scale_nan_ignored", s == 224.0f && si == 1.0f / 224, "%g %g", s, si);
+}
+
+static void test_mx_nvfp4(void)
+{
+	check("e8m0_448", tg_e8m0_from_amax(448.0f, 448.0f) == 127, "%g %g", tg_e8m0_from_amax(448, 448), 127);
+	check("e8m0_zero", tg_e8m0_from_amax(0.0f, 448.0f) == 0, "%g %g", 0, 0);
+	check("e8m0_denormal_amax", tg_e8m0_from_amax(1e-40f, 448.0f) == 0 &&
+	      tg_e8m0_from_amax(ldexpf(1, -126), 6.0f) == 0, "%g %g", tg_e8m0_from_amax(1e-40f, 448.0f), 0);
+	check("e8m0_inf_nan", tg_e8m0_from_amax(INFINITY, 448.0f) == 0xFF &&
+	      tg_e8m0_from_amax(NAN, 448.0f) == 0xFF, "%g %g", 0, 0);
+	/* no saturation: amax * 2^(127-e) <= fmt_max (up to the rcp rounding) */
+	int ok = 1;
+	for (int i = 0; i < 200000; i++) {
+		float a = ldexpf(1.0f + (float)(i % 1000) / 1000, i / 1000 - 100);
+		uint8_t e = tg_e8m0_from_amax(a, 448.0f);
+		if (a * tg_e8m0_rcp(e) > 448.0f * (1 + 1e-6f) || (e > 1 && a * tg_e8m0_rcp(e) <= 224.0f))
+			ok = 0;
+	}
+	check("e8m0_no_saturation_and_tight", ok, "%g %g", 0, 0);
+
+	check("s_enc_basic", tg_nvfp4_s_enc(2688.0f) == 1.0f, "%g %g", tg_nvfp4_s_enc(2688.0f), 1);
+	check("s_enc_zero", tg_nvfp4_s_enc(0.0f) == 1.0f, "%g %g", 0, 0);
+	check("s_enc_inf", tg_nvfp4_s_enc(INFINITY) == 1.0f, "%g %g", tg_nvfp4_s_enc(INFINITY), 1);
+	check("s_enc_tiny_fltmax", tg_nvfp4_s_enc(1e-45f) == FLT_MAX, "%g %g", 0, 0);
+	/* block scale: amax = global amax gives S_dec = 448 (0x7E) */
+	check("nvfp4_block_at_global", tg_nvfp4_block_scale(10.0f, tg_nvfp4_s_enc(10.0f)) == 0x7E, "%g %g",
+	      tg_nvfp4_block_scale(10.0f, tg_nvfp4_s_enc(10.0f)), 0x7E);
+	check("nvfp4_block_zero", tg_nvfp4_block_scale(0.0f, 5.0f) == 0, "%g %g", 0, 0);
+	check("nvfp4_elem_zero_fltmax", tg_nvfp4_elem_scale(0, 5.0f) == FLT_MAX, "%g %g", 0, 0);
+	float s_enc = tg_nvfp4_s_enc(10.0f);
+	float es = tg_nvfp4_elem_scale(0x7E, s_enc);
+	check("nvfp4_elem_scale", tg_f32_to_e2m1(10.0f * es) == 0x7, "%g %g", 10.0f * es, 6);
+}
+
+static void test_philox_sr_rht(void)
+{
+	uint32_t c[4] = {0, 0, 0, 0}, k[2] = {0, 0}, o[4];
+	tg_philox4x32_10(c, k, o);
+	check("philox_kat_zero", o[0] == 0x6627e8d5u && o[3] == 0x9b00dbd8u, "%g %g", o[0], o[3]);
+	/* stochastic rounding: deterministic ends and unbiased mean */
+	check("sr_exact_values", tg_f32_to_e2m1_sr(1.5f, 0) == 3 && tg_f32_to_e2m1_sr(1.5f, 0xFFFFFFFFu) == 3 &&
+	      tg_f32_to_e2m1_sr(-6.0f, 123) == 0xF && tg_f32_to_e2m1_sr(100.0f, 0) == 7 &&
+	      tg_f32_to_e2m1_sr(NAN, 0) == 7, "%g %g", 0, 0);
+	check("sr_extremes", tg_f32_to_e2m1_sr(2.25f, 0) == 5 && tg_f32_to_e2m1_sr(2.25f, 0xFFFFFFFFu) == 4 &&
+	      tg_f32_to_e2m1_sr(2.25f, 0x3FFFFFFFu) == 5 && tg_f32_to_e2m1_sr(2.25f, 0x40000000u) == 4,
+	      "%g %g", tg_f32_to_e2m1_sr(2.25f, 0x40000000u), 4);
+	float xs[4] = {0.1f, 2.3f, 4.7f, -3.3f};
+	int ok = 1;
+	for (int j = 0; j < 4; j++) {
+		double sum = 0;
+		int n = 200000;
+		for (int i = 0; i < n; i++)
+			sum += tg_e2m1_to_f32(tg_f32_to_e2m1_sr(xs[j], tg_philox_rand(42, 7, (uint64_t)i)));
+		if (fabs(sum / n - xs[j]) > 0.01)
+			ok = 0;
+	}
+	check("sr_unbiased", ok, "%g %g", 0, 0);
+	/* RHT: orthonormal, so applying it twice restores x (H D H D / 16 = I only if D = I;
+	 * check norm preservation and inverse via transpose instead) */
+	uint16_t mask = tg_rht_sign_mask(1234);
+	float x[16], y[16];
+	double n0 = 0, n1 = 0;
+	for (int i = 0; i < 16; i++) {
+		x[i] = (float)(i - 7) * 0.37f;
+		n0 += (double)x[i] * x[i];
+	}
+	tg_rht16(x, mask, y);
+	for (int i = 0; i < 16; i++)
+		n1 += (double)y[i] * y[i];
+	/* inverse: x = (y H / 4) with signs applied after */
+	float z[16], back[16];
+	tg_rht16(y, 0, z);
+	for (int i = 0; i < 16; i++)
+		back[i] = ((mask >> i) & 1) ? -z[i] : z[i];
+	double err = 0;
+	for (int i = 0; i < 16; i++)
+		err = fmax(err, fabs(back[i] - x[i]));
+	check("rht_orthonormal", fabs(n0 - n1) < 1e-4 * n0 && err < 1e-5, "norm diff %g, inverse err %g",
+	      fabs(n0 - n1), err);
+	check("rht_mask_depends_on_seed", tg_rht_sign_mask(1) != tg_rht_sign_mask(2), "%g %g",
+	      tg_rht_sign_mask(1), tg_rht_sign_mask(2));
+}
+
+static void test_vectors(void)
+{
+	FILE *fp = fopen("tests/vectors/recipes.txt", "r");
+	if (!fp) {
+		printf("FAIL vectors_recipes: cannot open tests/vectors/recipes.txt (run from repo root)\n");
+		failed = 1;
+		return;
+	}
+	char line[512], det[256] = "";
+	long n = 0, bad = 0;
+	while (fgets(line, sizeof line, fp)) {
+		char kind[16], a[64], b[64], c[64], d[64];
+		unsigned want;
+		uint32_t got;
+		if (line[0] == '#' || sscanf(line, "%15s", kind) != 1)
+			continue;
+		if (!strcmp(kind, "delayed") && sscanf(line, "%*s %63s %63s %63s %63s = %x", a, b, c, d, &want) == 5)
+			got = fb(tg_delayed_scale(strtof(a, 0), strtof(b, 0), strtof(c, 0), atoi(d)));
+		else if (!strcmp(kind, "current") && sscanf(line, "%*s %63s %63s %63s %63s = %x", a, b, c, d, &want) == 5)
+			got = fb(tg_current_scale(strtof(a, 0), strtof(b, 0), strtof(c, 0), atoi(d)));
+		else if (!strcmp(kind, "s_enc") && sscanf(line, "%*s %63s = %x", a, &want) == 2)
+			got = fb(tg_nvfp4_s_enc(strtof(a, 0)));
+		else if (!strcmp(kind, "philox")) {
+			unsigned v[10];
+			if (sscanf(line, "%*s %x %x %x %x %x %x = %x %x %x %x", &v[0], &v[1], &v[2], &v[3], &v[4],
+			           &v[5], &v[6], &v[7], &v[8], &v[9]) != 10)
+				continue;
+			uint32_t ctr[4] = {v[0], v[1], v[2], v[3]}, key[2] = {v[4], v[5]}, out[4];
+			tg_philox4x32_10(ctr, key, out);
+			n++;
+			if ((out[0] != v[6] || out[1] != v[7] || out[2] != v[8] || out[3] != v[9]) && bad++ == 0)
+				snprintf(det, sizeof det, "philox -> %08x %08x %08x %08x", out[0], out[1], out[2], out[3]);
+			continue;
+		} else
+			continue;
+		n++;
+		if (got != want && bad++ == 0)
+			snprintf(det, sizeof det, "%.*s-> 0x%08x", (int)strcspn(line, "#"), line, got);
+	}
+	fclose(fp);
+	if (n < 20 || bad) {
+		printf("FAIL vectors_recipes: %ld of %ld bad (%s)\n", bad, n, n < 20 ? "too few read" : det);
+		failed = 1;
+	} else {
+		printf("ok vectors_recipes\n");
+	}
+}
+
+int main(void)
+{
+	test_history();
+	test_delayed();
+	test_current_block();
+	test_mx_nvfp4();
+	test_philox_sr_rht();
+	test_vectors();
+	return failed;
+}

@@ -309,8 +309,8 @@ typedef struct Kernel {
 	Extent rows;          /* n[0] at launch */
 	long cols;            /* n[1] at launch */
 	int threads;          /* block size */
-	int grid_rows;        /* grid.x = ceil(rows / grid_rows) (0: grid.x = 1) */
-	long grid_cols;       /* grid.y = ceil(cols / grid_cols) (0: grid.y = 1) */
+	int grid_rows;        /* grid.x = ceil(rows / grid_rows) * ceil(cols / grid_cols), 1D, capped */
+	long grid_cols;       /* 0: no column tiles */
 	const char *variant;  /* tile-shape variant name */
 	const char *choice;   /* "tuned" or "heuristic" */
 	const char *note;     /* why it is planned this way (shown by `tegen plan`) */

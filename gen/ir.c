@@ -501,7 +501,7 @@ static void check_declared(B *b, int id, const SpecOp *o)
 		diag_error(b->d, or_loc(st->dtype_loc, st->loc), "'%s' is declared as %s but %s (line %d) produces %s", st->name,
 			dtype_name(st->dtype), op_name(o->kind), o->loc.line, dtype_name(t->dtype));
 	if (st->role_set && st->role != t->role)
-		diag_error(b->d, st->role_loc, "'%s' is declared with role %s but %s (line %d) produces a %s", st->name,
+		diag_error(b->d, st->role_loc, "'%s' is declared with role %s but %s (line %d) gives it role %s", st->name,
 			role_name(st->role), op_name(o->kind), o->loc.line, role_name(t->role));
 }
 

@@ -29,19 +29,36 @@ typedef struct Planner { Arena *a; Diag *d; const Graph *g; Plan *p; int cap; } 
 typedef struct Variant { const char *name; int threads, vec, rows_per_cta; long min_cols, max_cols; } Variant;
 
 static const Variant row_variants[] = {
-	/* name       threads vec rows/cta  cols range */
-	{"t64v8r4", 64, 8, 4, 1, 512},
+	/* name        threads vec rows/cta  cols range      (threads per row = threads / rows) */
+	{"t128v8r8", 128, 8, 8, 1, 512},
 	{"t128v8r2", 128, 8, 2, 513, 2048},
-	{"t256v8r1", 256, 8, 1, 2049, 6144},
+	{"t256v8r2", 256, 8, 2, 2049, 6144},
 	{"t512v8r1", 512, 8, 1, 6145, 1L << 30},
 };
+/* With a columnwise copy the norm/GLU templates take a tile path: a CTA owns 32
+ * rows and re-reads them from L2 in column chunks; one 1024-thread CTA per SM. */
+static const Variant colwise_variant = {"t1024v8r32", 1024, 8, 32, 1, 1L << 30};
 
+/* cast_transpose tiles (constraints in the template: TILE_COLS % 128 == 0,
+ * columnwise TILE_ROWS % 32 (block1x128: % 128), block128x128 needs 128x128). */
 typedef struct TileVariant { const char *name; int threads, tile_rows, tile_cols; } TileVariant;
 static const TileVariant tile_variants[] = {
-	{"t256r64c64", 256, 64, 64},
+	{"t256r32c128", 256, 32, 128},   /* rowwise only: a streaming cast */
+	{"t256r64c128", 256, 64, 128},   /* per-tensor and MXFP8 with a transpose */
+	{"t256r128c128", 256, 128, 128}, /* block scaling */
 };
 
 static const char *istr(Planner *pl, long v) { return arena_printf(pl->a, "%ld", v); }
+
+/* A C++ float literal that round-trips (1e-05f, 0.0f, 7.0f). */
+static const char *flit(Planner *pl, float v)
+{
+	char buf[64];
+	snprintf(buf, sizeof buf, "%.9g", v);
+	if (!strpbrk(buf, ".en"))
+		strcat(buf, ".0");
+	return arena_printf(pl->a, "%sf", buf);
+}
 
 static void slot(Planner *pl, Kernel *k, const char *name, const char *value)
 {
@@ -131,7 +148,7 @@ static void common_slots(Planner *pl, Kernel *k, const Tensor *in, const Tensor 
 	slot(pl, k, "TG_ROWWISE", out->rowwise || !is_quantized(out) ? "1" : "0");
 	slot(pl, k, "TG_COLWISE", is_quantized(out) && out->columnwise ? "1" : "0");
 	slot(pl, k, "TG_COLS", istr(pl, cols));
-	slot(pl, k, "TG_EPS_SCALE", arena_printf(pl->a, "%.9gf", out->recipe.eps));
+	slot(pl, k, "TG_EPS_SCALE", flit(pl, out->recipe.eps));
 	slot(pl, k, "TG_POW2", out->recipe.pow2 ? "1" : "0");
 	slot(pl, k, "TG_MARGIN", istr(pl, out->recipe.margin));
 }
@@ -170,9 +187,9 @@ static const Variant *pick_row_variant(long cols)
 	return &row_variants[0];
 }
 
-static void row_launch(Planner *pl, Kernel *k, Extent rows, long cols)
+static void row_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, long cols)
 {
-	const Variant *v = pick_row_variant(cols);
+	const Variant *v = is_quantized(out) && out->columnwise && k->pass != PASS_AMAX ? &colwise_variant : pick_row_variant(cols);
 	k->rows = rows;
 	k->cols = cols;
 	k->threads = v->threads;
@@ -185,9 +202,14 @@ static void row_launch(Planner *pl, Kernel *k, Extent rows, long cols)
 	slot(pl, k, "TG_ROWS_PER_CTA", istr(pl, v->rows_per_cta));
 }
 
-static void tile_launch(Planner *pl, Kernel *k, Extent rows, long cols)
+static void tile_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, long cols)
 {
-	const TileVariant *v = &tile_variants[0];
+	Scaling sc = is_quantized(out) ? out->recipe.scaling : SCALING_NONE;
+	const TileVariant *v = &tile_variants[1];
+	if (sc == SCALING_BLOCK1X128 || sc == SCALING_BLOCK128X128)
+		v = &tile_variants[2];
+	else if (!out->columnwise || !is_quantized(out))
+		v = &tile_variants[0];
 	k->rows = rows;
 	k->cols = cols;
 	k->threads = v->threads;
@@ -205,7 +227,11 @@ static void check_supported(Planner *pl, const Op *op, const Tensor *out)
 	if (out->recipe.scaling == SCALING_NVFP4)
 		diag_error(pl->d, op->loc, "%s: the nvfp4 recipe is not supported by the planner yet (tensor '%s'); "
 			"use mxfp8 or fp8 block scaling", op_name(op->kind), out->name);
-	if (op->kind != OP_QUANTIZE && op->kind != OP_CAST_TRANSPOSE && out->recipe.scaling == SCALING_BLOCK128X128)
+	bool fused = op->kind != OP_QUANTIZE && op->kind != OP_CAST_TRANSPOSE;
+	if (fused && out->recipe.scaling == SCALING_BLOCK1X128 && out->columnwise)
+		diag_error(pl->d, op->loc, "%s: a columnwise block1x128 copy of '%s' is not supported in the fused kernel yet; "
+			"write '%s' in bf16 (precision: bf16) and add a cast_transpose", op_name(op->kind), out->name, out->name);
+	if (fused && out->recipe.scaling == SCALING_BLOCK128X128)
 		diag_error(pl->d, op->loc, "%s: block128x128 scaling is for weights; fused %s supports block1x128 for '%s'",
 			op_name(op->kind), op_name(op->kind), out->name);
 }
@@ -231,7 +257,8 @@ static void plan_quantizing_op(Planner *pl, const Op *op)
 		bind(pl, k, TG_P_IN, in->id, COMP_DATA);
 		if (op->kind == OP_NORM_QUANTIZE) {
 			slot(pl, k, "TG_NORM", op->p.norm == NORM_LAYER ? "1" : "0");
-			slot(pl, k, "TG_EPS", arena_printf(pl->a, "%.9gf", op->p.eps));
+			slot(pl, k, "TG_W_DTYPE", istr(pl, dtype_code(g->tensors[op->arg[ARG_GAMMA]].dtype)));
+			slot(pl, k, "TG_EPS", flit(pl, op->p.eps));
 			slot(pl, k, "TG_ZERO_CENTERED", op->p.zero_centered_gamma ? "1" : "0");
 			slot(pl, k, "TG_HAS_RESIDUAL", op->arg[ARG_RESIDUAL] >= 0 ? "1" : "0");
 			bind(pl, k, TG_P_GAMMA, op->arg[ARG_GAMMA], COMP_DATA);
@@ -242,17 +269,17 @@ static void plan_quantizing_op(Planner *pl, const Op *op)
 		}
 		if (op->kind == OP_GLU_AMAX) {
 			slot(pl, k, "TG_ACT", istr(pl, op->p.act));
-			slot(pl, k, "TG_ALPHA", arena_printf(pl->a, "%.9gf", op->p.alpha));
-			slot(pl, k, "TG_LIMIT", arena_printf(pl->a, "%.9gf", op->p.limit));
+			slot(pl, k, "TG_ALPHA", flit(pl, op->p.alpha));
+			slot(pl, k, "TG_LIMIT", flit(pl, op->p.limit));
 		}
 		if (pass == PASS_AMAX)
 			bind(pl, k, TG_P_AMAX, out->id, COMP_AMAX);
 		else
 			bind_outputs(pl, k, out);
 		if (tiled)
-			tile_launch(pl, k, rows, cols);
+			tile_launch(pl, k, out, rows, cols);
 		else
-			row_launch(pl, k, rows, cols);
+			row_launch(pl, k, out, rows, cols);
 		k->note = pass == PASS_AMAX ? "current scaling, pass 1 of 2: amax of the output, nothing written"
 			: pass == PASS_CAST ? "current scaling, pass 2 of 2: scale from the amax, re-read the input, cast"
 			: NULL;
@@ -312,12 +339,12 @@ static void plan_recipe_update(Planner *pl)
 	k->tmpl = "recipe_update.cu";
 	slot(pl, k, "TG_KERNEL", emit_entry(pl->a, pl->p, k));
 	slot(pl, k, "TG_THREADS", "256");
-	bind(pl, k, 0, -1, COMP_STATE);
-	bind(pl, k, 1, -1, COMP_STATE_PARAMS);
+	k->bind[k->nbind++] = (Binding){0, -1, COMP_STATE};
+	k->bind[k->nbind++] = (Binding){1, -1, COMP_STATE_PARAMS};
 	k->rows = (Extent){-1, 0, pl->p->ndelayed};
 	k->cols = pl->g->history;
 	k->threads = 256;
-	k->grid_rows = 256;
+	k->grid_rows = 32; /* grid.x = ceil(tensors / 32) */
 	k->variant = "t256";
 	k->choice = "fixed";
 	k->note = "delayed scaling: roll every amax history and compute the next scales, one launch (step call)";
@@ -379,11 +406,11 @@ void plan_print(const Plan *p, Buf *out)
 				c->fast_accum ? " fast_accum" : "", c->accumulate ? " accumulate" : "",
 				c->bias >= 0 ? arena_printf(a, " bias=%s", g->tensors[c->bias].name) : "");
 		} else {
-			buf_printf(out, " template=%s variant=%s (%s) block=%d grid=[ceil(%s/%d)", k->tmpl, k->variant, k->choice,
+			buf_printf(out, " template=%s variant=%s (%s) block=%d grid=ceil(%s/%d)", k->tmpl, k->variant, k->choice,
 				k->threads, extent_str(a, g, k->rows), k->grid_rows);
 			if (k->grid_cols)
-				buf_printf(out, ",ceil(%ld/%ld)", k->cols, k->grid_cols);
-			buf_puts(out, "] bind=");
+				buf_printf(out, "*ceil(%ld/%ld)", k->cols, k->grid_cols);
+			buf_puts(out, " bind=");
 			for (int j = 0; j < k->nbind; j++) {
 				const Binding *b = &k->bind[j];
 				buf_printf(out, "%sp%d:%s%s%s", j ? "," : "", b->slot, b->tensor >= 0 ? g->tensors[b->tensor].name : "",

@@ -19,6 +19,9 @@
 #include <string.h>
 #include <yaml.h>
 
+/* Bounds every map and list, so that no spec makes the quadratic checks slow. */
+#define TG_MAX_ENTRIES 4096
+
 typedef struct P {
 	Arena *a;
 	Diag *d;
@@ -218,6 +221,8 @@ static Pair *pairs(P *p, yaml_node_t *m, const char *what, int *count)
 	expect(p, m, YAML_MAPPING_NODE, what);
 	yaml_node_pair_t *b = m->data.mapping.pairs.start, *e = m->data.mapping.pairs.top;
 	int n = (int)(e - b);
+	if (n > TG_MAX_ENTRIES)
+		diag_error(p->d, loc_of(p, m), "%s has %d entries; at most %d are allowed", what, n, TG_MAX_ENTRIES);
 	Pair *out = arena_alloc(p->a, sizeof *out * (size_t)(n + 1));
 	for (int i = 0; i < n; i++) {
 		out[i].k = node(p, b[i].key);
@@ -251,6 +256,8 @@ static yaml_node_t **items(P *p, yaml_node_t *s, const char *what, int *count)
 	expect(p, s, YAML_SEQUENCE_NODE, what);
 	yaml_node_item_t *b = s->data.sequence.items.start, *e = s->data.sequence.items.top;
 	int n = (int)(e - b);
+	if (n > TG_MAX_ENTRIES)
+		diag_error(p->d, loc_of(p, s), "%s has %d entries; at most %d are allowed", what, n, TG_MAX_ENTRIES);
 	yaml_node_t **out = arena_alloc(p->a, sizeof *out * (size_t)(n + 1));
 	for (int i = 0; i < n; i++)
 		out[i] = node(p, b[i]);
@@ -371,7 +378,7 @@ static void check_recipe_keys(P *p, unsigned set, const Loc *keys, Scaling sc, c
 {
 	for (int k = 1; k < RECIPE_NKEYS; k++)
 		if ((set & (1u << k)) && !(key_scalings[k] & SB(sc)))
-			diag_error(p->d, keys[k], "'%s' does not apply to scaling %s%s (it applies to: %s)", recipe_keys[k],
+			diag_error(p->d, keys[k], "'%s' does not apply to scaling %s%s; it applies to: %s", recipe_keys[k],
 				scaling_names[sc], whose, scalings_of(p, key_scalings[k]));
 }
 

@@ -550,15 +550,15 @@ static TgStatus launch_generated(TgLayer *l, int ki, CUstream s)
 	prm.n[1] = k->cols;
 	if (rows <= 0)
 		return TG_OK;
+	/* grid.x = row blocks x column tiles (1D; templates grid-stride, so a cap is safe) */
 	unsigned long long gx = k->grid_rows ? ((unsigned long long)rows + (unsigned)k->grid_rows - 1) / (unsigned)k->grid_rows : 1;
-	unsigned long long gy = k->grid_cols ? ((unsigned long long)k->cols + (unsigned long long)k->grid_cols - 1) /
-		(unsigned long long)k->grid_cols : 1;
-	if (gx > 0x7fffffffULL)
-		gx = 0x7fffffffULL;
-	if (gy > 65535)
-		gy = 65535;
+	if (k->grid_cols)
+		gx *= ((unsigned long long)k->cols + (unsigned long long)k->grid_cols - 1) / (unsigned long long)k->grid_cols;
+	unsigned long long cap = (unsigned long long)(l->ctx->sms > 0 ? l->ctx->sms : 132) * 32;
+	if (gx > cap)
+		gx = cap;
 	void *args[] = {&prm};
-	CUresult r = cu.cuLaunchKernel(l->fn[ki], (unsigned)gx, (unsigned)gy, 1, (unsigned)k->threads, 1, 1, 0, s, args, NULL);
+	CUresult r = cu.cuLaunchKernel(l->fn[ki], (unsigned)gx, 1, 1, (unsigned)k->threads, 1, 1, 0, s, args, NULL);
 	if (r)
 		return fail(TG_ERR_CUDA, "launching %s: %s", k->name, cudrv_errstr(r));
 	return TG_OK;

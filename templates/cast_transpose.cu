@@ -383,7 +383,7 @@ __device__ __forceinline__ void body(const TgParams &p, const float eps)
 		/* transposed store: unit = (word column w, R-row piece rg); a warp covers
 		 * 16 words x 2 pieces so each column gets 32 contiguous bytes */
 		{
-			constexpr int PAIRS = TR / (2 * R);         /* row-piece pairs per tile */
+			constexpr int PAIRS = TR / (2 * R) > 0 ? TR / (2 * R) : 1; /* row-piece pairs per tile */
 			constexpr int NU = P * TR / R;              /* units per tile */
 			constexpr int CPW = 4 / OES;                /* columns per word */
 			const bool fast = (rows * OES) % 16 == 0;

@@ -1,5 +1,5 @@
 // glu_amax.cu: gated linear units (SwiGLU family) fused with amax and quantization.
-// tegen-slots: TG_KERNEL TG_IN_DTYPE TG_OUT_DTYPE TG_FMT TG_RECIPE TG_ROWWISE TG_COLWISE TG_VEC TG_THREADS TG_ROWS_PER_CTA TG_COLS TG_ACT TG_ALPHA TG_LIMIT TG_EPS_SCALE TG_POW2
+// tegen-slots: TG_KERNEL TG_IN_DTYPE TG_OUT_DTYPE TG_FMT TG_RECIPE TG_ROWWISE TG_COLWISE TG_VEC TG_THREADS TG_ROWS_PER_CTA TG_COLS TG_ACT TG_ALPHA TG_LIMIT TG_EPS_SCALE TG_POW2 TG_MARGIN
 //
 // in [rows][2*cols] (gate half a = in[:, :cols] first, linear half b second),
 // out[rows][cols] = act(a) * b, computed in FP32 and quantized from FP32.
@@ -47,11 +47,10 @@ constexpr int gl_osz = TG_RECIPE == 0 ? (TG_OUT_DTYPE == 0 ? 4 : 2) : 1;
 constexpr int GL_VEC = TG_VEC;
 constexpr int GL_COLS = TG_COLS;
 constexpr int GL_NVEC = GL_COLS / GL_VEC;
-constexpr bool gl_tile = TG_COLWISE && TG_RECIPE != 3;
 
 static_assert(GL_COLS % GL_VEC == 0, "TG_VEC must divide TG_COLS");
-static_assert(GL_VEC * gl_isz <= 16 && GL_VEC * gl_isz >= 4, "input vector must be 4, 8 or 16 bytes");
-static_assert(GL_VEC * gl_osz >= 2 && GL_VEC * gl_osz <= 16, "output vector must be 2..16 bytes");
+static_assert(GL_VEC * gl_isz <= 32 && GL_VEC * gl_isz >= 4, "input vector must be 4..32 bytes");
+static_assert(GL_VEC * gl_osz >= 2 && GL_VEC * gl_osz <= 32, "output vector must be 2..32 bytes");
 static_assert((GL_VEC & (GL_VEC - 1)) == 0 && GL_VEC >= 2, "TG_VEC must be a power of two >= 2");
 static_assert(TG_THREADS % 32 == 0 && TG_THREADS <= 1024, "TG_THREADS must be a multiple of 32, <= 1024");
 static_assert(TG_THREADS % TG_ROWS_PER_CTA == 0, "TG_ROWS_PER_CTA must divide TG_THREADS");
@@ -83,14 +82,19 @@ template <int DT, int N>
 __device__ __forceinline__ void gl_load(const void *p, long long i, float (&f)[N])
 {
 	constexpr int NB = N * (DT == 0 ? 4 : 2);
-	gl_raw<NB> r = reinterpret_cast<const gl_raw<NB> *>(p)[i / N];
+	constexpr int CB = NB > 16 ? 16 : NB;   // one access moves at most 16 bytes
+	constexpr int EPC = CB / (DT == 0 ? 4 : 2);
 #pragma unroll
-	for (int k = 0; k < NB / 4; k++) {
-		if (DT == 0) {
-			f[k] = tg_u2f(r.w[k]);
-		} else {
-			f[2 * k] = gl_h2f(r.w[k] & 0xFFFFu, DT);
-			f[2 * k + 1] = gl_h2f(r.w[k] >> 16, DT);
+	for (int h = 0; h < NB / CB; h++) {
+		gl_raw<CB> r = reinterpret_cast<const gl_raw<CB> *>(p)[i / EPC + h];
+#pragma unroll
+		for (int k = 0; k < CB / 4; k++) {
+			if (DT == 0) {
+				f[h * EPC + k] = tg_u2f(r.w[k]);
+			} else {
+				f[h * EPC + 2 * k] = gl_h2f(r.w[k] & 0xFFFFu, DT);
+				f[h * EPC + 2 * k + 1] = gl_h2f(r.w[k] >> 16, DT);
+			}
 		}
 	}
 }
@@ -358,14 +362,14 @@ __device__ __forceinline__ void gl_row_path(const TgParams &p)
 }
 #else
 /* ---------------- tile path (columnwise) ---------------- */
-constexpr int GL_R = TG_ROWS_PER_CTA;
+// rows per tile: TG_ROWS_PER_CTA when a multiple of 32, else 32 (still correct for any grid)
+constexpr int GL_R = TG_ROWS_PER_CTA % 32 == 0 ? TG_ROWS_PER_CTA : 32;
 constexpr int GL_VPR = TG_THREADS / GL_R;
 constexpr int GL_CW = GL_VPR * GL_VEC;
 constexpr int GL_SEG = TG_RECIPE == 6 ? 32 : 16;
 constexpr int GL_PITCH = GL_CW + 4;
 struct alignas(16) gl_f4 { float a[4]; };
 static_assert(GL_VEC % 4 == 0, "columnwise: TG_VEC must be a multiple of 4");
-static_assert(GL_R % 32 == 0, "columnwise: TG_ROWS_PER_CTA must be a multiple of 32");
 static_assert(GL_VPR % gl_group == 0, "columnwise: chunk row must hold whole scale blocks");
 
 __device__ __forceinline__ void gl_tile_path(const TgParams &p)

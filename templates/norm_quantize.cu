@@ -1,5 +1,5 @@
 // norm_quantize.cu: RMSNorm / LayerNorm fused with quantization, one pass over memory.
-// tegen-slots: TG_KERNEL TG_IN_DTYPE TG_W_DTYPE TG_OUT_DTYPE TG_FMT TG_RECIPE TG_ROWWISE TG_COLWISE TG_VEC TG_THREADS TG_ROWS_PER_CTA TG_COLS TG_NORM TG_EPS TG_ZERO_CENTERED TG_HAS_RESIDUAL TG_EPS_SCALE TG_POW2
+// tegen-slots: TG_KERNEL TG_IN_DTYPE TG_W_DTYPE TG_OUT_DTYPE TG_FMT TG_RECIPE TG_ROWWISE TG_COLWISE TG_VEC TG_THREADS TG_ROWS_PER_CTA TG_COLS TG_NORM TG_EPS TG_ZERO_CENTERED TG_HAS_RESIDUAL TG_EPS_SCALE TG_POW2 TG_MARGIN
 //
 // Slots: TG_IN_DTYPE (0 fp32, 1 bf16, 2 fp16; also residual / residual_out),
 // TG_W_DTYPE (gamma, beta), TG_OUT_DTYPE (recipe 0 output), TG_FMT (0 e4m3,
@@ -8,7 +8,8 @@
 // (elements per 16/8/4-byte input load; must divide TG_COLS), TG_THREADS,
 // TG_ROWS_PER_CTA, TG_COLS, TG_NORM (0 rms, 1 layer), TG_EPS (float literal),
 // TG_ZERO_CENTERED (gamma + 1), TG_HAS_RESIDUAL, TG_EPS_SCALE / TG_POW2
-// (current and block scaling).
+// (current and block scaling), TG_MARGIN (declared for the planner; unused: the
+// delayed scale arrives computed).
 //
 // Launch: block (TG_THREADS,1,1), grid.x = min(ceil(rows / TG_ROWS_PER_CTA), cap),
 // any grid.x >= 1 is correct (grid-stride over row blocks). n[0] = rows.
@@ -57,9 +58,9 @@ constexpr int NQ_NVEC = NQ_COLS / NQ_VEC;
 constexpr bool nq_tile = TG_COLWISE && TG_RECIPE != 3;
 
 static_assert(NQ_COLS % NQ_VEC == 0, "TG_VEC must divide TG_COLS");
-static_assert(NQ_VEC * nq_isz <= 16 && NQ_VEC * nq_isz >= 4, "input vector must be 4, 8 or 16 bytes");
-static_assert(NQ_VEC * nq_wsz <= 16 && NQ_VEC * nq_wsz >= 4, "gamma vector must be 4, 8 or 16 bytes");
-static_assert(NQ_VEC * nq_osz >= 2 && NQ_VEC * nq_osz <= 16, "output vector must be 2..16 bytes");
+static_assert(NQ_VEC * nq_isz <= 32 && NQ_VEC * nq_isz >= 4, "input vector must be 4..32 bytes");
+static_assert(NQ_VEC * nq_wsz <= 32 && NQ_VEC * nq_wsz >= 4, "gamma vector must be 4..32 bytes");
+static_assert(NQ_VEC * nq_osz >= 2 && NQ_VEC * nq_osz <= 32, "output vector must be 2..32 bytes");
 static_assert((NQ_VEC & (NQ_VEC - 1)) == 0 && NQ_VEC >= 2, "TG_VEC must be a power of two >= 2");
 static_assert(TG_THREADS % 32 == 0 && TG_THREADS <= 1024, "TG_THREADS must be a multiple of 32, <= 1024");
 static_assert(TG_THREADS % TG_ROWS_PER_CTA == 0, "TG_ROWS_PER_CTA must divide TG_THREADS");
@@ -91,14 +92,19 @@ template <int DT, int N>
 __device__ __forceinline__ void nq_load(const void *p, long long i, float (&f)[N])
 {
 	constexpr int NB = N * (DT == 0 ? 4 : 2);
-	nq_raw<NB> r = reinterpret_cast<const nq_raw<NB> *>(p)[i / N];
+	constexpr int CB = NB > 16 ? 16 : NB;   // one access moves at most 16 bytes
+	constexpr int EPC = CB / (DT == 0 ? 4 : 2);
 #pragma unroll
-	for (int k = 0; k < NB / 4; k++) {
-		if (DT == 0) {
-			f[k] = tg_u2f(r.w[k]);
-		} else {
-			f[2 * k] = nq_h2f(r.w[k] & 0xFFFFu, DT);
-			f[2 * k + 1] = nq_h2f(r.w[k] >> 16, DT);
+	for (int h = 0; h < NB / CB; h++) {
+		nq_raw<CB> r = reinterpret_cast<const nq_raw<CB> *>(p)[i / EPC + h];
+#pragma unroll
+		for (int k = 0; k < CB / 4; k++) {
+			if (DT == 0) {
+				f[h * EPC + k] = tg_u2f(r.w[k]);
+			} else {
+				f[h * EPC + 2 * k] = nq_h2f(r.w[k] & 0xFFFFu, DT);
+				f[h * EPC + 2 * k + 1] = nq_h2f(r.w[k] >> 16, DT);
+			}
 		}
 	}
 }
@@ -393,13 +399,13 @@ __device__ __forceinline__ void nq_row_path(const TgParams &p)
 
 #else
 /* ---------------- tile path (columnwise) ---------------- */
-constexpr int NQ_R = TG_ROWS_PER_CTA;
+// rows per tile: TG_ROWS_PER_CTA when a multiple of 32, else 32 (still correct for any grid)
+constexpr int NQ_R = TG_ROWS_PER_CTA % 32 == 0 ? TG_ROWS_PER_CTA : 32;
 constexpr int NQ_VPR = TG_THREADS / NQ_R;          // vectors per row of a column chunk
 constexpr int NQ_CW = NQ_VPR * NQ_VEC;             // columns per chunk
 constexpr int NQ_SEG = TG_RECIPE == 6 ? 32 : 16;   // rows per columnwise store / scale block
 constexpr int NQ_NW = TG_THREADS / 32;
 static_assert(!nq_tile || NQ_VEC % 4 == 0, "columnwise: TG_VEC must be a multiple of 4");
-static_assert(!nq_tile || NQ_R % 32 == 0, "columnwise: TG_ROWS_PER_CTA must be a multiple of 32");
 static_assert(!nq_tile || NQ_VPR % nq_group == 0, "columnwise: chunk row must hold whole scale blocks");
 constexpr int NQ_PITCH = NQ_CW + 4;                 // floats per staged row (16-byte aligned, few conflicts)
 struct alignas(16) nq_f4 { float a[4]; };

@@ -1,0 +1,378 @@
+/* commands.c: the CLI subcommands past the front end: plan, emit, build
+ * (the main job), cache, run. main.c parses the command line and dispatches
+ * here. Each command returns the process exit code: 0 ok, 1 failure (spec,
+ * compile, check), 2 bad usage. Output is deterministic where the stage is
+ * (plan, emit); build prints one row per kernel and arch. */
+#include "commands.h"
+
+#include "cache.h"
+#include "check.h"
+#include "cudrv.h"
+#include "jit.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <time.h>
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+Arch cli_default_arch(void)
+{
+	Arch a = {90, true};
+	if (cudrv_load(NULL, 0) == 0) {
+		CUdevice d;
+		int maj = 0, min = 0;
+		if (!cu.cuDeviceGet(&d, 0) && !cu.cuDeviceGetAttribute(&maj, TG_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d) &&
+			!cu.cuDeviceGetAttribute(&min, TG_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d))
+			a = (Arch){maj * 10 + min, maj * 10 + min >= 90};
+	}
+	return a;
+}
+
+/* Load + plan a spec; prints the diagnostic and returns NULL on error. */
+static const Plan *load_plan(Arena *a, const char *path, const Arch *force)
+{
+	Diag d = {0};
+	size_t len;
+	char *text = cli_read_file(a, path, &len);
+	if (!text)
+		return NULL;
+	d.file = path;
+	d.src = text;
+	Spec *s = spec_load(a, &d, path, text, len);
+	Graph *g = s ? ir_build(a, &d, s, force ? *force : cli_default_arch()) : NULL;
+	const Plan *p = g ? plan_build(a, &d, g) : NULL;
+	if (!p)
+		fputs(d.msg, stderr);
+	return p;
+}
+
+int cmd_plan(int argc, char **argv)
+{
+	if (argc != 1) {
+		fprintf(stderr, "usage: tegen plan SPEC\n");
+		return 2;
+	}
+	Arena *a = arena_new();
+	const Plan *p = load_plan(a, argv[0], NULL);
+	int rc = 1;
+	if (p) {
+		Buf b = {0};
+		plan_print(p, &b);
+		fputs(b.p, stdout);
+		buf_free(&b);
+		rc = 0;
+	}
+	arena_free(a);
+	return rc;
+}
+
+int cmd_emit(int argc, char **argv)
+{
+	const char *spec = NULL, *dir = NULL;
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "-o") && i + 1 < argc)
+			dir = argv[++i];
+		else if (argv[i][0] == '-' || spec) {
+			fprintf(stderr, "usage: tegen emit SPEC [-o DIR]\n");
+			return 2;
+		} else
+			spec = argv[i];
+	}
+	if (!spec) {
+		fprintf(stderr, "usage: tegen emit SPEC [-o DIR]\n");
+		return 2;
+	}
+	Arena *a = arena_new();
+	const Plan *p = load_plan(a, spec, NULL);
+	int rc = p ? 0 : 1;
+	if (dir && p && mkdir(dir, 0777) && access(dir, W_OK)) {
+		fprintf(stderr, "tegen: cannot create %s\n", dir);
+		rc = 1;
+	}
+	for (int i = 0; p && !rc && i < p->nkernels; i++) {
+		const Kernel *k = &p->kernels[i];
+		if (k->kind != KERNEL_GENERATED)
+			continue;
+		Diag d = {0};
+		char *src = emit_kernel(a, &d, p, k);
+		if (!src) {
+			fputs(d.msg, stderr);
+			rc = 1;
+			break;
+		}
+		if (!dir) {
+			fputs(src, stdout);
+			continue;
+		}
+		char *path = arena_printf(a, "%s/%s.cu", dir, emit_entry(a, p, k));
+		FILE *f = fopen(path, "w");
+		if (!f || fputs(src, f) < 0 || fclose(f)) {
+			fprintf(stderr, "tegen: cannot write %s\n", path);
+			rc = 1;
+			break;
+		}
+		printf("%s\n", path);
+	}
+	arena_free(a);
+	return rc;
+}
+
+/* The main job: plan, emit and NVRTC-compile every kernel for every target. */
+int cmd_build(int argc, char **argv)
+{
+	const char *spec = NULL, *archlist = NULL, *cachedir = NULL;
+	int quiet = 0;
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--arch") && i + 1 < argc)
+			archlist = argv[++i];
+		else if (!strcmp(argv[i], "--tokens") && i + 1 < argc)
+			i++; /* rows are a launch parameter; kept for tuning lookups */
+		else if (!strcmp(argv[i], "--cache-dir") && i + 1 < argc)
+			cachedir = argv[++i];
+		else if (!strcmp(argv[i], "-q"))
+			quiet = 1;
+		else if (argv[i][0] == '-' || spec) {
+			fprintf(stderr, "usage: tegen build SPEC [--arch sm_90a,sm_100a] [--tokens N] [--cache-dir DIR] [-q]\n");
+			return 2;
+		} else
+			spec = argv[i];
+	}
+	if (!spec) {
+		fprintf(stderr, "usage: tegen build SPEC [--arch sm_90a,sm_100a] [--tokens N] [--cache-dir DIR] [-q]\n");
+		return 2;
+	}
+	Arena *a = arena_new();
+	double t0 = now_ms();
+	const Plan *p = load_plan(a, spec, NULL);
+	if (!p) {
+		arena_free(a);
+		return 1;
+	}
+	const Graph *g = p->g;
+	/* targets: --arch overrides the spec's */
+	const char *archs[16];
+	int narch = 0;
+	if (archlist) {
+		char *list = arena_strdup(a, archlist);
+		for (char *tok = strtok(list, ","); tok && narch < 16; tok = strtok(NULL, ",")) {
+			Arch x;
+			if (!arch_parse(tok, &x)) {
+				fprintf(stderr, "tegen: --arch: '%s' is not an architecture like sm_90a\n", tok);
+				arena_free(a);
+				return 2;
+			}
+			archs[narch++] = tok;
+		}
+	} else
+		for (int i = 0; i < g->ntargets && narch < 16; i++)
+			archs[narch++] = arch_str(a, g->targets[i]);
+	const char *const *hn, *const *ht;
+	int nh = emit_headers(&hn, &ht);
+	JitSource *src = arena_alloc(a, sizeof *src * (size_t)(p->nkernels + 1));
+	int *kidx = arena_alloc(a, sizeof *kidx * (size_t)(p->nkernels + 1));
+	int n = 0;
+	for (int i = 0; i < p->nkernels; i++) {
+		const Kernel *k = &p->kernels[i];
+		if (k->kind != KERNEL_GENERATED)
+			continue;
+		Diag d = {0};
+		char *code = emit_kernel(a, &d, p, k);
+		if (!code) {
+			fputs(d.msg, stderr);
+			arena_free(a);
+			return 1;
+		}
+		src[n] = (JitSource){emit_entry(a, p, k), code, arena_printf(a, "%s.%s.cu", g->layer, k->name), nh, hn, ht};
+		kidx[n++] = i;
+	}
+	char warn[512] = "", err[16384] = "";
+	JitCache *jc = jit_cache_open(cachedir, 0, warn, sizeof warn);
+	if (!jc) {
+		fprintf(stderr, "tegen: cannot open the kernel cache\n");
+		arena_free(a);
+		return 1;
+	}
+	if (warn[0])
+		fprintf(stderr, "tegen: warning: %s\n", warn);
+	double t1 = now_ms();
+	JitResult *res = arena_alloc(a, sizeof *res * (size_t)(n * narch + 1));
+	int rc = n ? jit_compile_many(jc, src, n, archs, narch, NULL, 0, res, 0, err, sizeof err) : 0;
+	double t2 = now_ms();
+	int spills = 0, warnings = 0, misses = 0;
+	if (!quiet)
+		printf("%-34s %-8s %5s %6s %6s %9s  %s\n", "kernel", "arch", "regs", "smem", "spills", "compile", "cache");
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < narch; j++) {
+			const JitResult *r = &res[i * narch + j];
+			if (!r->cubin)
+				continue;
+			spills += r->spill_stores + r->spill_loads > 0;
+			warnings += r->log != NULL;
+			misses += r->cache_hit == 0;
+			if (!quiet)
+				printf("%-34s %-8s %5d %6d %6d %7.1fms  %s\n", p->kernels[kidx[i]].name, archs[j], r->regs, r->smem_static,
+					r->spill_stores + r->spill_loads, r->compile_ms,
+					r->cache_hit == 0 ? "miss" : r->cache_hit == 1 ? "hit (memory)" : "hit (disk)");
+			if (r->log)
+				fprintf(stderr, "tegen: NVRTC warnings for %s on %s:\n%s\n", p->kernels[kidx[i]].name, archs[j], r->log);
+		}
+	for (int i = 0; i < p->nkernels && !quiet; i++)
+		if (p->kernels[i].kind == KERNEL_GEMM)
+			printf("%-34s %-8s %s\n", p->kernels[i].name, "-", "cuBLASLt call (no code generated)");
+	if (rc)
+		fprintf(stderr, "%s\n", err);
+	else
+		printf("%s: %d kernels x %d archs, %d compiled, %d from cache, %.0f ms (plan+emit %.1f ms)%s\n", g->layer, n,
+			narch, misses, n * narch - misses, t2 - t0, t1 - t0, spills ? ", SPILLS" : "");
+	jit_cache_close(jc);
+	arena_free(a);
+	return rc ? 1 : 0;
+}
+
+static void list_entry(void *ud, const CacheMeta *m, long long bytes, time_t mtime)
+{
+	char when[32];
+	strftime(when, sizeof when, "%Y-%m-%d %H:%M", localtime(&mtime));
+	printf("%.16s  %-40s %-8s %8lld  %s\n", m->key, m->name, m->arch, bytes, when);
+	(*(int *)ud)++;
+}
+
+static void bad_entry(void *ud, const char *key, const char *why)
+{
+	printf("bad %.16s: %s\n", key, why);
+}
+
+int cmd_cache(int argc, char **argv)
+{
+	const char *verb = argc > 0 ? argv[0] : NULL, *dir = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--cache-dir") && i + 1 < argc)
+			dir = argv[++i];
+		else
+			verb = NULL;
+	}
+	char path[4096];
+	if (!verb || (strcmp(verb, "ls") && strcmp(verb, "clear") && strcmp(verb, "verify"))) {
+		fprintf(stderr, "usage: tegen cache ls|clear|verify [--cache-dir DIR]\n");
+		return 2;
+	}
+	if (cache_dir_resolve(dir, path, sizeof path)) {
+		fprintf(stderr, "tegen: no cache directory (set TEGEN_CACHE_DIR)\n");
+		return 1;
+	}
+	char err[512];
+	if (!strcmp(verb, "ls")) {
+		int n = 0;
+		if (cache_list(path, list_entry, &n) < 0) {
+			printf("%s: empty\n", path);
+			return 0;
+		}
+		printf("%s: %d entries\n", path, n);
+		return 0;
+	}
+	if (!strcmp(verb, "clear")) {
+		int removed = 0;
+		if (cache_clear(path, &removed, err, sizeof err)) {
+			fprintf(stderr, "tegen: %s\n", err);
+			return 1;
+		}
+		printf("%s: removed %d entries\n", path, removed);
+		return 0;
+	}
+	int bad = cache_verify(path, 1, bad_entry, NULL);
+	printf("%s: %d bad entries%s\n", path, bad < 0 ? 0 : bad, bad > 0 ? " (removed)" : "");
+	return bad > 0 ? 1 : 0;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	const char *spec = NULL;
+	long tokens = 1024;
+	int check = 0, iters = 20;
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--tokens") && i + 1 < argc)
+			tokens = atol(argv[++i]);
+		else if (!strcmp(argv[i], "--iters") && i + 1 < argc)
+			iters = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--check"))
+			check = 1;
+		else if (argv[i][0] == '-' || spec) {
+			fprintf(stderr, "usage: tegen run SPEC [--tokens N] [--check] [--iters K]\n");
+			return 2;
+		} else
+			spec = argv[i];
+	}
+	if (!spec || tokens < 1 || iters < 1) {
+		fprintf(stderr, "usage: tegen run SPEC [--tokens N] [--check] [--iters K]\n");
+		return 2;
+	}
+	TgContext *ctx;
+	if (tg_context_create(NULL, &ctx)) {
+		fprintf(stderr, "tegen: %s\n", tg_last_error());
+		return 1;
+	}
+	TgLayer *l;
+	int rc = 1;
+	if (tg_layer_create_file(ctx, spec, &l)) {
+		fputs(tg_last_error(), stderr);
+		tg_context_destroy(ctx);
+		return 1;
+	}
+	if (tg_layer_load(l)) {
+		fprintf(stderr, "tegen: %s\n", tg_last_error());
+		goto out;
+	}
+	Buf b = {0};
+	char err[2048];
+	int fails = check_layer(l, tokens, 1, &b, err, sizeof err);
+	if (fails < 0) {
+		fprintf(stderr, "tegen: %s\n", err);
+		buf_free(&b);
+		goto out;
+	}
+	if (check)
+		fputs(b.p ? b.p : "", stdout);
+	buf_free(&b);
+	/* timing: median per kernel over iters runs */
+	int nk = tg_layer_kernel_count(l);
+	float *ms = calloc((size_t)nk * (size_t)iters, sizeof *ms), *one = calloc((size_t)nk, sizeof *one);
+	for (int it = 0; it < iters; it++) {
+		if (tg_run_timed(l, NULL, one, nk)) {
+			fprintf(stderr, "tegen: %s\n", tg_last_error());
+			break;
+		}
+		for (int k = 0; k < nk; k++)
+			ms[(size_t)k * iters + it] = one[k];
+	}
+	const Plan *p = tg_layer_plan(l);
+	printf("%-30s %10s\n", "kernel", "median us");
+	for (int k = 0; k < nk; k++) {
+		if (k == p->update_kernel)
+			continue;
+		float *v = ms + (size_t)k * iters;
+		for (int i = 1; i < iters; i++)
+			for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
+				float t = v[j];
+				v[j] = v[j - 1];
+				v[j - 1] = t;
+			}
+		printf("%-30s %10.1f\n", p->kernels[k].name, v[iters / 2] * 1000);
+	}
+	free(ms);
+	free(one);
+	rc = check && fails ? 1 : 0;
+	printf("%s: tokens=%ld, %s\n", spec, tokens, check ? (fails ? "CHECK FAILED" : "check passed") : "ran");
+out:
+	tg_layer_destroy(l);
+	tg_context_destroy(ctx);
+	return rc;
+}

@@ -1,0 +1,22 @@
+/* commands.h: CLI subcommands beyond check/ir (see commands.c). */
+#ifndef TG_COMMANDS_H
+#define TG_COMMANDS_H
+
+#include "gen.h"
+
+/* cli_read_file reads a whole spec file into the arena (NUL-terminated); prints the error and returns NULL on failure. */
+char *cli_read_file(Arena *a, const char *path, size_t *len);
+/* cli_default_arch is the GPU present (sm_90a style), else sm_90a. */
+Arch cli_default_arch(void);
+/* cmd_plan: `tegen plan SPEC`, the kernels and launch shapes. */
+int cmd_plan(int argc, char **argv);
+/* cmd_emit: `tegen emit SPEC [-o DIR]`, the generated CUDA source. */
+int cmd_emit(int argc, char **argv);
+/* cmd_build: `tegen build SPEC [--arch LIST]` and `tegen SPEC`, NVRTC-compile every kernel. */
+int cmd_build(int argc, char **argv);
+/* cmd_cache: `tegen cache ls|clear|verify`. */
+int cmd_cache(int argc, char **argv);
+/* cmd_run: `tegen run SPEC --tokens N [--check]` on the GPU. */
+int cmd_run(int argc, char **argv);
+
+#endif

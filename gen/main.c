@@ -1,0 +1,201 @@
+/* main.c: the tegen command line.
+ *
+ * A table of subcommands: each is one function taking its own arguments and
+ * one row in `commands` (name, usage, summary). `tegen SPEC` is the main job.
+ * Exit status: 0 success, 1 a spec or tool error (the message on stderr),
+ * 2 bad usage (a one-line hint on stderr). Nothing here leaks: each spec is
+ * loaded into an arena that is freed before the next. */
+#include "gen.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define MAX_SPEC_BYTES (4u << 20)
+
+static const Arch default_arch = {90, true};
+
+/* Reads a whole file into the arena (NUL-terminated). NULL and a message in err on failure. */
+static char *read_file(Arena *a, const char *path, size_t *len, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		snprintf(err, errlen, "%s: error: cannot open: %s", path, strerror(errno));
+		return NULL;
+	}
+	struct stat st;
+	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		fclose(f);
+		snprintf(err, errlen, "%s: error: is a directory, expected a spec file", path);
+		return NULL;
+	}
+	char *buf = arena_alloc(a, MAX_SPEC_BYTES + 1);
+	size_t n = fread(buf, 1, MAX_SPEC_BYTES + 1, f);
+	int bad = ferror(f);
+	fclose(f);
+	if (bad) {
+		snprintf(err, errlen, "%s: error: cannot read: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (n > MAX_SPEC_BYTES) {
+		snprintf(err, errlen, "%s: error: larger than %u bytes; not a spec", path, MAX_SPEC_BYTES);
+		return NULL;
+	}
+	buf[n] = 0;
+	*len = n;
+	return buf;
+}
+
+/* Loads and validates one spec; on error prints the message and returns NULL. */
+static Graph *load_graph(Arena *a, const char *path)
+{
+	char err[512];
+	size_t len;
+	char *text = read_file(a, path, &len, err, sizeof err);
+	if (!text) {
+		fprintf(stderr, "%s\n", err);
+		return NULL;
+	}
+	Diag *d = arena_alloc(a, sizeof *d);
+	Spec *s = spec_load(a, d, path, text, len);
+	Graph *g = s ? ir_build(a, d, s, default_arch) : NULL;
+	if (!g)
+		fputs(d->msg, stderr);
+	return g;
+}
+
+static int usage_error(const char *msg)
+{
+	fprintf(stderr, "tegen: %s (try: tegen --help)\n", msg);
+	return 2;
+}
+
+/* ---- subcommands ---- */
+
+static int cmd_check(int argc, char **argv)
+{
+	if (argc < 1)
+		return usage_error("check needs at least one spec file");
+	int failed = 0;
+	for (int i = 0; i < argc; i++) {
+		Arena *a = arena_new();
+		if (load_graph(a, argv[i]))
+			printf("%s: ok\n", argv[i]);
+		else
+			failed = 1;
+		arena_free(a);
+	}
+	return failed;
+}
+
+static int cmd_ir(int argc, char **argv)
+{
+	if (argc != 1)
+		return usage_error("ir needs exactly one spec file");
+	Arena *a = arena_new();
+	Graph *g = load_graph(a, argv[0]);
+	if (g) {
+		Buf b = {0};
+		ir_print(g, &b);
+		fputs(b.p, stdout);
+		buf_free(&b);
+	}
+	arena_free(a);
+	return g ? 0 : 1;
+}
+
+/* tegen SPEC: the main job. For now: validate and print a summary of the IR. */
+static int cmd_main(int argc, char **argv)
+{
+	if (argc != 1)
+		return usage_error("give one spec file");
+	Arena *a = arena_new();
+	Graph *g = load_graph(a, argv[0]);
+	if (g) {
+		int quantized = 0;
+		for (int i = 0; i < g->ntensors; i++)
+			quantized += g->tensors[i].dtype != g->tensors[i].hp_dtype;
+		printf("%s: layer %s: %d ops, %d tensors (%d quantized), %d state slots, targets", argv[0], g->layer, g->nops,
+			g->ntensors, quantized, g->nstate);
+		for (int i = 0; i < g->ntargets; i++)
+			printf(" %s", arch_str(a, g->targets[i]));
+		printf("\n");
+		for (int k = 0; k < g->nops; k++)
+			if (g->ops[k].emulated)
+				printf("%s: note: op%d: %s\n", argv[0], k, g->ops[k].emulated);
+	}
+	arena_free(a);
+	return g ? 0 : 1;
+}
+
+typedef struct Command {
+	const char *name;
+	const char *args;
+	const char *help;
+	int (*run)(int argc, char **argv); /* NULL: not built yet */
+} Command;
+
+static const Command commands[] = {
+	{"check", "SPEC...", "validate specs; prints 'SPEC: ok' per file", cmd_check},
+	{"ir", "SPEC", "print the validated op graph (tensors, shapes, recipes, ops in order)", cmd_ir},
+	{"plan", "SPEC", "print the kernels the ops fuse into, tile shapes and GEMM calls", NULL},
+	{"emit", "SPEC", "print the generated CUDA source", NULL},
+	{"build", "SPEC", "generate and compile every kernel into the cache", NULL},
+	{"run", "SPEC", "run the layer on random inputs and compare with the CPU reference", NULL},
+	{"tune", "SPEC", "time every tile-shape variant and record the best in the tuning DB", NULL},
+	{"bench", "SPEC", "time the layer against the unfused baseline", NULL},
+	{"cache", "ls|clear|verify", "inspect or clear the kernel cache", NULL},
+};
+#define NCOMMANDS ((int)(sizeof commands / sizeof *commands))
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: tegen SPEC              check SPEC and compile its kernels (now: check + IR summary)\n");
+	for (int i = 0; i < NCOMMANDS; i++)
+		fprintf(f, "       tegen %-6s %-16s %s%s\n", commands[i].name, commands[i].args, commands[i].help,
+			commands[i].run ? "" : " (not yet)");
+	fprintf(f, "       tegen --help | --version\n");
+	fprintf(f, "exit status: 0 ok, 1 error in a spec or a tool, 2 bad usage\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return usage_error("no spec or command given");
+	const char *first = argv[1];
+	if (!strcmp(first, "--help") || !strcmp(first, "-h") || !strcmp(first, "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(first, "--version")) {
+		printf("tegen %s\n", TG_VERSION);
+		return 0;
+	}
+	for (int i = 0; i < NCOMMANDS; i++) {
+		if (strcmp(first, commands[i].name))
+			continue;
+		if (!commands[i].run) {
+			fprintf(stderr, "tegen: '%s' is not built yet (try: tegen --help)\n", first);
+			return 2;
+		}
+		return commands[i].run(argc - 2, argv + 2);
+	}
+	char msg[256];
+	if (first[0] == '-') {
+		snprintf(msg, sizeof msg, "unknown option '%.64s'", first);
+		return usage_error(msg);
+	}
+	struct stat st;
+	if (!strchr(first, '.') && !strchr(first, '/') && stat(first, &st) != 0) {
+		const char *names[NCOMMANDS];
+		for (int i = 0; i < NCOMMANDS; i++)
+			names[i] = commands[i].name;
+		const char *sug = spell_suggest(first, names, NCOMMANDS);
+		snprintf(msg, sizeof msg, "unknown command '%.64s'%s%s%s", first, sug ? " (did you mean '" : "", sug ? sug : "",
+			sug ? "'?)" : "");
+		return usage_error(msg);
+	}
+	return cmd_main(argc - 1, argv + 1);
+}

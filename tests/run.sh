@@ -1,0 +1,39 @@
+#!/bin/sh
+# run.sh: every test of tegen, from the repo root after `ninja`.
+# Each part prints "ok NAME", "FAIL NAME: why" or "skip NAME: why" lines;
+# this script counts them and ends with "N passed, N failed, N skipped".
+# GPU tests report "skip ...: no GPU" on machines without one.
+# Env: TEGEN_FUZZ_SECONDS (default 20), TEGEN_SKIP_ASAN=1 to skip the sanitizer build.
+cd "$(dirname "$0")/.." || exit 2
+log=$(mktemp -d)/tests.log
+: >"$log"
+status=0
+
+part() { # part NAME COMMAND...: run a part, echo its output, keep it for counting
+	name=$1; shift
+	echo "== $name"
+	out=$("$@" 2>&1); rc=$?
+	printf '%s\n' "$out" | tee -a "$log" | grep -E '^(FAIL|skip)' || true
+	if [ $rc -ne 0 ] && ! printf '%s\n' "$out" | grep -q '^FAIL'; then
+		echo "FAIL $name: exited $rc" | tee -a "$log"
+		printf '%s\n' "$out" | tail -20
+	fi
+	printf '%s\n' "$out" | grep -c '^ok ' | sed "s/^/   ok: /"
+}
+
+part formats build/tests/test_formats
+part recipe build/tests/test_recipe
+part ref build/tests/test_ref
+part cache build/tests/test_cache
+part golden sh tests/golden.sh
+part nvrtc sh tests/nvrtc.sh
+part gemm build/tests/test_gemm --no-bench
+part gpu build/tests/test_gpu
+part fuzz sh tests/fuzz.sh "${TEGEN_FUZZ_SECONDS:-20}"
+[ "${TEGEN_SKIP_ASAN:-0}" = 1 ] || part asan sh tests/asan.sh
+
+passed=$(grep -c '^ok ' "$log")
+failed=$(grep -c '^FAIL' "$log")
+skipped=$(grep -c '^skip ' "$log")
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" = 0 ]

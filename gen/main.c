@@ -6,6 +6,7 @@
  * 2 bad usage (a one-line hint on stderr). Nothing here leaks: each spec is
  * loaded into an arena that is freed before the next. */
 #include "gen.h"
+#include "commands.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -15,7 +16,6 @@
 
 #define MAX_SPEC_BYTES (4u << 20)
 
-static const Arch default_arch = {90, true};
 
 /* Reads a whole file into the arena (NUL-terminated). NULL and a message in err on failure. */
 static char *read_file(Arena *a, const char *path, size_t *len, char *err, size_t errlen)
@@ -48,19 +48,25 @@ static char *read_file(Arena *a, const char *path, size_t *len, char *err, size_
 	return buf;
 }
 
+char *cli_read_file(Arena *a, const char *path, size_t *len)
+{
+	char err[512];
+	char *text = read_file(a, path, len, err, sizeof err);
+	if (!text)
+		fprintf(stderr, "%s\n", err);
+	return text;
+}
+
 /* Loads and validates one spec; on error prints the message and returns NULL. */
 static Graph *load_graph(Arena *a, const char *path)
 {
-	char err[512];
 	size_t len;
-	char *text = read_file(a, path, &len, err, sizeof err);
-	if (!text) {
-		fprintf(stderr, "%s\n", err);
+	char *text = cli_read_file(a, path, &len);
+	if (!text)
 		return NULL;
-	}
 	Diag *d = arena_alloc(a, sizeof *d);
 	Spec *s = spec_load(a, d, path, text, len);
-	Graph *g = s ? ir_build(a, d, s, default_arch) : NULL;
+	Graph *g = s ? ir_build(a, d, s, cli_default_arch()) : NULL;
 	if (!g)
 		fputs(d->msg, stderr);
 	return g;
@@ -106,28 +112,18 @@ static int cmd_ir(int argc, char **argv)
 	return g ? 0 : 1;
 }
 
-/* tegen SPEC: the main job. For now: validate and print a summary of the IR. */
+/* tegen SPEC [build options]: the main job: check, plan, emit and NVRTC-compile
+ * every kernel for every target (no GPU needed); notes on emulated ops. */
 static int cmd_main(int argc, char **argv)
 {
-	if (argc != 1)
-		return usage_error("give one spec file");
 	Arena *a = arena_new();
 	Graph *g = load_graph(a, argv[0]);
-	if (g) {
-		int quantized = 0;
-		for (int i = 0; i < g->ntensors; i++)
-			quantized += g->tensors[i].dtype != g->tensors[i].hp_dtype;
-		printf("%s: layer %s: %d ops, %d tensors (%d quantized), %d state slots, targets", argv[0], g->layer, g->nops,
-			g->ntensors, quantized, g->nstate);
-		for (int i = 0; i < g->ntargets; i++)
-			printf(" %s", arch_str(a, g->targets[i]));
-		printf("\n");
+	if (g)
 		for (int k = 0; k < g->nops; k++)
 			if (g->ops[k].emulated)
 				printf("%s: note: op%d: %s\n", argv[0], k, g->ops[k].emulated);
-	}
 	arena_free(a);
-	return g ? 0 : 1;
+	return g ? cmd_build(argc, argv) : 1;
 }
 
 typedef struct Command {
@@ -140,19 +136,19 @@ typedef struct Command {
 static const Command commands[] = {
 	{"check", "SPEC...", "validate specs; prints 'SPEC: ok' per file", cmd_check},
 	{"ir", "SPEC", "print the validated op graph (tensors, shapes, recipes, ops in order)", cmd_ir},
-	{"plan", "SPEC", "print the kernels the ops fuse into, tile shapes and GEMM calls", NULL},
-	{"emit", "SPEC", "print the generated CUDA source", NULL},
-	{"build", "SPEC", "generate and compile every kernel into the cache", NULL},
-	{"run", "SPEC", "run the layer on random inputs and compare with the CPU reference", NULL},
+	{"plan", "SPEC", "print the kernels the ops fuse into, tile shapes and GEMM calls", cmd_plan},
+	{"emit", "SPEC [-o DIR]", "print (or write) the generated CUDA source", cmd_emit},
+	{"build", "SPEC [--arch L]", "generate and NVRTC-compile every kernel (cached); --tokens N, --cache-dir D, -q", cmd_build},
+	{"run", "SPEC [--check]", "on a GPU: run on random inputs (--tokens N), compare with the CPU reference, time", cmd_run},
 	{"tune", "SPEC", "time every tile-shape variant and record the best in the tuning DB", NULL},
 	{"bench", "SPEC", "time the layer against the unfused baseline", NULL},
-	{"cache", "ls|clear|verify", "inspect or clear the kernel cache", NULL},
+	{"cache", "ls|clear|verify", "inspect, clear or verify the kernel cache (--cache-dir D)", cmd_cache},
 };
 #define NCOMMANDS ((int)(sizeof commands / sizeof *commands))
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: tegen SPEC              check SPEC and compile its kernels (now: check + IR summary)\n");
+	fprintf(f, "usage: tegen SPEC              check SPEC and NVRTC-compile its kernels for its targets (= build)\n");
 	for (int i = 0; i < NCOMMANDS; i++)
 		fprintf(f, "       tegen %-6s %-16s %s%s\n", commands[i].name, commands[i].args, commands[i].help,
 			commands[i].run ? "" : " (not yet)");

@@ -29,11 +29,13 @@ typedef struct Planner { Arena *a; Diag *d; const Graph *g; Plan *p; int cap; } 
 typedef struct Variant { const char *name; int threads, vec, rows_per_cta; long min_cols, max_cols; } Variant;
 
 static const Variant row_variants[] = {
-	/* name        threads vec rows/cta  cols range      (threads per row = threads / rows) */
+	/* name        threads vec rows/cta  cols range      (threads per row = threads / rows)
+	 * Measured on an H200 (bench/RESULTS.md): 4096 cols best at 128 threads per
+	 * row, one row per CTA (3603 GB/s); 14336 cols at 256 (3969 GB/s). */
 	{"t128v8r8", 128, 8, 8, 1, 512},
 	{"t128v8r2", 128, 8, 2, 513, 2048},
-	{"t256v8r2", 256, 8, 2, 2049, 6144},
-	{"t512v8r1", 512, 8, 1, 6145, 1L << 30},
+	{"t128v8r1", 128, 8, 1, 2049, 6144},
+	{"t256v8r1", 256, 8, 1, 6145, 1L << 30},
 };
 /* With a columnwise copy the norm/GLU templates take a tile path: a CTA owns 32
  * rows and re-reads them from L2 in column chunks; one 1024-thread CTA per SM. */
@@ -323,6 +325,8 @@ static void plan_gemm(Planner *pl, const Op *op)
 	c->d_dtype = d->dtype;
 	c->accumulate = op->p.accumulate;
 	c->fast_accum = op->p.fast_accum < 0 ? op->p.pass == PASS_FPROP : op->p.fast_accum;
+	if (c->scaling == SCALING_BLOCK1X128 || c->scaling == SCALING_BLOCK128X128)
+		c->fast_accum = false; /* cuBLASLt's block-scaled FP8 GEMM has no fast-accumulation mode */
 	k->rows = c->m;
 	k->cols = c->n.add;
 	k->choice = "cuBLASLt heuristic, cached per shape";
@@ -341,7 +345,7 @@ static void plan_recipe_update(Planner *pl)
 	slot(pl, k, "TG_THREADS", "256");
 	k->bind[k->nbind++] = (Binding){0, -1, COMP_STATE};
 	k->bind[k->nbind++] = (Binding){1, -1, COMP_STATE_PARAMS};
-	k->rows = (Extent){-1, 0, pl->p->ndelayed};
+	k->rows = (Extent){-1, 0, pl->g->nstate}; /* the state layout is over all per-tensor slots */
 	k->cols = pl->g->history;
 	k->threads = 256;
 	k->grid_rows = 32; /* grid.x = ceil(tensors / 32) */

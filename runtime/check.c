@@ -81,14 +81,25 @@ static int compare(Buf *out, const char *what, CmpKind kind, DType t, const void
 	}
 	size_t n = bytes * 8 / (size_t)elem_bits;
 	if (kind == CMP_ULP) {
+		/* An element more than 1 ulp off still passes when its absolute error is
+		 * tiny against the tensor's largest value (cancellation near zero, e.g.
+		 * LayerNorm's final add of beta); it then counts against the budget. */
+		double big = 0;
+		for (size_t i = 0; i < n; i++) {
+			double v = fabs(decode(t, ref, i));
+			if (v > big && !isinf(v))
+				big = v;
+		}
 		size_t off = 0, far = 0, first = 0;
 		for (size_t i = 0; i < n; i++) {
 			long d = labs(ordinal(gpu, i, elem_bits) - ordinal(ref, i, elem_bits));
 			if (d && !off++)
 				first = i;
-			far += d > 1;
+			far += d > 1 && !(fabs((double)decode(t, gpu, i) - decode(t, ref, i)) <= big * 0x1p-19);
 		}
 		size_t allowed = (n + 9999) / 10000;
+		if (allowed < 4)
+			allowed = 4; /* small tensors: a handful of boundary crossings is not a trend */
 		if (far || off > allowed) {
 			buf_printf(out, "FAIL %s: %zu of %zu elements differ, %zu by more than 1 ulp (allowed %zu; first at %zu)\n",
 				what, off, n, far, allowed, first);
@@ -175,15 +186,17 @@ int check_layer(TgLayer *l, long tokens, unsigned seed, Buf *out, char *err, siz
 	float *hstate = calloc(state_bytes / 4 + 1, sizeof(float));
 	if (lay.tensors) {
 		cu.cuMemcpyDtoH_v2(hstate, (CUdeviceptr)(uintptr_t)state, state_bytes);
+		for (int s = 0; s < lay.tensors; s++)
+			hstate[lay.amax + (size_t)s] = 0.0f; /* delayed amaxes accumulate until tg_step: start this run clean */
 		for (int s = 0; s < lay.delayed; s++) {
-			hstate[lay.scale + (size_t)s] = ldexpf(1.5f, (s % 5) - 2);
-			hstate[lay.scale_inv + (size_t)s] = tg_scale_inv(hstate[lay.scale + (size_t)s]);
+			hstate[lay.scale + lay.stride * (size_t)s] = ldexpf(1.5f, (s % 5) - 2);
+			hstate[lay.scale_inv + lay.stride * (size_t)s] = tg_scale_inv(hstate[lay.scale + lay.stride * (size_t)s]);
 		}
 		cu.cuMemcpyHtoD_v2((CUdeviceptr)(uintptr_t)state, hstate, state_bytes);
 	}
 	for (int i = 0; i < g->ntensors; i++)
 		if (g->tensors[i].state_slot >= 0) {
-			rt[i].scale = hstate[lay.scale + (size_t)g->tensors[i].state_slot];
+			rt[i].scale = hstate[lay.scale + lay.stride * (size_t)g->tensors[i].state_slot];
 			rt[i].scale_inv = tg_scale_inv(rt[i].scale);
 		}
 	if (tg_run(l, NULL) || cu.cuCtxSynchronize()) {
@@ -239,7 +252,7 @@ int check_layer(TgLayer *l, long tokens, unsigned seed, Buf *out, char *err, siz
 			fails += compare_float(out, what, hstate[lay.amax + s], rt[i].amax, elementwise ? 0 : 1e-6);
 			if (!gemm) {
 				snprintf(what, sizeof what, "%s %s.scale_inv", g->layer, t->name);
-				fails += compare_float(out, what, hstate[lay.scale_inv + s], rt[i].scale_inv, elementwise ? 0 : 1e-6);
+				fails += compare_float(out, what, hstate[lay.scale_inv + lay.stride * s], rt[i].scale_inv, elementwise ? 0 : 1e-6);
 			}
 		}
 	}

@@ -341,7 +341,7 @@ TgStatus tg_layer_load(TgLayer *l)
 	const Graph *g = l->g;
 	int n = g->nstate, L = g->history > 0 ? g->history : 1;
 	if (n) {
-		l->state_floats = (size_t)n * 2 + (size_t)L * n;
+		l->state_floats = TG_STATE_FLOATS((size_t)n, (size_t)L);
 		float *h = calloc(l->state_floats, sizeof *h);
 		int *prm = calloc((size_t)n * 4, sizeof *prm);
 		if (!h || !prm) {
@@ -349,8 +349,8 @@ TgStatus tg_layer_load(TgLayer *l)
 			free(prm);
 			return fail(TG_ERR_NOMEM, "out of host memory");
 		}
-		for (int i = 0; i < 2 * n; i++)
-			h[i] = 1.0f;
+		for (int i = 0; i < n; i++)
+			h[TG_STATE_SCALE(n, i)] = h[TG_STATE_SCALE_INV(n, i)] = 1.0f;
 		for (int i = 0; i < g->ntensors; i++) {
 			const Tensor *t = &g->tensors[i];
 			if (t->state_slot < 0)
@@ -359,7 +359,7 @@ TgStatus tg_layer_load(TgLayer *l)
 			q[0] = t->dtype == DT_E5M2 ? 1 : 0;
 			q[1] = t->recipe.margin;
 			q[2] = t->recipe.amax_algo == AMAX_MOST_RECENT;
-			q[3] = t->recipe.scaling == SCALING_DELAYED ? t->recipe.history : 1;
+			q[3] = t->recipe.scaling == SCALING_DELAYED ? t->recipe.history : 0; /* 0: the update skips it */
 		}
 		CUresult r1 = cu.cuMemAlloc_v2(&l->state, l->state_floats * sizeof(float));
 		CUresult r2 = r1 ? r1 : cu.cuMemAlloc_v2(&l->state_params, (size_t)n * 4 * sizeof(int));
@@ -369,7 +369,7 @@ TgStatus tg_layer_load(TgLayer *l)
 		free(prm);
 		if (r4)
 			return fail(TG_ERR_CUDA, "recipe state: %s", cudrv_errstr(r4));
-		l->zero_amax_begin = l->state + ((size_t)2 * n + (size_t)l->plan->ndelayed) * sizeof(float);
+		l->zero_amax_begin = l->state + (TG_STATE_HISTORY((size_t)n) + (size_t)l->plan->ndelayed) * sizeof(float);
 		l->zero_amax_count = (size_t)(n - l->plan->ndelayed);
 	}
 	l->loaded = 1;
@@ -501,8 +501,10 @@ static TgStatus prepare(TgLayer *l, CUstream s)
 				continue;
 			if (t->state_slot >= 0 && (c == COMP_SCALE || c == COMP_SCALE_INV || c == COMP_AMAX)) {
 				size_t n = (size_t)g->nstate;
-				size_t off = c == COMP_SCALE ? 0 : c == COMP_SCALE_INV ? n : 2 * n;
-				r->ptr[c] = l->state + (off + (size_t)t->state_slot) * sizeof(float);
+				size_t si = (size_t)t->state_slot;
+				size_t off = c == COMP_SCALE ? TG_STATE_SCALE(n, si) : c == COMP_SCALE_INV ? TG_STATE_SCALE_INV(n, si)
+					: TG_STATE_HISTORY(n) + si;
+				r->ptr[c] = l->state + off * sizeof(float);
 				continue;
 			}
 			if (c == COMP_DATA && r->user) {
@@ -707,10 +709,11 @@ TgStatus tg_state(TgLayer *l, void **dev, size_t *bytes, TgStateLayout *lay)
 		lay->tensors = (int)n;
 		lay->delayed = l->plan->ndelayed;
 		lay->history = l->g->history > 0 ? l->g->history : 1;
-		lay->scale = 0;
-		lay->scale_inv = n;
-		lay->history_offset = 2 * n;
-		lay->amax = 2 * n;
+		lay->scale = TG_STATE_SCALE(n, 0);
+		lay->scale_inv = TG_STATE_SCALE_INV(n, 0);
+		lay->stride = 4;
+		lay->history_offset = TG_STATE_HISTORY(n);
+		lay->amax = TG_STATE_HISTORY(n);
 	}
 	return TG_OK;
 }

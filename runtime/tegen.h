@@ -60,7 +60,9 @@ typedef struct TgStateLayout {
 	int tensors;             /* per-tensor scaled tensors (n) */
 	int delayed;             /* the first `delayed` of them use delayed scaling */
 	int history;             /* history length L (rows of the history block) */
-	size_t scale, scale_inv, history_offset; /* float offsets: scale[n], scale_inv[n], history[L][n] */
+	size_t scale, scale_inv; /* float offsets; tensor i's are at scale + stride*i, scale_inv + stride*i */
+	size_t stride;           /* 4: each scale has its own 16-byte slot (cuBLASLt reads them) */
+	size_t history_offset;   /* history[L][n] (row-major) starts here */
 	size_t amax;             /* float offset of the n current amaxes (= history row 0), for one all-reduce */
 } TgStateLayout;
 

@@ -4,7 +4,7 @@
  * tg_delayed_scale, tg_history_roll).
  *
  * p.p[0] float state, n = p.n[0] tensors, L = p.n[1] history rows:
- *   [0, n) scale, [n, 2n) scale_inv, [2n, 2n + L*n) history [L][n]
+ *   scale, scale_inv and history at the offsets of tg_kernel.h (its state macros)
  *   (row 0 = this step's amaxes of all tensors, contiguous).
  * p.p[1] int params, 4 ints per tensor i at [4i, 4i+4):
  *   {fmt (TG_FMT_E4M3 0 | TG_FMT_E5M2 1), margin, algo (0 max, 1 most_recent),
@@ -36,7 +36,7 @@ template <int THREADS> __device__ __forceinline__ void body(const TgParams &p)
 	const int *par = (const int *)p.p[1];
 	const long long n = p.n[0];
 	const int L = (int)p.n[1];
-	float *hist = st + 2 * n;
+	float *hist = st + TG_STATE_HISTORY(n);
 	const int x = threadIdx.x & 31, y = threadIdx.x >> 5;
 	for (long long tb = blockIdx.x; tb * 32 < n; tb += gridDim.x) {
 		const long long i = tb * 32 + x;
@@ -63,16 +63,16 @@ template <int THREADS> __device__ __forceinline__ void body(const TgParams &p)
 		}
 		s_m[y][x] = m;
 		__syncthreads(); /* also orders the segment writes before the tail writes */
-		if (y == 0 && valid) {
+		if (y == 0 && valid && len > 0) { /* len 0: not a delayed-scaling tensor */
 #pragma unroll
 			for (int k = 1; k < Y; k++)
 				if (s_m[k][x] > m)
 					m = s_m[k][x];
 			const int fmt = par[4 * i], margin = par[4 * i + 1], algo = par[4 * i + 2];
 			const float amax = len <= 0 ? 0.0f : algo == 1 ? old0 : m;
-			const float sc = tg_delayed_scale(amax, st[i], tg_fmt_max(fmt), margin);
-			st[i] = sc;
-			st[n + i] = tg_scale_inv(sc);
+			const float sc = tg_delayed_scale(amax, st[TG_STATE_SCALE(n, i)], tg_fmt_max(fmt), margin);
+			st[TG_STATE_SCALE(n, i)] = sc;
+			st[TG_STATE_SCALE_INV(n, i)] = tg_scale_inv(sc);
 			if (len > 0) {
 				hist[(long long)(len - 1) * n + i] = old0;
 				hist[i] = 0.0f;

@@ -10,9 +10,10 @@
  * cuda_fp4.hpp (which is written to match the cvt instructions):
  *   BF16, FP16: canonical 0x7FFF (what cvt.rn.bf16.f32 / cvt.rn.f16.f32 give).
  *   E4M3: 0x7F (sign dropped).
- *   E5M2: 0x7E | bit 21 of the FP32 payload (sign dropped); so the GPU's
- *         canonical NaN 0x7FFFFFFF gives 0x7F, the x86 default NaN
- *         0xFFC00000 gives 0x7E. Both are E5M2 NaNs.
+ *   E5M2: 0x7F for every NaN (sign and payload dropped). Measured on an
+ *         H200 (cvt.rn.satfinite.e5m2x2.f32, 2026-11-21): x86's default NaN
+ *         0xFFC00000 also gives 0x7F, not the 0x7E that cuda_fp8.hpp's
+ *         software path predicts, so the hardware defines it.
  *   E2M1: has no NaN; NaN converts to +6 (code 0x7), as cuda_fp4.hpp does.
  * E2M1 codes live in the low nibble; packed pairs put element 0 in the low
  * nibble (as cvt.rn.satfinite.e2m1x2.f32 d, hi, lo does).
@@ -205,7 +206,7 @@ TG_HD uint8_t tg__f32_to_e5m2_sw(float x)
 {
 	uint32_t u = tg_f2u(x);
 	if ((u & 0x7FFFFFFFu) > 0x7F800000u)
-		return (uint8_t)(0x7Eu | ((u >> 21) & 1u));
+		return 0x7Fu;
 	return tg__to_narrow_sat(x, 2, -14, 0x7Bu, 7, 0x7Fu);
 }
 

@@ -50,6 +50,16 @@ typedef struct TgParams {
 #define TG_P_AMAX        10   /* per-tensor amax (float, atomic max) */
 #define TG_P_RSIGMA      11   /* norm: 1/sigma per row (float [rows]) for the backward pass; may be NULL */
 #define TG_P_MU          12   /* layernorm: mean per row (float [rows]); may be NULL */
-/* recipe_update.cu uses its own meaning: p[0] = state buffer, n[0] = tensors, n[1] = history length */
+/* recipe_update.cu uses its own meaning: p[0] = state buffer, p[1] = per-tensor params
+ * (int {fmt, margin, algo, history length (0: not delayed, skip)}), n[0] = tensors, n[1] = history length */
+
+/* The recipe state of a layer: one float buffer. Each scale and scale_inv has a
+ * 16-byte slot (cuBLASLt reads them as scale pointers and wants them aligned);
+ * the history is [L][n], so its row 0 (the current amaxes) is contiguous for
+ * one all-reduce. Offsets in floats, for n tensors and history length L. */
+#define TG_STATE_SCALE(n, i) (4 * (i))
+#define TG_STATE_SCALE_INV(n, i) (4 * (n) + 4 * (i))
+#define TG_STATE_HISTORY(n) (8 * (n))
+#define TG_STATE_FLOATS(n, L) (8 * (n) + (L) * (n))
 
 #endif

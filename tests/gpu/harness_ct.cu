@@ -1986,7 +1986,7 @@ static void test_case(const Inst &k, long long rows, bool specials)
 /* recipe_update: ten steps vs ref_delayed_step. */
 static void test_recipe_update(KernFn fn, int thr, const char *name, int n, int L, int grid)
 {
-	std::vector<float> st(2 * n + (size_t)L * n, 0.0f);
+	std::vector<float> st(TG_STATE_FLOATS(n, (size_t)L), 0.0f);
 	std::vector<int> par(4 * n);
 	std::vector<std::vector<float>> hh(n);
 	std::vector<RefDelayed> rs(n);
@@ -2000,8 +2000,8 @@ static void test_recipe_update(KernFn fn, int thr, const char *name, int n, int 
 		rs[i].fmt_max = tg_fmt_max(fmt);
 		rs[i].scale = 1.0f + 0.25f * (i % 5);
 		rs[i].scale_inv = 1.0f / rs[i].scale;
-		st[i] = rs[i].scale;
-		st[n + i] = rs[i].scale_inv;
+		st[TG_STATE_SCALE(n, i)] = rs[i].scale;
+		st[TG_STATE_SCALE_INV(n, i)] = rs[i].scale_inv;
 	}
 	float *dst; int *dpar;
 	CK(cudaMalloc(&dst, st.size() * 4));
@@ -2020,7 +2020,7 @@ static void test_recipe_update(KernFn fn, int thr, const char *name, int n, int 
 			row0[i] = a;
 			ref_delayed_step(&rs[i], a);
 		}
-		CK(cudaMemcpy(dst + 2 * n, row0.data(), n * 4, cudaMemcpyHostToDevice));
+		CK(cudaMemcpy(dst + TG_STATE_HISTORY(n), row0.data(), n * 4, cudaMemcpyHostToDevice));
 		TgParams p;
 		memset(&p, 0, sizeof p);
 		p.p[0] = dst; p.p[1] = dpar; p.n[0] = n; p.n[1] = L;
@@ -2031,10 +2031,10 @@ static void test_recipe_update(KernFn fn, int thr, const char *name, int n, int 
 		CK(cudaMemcpy(got.data(), dst, got.size() * 4, cudaMemcpyDeviceToHost));
 		std::vector<float> want(st.size(), 0.0f);
 		for (int i = 0; i < n; i++) {
-			want[i] = rs[i].scale;
-			want[n + i] = rs[i].scale_inv;
+			want[TG_STATE_SCALE(n, i)] = rs[i].scale;
+			want[TG_STATE_SCALE_INV(n, i)] = rs[i].scale_inv;
 			for (int j = 0; j < rs[i].L; j++)
-				want[2 * n + (size_t)j * n + i] = hh[i][j];
+				want[TG_STATE_HISTORY(n) + (size_t)j * n + i] = hh[i][j];
 		}
 		int bad = 0;
 		for (size_t e = 0; e < want.size(); e++)

@@ -128,10 +128,10 @@ static void test_delayed_steps(TgContext *ctx, const char *spec_text)
 			float *hist = malloc(sizeof(float) * (size_t)L);
 			for (int j = 0; j < L; j++)
 				hist[j] = ref[lay.history_offset + (size_t)j * n + s];
-			RefDelayed st = {hist, L, 0, 0, tg_fmt_max(TG_FMT_E4M3), ref[lay.scale + s], ref[lay.scale_inv + s]};
+			RefDelayed st = {hist, L, 0, 0, tg_fmt_max(TG_FMT_E4M3), ref[lay.scale + lay.stride * s], ref[lay.scale_inv + lay.stride * s]};
 			ref_delayed_step(&st, 0.0f);
-			ref[lay.scale + s] = st.scale;
-			ref[lay.scale_inv + s] = st.scale_inv;
+			ref[lay.scale + lay.stride * s] = st.scale;
+			ref[lay.scale_inv + lay.stride * s] = st.scale_inv;
 			for (int j = 0; j < L; j++)
 				ref[lay.history_offset + (size_t)j * n + s] = hist[j];
 			free(hist);

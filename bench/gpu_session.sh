@@ -26,7 +26,7 @@ for st in $stages; do
 	rows) stage harness_rows 150 "$O/harness.log" build/harness/harness_rows ;;
 	run)
 		for spec in specs/llama3_8b_mlp.yaml; do
-			stage "run $spec" 120 "$O/run.log" build/tegen run "$spec" --tokens 8192 --check --iters 20
+			stage "run-check $spec" 120 "$O/run.log" build/tegen run "$spec" --tokens 64 --check --iters 3; stage "run-time $spec" 120 "$O/run.log" build/tegen run "$spec" --tokens 8192 --iters 20
 		done ;;
 	anchors) stage anchors 150 "$O/anchors.log" python3 bench/anchors/torch_anchors.py ;;
 	esac

@@ -333,7 +333,8 @@ int cmd_run(int argc, char **argv)
 	}
 	Buf b = {0};
 	char err[2048];
-	int fails = check_layer(l, tokens, 1, &b, err, sizeof err);
+	CheckKeep keep = {0};
+	int fails = check_layer(l, tokens, 1, check, &keep, &b, err, sizeof err);
 	if (fails < 0) {
 		fprintf(stderr, "tegen: %s\n", err);
 		buf_free(&b);
@@ -369,6 +370,7 @@ int cmd_run(int argc, char **argv)
 	}
 	free(ms);
 	free(one);
+	check_keep_free(&keep);
 	rc = check && fails ? 1 : 0;
 	printf("%s: tokens=%ld, %s\n", spec, tokens, check ? (fails ? "CHECK FAILED" : "check passed") : "ran");
 out:

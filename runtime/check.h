@@ -4,10 +4,16 @@
 
 #include "rt_internal.h"
 
-/* check_layer binds random inputs (every dynamic dim = tokens), runs the layer,
- * and compares every produced component with the reference under the numerics
- * contract, writing "ok ..." / "FAIL ..." lines to out. Returns the number of
- * failures, or -1 with a message in err if it could not run. */
-int check_layer(TgLayer *l, long tokens, unsigned seed, Buf *out, char *err, size_t errlen);
+/* check_layer binds random inputs (every dynamic dim = tokens) and runs the layer;
+ * with compare, it also compares every produced component with the reference
+ * under the numerics contract, writing "ok ..." / "FAIL ..." lines to out.
+ * Returns the number of failures, or -1 with a message in err if it could not run.
+ * keep: NULL frees the input buffers before returning; otherwise they stay bound
+ * (for further runs) and check_keep_free releases them. */
+typedef struct CheckKeep { unsigned long long *dev; int n; } CheckKeep;
+int check_layer(TgLayer *l, long tokens, unsigned seed, int compare, CheckKeep *keep, Buf *out, char *err,
+	size_t errlen);
+/* check_keep_free frees the input buffers a check_layer call kept. */
+void check_keep_free(CheckKeep *keep);
 
 #endif

@@ -112,7 +112,7 @@ static void test_delayed_steps(TgContext *ctx, const char *spec_text)
 	cu.cuMemcpyDtoH_v2(ref, (CUdeviceptr)(uintptr_t)state, bytes);
 	int bad = 0;
 	for (int step = 0; step < 10 && !bad; step++) {
-		if (check_layer(l, 64 + step, (unsigned)step, &log, err, sizeof err) < 0) {
+		if (check_layer(l, 64 + step, (unsigned)step, 1, NULL, &log, err, sizeof err) < 0) {
 			printf("FAIL gpu/delayed-10-steps: %s\n", err);
 			bad = 1;
 			break;
@@ -164,7 +164,8 @@ static void test_graph_capture(TgContext *ctx, const char *spec_text)
 		failed = 1;
 		return;
 	}
-	if (check_layer(l, 333, 7, &log, err, sizeof err) < 0) { /* binds inputs and runs once */
+	CheckKeep keep = {0};
+	if (check_layer(l, 333, 7, 1, &keep, &log, err, sizeof err) < 0) { /* binds inputs and runs once */
 		printf("FAIL %s: %s\n", name, err);
 		failed = 1;
 		goto out;
@@ -227,6 +228,7 @@ static void test_graph_capture(TgContext *ctx, const char *spec_text)
 	free(a);
 	free(b);
 out:
+	check_keep_free(&keep);
 	buf_free(&log);
 	tg_layer_destroy(l);
 }
@@ -281,7 +283,7 @@ int main(int argc, char **argv)
 					continue; /* the largest token count only at the largest row length */
 				Buf log = {0};
 				char err[2048] = "";
-				int f = check_layer(l, tk, (unsigned)(ti + 11 * hi), &log, err, sizeof err);
+				int f = check_layer(l, tk, (unsigned)(ti + 11 * hi), 1, NULL, &log, err, sizeof err);
 				char cname[300];
 				snprintf(cname, sizeof cname, "%s/tokens=%ld", name, tk);
 				report(cname, f, &log, err);

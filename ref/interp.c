@@ -181,63 +181,65 @@ static int run_gemm(const Graph *g, const long *dims, const Op *op, RefTensor *t
 	return 0;
 }
 
+int interp_run_op(const Graph *g, const long *dims, int oi, RefTensor *t, char *err, size_t errlen)
+{
+	const Op *op = &g->ops[oi];
+	if (op->kind == OP_GEMM_CAST)
+		return run_gemm(g, dims, op, t, err, errlen);
+	const Tensor *in = &g->tensors[op->arg[ARG_IN]], *out = &g->tensors[op->arg[ARG_OUT]];
+	RefTensor *ri = &t[in->id], *ro = &t[out->id];
+	if (!ri->comp[COMP_DATA]) {
+		snprintf(err, errlen, "reference: input '%s' of op %d has no data", in->name, oi);
+		return -1;
+	}
+	int rows = (int)interp_rows(g, dims, out), cols = (int)cols_of(out);
+	size_t n = (size_t)rows * (size_t)cols;
+	free(ro->value);
+	ro->value = malloc(sizeof(float) * (n ? n : 1));
+	switch (op->kind) {
+	case OP_NORM_QUANTIZE: {
+		const Tensor *tg = &g->tensors[op->arg[ARG_GAMMA]];
+		float *gamma = load_f32(tg, &t[tg->id], (size_t)cols);
+		float *beta = NULL;
+		if (op->arg[ARG_BETA] >= 0) {
+			const Tensor *tbeta = &g->tensors[op->arg[ARG_BETA]];
+			beta = load_f32(tbeta, &t[tbeta->id], (size_t)cols);
+		}
+		const void *res = op->arg[ARG_RESIDUAL] >= 0 ? t[op->arg[ARG_RESIDUAL]].comp[COMP_DATA] : NULL;
+		void *res_out = NULL;
+		if (op->arg[ARG_RESIDUAL_OUT] >= 0) {
+			const Tensor *tr = &g->tensors[op->arg[ARG_RESIDUAL_OUT]];
+			res_out = xalloc(&t[tr->id], COMP_DATA, interp_comp_bytes(g, dims, tr, COMP_DATA));
+		}
+		if (op->p.norm == NORM_LAYER)
+			ref_layernorm(ri->comp[COMP_DATA], res, res_out, ref_dtype(in->dtype), gamma, beta, op->p.zero_centered_gamma,
+				op->p.eps, rows, cols, ro->value, NULL, NULL);
+		else
+			ref_rmsnorm(ri->comp[COMP_DATA], res, res_out, ref_dtype(in->dtype), gamma, op->p.zero_centered_gamma,
+				op->p.eps, rows, cols, ro->value, NULL);
+		free(gamma);
+		free(beta);
+		break;
+	}
+	case OP_GLU_AMAX:
+		ref_glu((int)op->p.act, ri->comp[COMP_DATA], ref_dtype(in->dtype), rows, cols, op->p.limit, op->p.alpha, ro->value);
+		break;
+	default: {
+		float *x = load_f32(in, ri, n);
+		memcpy(ro->value, x, sizeof(float) * n);
+		free(x);
+		break;
+	}
+	}
+	emit_output(g, dims, out, ro, rows, cols);
+	return 0;
+}
+
 int interp_run(const Graph *g, const long *dims, RefTensor *t, char *err, size_t errlen)
 {
-	for (int oi = 0; oi < g->nops; oi++) {
-		const Op *op = &g->ops[oi];
-		if (op->kind == OP_GEMM_CAST) {
-			if (run_gemm(g, dims, op, t, err, errlen))
-				return -1;
-			continue;
-		}
-		const Tensor *in = &g->tensors[op->arg[ARG_IN]], *out = &g->tensors[op->arg[ARG_OUT]];
-		RefTensor *ri = &t[in->id], *ro = &t[out->id];
-		if (!ri->comp[COMP_DATA]) {
-			snprintf(err, errlen, "reference: input '%s' of op %d has no data", in->name, oi);
+	for (int oi = 0; oi < g->nops; oi++)
+		if (interp_run_op(g, dims, oi, t, err, errlen))
 			return -1;
-		}
-		int rows = (int)interp_rows(g, dims, out), cols = (int)cols_of(out);
-		size_t n = (size_t)rows * (size_t)cols;
-		free(ro->value);
-		ro->value = malloc(sizeof(float) * (n ? n : 1));
-		switch (op->kind) {
-		case OP_NORM_QUANTIZE: {
-			const Tensor *tg = &g->tensors[op->arg[ARG_GAMMA]];
-			float *gamma = load_f32(tg, &t[tg->id], (size_t)cols);
-			float *beta = NULL;
-			if (op->arg[ARG_BETA] >= 0) {
-				const Tensor *tbeta = &g->tensors[op->arg[ARG_BETA]];
-				beta = load_f32(tbeta, &t[tbeta->id], (size_t)cols);
-			}
-			const void *res = op->arg[ARG_RESIDUAL] >= 0 ? t[op->arg[ARG_RESIDUAL]].comp[COMP_DATA] : NULL;
-			void *res_out = NULL;
-			if (op->arg[ARG_RESIDUAL_OUT] >= 0) {
-				const Tensor *tr = &g->tensors[op->arg[ARG_RESIDUAL_OUT]];
-				res_out = xalloc(&t[tr->id], COMP_DATA, interp_comp_bytes(g, dims, tr, COMP_DATA));
-			}
-			if (op->p.norm == NORM_LAYER)
-				ref_layernorm(ri->comp[COMP_DATA], res, res_out, ref_dtype(in->dtype), gamma, beta,
-					op->p.zero_centered_gamma, op->p.eps, rows, cols, ro->value, NULL, NULL);
-			else
-				ref_rmsnorm(ri->comp[COMP_DATA], res, res_out, ref_dtype(in->dtype), gamma,
-					op->p.zero_centered_gamma, op->p.eps, rows, cols, ro->value, NULL);
-			free(gamma);
-			free(beta);
-			break;
-		}
-		case OP_GLU_AMAX:
-			ref_glu((int)op->p.act, ri->comp[COMP_DATA], ref_dtype(in->dtype), rows, cols, op->p.limit, op->p.alpha,
-				ro->value);
-			break;
-		default: {
-			float *x = load_f32(in, ri, n);
-			memcpy(ro->value, x, sizeof(float) * n);
-			free(x);
-			break;
-		}
-		}
-		emit_output(g, dims, out, ro, rows, cols);
-	}
 	return 0;
 }
 

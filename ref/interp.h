@@ -21,6 +21,8 @@ long interp_rows(const Graph *g, const long *dims, const Tensor *t);
  * t[i].scale for delayed-scaling tensors (the state before the run). Produced tensors
  * get every component their op writes. Returns 0, or -1 with a message. */
 int interp_run(const Graph *g, const long *dims, RefTensor *t, char *err, size_t errlen);
+/* interp_run_op runs op oi alone, reading its inputs from t (so a caller can feed it the GPU's). */
+int interp_run_op(const Graph *g, const long *dims, int oi, RefTensor *t, char *err, size_t errlen);
 /* interp_free frees what interp_run allocated. */
 void interp_free(const Graph *g, RefTensor *t);
 

@@ -481,6 +481,11 @@ static TgStatus prepare(TgLayer *l, CUstream s)
 			l->t[c->d].need[COMP_DATA] = 1;
 			if (c->bias >= 0)
 				l->t[c->bias].need[COMP_DATA] = 1;
+			if (c->scaling == SCALING_DELAYED || c->scaling == SCALING_CURRENT) {
+				l->t[c->a].need[COMP_SCALE_INV] = l->t[c->b].need[COMP_SCALE_INV] = 1;
+			}
+			if (l->g->tensors[c->d].state_slot >= 0) /* FP8 output: scale read, amax written */
+				l->t[c->d].need[COMP_SCALE] = l->t[c->d].need[COMP_SCALE_INV] = l->t[c->d].need[COMP_AMAX] = 1;
 			if (c->scaling == SCALING_BLOCK1X128 || c->scaling == SCALING_BLOCK128X128) {
 				l->t[c->a].need[c->a_comp == COMP_DATA ? COMP_SCALE_INV : COMP_SCALE_INV_T] = 1;
 				l->t[c->b].need[c->b_comp == COMP_DATA ? COMP_SCALE_INV : COMP_SCALE_INV_T] = 1;

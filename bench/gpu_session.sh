@@ -29,6 +29,18 @@ for st in $stages; do
 			stage "run-check $spec" 120 "$O/run.log" build/tegen run "$spec" --tokens 64 --check --iters 3; stage "run-time $spec" 120 "$O/run.log" build/tegen run "$spec" --tokens 8192 --iters 20
 		done ;;
 	anchors) stage anchors 150 "$O/anchors.log" python3 bench/anchors/torch_anchors.py ;;
+	anchors2) stage anchors2 200 "$O/anchors.log" python3 bench/anchors/torch_anchors2.py ;;
+	jit) # cold compile on this host's cores, then a warm start from the disk cache in a new process
+		rm -rf /tmp/tegen-jit
+		for i in 1 2; do stage "jit-$i" 60 "$O/run.log" build/tegen build specs/llama3_8b_mlp.yaml --cache-dir /tmp/tegen-jit; done ;;
+	sanitize)
+		S=/usr/local/cuda/bin/compute-sanitizer
+		stage memcheck 200 "$O/sanitize.log" $S --tool memcheck --error-exitcode 9 build/tests/test_gpu tests/gpu/sanitize
+		stage racecheck 200 "$O/sanitize.log" $S --tool racecheck --error-exitcode 9 build/tests/test_gpu tests/gpu/sanitize ;;
+	specs)
+		for spec in specs/llama3_8b_attn_proj.yaml specs/llama3_70b_mlp.yaml specs/gpt_mlp_layernorm.yaml specs/llama3_8b_mlp_backward.yaml specs/llama3_8b_mlp_bf16.yaml; do
+			stage "run-check $spec" 100 "$O/run.log" build/tegen run "$spec" --tokens 16 --check --iters 3
+		done ;;
 	esac
 done
 cat "$sum"

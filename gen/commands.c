@@ -218,10 +218,17 @@ int cmd_build(int argc, char **argv)
 			spills += r->spill_stores + r->spill_loads > 0;
 			warnings += r->log != NULL;
 			misses += r->cache_hit == 0;
-			if (!quiet)
-				printf("%-34s %-8s %5d %6d %6d %7.1fms  %s\n", p->kernels[kidx[i]].name, archs[j], r->regs, r->smem_static,
-					r->spill_stores + r->spill_loads, r->compile_ms,
-					r->cache_hit == 0 ? "miss" : r->cache_hit == 1 ? "hit (memory)" : "hit (disk)");
+			if (!quiet) {
+				char regs[16] = "-", smem[16] = "-", sp[16] = "-";
+				if (r->regs >= 0)
+					snprintf(regs, sizeof regs, "%d", r->regs);
+				if (r->smem_static >= 0)
+					snprintf(smem, sizeof smem, "%d", r->smem_static);
+				if (r->spill_stores >= 0 && r->spill_loads >= 0)
+					snprintf(sp, sizeof sp, "%d", r->spill_stores + r->spill_loads);
+				printf("%-34s %-8s %5s %6s %6s %7.1fms  %s\n", p->kernels[kidx[i]].name, archs[j], regs, smem, sp,
+					r->compile_ms, r->cache_hit == 0 ? "miss" : r->cache_hit == 1 ? "hit (memory)" : "hit (disk)");
+			}
 			if (r->log)
 				fprintf(stderr, "tegen: NVRTC warnings for %s on %s:\n%s\n", p->kernels[kidx[i]].name, archs[j], r->log);
 		}

@@ -325,7 +325,7 @@ static void plan_gemm(Planner *pl, const Op *op)
 	c->d_dtype = d->dtype;
 	c->accumulate = op->p.accumulate;
 	c->fast_accum = op->p.fast_accum < 0 ? op->p.pass == PASS_FPROP : op->p.fast_accum;
-	if (c->scaling == SCALING_BLOCK1X128 || c->scaling == SCALING_BLOCK128X128)
+	if (c->scaling == SCALING_NONE || c->scaling == SCALING_BLOCK1X128 || c->scaling == SCALING_BLOCK128X128)
 		c->fast_accum = false; /* cuBLASLt's block-scaled FP8 GEMM has no fast-accumulation mode */
 	k->rows = c->m;
 	k->cols = c->n.add;

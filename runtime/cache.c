@@ -342,7 +342,7 @@ static int meta_parse(char *text, CacheMeta *m, const char **why)
 		case F_ARCH: bad = copy_word(m->arch, sizeof m->arch, v); break;
 		case F_TV: bad = copy_word(m->tegen_version, sizeof m->tegen_version, v); break;
 		case F_NV: bad = copy_word(m->nvrtc_version, sizeof m->nvrtc_version, v); break;
-		case F_REGS: bad = parse_ll(v, 0, 65536, &x); m->regs = (int)x; break;
+		case F_REGS: bad = parse_ll(v, -1, 65536, &x); m->regs = (int)x; break; /* -1: unknown */
 		case F_SMEM: bad = parse_ll(v, -1, 1 << 30, &x); m->smem_static = (int)x; break;
 		case F_SS: bad = parse_ll(v, -1, 1 << 30, &x); m->spill_stores = (int)x; break;
 		case F_SL: bad = parse_ll(v, -1, 1 << 30, &x); m->spill_loads = (int)x; break;

@@ -265,9 +265,10 @@ static void parse_stats(const char *log, const char *name, JitResult *r)
 	char pat[300];
 	snprintf(pat, sizeof pat, "Compiling entry function '%s'", name);
 	const char *p = strstr(log, pat);
-	if (!p)
-		return;
-	p += strlen(pat);
+	if (p)
+		p += strlen(pat);
+	else
+		p = log; /* another ptxas wording: one kernel per source, so read the whole report */
 	const char *end = strstr(p, "Compiling entry function");
 	size_t len = end ? (size_t)(end - p) : strlen(p);
 	char *blk = malloc(len + 1);
@@ -277,8 +278,11 @@ static void parse_stats(const char *log, const char *name, JitResult *r)
 	blk[len] = 0;
 	snprintf(pat, sizeof pat, "Function properties for %s\n", name);
 	const char *q = strstr(blk, pat);
-	if (q) {
+	if (!q && (q = strstr(blk, "Function properties for ")) != NULL)
+		q = strchr(q, '\n') ? strchr(q, '\n') + 1 : NULL;
+	else if (q)
 		q += strlen(pat);
+	if (q) {
 		const char *t = strstr(q, "bytes stack frame");
 		int a, b, d;
 		/* "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads" */

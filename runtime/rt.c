@@ -336,6 +336,8 @@ TgStatus tg_layer_load(TgLayer *l)
 			return st;
 		const char *entry = emit_entry(l->arena, p, k);
 		CU(cu.cuModuleGetFunction(&l->fn[i], m, entry), entry);
+		if (l->jit[i].regs < 0) /* the compile log had no ptxas report: ask the driver */
+			cu.cuFuncGetAttribute(&l->jit[i].regs, TG_CU_FUNC_ATTRIBUTE_NUM_REGS, l->fn[i]);
 	}
 	/* recipe state: scale = 1, scale_inv = 1, histories 0 */
 	const Graph *g = l->g;

@@ -271,7 +271,8 @@ typedef enum { KERNEL_GENERATED, KERNEL_GEMM } KernelKind;
  * layer's recipe state. The runtime resolves these to device pointers. */
 #define TG_COMPONENTS(X) \
 	X(COMP_DATA, "data") X(COMP_DATA_T, "data_t") X(COMP_SCALE, "scale") X(COMP_SCALE_INV, "scale_inv") \
-	X(COMP_SCALE_INV_T, "scale_inv_t") X(COMP_AMAX, "amax") X(COMP_STATE, "state") X(COMP_STATE_PARAMS, "state_params")
+	X(COMP_SCALE_INV_T, "scale_inv_t") X(COMP_AMAX, "amax") X(COMP_STATE, "state") X(COMP_STATE_PARAMS, "state_params") \
+	X(COMP_DEQ, "deq") X(COMP_DEQ_T, "deq_t") /* BF16 copies of data / data_t for emulated GEMMs */
 typedef enum {
 #define X(e, s) e,
 	TG_COMPONENTS(X)
@@ -296,6 +297,7 @@ typedef struct GemmCall {
 	Scaling scaling;      /* operands' scaling (NONE: high precision) */
 	DType a_dtype, b_dtype, d_dtype;
 	bool fast_accum, accumulate, gelu;
+	bool emulated;        /* block-scaled operands dequantized to BF16 by earlier kernels (a_comp/b_comp = COMP_DEQ*) */
 } GemmCall;
 
 typedef struct Kernel {

@@ -96,6 +96,7 @@ static Kernel *kernel_new(Planner *pl, const char *what, int op)
 		pl->cap = cap;
 	}
 	Kernel *k = &p->kernels[p->nkernels];
+	memset(k, 0, sizeof *k); /* the slot may have held a kernel that was taken back */
 	k->name = arena_printf(pl->a, "k%d_%s", p->nkernels, what);
 	if (op >= 0)
 		k->ops[k->nops++] = op;
@@ -288,6 +289,29 @@ static void plan_quantizing_op(Planner *pl, const Op *op)
 	}
 }
 
+/* An MXFP8 operand copy (data or data_t) dequantized to a BF16 copy, flat: element e has scale e/32. */
+static void plan_dequantize(Planner *pl, const Op *op, const Tensor *t, Component from)
+{
+	Kernel *k = kernel_new(pl, arena_printf(pl->a, "dequantize_%s%s", t->name, from == COMP_DATA_T ? "_t" : ""), op->id);
+	k->kind = KERNEL_GENERATED;
+	k->tmpl = "dequantize.cu";
+	slot(pl, k, "TG_KERNEL", emit_entry(pl->a, pl->p, k));
+	slot(pl, k, "TG_THREADS", "256");
+	slot(pl, k, "TG_FMT", t->dtype == DT_E5M2 ? "1" : "0");
+	bind(pl, k, TG_P_IN, t->id, from);
+	bind(pl, k, TG_P_SCALE_INV, t->id, from == COMP_DATA ? COMP_SCALE_INV : COMP_SCALE_INV_T);
+	bind(pl, k, TG_P_OUT, t->id, from == COMP_DATA ? COMP_DEQ : COMP_DEQ_T);
+	Extent r = tensor_rows(pl, t, op->loc);
+	long cols = tensor_cols(t);
+	k->rows = (Extent){r.dim, r.mul * cols, r.add * cols}; /* n[0] = all elements */
+	k->cols = 1;
+	k->threads = 256;
+	k->grid_rows = 256 * 16;
+	k->variant = "t256x16";
+	k->choice = "fixed";
+	k->note = "emulated MXFP8 GEMM: operand to BF16";
+}
+
 static void plan_gemm(Planner *pl, const Op *op)
 {
 	const Graph *g = pl->g;
@@ -327,6 +351,25 @@ static void plan_gemm(Planner *pl, const Op *op)
 	c->fast_accum = op->p.fast_accum < 0 ? op->p.pass == PASS_FPROP : op->p.fast_accum;
 	if (c->scaling == SCALING_NONE || c->scaling == SCALING_BLOCK1X128 || c->scaling == SCALING_BLOCK128X128)
 		c->fast_accum = false; /* cuBLASLt's block-scaled FP8 GEMM has no fast-accumulation mode */
+	if (c->scaling == SCALING_MXFP8 && op->emulated) {
+		/* No native MXFP8 MMA on every target: dequantize both operands to BF16
+		 * (exact) and run a BF16 GEMM. Planned before the GEMM in the kernel list. */
+		Kernel saved = *k;
+		pl->p->nkernels--;
+		c = NULL;
+		plan_dequantize(pl, op, a, saved.gemm.a_comp);
+		plan_dequantize(pl, op, b, saved.gemm.b_comp);
+		k = kernel_new(pl, "gemm", op->id);
+		*k = saved;
+		k->name = arena_printf(pl->a, "k%d_gemm", pl->p->nkernels - 1);
+		c = &k->gemm;
+		c->emulated = true;
+		c->a_comp = c->a_comp == COMP_DATA ? COMP_DEQ : COMP_DEQ_T;
+		c->b_comp = c->b_comp == COMP_DATA ? COMP_DEQ : COMP_DEQ_T;
+		c->scaling = SCALING_NONE;
+		c->a_dtype = c->b_dtype = DT_BF16;
+		c->fast_accum = false;
+	}
 	k->rows = c->m;
 	k->cols = c->n.add;
 	k->choice = "cuBLASLt heuristic, cached per shape";

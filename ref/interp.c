@@ -31,6 +31,9 @@ size_t interp_comp_bytes(const Graph *g, const long *dims, const Tensor *t, Comp
 	case COMP_DATA:
 	case COMP_DATA_T:
 		return t->dtype == DT_E2M1 ? (n + 1) / 2 : n * (size_t)(dtype_bits(t->dtype) / 8);
+	case COMP_DEQ:
+	case COMP_DEQ_T:
+		return n * 2;
 	case COMP_SCALE_INV:
 		switch (t->recipe.scaling) {
 		case SCALING_BLOCK1X128: return (cols + 127) / 128 * rows * 4;

@@ -3,7 +3,7 @@
 # Correctness first (GPU tests, GEMM tests), then the kernel harnesses (correctness
 # and bandwidth), then tegen end to end and the PyTorch anchors, side by side.
 # Logs under $OUT (at most 8 files); a short summary is printed last.
-# Usage: bench/gpu_session.sh [STAGE...]  (stages: gpu gemm ct rows run anchors; default all)
+# Usage: bench/gpu_session.sh [STAGE...]  (stages: gpu gemm ct rows run anchors; default all; also: bench ...)
 O=${OUT:-/tmp/tegen-out}
 mkdir -p "$O"
 export PYTHONUNBUFFERED=1 TEGEN_CACHE_DIR=/tmp/tegen-cache
@@ -30,6 +30,10 @@ for st in $stages; do
 		done ;;
 	anchors) stage anchors 150 "$O/anchors.log" python3 bench/anchors/torch_anchors.py ;;
 	anchors2) stage anchors2 200 "$O/anchors.log" python3 bench/anchors/torch_anchors2.py ;;
+	bench) # tegen bench and its PyTorch cross-check, Llama-3 8B (bench/README.md); not in the default list
+		m="--hidden 4096 --ffn 14336 --heads 32 --kv-heads 8 --layers 32 --micro-batch 2 --seq 4096"
+		stage tegen-bench 240 "$O/bench.log" build/tegen bench $m --csv "$O/tegen_bench.csv" --chart "$O/tegen_bench.svg"
+		stage torch-bench 240 "$O/bench.log" python3 bench/bench_torch.py $m --csv "$O/torch_bench.csv" ;;
 	jit) # cold compile on this host's cores, then a warm start from the disk cache in a new process
 		rm -rf /tmp/tegen-jit
 		for i in 1 2; do stage "jit-$i" 60 "$O/run.log" build/tegen build specs/llama3_8b_mlp.yaml --cache-dir /tmp/tegen-jit; done ;;

@@ -10,6 +10,7 @@
 #include "cudrv.h"
 #include "jit.h"
 
+#include <nvrtc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,8 +38,27 @@ Arch cli_default_arch(void)
 	return a;
 }
 
+PlanOptions *cli_plan_options(Arena *a, const char *cachedir, long tokens)
+{
+	PlanOptions *o = arena_alloc(a, sizeof *o);
+	o->tokens = tokens;
+	char dir[4096], path[4096];
+	if (!cache_dir_resolve(cachedir, dir, sizeof dir) && !cache_tuning_path(dir, path, sizeof path))
+		o->tuning_file = arena_strdup(a, path);
+	int major = 0, minor = 0;
+	CUdevice d;
+	char name[256];
+	if (cudrv_load(NULL, 0) || cu.cuDeviceGet(&d, 0) || cu.cuDeviceGetName(name, sizeof name, d) ||
+		cu.cuDeviceGetAttribute(&o->sms, TG_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d) ||
+		cu.cuDriverGetVersion(&o->cuda) || nvrtcVersion(&major, &minor) != NVRTC_SUCCESS)
+		return o; /* no GPU: heuristic only */
+	o->gpu = arena_strdup(a, name);
+	o->nvrtc = arena_printf(a, "%d.%d", major, minor);
+	return o;
+}
+
 /* Load + plan a spec; prints the diagnostic and returns NULL on error. */
-static const Plan *load_plan(Arena *a, const char *path, const Arch *force)
+static const Plan *load_plan(Arena *a, const char *path, const Arch *force, const PlanOptions *o)
 {
 	Diag d = {0};
 	size_t len;
@@ -49,7 +69,7 @@ static const Plan *load_plan(Arena *a, const char *path, const Arch *force)
 	d.src = text;
 	Spec *s = spec_load(a, &d, path, text, len);
 	Graph *g = s ? ir_build(a, &d, s, force ? *force : cli_default_arch()) : NULL;
-	const Plan *p = g ? plan_build(a, &d, g) : NULL;
+	const Plan *p = g ? plan_build_opts(a, &d, g, o) : NULL;
 	if (!p)
 		fputs(d.msg, stderr);
 	return p;
@@ -57,12 +77,25 @@ static const Plan *load_plan(Arena *a, const char *path, const Arch *force)
 
 int cmd_plan(int argc, char **argv)
 {
-	if (argc != 1) {
-		fprintf(stderr, "usage: tegen plan SPEC\n");
+	const char *spec = NULL, *cachedir = NULL;
+	long tokens = 0;
+	int bad = 0;
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--tokens") && i + 1 < argc && atol(argv[i + 1]) > 0)
+			tokens = atol(argv[++i]);
+		else if (!strcmp(argv[i], "--cache-dir") && i + 1 < argc)
+			cachedir = argv[++i];
+		else if (argv[i][0] == '-' || spec)
+			bad = 1;
+		else
+			spec = argv[i];
+	}
+	if (!spec || bad) {
+		fprintf(stderr, "usage: tegen plan SPEC [--tokens N] [--cache-dir DIR]\n");
 		return 2;
 	}
 	Arena *a = arena_new();
-	const Plan *p = load_plan(a, argv[0], NULL);
+	const Plan *p = load_plan(a, spec, NULL, cli_plan_options(a, cachedir, tokens));
 	int rc = 1;
 	if (p) {
 		Buf b = {0};
@@ -92,7 +125,7 @@ int cmd_emit(int argc, char **argv)
 		return 2;
 	}
 	Arena *a = arena_new();
-	const Plan *p = load_plan(a, spec, NULL);
+	const Plan *p = load_plan(a, spec, NULL, cli_plan_options(a, NULL, 0));
 	int rc = p ? 0 : 1;
 	if (dir && p && mkdir(dir, 0777) && access(dir, W_OK)) {
 		fprintf(stderr, "tegen: cannot create %s\n", dir);
@@ -131,11 +164,12 @@ int cmd_build(int argc, char **argv)
 {
 	const char *spec = NULL, *archlist = NULL, *cachedir = NULL;
 	int quiet = 0;
+	long tokens = 0;
 	for (int i = 0; i < argc; i++) {
 		if (!strcmp(argv[i], "--arch") && i + 1 < argc)
 			archlist = argv[++i];
-		else if (!strcmp(argv[i], "--tokens") && i + 1 < argc)
-			i++; /* rows are a launch parameter; kept for tuning lookups */
+		else if (!strcmp(argv[i], "--tokens") && i + 1 < argc && atol(argv[i + 1]) > 0)
+			tokens = atol(argv[++i]); /* the row bucket for tuned variants (this GPU's DB) */
 		else if (!strcmp(argv[i], "--cache-dir") && i + 1 < argc)
 			cachedir = argv[++i];
 		else if (!strcmp(argv[i], "-q"))
@@ -152,7 +186,7 @@ int cmd_build(int argc, char **argv)
 	}
 	Arena *a = arena_new();
 	double t0 = now_ms();
-	const Plan *p = load_plan(a, spec, NULL);
+	const Plan *p = load_plan(a, spec, NULL, cli_plan_options(a, cachedir, tokens));
 	if (!p) {
 		arena_free(a);
 		return 1;
@@ -209,7 +243,8 @@ int cmd_build(int argc, char **argv)
 	double t2 = now_ms();
 	int spills = 0, warnings = 0, misses = 0;
 	if (!quiet)
-		printf("%-34s %-8s %5s %6s %6s %9s  %s\n", "kernel", "arch", "regs", "smem", "spills", "compile", "cache");
+		printf("%-34s %-8s %5s %6s %6s %9s  %-12s  %s\n", "kernel", "arch", "regs", "smem", "spills", "compile", "cache",
+			"variant");
 	for (int i = 0; i < n; i++)
 		for (int j = 0; j < narch; j++) {
 			const JitResult *r = &res[i * narch + j];
@@ -226,8 +261,10 @@ int cmd_build(int argc, char **argv)
 					snprintf(smem, sizeof smem, "%d", r->smem_static);
 				if (r->spill_stores >= 0 && r->spill_loads >= 0)
 					snprintf(sp, sizeof sp, "%d", r->spill_stores + r->spill_loads);
-				printf("%-34s %-8s %5s %6s %6s %7.1fms  %s\n", p->kernels[kidx[i]].name, archs[j], regs, smem, sp,
-					r->compile_ms, r->cache_hit == 0 ? "miss" : r->cache_hit == 1 ? "hit (memory)" : "hit (disk)");
+				const Kernel *k = &p->kernels[kidx[i]];
+				printf("%-34s %-8s %5s %6s %6s %7.1fms  %-12s  %s (%s)\n", k->name, archs[j], regs, smem, sp,
+					r->compile_ms, r->cache_hit == 0 ? "miss" : r->cache_hit == 1 ? "hit (memory)" : "hit (disk)",
+					k->variant ? k->variant : "-", k->choice ? k->choice : "-");
 			}
 			if (r->log)
 				fprintf(stderr, "tegen: NVRTC warnings for %s on %s:\n%s\n", p->kernels[kidx[i]].name, archs[j], r->log);

@@ -8,6 +8,11 @@
 char *cli_read_file(Arena *a, const char *path, size_t *len);
 /* cli_default_arch is the GPU present (sm_90a style), else sm_90a. */
 Arch cli_default_arch(void);
+/* cli_plan_options: the planner's options for the GPU present (none: heuristic
+ * only) and the tuning DB under cachedir (NULL: the default cache dir). */
+PlanOptions *cli_plan_options(Arena *a, const char *cachedir, long tokens);
+/* cmd_tune: `tegen tune SPEC --tokens N[,N...]` on a GPU (tune_cmd.c). */
+int cmd_tune(int argc, char **argv);
 /* cmd_plan: `tegen plan SPEC`, the kernels and launch shapes. */
 int cmd_plan(int argc, char **argv);
 /* cmd_emit: `tegen emit SPEC [-o DIR]`, the generated CUDA source. */

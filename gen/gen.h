@@ -334,6 +334,65 @@ void plan_print(const Plan *p, Buf *out);
 /* plan_slot looks up a slot value of a kernel (NULL if absent). */
 const char *plan_slot(const Kernel *k, const char *name);
 
+/* ---- tile-shape variants and tuned choices (plan.c, tune.c) ---- */
+/* A tile-shape variant: the launch slots of a template. Row templates
+ * (norm_quantize, glu_amax) use threads, vec, rows_per_cta; cast_transpose
+ * uses threads, tile_rows, tile_cols; the other fields are 0. */
+typedef struct PlanVariant { const char *name; int threads, vec, rows_per_cta, tile_rows, tile_cols; } PlanVariant;
+#define PLAN_MAX_VARIANTS 32
+
+/* What plan_build_opts needs to use the tuning DB; gen/ stays free of CUDA, so
+ * the caller (runtime, CLI) says which GPU this is. Any field NULL/0: heuristic. */
+typedef struct PlanOptions {
+	const char *tuning_file;  /* the DB (cache dir/tuning/v1.txt); NULL: heuristic only */
+	const char *gpu;          /* this GPU's name (cuDeviceGetName); NULL: no GPU, heuristic only */
+	int sms;                  /* its SM count */
+	int cuda;                 /* CUDA driver version (cuDriverGetVersion, e.g. 13000) */
+	const char *nvrtc;        /* NVRTC version, "13.0" */
+	long tokens;              /* every dynamic dim's value, for the row bucket; <= 0: unknown,
+	                           * use the largest bucket measured for the kernel on this GPU */
+} PlanOptions;
+
+/* plan_build_opts is plan_build taking tuned variants from o's DB where it has
+ * one for (kernel signature, row bucket, this GPU), else the heuristic's;
+ * Kernel.choice says "tuned" or "heuristic". o NULL = plan_build. */
+Plan *plan_build_opts(Arena *a, Diag *d, const Graph *g, const PlanOptions *o);
+/* plan_variants lists the legal tile-shape variants of a kernel (the template's
+ * compile-time constraints hold), its current one first; 0: not tunable. */
+int plan_variants(const Kernel *k, PlanVariant *out, int max);
+/* plan_apply_variant re-plans kernel k (a copy is fine) with variant v: launch
+ * slots, threads, grid; false (k unchanged or partly changed) if v is illegal for k. */
+bool plan_apply_variant(Arena *a, Kernel *k, const PlanVariant *v);
+/* plan_signature names what a kernel computes: template (+ hash of its text)
+ * and every slot but TG_KERNEL and the launch slots; NULL if not tunable. */
+const char *plan_signature(Arena *a, const Kernel *k);
+/* plan_bucket is the kernel's row count at `tokens`, rounded up to a power of
+ * two (constant rows: from the shape); 0 if it depends on tokens and tokens <= 0. */
+long plan_bucket(const Kernel *k, long tokens);
+
+/* The tuning DB: one text file of measurements, one line each (see tune.c). */
+typedef struct TuneEntry {
+	const char *sig, *variant, *gpu, *nvrtc;
+	long bucket;
+	int sms, cuda;
+	double us;                /* median microseconds */
+} TuneEntry;
+typedef struct TuneDb { TuneEntry *e; int n, cap; int malformed; } TuneDb;
+/* tunedb_parse adds the well-formed lines of text to db (malformed ones are counted, skipped). */
+void tunedb_parse(Arena *a, TuneDb *db, const char *text, size_t len);
+/* tunedb_load reads a DB file; NULL if it cannot be read (no DB yet). */
+TuneDb *tunedb_load(Arena *a, const char *path);
+/* tunedb_line formats one entry as a DB line (with its checksum and newline). */
+char *tunedb_line(Arena *a, const TuneEntry *e);
+/* tunedb_append adds text (whole lines) to the DB file with one O_APPEND write,
+ * creating the file and its directory; 0, or -1 with a message in err. */
+int tunedb_append(const char *path, const char *text, char *err, size_t errlen);
+/* tunedb_pick returns the fastest of the legal variants measured for (sig,
+ * bucket) on o's GPU (name, SM count, driver and NVRTC version all equal);
+ * bucket 0: the largest bucket measured. NULL: none. *bucket_used gets the bucket. */
+const PlanVariant *tunedb_pick(const TuneDb *db, const PlanOptions *o, const char *sig, long bucket,
+	const PlanVariant *legal, int nlegal, long *bucket_used);
+
 /* ---- emit ---- */
 /* emit_kernel returns the CUDA source of one generated kernel (deterministic). NULL on error. */
 char *emit_kernel(Arena *a, Diag *d, const Plan *p, const Kernel *k);

@@ -7,6 +7,7 @@
  * loaded into an arena that is freed before the next. */
 #include "gen.h"
 #include "commands.h"
+#include "bench_cmd.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -136,12 +137,12 @@ typedef struct Command {
 static const Command commands[] = {
 	{"check", "SPEC...", "validate specs; prints 'SPEC: ok' per file", cmd_check},
 	{"ir", "SPEC", "print the validated op graph (tensors, shapes, recipes, ops in order)", cmd_ir},
-	{"plan", "SPEC", "print the kernels the ops fuse into, tile shapes and GEMM calls", cmd_plan},
+	{"plan", "SPEC", "print the kernels the ops fuse into, tile shapes (tuned or heuristic) and GEMM calls; --tokens N, --cache-dir D", cmd_plan},
 	{"emit", "SPEC [-o DIR]", "print (or write) the generated CUDA source", cmd_emit},
 	{"build", "SPEC [--arch L]", "generate and NVRTC-compile every kernel (cached); --tokens N, --cache-dir D, -q", cmd_build},
 	{"run", "SPEC [--check]", "on a GPU: run on random inputs (--tokens N), compare with the CPU reference, time", cmd_run},
-	{"tune", "SPEC", "time every tile-shape variant and record the best in the tuning DB", NULL},
-	{"bench", "SPEC", "time the layer against the unfused baseline", NULL},
+	{"tune", "SPEC --tokens L", "on a GPU: time every tile-shape variant at L = N[,N...] tokens, record in the tuning DB; --iters K, --cache-dir D, --no-check", cmd_tune},
+	{"bench", "--shapes|--hidden|--spec", "on a GPU: GEMMs per pass in BF16/FP8/MXFP8, kernel-only and with quantization; --csv F, --chart F.svg", cmd_bench},
 	{"cache", "ls|clear|verify", "inspect, clear or verify the kernel cache (--cache-dir D)", cmd_cache},
 };
 #define NCOMMANDS ((int)(sizeof commands / sizeof *commands))

@@ -9,13 +9,20 @@
  * scaling adds one recipe_update kernel for the whole layer, run by the step
  * call. GEMMs become library calls (cuBLASLt) with layouts and scales resolved.
  *
- * Guarantees: deterministic output for a given graph; every kernel's slots
+ * Tile shapes: each template family has an explicit variant table; a
+ * heuristic picks one, or, with PlanOptions naming a tuning DB and this GPU,
+ * the fastest variant `tegen tune` measured for the kernel's signature and
+ * row bucket (tune.c). Only variants meeting the template's compile-time
+ * constraints are ever applied.
+ *
+ * Guarantees: deterministic output for a given graph (and DB); every kernel's slots
  * are complete for its template (emit checks); numerics are those of running
  * the ops one by one through the CPU reference. */
 #include "gen.h"
 #include "tg_kernel.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* TG_RECIPE slot values shared by the templates */
@@ -24,31 +31,78 @@ enum { R_NONE = 0, R_DELAYED = 1, R_CURRENT_CAST = 2, R_CURRENT_AMAX = 3, R_BLOC
 
 typedef struct Planner { Arena *a; Diag *d; const Graph *g; Plan *p; int cap; } Planner;
 
-/* A tile-shape variant of a template: named slot values. The heuristic picks
- * one by the row length; `tegen tune` times them all. */
-typedef struct Variant { const char *name; int threads, vec, rows_per_cta; long min_cols, max_cols; } Variant;
+/* Tile-shape variants, one explicit table per template family. A variant only
+ * sets launch slots (TG_THREADS and TG_VEC/TG_ROWS_PER_CTA, or TG_TILE_ROWS/
+ * TG_TILE_COLS) and the launch fields; it never changes what is computed.
+ * variant_legal() encodes each template's compile-time constraints (the
+ * static_asserts at the top of the template), so a variant that would not
+ * compile is never offered, tuned or taken from the tuning DB.
+ * The heuristic picks one per kernel; `tegen tune` times every legal one. */
 
-static const Variant row_variants[] = {
-	/* name        threads vec rows/cta  cols range      (threads per row = threads / rows)
-	 * Measured on an H200 (bench/RESULTS.md): 4096 cols best at 128 threads per
-	 * row, one row per CTA (3603 GB/s); 14336 cols at 256 (3969 GB/s). */
-	{"t128v8r8", 128, 8, 8, 1, 512},
-	{"t128v8r2", 128, 8, 2, 513, 2048},
-	{"t128v8r1", 128, 8, 1, 2049, 6144},
-	{"t256v8r1", 256, 8, 1, 6145, 1L << 30},
+/* norm_quantize.cu / glu_amax.cu, row path: TG_THREADS/TG_ROWS_PER_CTA threads
+ * per row (a power of two), TG_VEC elements per load. */
+static const PlanVariant row_variants[] = {
+	/* name        threads vec rows/cta */
+	{"t128v8r8", 128, 8, 8, 0, 0},
+	{"t256v8r8", 256, 8, 8, 0, 0},
+	{"t128v8r4", 128, 8, 4, 0, 0},
+	{"t256v8r4", 256, 8, 4, 0, 0},
+	{"t128v8r2", 128, 8, 2, 0, 0},
+	{"t256v8r2", 256, 8, 2, 0, 0},
+	{"t64v8r1", 64, 8, 1, 0, 0},
+	{"t128v8r1", 128, 8, 1, 0, 0},
+	{"t256v8r1", 256, 8, 1, 0, 0},
+	{"t512v8r1", 512, 8, 1, 0, 0},
+	{"t1024v8r1", 1024, 8, 1, 0, 0},
+	{"t128v4r1", 128, 4, 1, 0, 0},
+	{"t256v4r1", 256, 4, 1, 0, 0},
+	{"t512v4r1", 512, 4, 1, 0, 0},
+	{"t128v16r1", 128, 16, 1, 0, 0},
+	{"t256v16r1", 256, 16, 1, 0, 0},
 };
-/* With a columnwise copy the norm/GLU templates take a tile path: a CTA owns 32
- * rows and re-reads them from L2 in column chunks; one 1024-thread CTA per SM. */
-static const Variant colwise_variant = {"t1024v8r32", 1024, 8, 32, 1, 1L << 30};
+/* The heuristic for the row path, by row length. Measured on an H200
+ * (bench/RESULTS.md): 4096 cols best at 128 threads per row, one row per CTA
+ * (3603 GB/s); 14336 cols at 256 (3969 GB/s). */
+static const struct { const char *variant; long max_cols; } row_heuristic[] = {
+	{"t128v8r8", 512}, {"t128v8r2", 2048}, {"t128v8r1", 6144}, {"t256v8r1", 1L << 30},
+};
 
-/* cast_transpose tiles (constraints in the template: TILE_COLS % 128 == 0,
- * columnwise TILE_ROWS % 32 (block1x128: % 128), block128x128 needs 128x128). */
-typedef struct TileVariant { const char *name; int threads, tile_rows, tile_cols; } TileVariant;
-static const TileVariant tile_variants[] = {
-	{"t256r32c128", 256, 32, 128},   /* rowwise only: a streaming cast */
-	{"t256r64c128", 256, 64, 128},   /* per-tensor and MXFP8 with a transpose */
-	{"t256r128c128", 256, 128, 128}, /* block scaling */
+/* norm_quantize.cu / glu_amax.cu, tile path (a columnwise copy): a CTA owns
+ * TG_ROWS_PER_CTA rows (a multiple of 32) and re-reads them from L2 in column
+ * chunks of TG_THREADS*TG_VEC/TG_ROWS_PER_CTA. Heuristic: t1024v8r32 (one
+ * 1024-thread CTA per SM keeps the re-read in L2). */
+static const PlanVariant colwise_variants[] = {
+	{"t1024v8r32", 1024, 8, 32, 0, 0},
+	{"t512v8r32", 512, 8, 32, 0, 0},
+	{"t256v8r32", 256, 8, 32, 0, 0},
+	{"t1024v4r32", 1024, 4, 32, 0, 0},
+	{"t512v4r32", 512, 4, 32, 0, 0},
+	{"t1024v8r64", 1024, 8, 64, 0, 0},
+	{"t512v8r64", 512, 8, 64, 0, 0},
+	{"t1024v4r64", 1024, 4, 64, 0, 0},
 };
+
+/* cast_transpose.cu (quantize, cast_transpose): TG_TILE_ROWS x TG_TILE_COLS
+ * tiles. Heuristic: r32c128 rowwise-only, r64c128 per-tensor and MXFP8 with a
+ * transpose, r128c128 block scaling. */
+static const PlanVariant tile_variants[] = {
+	/* name          threads        rows cols */
+	{"t256r32c128", 256, 0, 0, 32, 128},
+	{"t256r64c128", 256, 0, 0, 64, 128},
+	{"t256r128c128", 256, 0, 0, 128, 128},
+	{"t128r16c128", 128, 0, 0, 16, 128},
+	{"t128r32c128", 128, 0, 0, 32, 128},
+	{"t128r64c128", 128, 0, 0, 64, 128},
+	{"t512r64c128", 512, 0, 0, 64, 128},
+	{"t512r128c128", 512, 0, 0, 128, 128},
+	{"t1024r128c128", 1024, 0, 0, 128, 128},
+	{"t256r32c256", 256, 0, 0, 32, 256},
+	{"t256r64c256", 256, 0, 0, 64, 256},
+	{"t512r64c256", 512, 0, 0, 64, 256},
+	{"t512r128c256", 512, 0, 0, 128, 256},
+};
+
+#define NELEMS(x) ((int)(sizeof(x) / sizeof *(x)))
 
 static const char *istr(Planner *pl, long v) { return arena_printf(pl->a, "%ld", v); }
 
@@ -182,47 +236,316 @@ static void bind_outputs(Planner *pl, Kernel *k, const Tensor *out)
 	}
 }
 
-static const Variant *pick_row_variant(long cols)
+static long slot_long(const Kernel *k, const char *name, long dflt)
 {
-	for (size_t i = 0; i < sizeof row_variants / sizeof *row_variants; i++)
-		if (cols >= row_variants[i].min_cols && cols <= row_variants[i].max_cols)
-			return &row_variants[i];
-	return &row_variants[0];
+	const char *v = plan_slot(k, name);
+	return v ? strtol(v, NULL, 10) : dflt;
+}
+
+static bool pow2(long v) { return v > 0 && (v & (v - 1)) == 0; }
+
+typedef enum { FAM_NONE, FAM_ROW, FAM_TILE } Family;
+
+/* Which variant table a kernel's template uses. */
+static Family kernel_family(const Kernel *k)
+{
+	if (k->kind != KERNEL_GENERATED || !k->tmpl)
+		return FAM_NONE;
+	if (!strcmp(k->tmpl, "norm_quantize.cu") || !strcmp(k->tmpl, "glu_amax.cu"))
+		return FAM_ROW;
+	if (!strcmp(k->tmpl, "cast_transpose.cu"))
+		return FAM_TILE;
+	return FAM_NONE;
+}
+
+/* norm/GLU: the columnwise tile path is taken with TG_COLWISE, except in the amax pass. */
+static bool row_tile_path(const Kernel *k) { return slot_long(k, "TG_COLWISE", 0) && slot_long(k, "TG_RECIPE", 0) != R_CURRENT_AMAX; }
+
+/* The template's static_asserts for variant v on kernel k; `sane` adds the
+ * tuning filter (registers per thread bounded, so no variant spills badly). */
+static bool variant_legal(const Kernel *k, const PlanVariant *v, bool sane)
+{
+	long recipe = slot_long(k, "TG_RECIPE", 0), cols = slot_long(k, "TG_COLS", 0);
+	long idt = slot_long(k, "TG_IN_DTYPE", 1);
+	long isz = idt == 0 ? 4 : idt == 3 ? 1 : 2;   /* 3: raw bytes (the FP8 byte transpose) */
+	long osz = recipe == R_NONE && idt != 3 ? (slot_long(k, "TG_OUT_DTYPE", 1) == 0 ? 4 : 2) : 1;
+	long t = v->threads;
+	if (t <= 0 || t % 32 || t > 1024 || cols <= 0)
+		return false;
+	switch (kernel_family(k)) {
+	case FAM_ROW: {
+		bool glu = !strcmp(k->tmpl, "glu_amax.cu");
+		long vec = v->vec, r = v->rows_per_cta;
+		if (v->tile_rows || v->tile_cols || r <= 0 || t % r || !pow2(vec) || vec < 2 || cols % vec)
+			return false;
+		if (vec * isz < 4 || vec * isz > 32 || vec * osz < 2 || vec * osz > 32)
+			return false;
+		if (!glu) {
+			long wsz = slot_long(k, "TG_W_DTYPE", 1) == 0 ? 4 : 2;
+			if (vec * wsz < 4 || vec * wsz > 32)
+				return false;
+		}
+		long group = recipe == R_BLOCK1X128 ? 128 / vec : recipe == R_MXFP8 ? 32 / vec : 1;
+		if (group < 1 || group > 32)
+			return false;
+		if (row_tile_path(k)) {
+			long vpr = t / r; /* vectors per row of a column chunk */
+			long smem = r * (vpr * vec + 4) * 4 + (glu ? 0 : 2 * r * 4) + 32 * 4;
+			return r % 32 == 0 && vec % 4 == 0 && vpr >= 1 && vpr % group == 0 && smem <= 48 * 1024;
+		}
+		long tpr = t / r; /* threads per row */
+		if (!pow2(tpr) || tpr % group)
+			return false;
+		if (sane) {
+			long nj = (cols / vec + tpr - 1) / tpr; /* vectors each thread holds */
+			if (nj * vec * isz * (glu ? 2 : 1) > 224 || r > 32)
+				return false;
+		}
+		return true;
+	}
+	case FAM_TILE: {
+		long tr = v->tile_rows, tc = v->tile_cols;
+		if (v->vec || v->rows_per_cta || tr <= 0 || tc <= 0 || tc % 128 || cols % 16)
+			return false;
+		long cpr = tc / 8, g = t / cpr, nk;
+		if (t % cpr || g < 1 || tr % g || (nk = tr / g) < 1)
+			return false;
+		bool col = slot_long(k, "TG_COLWISE", 0) && recipe != R_CURRENT_AMAX;
+		bool colam = col && (recipe == R_BLOCK1X128 || recipe == R_MXFP8);
+		long cbr = recipe == R_MXFP8 ? 32 : 128;
+		if (col && tr % 32)
+			return false;
+		if (colam && recipe == R_BLOCK1X128 && tr % 128)
+			return false;
+		if (colam && cbr % nk)
+			return false;
+		if (recipe == R_BLOCK128X128 && (tr != 128 || tc != 128))
+			return false;
+		if (idt == 3) { /* the byte transpose runs on the per-warp path only: whole warp blocks */
+			long wr = tr * tc / t;
+			if ((t / 32) % (tc / 32) || (wr != 32 && wr != 64 && wr != 128))
+				return false;
+		}
+		long nb = tr / cbr > 0 ? tr / cbr : 1;
+		long smem = (col ? tr * tc * osz : 16) + (colam ? g * tc * 4 + nb * tc * 4 : 8) + 32 * 4;
+		if (smem > 48 * 1024)
+			return false;
+		if (sane && nk * 8 * isz > 256)
+			return false;
+		return true;
+	}
+	default:
+		return false;
+	}
+}
+
+int plan_variants(const Kernel *k, PlanVariant *out, int max)
+{
+	const PlanVariant *tab;
+	int n, got = 0;
+	switch (kernel_family(k)) {
+	case FAM_ROW:
+		tab = row_tile_path(k) ? colwise_variants : row_variants;
+		n = row_tile_path(k) ? NELEMS(colwise_variants) : NELEMS(row_variants);
+		break;
+	case FAM_TILE:
+		tab = tile_variants;
+		n = NELEMS(tile_variants);
+		break;
+	default:
+		return 0;
+	}
+	/* the kernel's own variant first (the heuristic one unless tuned), then the table */
+	for (int i = 0; i < n && got < max; i++)
+		if (k->variant && !strcmp(tab[i].name, k->variant) && variant_legal(k, &tab[i], false))
+			out[got++] = tab[i];
+	for (int i = 0; i < n && got < max; i++)
+		if (!(k->variant && !strcmp(tab[i].name, k->variant)) && variant_legal(k, &tab[i], true))
+			out[got++] = tab[i];
+	return got;
+}
+
+/* Set slot name to value in place (it exists: the planner added it). */
+static bool slot_set(Kernel *k, const char *name, const char *value)
+{
+	for (int i = 0; i < k->nslots; i++)
+		if (!strcmp(k->slots[i].name, name)) {
+			k->slots[i].value = value;
+			return true;
+		}
+	return false;
+}
+
+bool plan_apply_variant(Arena *a, Kernel *k, const PlanVariant *v)
+{
+	Family f = kernel_family(k);
+	if (f == FAM_NONE || !variant_legal(k, v, false))
+		return false;
+	bool ok = slot_set(k, "TG_THREADS", arena_printf(a, "%d", v->threads));
+	if (f == FAM_ROW) {
+		ok = ok && slot_set(k, "TG_VEC", arena_printf(a, "%d", v->vec));
+		ok = ok && slot_set(k, "TG_ROWS_PER_CTA", arena_printf(a, "%d", v->rows_per_cta));
+		k->grid_rows = v->rows_per_cta;
+		k->grid_cols = 0;
+	} else {
+		ok = ok && slot_set(k, "TG_TILE_ROWS", arena_printf(a, "%d", v->tile_rows));
+		ok = ok && slot_set(k, "TG_TILE_COLS", arena_printf(a, "%d", v->tile_cols));
+		k->grid_rows = v->tile_rows;
+		k->grid_cols = v->tile_cols;
+	}
+	k->threads = v->threads;
+	k->variant = arena_strdup(a, v->name);
+	return ok;
+}
+
+/* The launch slots a variant sets (added here with the heuristic's values). */
+static void launch_slots(Planner *pl, Kernel *k, const PlanVariant *v, Family f)
+{
+	slot(pl, k, "TG_THREADS", istr(pl, v->threads));
+	if (f == FAM_ROW) {
+		slot(pl, k, "TG_VEC", istr(pl, v->vec));
+		slot(pl, k, "TG_ROWS_PER_CTA", istr(pl, v->rows_per_cta));
+	} else {
+		slot(pl, k, "TG_TILE_ROWS", istr(pl, v->tile_rows));
+		slot(pl, k, "TG_TILE_COLS", istr(pl, v->tile_cols));
+	}
+}
+
+static const PlanVariant *find_variant(const PlanVariant *tab, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(tab[i].name, name))
+			return &tab[i];
+	return &tab[0];
+}
+
+/* Add the launch slots for the heuristic's variant; if the template's
+ * constraints reject it for this kernel, take the first legal one. */
+static void heuristic_launch(Planner *pl, Kernel *k, const PlanVariant *v, Family f, Extent rows, long cols)
+{
+	k->rows = rows;
+	k->cols = cols;
+	k->choice = "heuristic";
+	launch_slots(pl, k, v, f);
+	k->variant = v->name;
+	if (!variant_legal(k, v, false)) {
+		PlanVariant alt[PLAN_MAX_VARIANTS];
+		k->variant = NULL;
+		if (plan_variants(k, alt, PLAN_MAX_VARIANTS) > 0)
+			v = &alt[0];
+	}
+	plan_apply_variant(pl->a, k, v);
+	k->variant = v->name;
+	k->threads = v->threads;
+	k->grid_rows = f == FAM_ROW ? v->rows_per_cta : v->tile_rows;
+	k->grid_cols = f == FAM_ROW ? 0 : v->tile_cols;
 }
 
 static void row_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, long cols)
 {
-	const Variant *v = is_quantized(out) && out->columnwise && k->pass != PASS_AMAX ? &colwise_variant : pick_row_variant(cols);
-	k->rows = rows;
-	k->cols = cols;
-	k->threads = v->threads;
-	k->grid_rows = v->rows_per_cta;
-	k->grid_cols = 0;
-	k->variant = v->name;
-	k->choice = "heuristic";
-	slot(pl, k, "TG_THREADS", istr(pl, v->threads));
-	slot(pl, k, "TG_VEC", istr(pl, v->vec));
-	slot(pl, k, "TG_ROWS_PER_CTA", istr(pl, v->rows_per_cta));
+	const PlanVariant *v;
+	if (is_quantized(out) && out->columnwise && k->pass != PASS_AMAX)
+		v = &colwise_variants[0];
+	else {
+		int i = 0;
+		while (i + 1 < NELEMS(row_heuristic) && cols > row_heuristic[i].max_cols)
+			i++;
+		v = find_variant(row_variants, NELEMS(row_variants), row_heuristic[i].variant);
+	}
+	heuristic_launch(pl, k, v, FAM_ROW, rows, cols);
 }
 
 static void tile_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, long cols)
 {
 	Scaling sc = is_quantized(out) ? out->recipe.scaling : SCALING_NONE;
-	const TileVariant *v = &tile_variants[1];
+	const char *name = "t256r64c128";
 	if (sc == SCALING_BLOCK1X128 || sc == SCALING_BLOCK128X128)
-		v = &tile_variants[2];
+		name = "t256r128c128";
 	else if (!out->columnwise || !is_quantized(out))
-		v = &tile_variants[0];
-	k->rows = rows;
-	k->cols = cols;
-	k->threads = v->threads;
-	k->grid_rows = v->tile_rows;
-	k->grid_cols = v->tile_cols;
-	k->variant = v->name;
-	k->choice = "heuristic";
-	slot(pl, k, "TG_THREADS", istr(pl, v->threads));
-	slot(pl, k, "TG_TILE_ROWS", istr(pl, v->tile_rows));
-	slot(pl, k, "TG_TILE_COLS", istr(pl, v->tile_cols));
+		name = "t256r32c128";
+	heuristic_launch(pl, k, find_variant(tile_variants, NELEMS(tile_variants), name), FAM_TILE, rows, cols);
+}
+
+/* ---- tuned choices ---- */
+
+/* A slot that names the tile shape (not part of the computation's signature). */
+static bool launch_slot(const char *name)
+{
+	static const char *const names[] = {"TG_KERNEL", "TG_THREADS", "TG_VEC", "TG_ROWS_PER_CTA", "TG_TILE_ROWS",
+		"TG_TILE_COLS"};
+	for (int i = 0; i < NELEMS(names); i++)
+		if (!strcmp(name, names[i]))
+			return true;
+	return false;
+}
+
+const char *plan_signature(Arena *a, const Kernel *k)
+{
+	if (kernel_family(k) == FAM_NONE)
+		return NULL;
+	/* template name and a hash of its text (an edited template makes old timings
+	 * stale), then every other slot, sorted by name */
+	const char *text = template_text(k->tmpl);
+	uint32_t h = 2166136261u;
+	for (const char *c = text ? text : ""; *c; c++)
+		h = (h ^ (uint8_t)*c) * 16777619u;
+	const Slot *s[TG_MAX_SLOTS];
+	int n = 0;
+	for (int i = 0; i < k->nslots; i++) {
+		if (launch_slot(k->slots[i].name))
+			continue;
+		int j = n++;
+		for (; j > 0 && strcmp(s[j - 1]->name, k->slots[i].name) > 0; j--)
+			s[j] = s[j - 1];
+		s[j] = &k->slots[i];
+	}
+	Buf b = {0};
+	buf_printf(&b, "%s@%08x", k->tmpl, h);
+	for (int i = 0; i < n; i++)
+		buf_printf(&b, ";%s=%s", s[i]->name + (strncmp(s[i]->name, "TG_", 3) ? 0 : 3), s[i]->value);
+	char *r = arena_strdup(a, b.p);
+	buf_free(&b);
+	return r;
+}
+
+long plan_bucket(const Kernel *k, long tokens)
+{
+	long rows;
+	if (k->rows.dim < 0)
+		rows = k->rows.add;
+	else if (tokens <= 0)
+		return 0;
+	else
+		rows = k->rows.mul * tokens + k->rows.add;
+	long b = 1;
+	while (b < rows && b < (1L << 40))
+		b <<= 1;
+	return b;
+}
+
+/* Replace the heuristic's variant by the DB's best for this GPU, when it has one. */
+static void apply_tuning(Planner *pl, const PlanOptions *o)
+{
+	if (!o || !o->tuning_file || !o->gpu)
+		return;
+	TuneDb *db = NULL;
+	for (int i = 0; i < pl->p->nkernels; i++) {
+		Kernel *k = &pl->p->kernels[i];
+		PlanVariant legal[PLAN_MAX_VARIANTS];
+		int n = plan_variants(k, legal, PLAN_MAX_VARIANTS);
+		if (n == 0)
+			continue;
+		if (!db && !(db = tunedb_load(pl->a, o->tuning_file)))
+			return; /* no DB file: heuristic everywhere */
+		const char *sig = plan_signature(pl->a, k);
+		long bucket = plan_bucket(k, o->tokens);
+		const PlanVariant *best = tunedb_pick(db, o, sig, bucket, legal, n, &bucket);
+		if (best && plan_apply_variant(pl->a, k, best)) {
+			k->choice = "tuned";
+			k->note = arena_printf(pl->a, "%s%stuned for %ld rows on %s", k->note ? k->note : "", k->note ? "; " : "",
+				bucket, o->gpu);
+		}
+	}
 }
 
 static void check_supported(Planner *pl, const Op *op, const Tensor *out)
@@ -240,12 +563,45 @@ static void check_supported(Planner *pl, const Op *op, const Tensor *out)
 }
 
 /* One or two kernels (current scaling) for a quantizing op. */
+/* The columnwise copy of a per-tensor FP8 tensor is its rowwise bytes transposed
+ * (one scale): a byte transpose after the fused kernel (H200: ~1.6x faster than
+ * the fused tile path, which re-reads the input from L2). */
+static void plan_byte_transpose(Planner *pl, const Op *op, const Tensor *out, Extent rows, long cols)
+{
+	Kernel *k = kernel_new(pl, arena_printf(pl->a, "transpose_%s", out->name), op->id);
+	k->kind = KERNEL_GENERATED;
+	k->tmpl = "cast_transpose.cu";
+	slot(pl, k, "TG_KERNEL", emit_entry(pl->a, pl->p, k));
+	slot(pl, k, "TG_IN_DTYPE", "3"); /* raw bytes */
+	slot(pl, k, "TG_OUT_DTYPE", "0");
+	slot(pl, k, "TG_FMT", "0");
+	slot(pl, k, "TG_RECIPE", "0");
+	slot(pl, k, "TG_ROWWISE", "0");
+	slot(pl, k, "TG_COLWISE", "1");
+	slot(pl, k, "TG_COLS", istr(pl, cols));
+	slot(pl, k, "TG_EPS_SCALE", "0.0f");
+	slot(pl, k, "TG_POW2", "0");
+	bind(pl, k, TG_P_IN, out->id, COMP_DATA);
+	bind(pl, k, TG_P_OUT_T, out->id, COMP_DATA_T);
+	heuristic_launch(pl, k, find_variant(tile_variants, NELEMS(tile_variants), "t256r128c128"), FAM_TILE, rows, cols);
+	k->note = "columnwise copy: the rowwise FP8 bytes transposed (same per-tensor scale)";
+}
+
 static void plan_quantizing_op(Planner *pl, const Op *op)
 {
 	const Graph *g = pl->g;
 	const Tensor *in = &g->tensors[op->arg[ARG_IN]];
 	const Tensor *out = &g->tensors[op->arg[ARG_OUT]];
 	check_supported(pl, op, out);
+	bool fused = op->kind == OP_NORM_QUANTIZE || op->kind == OP_GLU_AMAX;
+	Scaling sc = is_quantized(out) ? out->recipe.scaling : SCALING_NONE;
+	bool split = fused && (sc == SCALING_DELAYED || sc == SCALING_CURRENT) && out->rowwise && out->columnwise;
+	Tensor rowonly;
+	if (split) { /* the fused kernel sees a rowwise-only tensor; the transpose follows */
+		rowonly = *out;
+		rowonly.columnwise = false;
+		out = &rowonly;
+	}
 	Extent rows = tensor_rows(pl, out, op->loc);
 	long cols = tensor_cols(out);
 	bool current = is_quantized(out) && out->recipe.scaling == SCALING_CURRENT;
@@ -287,6 +643,8 @@ static void plan_quantizing_op(Planner *pl, const Op *op)
 			: pass == PASS_CAST ? "current scaling, pass 2 of 2: scale from the amax, re-read the input, cast"
 			: NULL;
 	}
+	if (split)
+		plan_byte_transpose(pl, op, &g->tensors[op->arg[ARG_OUT]], rows, cols);
 }
 
 /* An MXFP8 operand copy (data or data_t) dequantized to a BF16 copy, flat: element e has scale e/32. */
@@ -348,6 +706,7 @@ static void plan_gemm(Planner *pl, const Op *op)
 	c->b_dtype = b->dtype;
 	c->d_dtype = d->dtype;
 	c->accumulate = op->p.accumulate;
+	c->gelu = op->p.gelu;
 	c->fast_accum = op->p.fast_accum < 0 ? op->p.pass == PASS_FPROP : op->p.fast_accum;
 	if (c->scaling == SCALING_NONE || c->scaling == SCALING_BLOCK1X128 || c->scaling == SCALING_BLOCK128X128)
 		c->fast_accum = false; /* cuBLASLt's block-scaled FP8 GEMM has no fast-accumulation mode */
@@ -399,7 +758,9 @@ static void plan_recipe_update(Planner *pl)
 	pl->p->update_kernel = pl->p->nkernels - 1;
 }
 
-Plan *plan_build(Arena *a, Diag *d, const Graph *g)
+Plan *plan_build(Arena *a, Diag *d, const Graph *g) { return plan_build_opts(a, d, g, NULL); }
+
+Plan *plan_build_opts(Arena *a, Diag *d, const Graph *g, const PlanOptions *o)
 {
 	Plan *p = arena_alloc(a, sizeof *p);
 	Planner pl = {a, d, g, p, 0};
@@ -419,6 +780,7 @@ Plan *plan_build(Arena *a, Diag *d, const Graph *g)
 	}
 	if (p->ndelayed)
 		plan_recipe_update(&pl);
+	apply_tuning(&pl, o);
 	return p;
 }
 

@@ -175,6 +175,9 @@ static int run_gemm(const Graph *g, const long *dims, const Op *op, RefTensor *t
 			for (int j = 0; j < N; j++)
 				rd->value[(size_t)i * N + j] += ref_load(t[tbias->id].comp[COMP_DATA], ref_dtype(tbias->dtype), (size_t)j);
 	}
+	if (op->p.gelu) /* cuBLASLt's GELU epilogue: tanh approximation, after the bias */
+		for (size_t i = 0; i < (size_t)M * N; i++)
+			rd->value[i] = ref_glu1(REF_GEGLU, rd->value[i], 1.0f, 0.0f, 0.0f);
 	if (op->p.accumulate && t[td->id].comp[COMP_DATA] && !quantized(td))
 		for (size_t i = 0; i < (size_t)M * N; i++)
 			rd->value[i] += ref_load(t[td->id].comp[COMP_DATA], ref_dtype(td->dtype), i);

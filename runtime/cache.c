@@ -78,6 +78,12 @@ int cache_dir_resolve(const char *dir, char *out, size_t outlen)
 	return n < 0 || (size_t)n >= outlen ? -1 : 0;
 }
 
+int cache_tuning_path(const char *dir, char *out, size_t outlen)
+{
+	int n = snprintf(out, outlen, "%s/tuning/v1.txt", dir);
+	return n < 0 || (size_t)n >= outlen ? -1 : 0;
+}
+
 int cache_entry_path(const char *dir, const char *key, char *out, size_t outlen)
 {
 	int n = snprintf(out, outlen, "%s/" CACHE_LAYOUT "/%.2s/%s", dir, key, key);

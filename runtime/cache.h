@@ -8,6 +8,7 @@
  *       log.txt               NVRTC warnings, only when meta says log 1
  *   DIR/v1/KK/.tmp-*          an entry being written (renamed into place)
  *   DIR/tmp/                  sources of failed compiles
+ *   DIR/tuning/v1.txt         the tuning DB (`tegen tune`; format in gen/tune.c)
  * Many processes may share one directory; nothing here takes a lock. */
 #ifndef TG_CACHE_H
 #define TG_CACHE_H
@@ -53,6 +54,8 @@ void cache_entry_free(CacheEntry *e);
 /* cache_store publishes an entry atomically; a valid existing entry wins, a bad one is replaced; 0 or -1. */
 int cache_store(const char *dir, const CacheMeta *m, const void *cubin, const char *source,
 	const char *log, char *err, size_t errlen);
+/* cache_tuning_path writes DIR/tuning/v1.txt (the tuning DB, gen/tune.c) into out; -1 if it does not fit. */
+int cache_tuning_path(const char *dir, char *out, size_t outlen);
 /* cache_entry_path writes DIR/v1/KK/KEY into out; -1 if it does not fit. */
 int cache_entry_path(const char *dir, const char *key, char *out, size_t outlen);
 /* cache_list calls fn for every entry whose meta parses; returns the number of entries or -1. */

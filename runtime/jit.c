@@ -224,6 +224,8 @@ const char *jit_cache_dir(const JitCache *c)
 	return c->disk ? c->dir : NULL;
 }
 
+const char *jit_nvrtc_version(const JitCache *c) { return c->nvrtc_version; }
+
 /* ---- key ---- */
 
 void jit_key(const JitCache *c, const JitSource *s, const char *arch, const char *const *opts, int nopts, char key[65])

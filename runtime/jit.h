@@ -38,6 +38,8 @@ JitCache *jit_cache_open(const char *dir, int frozen, char *warn, size_t warnlen
 void jit_cache_close(JitCache *c);
 /* jit_cache_dir returns the disk directory in use, or NULL in memory-only mode. */
 const char *jit_cache_dir(const JitCache *c);
+/* jit_nvrtc_version is the NVRTC version in use ("13.0"), part of every key. */
+const char *jit_nvrtc_version(const JitCache *c);
 /* jit_key computes the cache key of (source, arch, options) without compiling. */
 void jit_key(const JitCache *c, const JitSource *s, const char *arch, const char *const *opts, int nopts, char key[65]);
 /* jit_find looks a key up in memory only (no hashing of the source: the fast path for a

@@ -13,6 +13,7 @@
  * captures is refused with TG_ERR_CAPTURING. */
 #include "tegen.h"
 
+#include "cache.h"
 #include "cudrv.h"
 #include "gemm.h"
 #include "gen.h"
@@ -57,6 +58,8 @@ struct TgContext {
 	CUdevice dev;
 	int cc, sms;
 	char arch[16], name[128];
+	int driver;          /* cuDriverGetVersion */
+	char tuning[4096];   /* the tuning DB file; "" = none (heuristic variants only) */
 	JitCache *jit;
 	GemmCtx *gemm;
 	TgOptions opts;
@@ -110,6 +113,10 @@ TgStatus tg_context_create(const TgOptions *opts, TgContext **out)
 	}
 	if (warn[0])
 		ctx_log(c, warn);
+	cu.cuDriverGetVersion(&c->driver);
+	char dir[4096];
+	if (cache_dir_resolve(c->opts.cache_dir, dir, sizeof dir) || cache_tuning_path(dir, c->tuning, sizeof c->tuning))
+		c->tuning[0] = 0;
 	char err[512];
 	c->gemm = gemm_ctx_create(0, err, sizeof err);
 	if (!c->gemm) {
@@ -173,7 +180,20 @@ struct TgLayer {
 	CUdeviceptr state, state_params;
 	size_t state_floats;
 	CUdeviceptr zero_amax_begin; size_t zero_amax_count; /* current-scaling amaxes to clear per run */
+	long tokens;         /* the token count the tile variants are planned for (0: unknown) */
 };
+
+void tg_context_plan_options(const TgContext *c, long tokens, PlanOptions *o)
+{
+	*o = (PlanOptions){c->tuning[0] ? c->tuning : NULL, c->name, c->sms, c->driver, jit_nvrtc_version(c->jit), tokens};
+}
+
+void tg_context_set_tuning_file(TgContext *c, const char *path)
+{
+	snprintf(c->tuning, sizeof c->tuning, "%s", path ? path : "");
+}
+
+struct JitCache *tg_context_jit(TgContext *c) { return c->jit; }
 
 TgStatus tg_layer_create(TgContext *c, const char *name, const char *text, size_t len, TgLayer **out)
 {
@@ -192,7 +212,9 @@ TgStatus tg_layer_create(TgContext *c, const char *name, const char *text, size_
 	Spec *s = spec_load(l->arena, &l->diag, file, l->text, len);
 	Arch arch = {c->cc, c->cc >= 90};
 	const Graph *g = s ? ir_build(l->arena, &l->diag, s, arch) : NULL;
-	Plan *p = g ? plan_build(l->arena, &l->diag, g) : NULL;
+	PlanOptions po;
+	tg_context_plan_options(c, 0, &po); /* tokens not known yet: tg_layer_set_tokens re-plans */
+	Plan *p = g ? plan_build_opts(l->arena, &l->diag, g, &po) : NULL;
 	if (!p) {
 		fail(TG_ERR_SPEC, "%s", l->diag.msg);
 		tg_layer_destroy(l);
@@ -205,6 +227,23 @@ TgStatus tg_layer_create(TgContext *c, const char *name, const char *text, size_
 	l->jit = arena_alloc(l->arena, sizeof *l->jit * (size_t)(p->nkernels ? p->nkernels : 1));
 	l->fn = arena_alloc(l->arena, sizeof *l->fn * (size_t)(p->nkernels ? p->nkernels : 1));
 	*out = l;
+	return TG_OK;
+}
+
+TgStatus tg_layer_set_tokens(TgLayer *l, long long tokens)
+{
+	if (!l || tokens < 0)
+		return fail(TG_ERR_ARG, "tg_layer_set_tokens: NULL layer or negative tokens");
+	if (l->compiled)
+		return fail(TG_ERR_ARG, "tg_layer_set_tokens: layer %s is already compiled; call it before tg_layer_compile/load",
+			l->g->layer);
+	PlanOptions po;
+	tg_context_plan_options(l->ctx, (long)tokens, &po);
+	Plan *p = plan_build_opts(l->arena, &l->diag, l->g, &po);
+	if (!p)
+		return fail(TG_ERR_SPEC, "%s", l->diag.msg);
+	l->plan = p;
+	l->tokens = (long)tokens;
 	return TG_OK;
 }
 
@@ -543,9 +582,9 @@ static TgStatus prepare(TgLayer *l, CUstream s)
 	return TG_OK;
 }
 
-static TgStatus launch_generated(TgLayer *l, int ki, CUstream s)
+/* Launch generated kernel k (the plan's, or a variant of it) as function fn. */
+static TgStatus launch_kernel(TgLayer *l, const Kernel *k, CUfunction fn, CUstream s)
 {
-	const Kernel *k = &l->plan->kernels[ki];
 	TgParams prm;
 	memset(&prm, 0, sizeof prm);
 	for (int b = 0; b < k->nbind; b++) {
@@ -567,11 +606,13 @@ static TgStatus launch_generated(TgLayer *l, int ki, CUstream s)
 	if (gx > cap)
 		gx = cap;
 	void *args[] = {&prm};
-	CUresult r = cu.cuLaunchKernel(l->fn[ki], (unsigned)gx, 1, 1, (unsigned)k->threads, 1, 1, 0, s, args, NULL);
+	CUresult r = cu.cuLaunchKernel(fn, (unsigned)gx, 1, 1, (unsigned)k->threads, 1, 1, 0, s, args, NULL);
 	if (r)
 		return fail(TG_ERR_CUDA, "launching %s: %s", k->name, cudrv_errstr(r));
 	return TG_OK;
 }
+
+static TgStatus launch_generated(TgLayer *l, int ki, CUstream s) { return launch_kernel(l, &l->plan->kernels[ki], l->fn[ki], s); }
 
 static TgStatus launch_gemm(TgLayer *l, int ki, CUstream s)
 {
@@ -776,3 +817,137 @@ TgStatus tg_layer_kernel_info(const TgLayer *l, int i, const char **name, int *h
 }
 
 const Plan *tg_layer_plan(const TgLayer *l) { return l->plan; }
+
+/* ---- device memory helpers for host programs without CUDA headers (examples/host.c) ---- */
+TgStatus tg_alloc(TgContext *c, size_t bytes, void **dev)
+{
+	if (!c || !dev || !bytes)
+		return fail(TG_ERR_ARG, "tg_alloc: NULL context or pointer, or 0 bytes");
+	*dev = NULL;
+	CUdeviceptr p = 0;
+	CUresult r = cu.cuMemAlloc_v2(&p, bytes);
+	if (r)
+		return fail(TG_ERR_NOMEM, "tg_alloc: %zu bytes: %s", bytes, cudrv_errstr(r));
+	*dev = (void *)(uintptr_t)p;
+	return TG_OK;
+}
+
+void tg_free(TgContext *c, void *dev)
+{
+	if (c && dev)
+		cu.cuMemFree_v2((CUdeviceptr)(uintptr_t)dev);
+}
+
+TgStatus tg_memcpy(TgContext *c, void *dst, const void *src, size_t bytes, TgCopy kind)
+{
+	if (!c || ((!dst || !src) && bytes))
+		return fail(TG_ERR_ARG, "tg_memcpy: NULL argument");
+	if (!bytes)
+		return TG_OK;
+	CUresult r;
+	switch (kind) {
+	case TG_HOST_TO_DEVICE: r = cu.cuMemcpyHtoD_v2((CUdeviceptr)(uintptr_t)dst, src, bytes); break;
+	case TG_DEVICE_TO_HOST: r = cu.cuMemcpyDtoH_v2(dst, (CUdeviceptr)(uintptr_t)src, bytes); break;
+	case TG_DEVICE_TO_DEVICE:
+		r = cu.cuMemcpyDtoD_v2((CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src, bytes);
+		break;
+	default: return fail(TG_ERR_ARG, "tg_memcpy: bad direction %d", (int)kind);
+	}
+	if (r)
+		return fail(TG_ERR_CUDA, "tg_memcpy: %zu bytes: %s", bytes, cudrv_errstr(r));
+	return TG_OK;
+}
+
+TgStatus tg_context_function(TgContext *c, const struct JitResult *r, const char *entry, void **fn)
+{
+	if (!c || !r || !r->cubin || !entry || !fn)
+		return fail(TG_ERR_ARG, "tg_context_function: NULL argument or no cubin");
+	CUmodule m = NULL;
+	TgStatus st = module_get(c, r, &m);
+	if (st)
+		return st;
+	CUfunction f;
+	CU(cu.cuModuleGetFunction(&f, m, entry), entry);
+	*fn = (void *)f;
+	return TG_OK;
+}
+
+static int cmp_float(const void *a, const void *b)
+{
+	float x = *(const float *)a, y = *(const float *)b;
+	return x < y ? -1 : x > y;
+}
+
+TgStatus tg_layer_time_kernel(TgLayer *l, int ki, const Kernel *variant, void *fn, int iters, float *median_us,
+	double *bytes)
+{
+	if (!l || ki < 0 || ki >= l->plan->nkernels || iters < 1 || !median_us)
+		return fail(TG_ERR_ARG, "tg_layer_time_kernel: bad argument");
+	const Kernel *k = variant ? variant : &l->plan->kernels[ki];
+	if (k->kind != KERNEL_GENERATED)
+		return fail(TG_ERR_ARG, "tg_layer_time_kernel: %s is not a generated kernel", k->name);
+	if (!l->loaded)
+		return fail(TG_ERR_ARG, "tg_layer_time_kernel: run layer %s once first (binds and sizes its buffers)", l->g->layer);
+	TgStatus st = prepare(l, NULL);
+	if (st)
+		return st;
+	CUfunction f = fn ? (CUfunction)fn : l->fn[ki];
+	if (bytes) { /* one read of each input, one write of each output */
+		double b = 0;
+		for (int i = 0; i < k->nbind; i++) {
+			const Binding *bd = &k->bind[i];
+			if (bd->tensor < 0)
+				continue;
+			const Tensor *t = &l->g->tensors[bd->tensor];
+			bool state = t->state_slot >= 0 && (bd->comp == COMP_SCALE || bd->comp == COMP_SCALE_INV || bd->comp == COMP_AMAX);
+			b += state ? sizeof(float) : (double)comp_bytes(l, t, bd->comp);
+		}
+		*bytes = b;
+	}
+	/* each timed launch starts with a cold L2: write a buffer of twice its size first */
+	int l2 = 0;
+	cu.cuDeviceGetAttribute(&l2, TG_CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, l->ctx->dev);
+	size_t flush = l2 > 0 ? 2 * (size_t)l2 : 0;
+	CUdeviceptr fb = 0;
+	if (flush && cu.cuMemAlloc_v2(&fb, flush))
+		fb = 0;
+	CUevent e0 = NULL, e1 = NULL;
+	float *t = calloc((size_t)iters, sizeof *t);
+	if (!t) {
+		st = fail(TG_ERR_NOMEM, "out of host memory");
+		goto out;
+	}
+	if (cu.cuEventCreate(&e0, 0) || cu.cuEventCreate(&e1, 0)) {
+		st = fail(TG_ERR_CUDA, "cuEventCreate failed");
+		goto out;
+	}
+	for (int i = 0; i < 3 && !st; i++) /* warm-up */
+		st = launch_kernel(l, k, f, NULL);
+	CUresult r = st ? 0 : cu.cuCtxSynchronize();
+	if (r)
+		st = fail(TG_ERR_CUDA, "%s: %s", k->name, cudrv_errstr(r));
+	for (int i = 0; i < iters && !st; i++) {
+		if (fb)
+			cu.cuMemsetD8Async(fb, (unsigned char)i, flush, NULL);
+		cu.cuEventRecord(e0, NULL);
+		st = launch_kernel(l, k, f, NULL);
+		cu.cuEventRecord(e1, NULL);
+		if (!st && (r = cu.cuEventSynchronize(e1)))
+			st = fail(TG_ERR_CUDA, "%s: %s", k->name, cudrv_errstr(r));
+		if (!st)
+			cu.cuEventElapsedTime(&t[i], e0, e1);
+	}
+	if (!st) {
+		qsort(t, (size_t)iters, sizeof *t, cmp_float);
+		*median_us = t[iters / 2] * 1000.0f;
+	}
+out:
+	if (e0)
+		cu.cuEventDestroy_v2(e0);
+	if (e1)
+		cu.cuEventDestroy_v2(e1);
+	if (fb)
+		cu.cuMemFree_v2(fb);
+	free(t);
+	return st;
+}

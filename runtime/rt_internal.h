@@ -15,4 +15,20 @@ const char *comp_name(int c);
 /* tg_layer_jit returns kernel i's compile result (NULL for GEMMs or before compiling). */
 const struct JitResult *tg_layer_jit(const TgLayer *l, int i);
 
+/* tg_context_plan_options fills the planner's view of this GPU and its tuning DB, for `tokens`. */
+void tg_context_plan_options(const TgContext *c, long tokens, PlanOptions *o);
+/* tg_context_set_tuning_file makes layers created afterwards plan from path (NULL or "": heuristic only). */
+void tg_context_set_tuning_file(TgContext *c, const char *path);
+/* tg_context_jit is the context's kernel cache (for tools that compile variants). */
+struct JitCache *tg_context_jit(TgContext *c);
+/* tg_context_function loads a compiled cubin into the context (once per key) and returns entry (a CUfunction). */
+TgStatus tg_context_function(TgContext *c, const struct JitResult *r, const char *entry, void **fn);
+/* tg_layer_time_kernel times generated kernel ki of a layer that has run once (inputs bound, buffers
+ * sized): variant (NULL: the plan's kernel) with function fn (NULL: the layer's), launched with the
+ * same bindings as tg_run; 3 warm-up launches, then iters launches each after a write of 2x L2 (cold
+ * cache), CUDA events around the launch alone. median_us gets the median; bytes (optional) the bytes
+ * the kernel must move (one read of each input, one write of each output). */
+TgStatus tg_layer_time_kernel(TgLayer *l, int ki, const Kernel *variant, void *fn, int iters, float *median_us,
+	double *bytes);
+
 #endif

@@ -84,6 +84,13 @@ const char *tg_context_arch(const TgContext *ctx);
 TgStatus tg_layer_create(TgContext *ctx, const char *name, const char *text, size_t len, TgLayer **out);
 /* tg_layer_create_file is tg_layer_create on a file's contents. */
 TgStatus tg_layer_create_file(TgContext *ctx, const char *path, TgLayer **out);
+/* tg_layer_set_tokens re-plans the layer's tile-shape variants for this many
+ * tokens (the value of every dynamic dim), taking the `tegen tune` measurements
+ * for this GPU from the tuning DB ($CACHE/tuning/v1.txt) where they exist.
+ * Optional; call it before tg_layer_compile/load (TG_ERR_ARG after). Without it
+ * a layer uses, per kernel, the largest row bucket tuned on this GPU, else the
+ * heuristic. Numerics stay within the contract for any variant. */
+TgStatus tg_layer_set_tokens(TgLayer *layer, long long tokens);
 /* tg_layer_compile JIT-compiles every kernel (disk cache first), in parallel. */
 TgStatus tg_layer_compile(TgLayer *layer);
 /* tg_layer_load loads the compiled kernels into the context (compiles first if needed). */
@@ -112,6 +119,16 @@ int tg_layer_kernel_count(const TgLayer *layer);
 TgStatus tg_layer_kernel_info(const TgLayer *layer, int i, const char **name, int *cache_hit, int *regs, int *spills);
 /* tg_run_timed is tg_run with a CUDA event pair around each kernel; ms[i] gets kernel i's time (synchronizes). */
 TgStatus tg_run_timed(TgLayer *layer, TgStream stream, float *ms, int n);
+
+/* Device memory for host programs that include no CUDA header. They act in the
+ * calling thread's current CUDA context (the one tg_context_create found or made current). */
+typedef enum TgCopy { TG_HOST_TO_DEVICE = 1, TG_DEVICE_TO_HOST, TG_DEVICE_TO_DEVICE } TgCopy;
+/* tg_alloc allocates bytes (> 0) of device memory, 256-byte aligned; free it with tg_free. */
+TgStatus tg_alloc(TgContext *ctx, size_t bytes, void **dev);
+/* tg_free frees memory from tg_alloc; NULL is a no-op. */
+void tg_free(TgContext *ctx, void *dev);
+/* tg_memcpy copies bytes in the direction kind names; synchronous (ordered after work on the NULL stream). */
+TgStatus tg_memcpy(TgContext *ctx, void *dst, const void *src, size_t bytes, TgCopy kind);
 
 #ifdef __cplusplus
 }

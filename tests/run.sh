@@ -27,8 +27,22 @@ part ref build/tests/test_ref
 part cache build/tests/test_cache
 part golden sh tests/golden.sh
 part nvrtc sh tests/nvrtc.sh
+part tune sh tests/tune.sh
 part gemm build/tests/test_gemm --no-bench
 part gpu build/tests/test_gpu
+part bench build/tests/test_bench
+part bench-report build/tests/test_bench_report
+part abi sh tests/abi.sh
+# examples/host needs a GPU; without one it says why and exits 1: a skip, not a failure
+example() {
+	[ -x build/examples/host ] || { echo "FAIL example: build/examples/host is missing (run ninja)"; return 1; }
+	if ! why=$(build/examples/host --check-gpu 2>&1); then
+		echo "skip example: no GPU (${why#host: no GPU: })"
+		return 0
+	fi
+	build/examples/host && echo "ok example/host"
+}
+part example example
 part fuzz sh tests/fuzz.sh "${TEGEN_FUZZ_SECONDS:-20}"
 [ "${TEGEN_SKIP_ASAN:-0}" = 1 ] || part asan sh tests/asan.sh
 

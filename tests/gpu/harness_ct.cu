@@ -6,10 +6,13 @@
  * scale_inv, amax) is compared byte for byte with the CPU reference (ref/),
  * after poisoning the device buffers (and a guard zone behind each) with 0xA5,
  * at rows {1, 5, 217, 993, 2048|16384} for cols {160, 256, 512, 4096}, with a
- * full grid and a 3-CTA grid (grid-stride path). recipe_update runs ten steps
+ * full grid and a 3-CTA grid (grid-stride path); in_dt 3 (raw bytes) instances
+ * check the byte transpose against the host transpose. recipe_update runs ten steps
  * against ref_delayed_step. Then the benchmark: 1 GiB D2D copy as the ceiling,
  * and the bench variants at 16384x4096 bf16 (median of 50 event timings,
- * inputs rotated, working set > 50 MB). Exit 1 on any correctness failure.
+ * inputs rotated, working set > 50 MB), each with a full grid (one CTA per
+ * tile) and a grid capped at SMs x resident CTAs ("cap"). Names ending in
+ * _old are the shared-tile kernels of 2026-11-21 (CT_LEGACY) for comparison. Exit 1 on any correctness failure.
  * Usage: harness_ct [--no-bench] [--quick]
  */
 #include <cuda_runtime.h>
@@ -1664,6 +1667,666 @@ struct Inst {
 #undef TG_TILE_COLS 
 #undef TG_EPS_SCALE 
 #undef TG_POW2
+#define TG_KERNEL ct_r6_e4m3_bf16_w64_c160
+#define TG_IN_DTYPE 1
+#define TG_OUT_DTYPE 0
+#define TG_FMT 0
+#define TG_RECIPE 6
+#define TG_ROWWISE 1
+#define TG_COLWISE 1
+#define TG_COLS 160
+#define TG_THREADS 256
+#define TG_TILE_ROWS 128
+#define TG_TILE_COLS 128
+#define TG_EPS_SCALE 0.0f
+#define TG_POW2 0
+#include "cast_transpose.cu"
+#undef TG_KERNEL
+#undef TG_IN_DTYPE
+#undef TG_OUT_DTYPE
+#undef TG_FMT
+#undef TG_RECIPE
+#undef TG_ROWWISE
+#undef TG_COLWISE
+#undef TG_COLS
+#undef TG_THREADS
+#undef TG_TILE_ROWS
+#undef TG_TILE_COLS
+#undef TG_EPS_SCALE
+#undef TG_POW2
+#define TG_KERNEL ct_r6_e5m2_f32_w32_c256
+#define TG_IN_DTYPE 0
+#define TG_OUT_DTYPE 0
+#define TG_FMT 1
+#define TG_RECIPE 6
+#define TG_ROWWISE 1
+#define TG_COLWISE 1
+#define TG_COLS 256
+#define TG_THREADS 512
+#define TG_TILE_ROWS 128
+#define TG_TILE_COLS 128
+#define TG_EPS_SCALE 0.0f
+#define TG_POW2 0
+#include "cast_transpose.cu"
+#undef TG_KERNEL
+#undef TG_IN_DTYPE
+#undef TG_OUT_DTYPE
+#undef TG_FMT
+#undef TG_RECIPE
+#undef TG_ROWWISE
+#undef TG_COLWISE
+#undef TG_COLS
+#undef TG_THREADS
+#undef TG_TILE_ROWS
+#undef TG_TILE_COLS
+#undef TG_EPS_SCALE
+#undef TG_POW2
+#define TG_KERNEL ct_r6_e4m3_f32_w64_c512
+#define TG_IN_DTYPE 0
+#define TG_OUT_DTYPE 0
+#define TG_FMT 0
+#define TG_RECIPE 6
+#define TG_ROWWISE 1
+#define TG_COLWISE 1
+#define TG_COLS 512
+#define TG_THREADS 256
+#define TG_TILE_ROWS 128
+#define TG_TILE_COLS 128
+#define TG_EPS_SCALE 0.0f
+#define TG_POW2 0
+#include "cast_transpose.cu"
+#undef TG_KERNEL
+#undef TG_IN_DTYPE
+#undef TG_OUT_DTYPE
+#undef TG_FMT
+#undef TG_RECIPE
+#undef TG_ROWWISE
+#undef TG_COLWISE
+#undef TG_COLS
+#undef TG_THREADS
+#undef TG_TILE_ROWS
+#undef TG_TILE_COLS
+#undef TG_EPS_SCALE
+#undef TG_POW2
+#define TG_KERNEL ct_r6_e4m3_bf16_w64x256_c160
+#define TG_IN_DTYPE 1
+#define TG_OUT_DTYPE 0
+#define TG_FMT 0
+#define TG_RECIPE 6
+#define TG_ROWWISE 1
+#define TG_COLWISE 1
+#define TG_COLS 160
+#define TG_THREADS 256
+#define TG_TILE_ROWS 64
+#define TG_TILE_COLS 256
+#define TG_EPS_SCALE 0.0f
+#define TG_POW2 0
+#include "cast_transpose.cu"
+#undef TG_KERNEL
+#undef TG_IN_DTYPE
+#undef TG_OUT_DTYPE
+#undef TG_FMT
+#undef TG_RECIPE
+#undef TG_ROWWISE
+#undef TG_COLWISE
+#undef TG_COLS
+#undef TG_THREADS
+#undef TG_TILE_ROWS
+#undef TG_TILE_COLS
+#undef TG_EPS_SCALE
+#undef TG_POW2
+#define TG_KERNEL ct_r6_e5m2_f16_col_w64_c160
+#define TG_IN_DTYPE 2
+#define TG_OUT_DTYPE 0
+#define TG_FMT 1
+#define TG_RECIPE 6
+#define TG_ROWWISE 0
+#define TG_COLWISE 1
+#define TG_COLS 160
+#define TG_THREADS 256
+#define TG_TILE_ROWS 128
+#define TG_TILE_COLS 128
+#define TG_EPS_SCALE 0.0f
+#define TG_POW2 0
+#include "cast_transpose.cu"
+#undef TG_KERNEL
+#undef TG_IN_DTYPE
+#undef TG_OUT_DTYPE
+#undef TG_FMT
+#undef TG_RECIPE
+#undef TG_ROWWISE
+#undef TG_COLWISE
+#undef TG_COLS
+#undef TG_THREADS
+#undef TG_TILE_ROWS
+#undef TG_TILE_COLS
+#undef TG_EPS_SCALE
+#undef TG_POW2
+#define TG_KERNEL ct_r1_e4m3_f16_w64_c512
+#define TG_IN_DTYPE 2
+#define TG_OUT_DTYPE 0
+#define TG_FMT 0
+#define TG_RECIPE 1
+#define TG_ROWWISE 1
+#define TG_COLWISE 1
+#define TG_COLS 512
+#define TG_THREADS 256
+#define TG_TILE_ROWS 128
+#define TG_TILE_COLS 128
+#define TG_EPS_SCALE 0.0f
+#define TG_POW2 0
+#include "cast_transpose.cu"
+#undef TG_KERNEL
+#undef TG_IN_DTYPE
+#undef TG_OUT_DTYPE
+#undef TG_FMT
+#undef TG_RECIPE
+#undef TG_ROWWISE
+#undef TG_COLWISE
+#undef TG_COLS
+#undef TG_THREADS
+#undef TG_TILE_ROWS
+#undef TG_TILE_COLS
+#undef TG_EPS_SCALE
+#undef TG_POW2
+#define TG_KERNEL ct_r2_e5m2_bf16_w32_c160
+#define TG_IN_DTYPE 1
+#define TG_OUT_DTYPE 0
+#define TG_FMT 1
+#define TG_RECIPE 2
+#define TG_ROWWISE 1
+#define TG_COLWISE 1
+#define TG_COLS 160
+#define TG_THREADS 512
+#define TG_TILE_ROWS 128
+#define TG_TILE_COLS 128
+#define TG_EPS_SCALE 1e-2f
+#define TG_POW2 1
+#include "cast_transpose.cu"
+#undef TG_KERNEL
+#undef TG_IN_DTYPE
+#undef TG_OUT_DTYPE
+#undef TG_FMT
+#undef TG_RECIPE
+#undef TG_ROWWISE
+#undef TG_COLWISE
+#undef TG_COLS
+#undef TG_THREADS
+#undef TG_TILE_ROWS
+#undef TG_TILE_COLS
+#undef TG_EPS_SCALE
+#undef TG_POW2
+#define TG_KERNEL ct_r1_e4m3_bf16_old_c160
+#define TG_IN_DTYPE 1
+#define TG_OUT_DTYPE 0
+#define TG_FMT 0
+#define TG_RECIPE 1
+#define TG_ROWWISE 1
+#define TG_COLWISE 1
+#define TG_COLS 160
+#define TG_THREADS 256
+#define TG_TILE_ROWS 64
+#define TG_TILE_COLS 128
+#define TG_EPS_SCALE 0.0f
+#define TG_POW2 0
+#define CT_LEGACY 1
+#include "cast_transpose.cu"
+#undef TG_KERNEL
+#undef TG_IN_DTYPE
+#undef TG_OUT_DTYPE
+#undef TG_FMT
+#undef TG_RECIPE
+#undef TG_ROWWISE
+#undef TG_COLWISE
+#undef TG_COLS
+#undef TG_THREADS
+#undef TG_TILE_ROWS
+#undef TG_TILE_COLS
+#undef TG_EPS_SCALE
+#undef TG_POW2
+#undef CT_LEGACY
+#define TG_KERNEL ct_r6_e4m3_bf16_old_c160
+#define TG_IN_DTYPE 1
+#define TG_OUT_DTYPE 0
+#define TG_FMT 0
+#define TG_RECIPE 6
+#define TG_ROWWISE 1
+#define TG_COLWISE 1
+#define TG_COLS 160
+#define TG_THREADS 256
+#define TG_TILE_ROWS 64
+#define TG_TILE_COLS 128
+#define TG_EPS_SCALE 0.0f
+#define TG_POW2 0
+#define CT_LEGACY 1
+#include "cast_transpose.cu"
+#undef TG_KERNEL
+#undef TG_IN_DTYPE
+#undef TG_OUT_DTYPE
+#undef TG_FMT
+#undef TG_RECIPE
+#undef TG_ROWWISE
+#undef TG_COLWISE
+#undef TG_COLS
+#undef TG_THREADS
+#undef TG_TILE_ROWS
+#undef TG_TILE_COLS
+#undef TG_EPS_SCALE
+#undef TG_POW2
+#undef CT_LEGACY
+#define TG_KERNEL ct_r3_amax_f32_c160
+#define TG_IN_DTYPE 0
+#define TG_OUT_DTYPE 0
+#define TG_FMT 0
+#define TG_RECIPE 3
+#define TG_ROWWISE 1
+#define TG_COLWISE 0
+#define TG_COLS 160
+#define TG_THREADS 256
+#define TG_TILE_ROWS 64
+#define TG_TILE_COLS 128
+#define TG_EPS_SCALE 0.0f
+#define TG_POW2 0
+#include "cast_transpose.cu"
+#undef TG_KERNEL
+#undef TG_IN_DTYPE
+#undef TG_OUT_DTYPE
+#undef TG_FMT
+#undef TG_RECIPE
+#undef TG_ROWWISE
+#undef TG_COLWISE
+#undef TG_COLS
+#undef TG_THREADS
+#undef TG_TILE_ROWS
+#undef TG_TILE_COLS
+#undef TG_EPS_SCALE
+#undef TG_POW2
+#define TG_KERNEL ct_r3_amax_f16_c512
+#define TG_IN_DTYPE 2
+#define TG_OUT_DTYPE 0
+#define TG_FMT 0
+#define TG_RECIPE 3
+#define TG_ROWWISE 1
+#define TG_COLWISE 0
+#define TG_COLS 512
+#define TG_THREADS 256
+#define TG_TILE_ROWS 64
+#define TG_TILE_COLS 128
+#define TG_EPS_SCALE 0.0f
+#define TG_POW2 0
+#include "cast_transpose.cu"
+#undef TG_KERNEL
+#undef TG_IN_DTYPE
+#undef TG_OUT_DTYPE
+#undef TG_FMT
+#undef TG_RECIPE
+#undef TG_ROWWISE
+#undef TG_COLWISE
+#undef TG_COLS
+#undef TG_THREADS
+#undef TG_TILE_ROWS
+#undef TG_TILE_COLS
+#undef TG_EPS_SCALE
+#undef TG_POW2
+#define TG_KERNEL ct_t8_w64_c160
+#define TG_IN_DTYPE 3
+#define TG_OUT_DTYPE 0
+#define TG_FMT 0
+#define TG_RECIPE 0
+#define TG_ROWWISE 0
+#define TG_COLWISE 1
+#define TG_COLS 160
+#define TG_THREADS 256
+#define TG_TILE_ROWS 128
+#define TG_TILE_COLS 128
+#define TG_EPS_SCALE 0.0f
+#define TG_POW2 0
+#include "cast_transpose.cu"
+#undef TG_KERNEL
+#undef TG_IN_DTYPE
+#undef TG_OUT_DTYPE
+#undef TG_FMT
+#undef TG_RECIPE
+#undef TG_ROWWISE
+#undef TG_COLWISE
+#undef TG_COLS
+#undef TG_THREADS
+#undef TG_TILE_ROWS
+#undef TG_TILE_COLS
+#undef TG_EPS_SCALE
+#undef TG_POW2
+#define TG_KERNEL ct_t8_w128_c256
+#define TG_IN_DTYPE 3
+#define TG_OUT_DTYPE 0
+#define TG_FMT 0
+#define TG_RECIPE 0
+#define TG_ROWWISE 0
+#define TG_COLWISE 1
+#define TG_COLS 256
+#define TG_THREADS 128
+#define TG_TILE_ROWS 128
+#define TG_TILE_COLS 128
+#define TG_EPS_SCALE 0.0f
+#define TG_POW2 0
+#include "cast_transpose.cu"
+#undef TG_KERNEL
+#undef TG_IN_DTYPE
+#undef TG_OUT_DTYPE
+#undef TG_FMT
+#undef TG_RECIPE
+#undef TG_ROWWISE
+#undef TG_COLWISE
+#undef TG_COLS
+#undef TG_THREADS
+#undef TG_TILE_ROWS
+#undef TG_TILE_COLS
+#undef TG_EPS_SCALE
+#undef TG_POW2
+#define TG_KERNEL ct_t8_w32_row_c512
+#define TG_IN_DTYPE 3
+#define TG_OUT_DTYPE 0
+#define TG_FMT 0
+#define TG_RECIPE 0
+#define TG_ROWWISE 1
+#define TG_COLWISE 1
+#define TG_COLS 512
+#define TG_THREADS 256
+#define TG_TILE_ROWS 64
+#define TG_TILE_COLS 128
+#define TG_EPS_SCALE 0.0f
+#define TG_POW2 0
+#include "cast_transpose.cu"
+#undef TG_KERNEL
+#undef TG_IN_DTYPE
+#undef TG_OUT_DTYPE
+#undef TG_FMT
+#undef TG_RECIPE
+#undef TG_ROWWISE
+#undef TG_COLWISE
+#undef TG_COLS
+#undef TG_THREADS
+#undef TG_TILE_ROWS
+#undef TG_TILE_COLS
+#undef TG_EPS_SCALE
+#undef TG_POW2
+#define TG_KERNEL ct_ct_pt_64x128_t256_old
+#define TG_IN_DTYPE 1
+#define TG_OUT_DTYPE 0
+#define TG_FMT 0
+#define TG_RECIPE 1
+#define TG_ROWWISE 1
+#define TG_COLWISE 1
+#define TG_COLS 4096
+#define TG_THREADS 256
+#define TG_TILE_ROWS 64
+#define TG_TILE_COLS 128
+#define TG_EPS_SCALE 0.0f
+#define TG_POW2 0
+#define CT_LEGACY 1
+#include "cast_transpose.cu"
+#undef TG_KERNEL
+#undef TG_IN_DTYPE
+#undef TG_OUT_DTYPE
+#undef TG_FMT
+#undef TG_RECIPE
+#undef TG_ROWWISE
+#undef TG_COLWISE
+#undef TG_COLS
+#undef TG_THREADS
+#undef TG_TILE_ROWS
+#undef TG_TILE_COLS
+#undef TG_EPS_SCALE
+#undef TG_POW2
+#undef CT_LEGACY
+#define TG_KERNEL ct_ct_pt_128x128_t512
+#define TG_IN_DTYPE 1
+#define TG_OUT_DTYPE 0
+#define TG_FMT 0
+#define TG_RECIPE 1
+#define TG_ROWWISE 1
+#define TG_COLWISE 1
+#define TG_COLS 4096
+#define TG_THREADS 512
+#define TG_TILE_ROWS 128
+#define TG_TILE_COLS 128
+#define TG_EPS_SCALE 0.0f
+#define TG_POW2 0
+#include "cast_transpose.cu"
+#undef TG_KERNEL
+#undef TG_IN_DTYPE
+#undef TG_OUT_DTYPE
+#undef TG_FMT
+#undef TG_RECIPE
+#undef TG_ROWWISE
+#undef TG_COLWISE
+#undef TG_COLS
+#undef TG_THREADS
+#undef TG_TILE_ROWS
+#undef TG_TILE_COLS
+#undef TG_EPS_SCALE
+#undef TG_POW2
+#define TG_KERNEL ct_mx_rc_64x128_t256_old
+#define TG_IN_DTYPE 1
+#define TG_OUT_DTYPE 0
+#define TG_FMT 0
+#define TG_RECIPE 6
+#define TG_ROWWISE 1
+#define TG_COLWISE 1
+#define TG_COLS 4096
+#define TG_THREADS 256
+#define TG_TILE_ROWS 64
+#define TG_TILE_COLS 128
+#define TG_EPS_SCALE 0.0f
+#define TG_POW2 0
+#define CT_LEGACY 1
+#include "cast_transpose.cu"
+#undef TG_KERNEL
+#undef TG_IN_DTYPE
+#undef TG_OUT_DTYPE
+#undef TG_FMT
+#undef TG_RECIPE
+#undef TG_ROWWISE
+#undef TG_COLWISE
+#undef TG_COLS
+#undef TG_THREADS
+#undef TG_TILE_ROWS
+#undef TG_TILE_COLS
+#undef TG_EPS_SCALE
+#undef TG_POW2
+#undef CT_LEGACY
+#define TG_KERNEL ct_amax_64x128_t256_old
+#define TG_IN_DTYPE 1
+#define TG_OUT_DTYPE 0
+#define TG_FMT 0
+#define TG_RECIPE 3
+#define TG_ROWWISE 1
+#define TG_COLWISE 0
+#define TG_COLS 4096
+#define TG_THREADS 256
+#define TG_TILE_ROWS 64
+#define TG_TILE_COLS 128
+#define TG_EPS_SCALE 0.0f
+#define TG_POW2 0
+#define CT_LEGACY 1
+#include "cast_transpose.cu"
+#undef TG_KERNEL
+#undef TG_IN_DTYPE
+#undef TG_OUT_DTYPE
+#undef TG_FMT
+#undef TG_RECIPE
+#undef TG_ROWWISE
+#undef TG_COLWISE
+#undef TG_COLS
+#undef TG_THREADS
+#undef TG_TILE_ROWS
+#undef TG_TILE_COLS
+#undef TG_EPS_SCALE
+#undef TG_POW2
+#undef CT_LEGACY
+#define TG_KERNEL ct_cur_ct_64x128_t256_old
+#define TG_IN_DTYPE 1
+#define TG_OUT_DTYPE 0
+#define TG_FMT 0
+#define TG_RECIPE 2
+#define TG_ROWWISE 1
+#define TG_COLWISE 1
+#define TG_COLS 4096
+#define TG_THREADS 256
+#define TG_TILE_ROWS 64
+#define TG_TILE_COLS 128
+#define TG_EPS_SCALE 0.0f
+#define TG_POW2 0
+#define CT_LEGACY 1
+#include "cast_transpose.cu"
+#undef TG_KERNEL
+#undef TG_IN_DTYPE
+#undef TG_OUT_DTYPE
+#undef TG_FMT
+#undef TG_RECIPE
+#undef TG_ROWWISE
+#undef TG_COLWISE
+#undef TG_COLS
+#undef TG_THREADS
+#undef TG_TILE_ROWS
+#undef TG_TILE_COLS
+#undef TG_EPS_SCALE
+#undef TG_POW2
+#undef CT_LEGACY
+#define TG_KERNEL ct_cur_ct_128x128_t256
+#define TG_IN_DTYPE 1
+#define TG_OUT_DTYPE 0
+#define TG_FMT 0
+#define TG_RECIPE 2
+#define TG_ROWWISE 1
+#define TG_COLWISE 1
+#define TG_COLS 4096
+#define TG_THREADS 256
+#define TG_TILE_ROWS 128
+#define TG_TILE_COLS 128
+#define TG_EPS_SCALE 0.0f
+#define TG_POW2 0
+#include "cast_transpose.cu"
+#undef TG_KERNEL
+#undef TG_IN_DTYPE
+#undef TG_OUT_DTYPE
+#undef TG_FMT
+#undef TG_RECIPE
+#undef TG_ROWWISE
+#undef TG_COLWISE
+#undef TG_COLS
+#undef TG_THREADS
+#undef TG_TILE_ROWS
+#undef TG_TILE_COLS
+#undef TG_EPS_SCALE
+#undef TG_POW2
+#define TG_KERNEL ct_t8_128x128_t256
+#define TG_IN_DTYPE 3
+#define TG_OUT_DTYPE 0
+#define TG_FMT 0
+#define TG_RECIPE 0
+#define TG_ROWWISE 0
+#define TG_COLWISE 1
+#define TG_COLS 4096
+#define TG_THREADS 256
+#define TG_TILE_ROWS 128
+#define TG_TILE_COLS 128
+#define TG_EPS_SCALE 0.0f
+#define TG_POW2 0
+#include "cast_transpose.cu"
+#undef TG_KERNEL
+#undef TG_IN_DTYPE
+#undef TG_OUT_DTYPE
+#undef TG_FMT
+#undef TG_RECIPE
+#undef TG_ROWWISE
+#undef TG_COLWISE
+#undef TG_COLS
+#undef TG_THREADS
+#undef TG_TILE_ROWS
+#undef TG_TILE_COLS
+#undef TG_EPS_SCALE
+#undef TG_POW2
+#define TG_KERNEL ct_t8_128x128_t128
+#define TG_IN_DTYPE 3
+#define TG_OUT_DTYPE 0
+#define TG_FMT 0
+#define TG_RECIPE 0
+#define TG_ROWWISE 0
+#define TG_COLWISE 1
+#define TG_COLS 4096
+#define TG_THREADS 128
+#define TG_TILE_ROWS 128
+#define TG_TILE_COLS 128
+#define TG_EPS_SCALE 0.0f
+#define TG_POW2 0
+#include "cast_transpose.cu"
+#undef TG_KERNEL
+#undef TG_IN_DTYPE
+#undef TG_OUT_DTYPE
+#undef TG_FMT
+#undef TG_RECIPE
+#undef TG_ROWWISE
+#undef TG_COLWISE
+#undef TG_COLS
+#undef TG_THREADS
+#undef TG_TILE_ROWS
+#undef TG_TILE_COLS
+#undef TG_EPS_SCALE
+#undef TG_POW2
+#define TG_KERNEL ct_t8_64x128_t256
+#define TG_IN_DTYPE 3
+#define TG_OUT_DTYPE 0
+#define TG_FMT 0
+#define TG_RECIPE 0
+#define TG_ROWWISE 0
+#define TG_COLWISE 1
+#define TG_COLS 4096
+#define TG_THREADS 256
+#define TG_TILE_ROWS 64
+#define TG_TILE_COLS 128
+#define TG_EPS_SCALE 0.0f
+#define TG_POW2 0
+#include "cast_transpose.cu"
+#undef TG_KERNEL
+#undef TG_IN_DTYPE
+#undef TG_OUT_DTYPE
+#undef TG_FMT
+#undef TG_RECIPE
+#undef TG_ROWWISE
+#undef TG_COLWISE
+#undef TG_COLS
+#undef TG_THREADS
+#undef TG_TILE_ROWS
+#undef TG_TILE_COLS
+#undef TG_EPS_SCALE
+#undef TG_POW2
+#define TG_KERNEL ct_t8_256x128_t256
+#define TG_IN_DTYPE 3
+#define TG_OUT_DTYPE 0
+#define TG_FMT 0
+#define TG_RECIPE 0
+#define TG_ROWWISE 0
+#define TG_COLWISE 1
+#define TG_COLS 4096
+#define TG_THREADS 256
+#define TG_TILE_ROWS 256
+#define TG_TILE_COLS 128
+#define TG_EPS_SCALE 0.0f
+#define TG_POW2 0
+#include "cast_transpose.cu"
+#undef TG_KERNEL
+#undef TG_IN_DTYPE
+#undef TG_OUT_DTYPE
+#undef TG_FMT
+#undef TG_RECIPE
+#undef TG_ROWWISE
+#undef TG_COLWISE
+#undef TG_COLS
+#undef TG_THREADS
+#undef TG_TILE_ROWS
+#undef TG_TILE_COLS
+#undef TG_EPS_SCALE
+#undef TG_POW2
 static const Inst insts[] = {
 	{"r0_bf16_bf16_c160", ct_r0_bf16_bf16_c160, 1, 1, 0, 0, 1, 1, 160, 256, 64, 128, 0.0f, 0, 0},
 	{"r0_f32_f16_c160", ct_r0_f32_f16_c160, 0, 2, 0, 0, 1, 1, 160, 256, 64, 128, 0.0f, 0, 0},
@@ -1725,6 +2388,30 @@ static const Inst insts[] = {
 	{"bb_rc_128x128_t256", ct_bb_rc_128x128_t256, 1, 0, 0, 5, 1, 1, 4096, 256, 128, 128, 0.0f, 1, 6},
 	{"cur_ct_64x128_t256", ct_cur_ct_64x128_t256, 1, 0, 0, 2, 1, 1, 4096, 256, 64, 128, 0.0f, 0, 7},
 	{"mx_row_32x256_t256", ct_mx_row_32x256_t256, 1, 0, 0, 6, 1, 0, 4096, 256, 32, 256, 0.0f, 0, 3},
+	{"r6_e4m3_bf16_w64_c160", ct_r6_e4m3_bf16_w64_c160, 1, 0, 0, 6, 1, 1, 160, 256, 128, 128, 0.0f, 0, 0},
+	{"r6_e5m2_f32_w32_c256", ct_r6_e5m2_f32_w32_c256, 0, 0, 1, 6, 1, 1, 256, 512, 128, 128, 0.0f, 0, 0},
+	{"r6_e4m3_f32_w64_c512", ct_r6_e4m3_f32_w64_c512, 0, 0, 0, 6, 1, 1, 512, 256, 128, 128, 0.0f, 0, 0},
+	{"r6_e4m3_bf16_w64x256_c160", ct_r6_e4m3_bf16_w64x256_c160, 1, 0, 0, 6, 1, 1, 160, 256, 64, 256, 0.0f, 0, 0},
+	{"r6_e5m2_f16_col_w64_c160", ct_r6_e5m2_f16_col_w64_c160, 2, 0, 1, 6, 0, 1, 160, 256, 128, 128, 0.0f, 0, 0},
+	{"r1_e4m3_f16_w64_c512", ct_r1_e4m3_f16_w64_c512, 2, 0, 0, 1, 1, 1, 512, 256, 128, 128, 0.0f, 0, 0},
+	{"r2_e5m2_bf16_w32_c160", ct_r2_e5m2_bf16_w32_c160, 1, 0, 1, 2, 1, 1, 160, 512, 128, 128, 1e-2f, 1, 0},
+	{"r1_e4m3_bf16_old_c160", ct_r1_e4m3_bf16_old_c160, 1, 0, 0, 1, 1, 1, 160, 256, 64, 128, 0.0f, 0, 0},
+	{"r6_e4m3_bf16_old_c160", ct_r6_e4m3_bf16_old_c160, 1, 0, 0, 6, 1, 1, 160, 256, 64, 128, 0.0f, 0, 0},
+	{"r3_amax_f32_c160", ct_r3_amax_f32_c160, 0, 0, 0, 3, 1, 0, 160, 256, 64, 128, 0.0f, 0, 0},
+	{"r3_amax_f16_c512", ct_r3_amax_f16_c512, 2, 0, 0, 3, 1, 0, 512, 256, 64, 128, 0.0f, 0, 0},
+	{"t8_w64_c160", ct_t8_w64_c160, 3, 0, 0, 0, 0, 1, 160, 256, 128, 128, 0.0f, 0, 0},
+	{"t8_w128_c256", ct_t8_w128_c256, 3, 0, 0, 0, 0, 1, 256, 128, 128, 128, 0.0f, 0, 0},
+	{"t8_w32_row_c512", ct_t8_w32_row_c512, 3, 0, 0, 0, 1, 1, 512, 256, 64, 128, 0.0f, 0, 0},
+	{"ct_pt_64x128_t256_old", ct_ct_pt_64x128_t256_old, 1, 0, 0, 1, 1, 1, 4096, 256, 64, 128, 0.0f, 0, 1},
+	{"ct_pt_128x128_t512", ct_ct_pt_128x128_t512, 1, 0, 0, 1, 1, 1, 4096, 512, 128, 128, 0.0f, 0, 1},
+	{"mx_rc_64x128_t256_old", ct_mx_rc_64x128_t256_old, 1, 0, 0, 6, 1, 1, 4096, 256, 64, 128, 0.0f, 0, 3},
+	{"amax_64x128_t256_old", ct_amax_64x128_t256_old, 1, 0, 0, 3, 1, 0, 4096, 256, 64, 128, 0.0f, 0, 5},
+	{"cur_ct_64x128_t256_old", ct_cur_ct_64x128_t256_old, 1, 0, 0, 2, 1, 1, 4096, 256, 64, 128, 0.0f, 0, 7},
+	{"cur_ct_128x128_t256", ct_cur_ct_128x128_t256, 1, 0, 0, 2, 1, 1, 4096, 256, 128, 128, 0.0f, 0, 7},
+	{"t8_128x128_t256", ct_t8_128x128_t256, 3, 0, 0, 0, 0, 1, 4096, 256, 128, 128, 0.0f, 0, 8},
+	{"t8_128x128_t128", ct_t8_128x128_t128, 3, 0, 0, 0, 0, 1, 4096, 128, 128, 128, 0.0f, 0, 8},
+	{"t8_64x128_t256", ct_t8_64x128_t256, 3, 0, 0, 0, 0, 1, 4096, 256, 64, 128, 0.0f, 0, 8},
+	{"t8_256x128_t256", ct_t8_256x128_t256, 3, 0, 0, 0, 0, 1, 4096, 256, 256, 128, 0.0f, 0, 8},
 };
 
 #define TG_KERNEL ru_update_t256
@@ -1917,10 +2604,16 @@ static void test_case(const Inst &k, long long rows, bool specials)
 {
 	std::vector<unsigned char> raw;
 	std::vector<float> x;
-	make_input(k.in_dt, rows, k.cols, specials, raw, x);
+	const bool bytes_in = k.in_dt == 3; /* raw byte transpose: random bytes, out_t = their transpose */
+	if (bytes_in) {
+		raw.resize((size_t)rows * k.cols);
+		for (auto &b : raw) b = (unsigned char)rnd32();
+		x.assign(raw.size(), 0.0f);
+	} else
+		make_input(k.in_dt, rows, k.cols, specials, raw, x);
 	const int C = k.cols;
 	const bool q = k.recipe != 3;
-	const int oes = k.recipe == 0 ? esize(k.out_dt) : 1;
+	const int oes = bytes_in ? 1 : k.recipe == 0 ? esize(k.out_dt) : 1;
 	size_t n = (size_t)rows * C;
 	size_t out_b = q && k.roww ? n * oes : 0, out_t_b = q && k.colw ? n * oes : 0;
 	size_t si_b = 0, si_t_b = 0;
@@ -1933,7 +2626,17 @@ static void test_case(const Inst &k, long long rows, bool specials)
 	const float scale_in = 0.37109375f * (k.fmt ? 64.0f : 1.0f);
 	const float amax_in = ref_amax(x.data(), n);
 	Expect E;
-	reference(k, rows, x, scale_in, amax_in, E, out_b, out_t_b, si_b, si_t_b);
+	if (bytes_in) {
+		E.amax = 0.0f; /* AMAX untouched (zeroed before the launch) */
+		E.out.assign(out_b, 0);
+		E.out_t.assign(out_t_b, 0);
+		if (out_b) memcpy(E.out.data(), raw.data(), out_b);
+		if (out_t_b)
+			for (long long r = 0; r < rows; r++)
+				for (int c = 0; c < C; c++)
+					E.out_t[(size_t)c * rows + r] = raw[(size_t)r * C + c];
+	} else
+		reference(k, rows, x, scale_in, amax_in, E, out_b, out_t_b, si_b, si_t_b);
 
 	DBuf din, dout, dout_t, dsi, dsi_t, dscale, damax;
 	din.alloc(raw.size());
@@ -2135,14 +2838,15 @@ static void bench(int nsm)
 	CK(cudaMemcpy((char *)dsc + 128, &am, 4, cudaMemcpyHostToDevice));
 	static const char *group_names[] = {"", "cast+transpose per-tensor FP8 + amax", "quantize rowwise per-tensor FP8 + amax",
 	                                    "MXFP8 rowwise+columnwise", "block1x128 rowwise+columnwise", "amax pass (current scaling)",
-	                                    "block128x128 rowwise+columnwise", "current-scaling cast+transpose"};
+	                                    "block128x128 rowwise+columnwise", "current-scaling cast+transpose",
+	                                    "FP8 byte transpose (in_dt 3)"};
 	printf("%-40s %-22s %-12s %9s %9s %8s\n", "kernel", "variant", "shape", "us", "GB/s", "% copy");
-	for (int grp = 1; grp <= 7; grp++) {
+	for (int grp = 1; grp <= 8; grp++) {
 		for (const Inst &k : insts) {
 			if (k.bench != grp)
 				continue;
 			const bool q = k.recipe != 3;
-			size_t bytes = nel * 2; /* input read once */
+			size_t bytes = nel * (k.in_dt == 3 ? 1 : 2); /* input read once */
 			if (q && k.roww) bytes += nel;
 			if (q && k.colw) bytes += nel;
 			if (k.recipe == 6) bytes += (k.roww ? nel / 32 : 0) + (k.colw ? nel / 32 : 0);
@@ -2158,7 +2862,13 @@ static void bench(int nsm)
 			p.n[0] = ROWS;
 			p.n[1] = COLS;
 			long long tiles = tiles_of(k, ROWS);
-			int grid = (int)std::min<long long>(tiles, 1 << 30);
+			/* two grids: full (one CTA per tile) and capped at the resident CTAs (persistent) */
+			int occ = 0;
+			CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, (const void *)k.fn, k.thr, 0));
+			for (int gsel = 0; gsel < 2; gsel++) {
+			const long long cap = (long long)nsm * (occ > 0 ? occ : 1);
+			int grid = (int)std::min<long long>(gsel ? std::min(tiles, cap) : tiles, 1 << 30);
+			if (gsel && grid == (int)std::min<long long>(tiles, 1 << 30)) continue;
 			std::vector<float> t;
 			for (int it = 0; it < 55; it++) {
 				p.p[TG_P_IN] = din[it % NIN];
@@ -2174,9 +2884,10 @@ static void bench(int nsm)
 			float us = median(t) * 1e3f;
 			double gbs = bytes / (us * 1e-6) / 1e9;
 			char var[64];
-			snprintf(var, sizeof var, "%dx%d t%d", k.tr, k.tc, k.thr);
-			printf("%-40s %-22s %-12s %9.1f %9.1f %7.1f%%   (%s)\n", group_names[grp], var, "16384x4096", us, gbs,
-			       100.0 * gbs / copy_gbs, k.name);
+			snprintf(var, sizeof var, "%dx%d t%d %s", k.tr, k.tc, k.thr, gsel ? "cap" : "full");
+			printf("%-40s %-22s %-12s %9.1f %9.1f %7.1f%%   (%s, grid %d, %d CTA/SM)\n", group_names[grp], var,
+			       "16384x4096", us, gbs, 100.0 * gbs / copy_gbs, k.name, grid, occ);
+			}
 		}
 	}
 	for (int i = 0; i < NIN; i++) CK(cudaFree(din[i]));

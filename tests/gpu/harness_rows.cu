@@ -66,6 +66,17 @@
 	G(g_sw_f32v8_r0,   0, 0, 0, 0, 0, 1, 0, 8, 64, 1, 512, 1.702f, 7.0f, 0.0f, 0, 0) \
 	G(g_rpc1_r1_col,   0, 1, 1, 0, 1, 1, 1, 8, 256, 1, 4096, 1.702f, 7.0f, 0.0f, 0, 0)
 
+/* FP8 byte transposes (cast_transpose.cu, TG_IN_DTYPE 3): a rowwise norm/GLU kernel
+ * followed by one of these gives the columnwise copy of a per-tensor recipe (the
+ * columnwise bytes are the transposed rowwise bytes), instead of the tile path.
+ *         name        cols   thr  tile rows, cols */
+#define T8_VARIANTS(T) \
+	T(t8_c4096,   4096,  256, 128, 128) \
+	T(t8_c4096_t128, 4096, 128, 128, 128) \
+	T(t8_c160,    160,   256, 128, 128) \
+	T(t8_c512,    512,   256, 64,  128) \
+	T(t8_c14336,  14336, 256, 128, 128)
+
 #ifdef TG_LIST
 /* One line per variant for bench/run_rows.sh: template name, then nvcc flags. */
 #define N(name, norm, in, w, out, fmt, rec, row, col, vec, thr, rpc, cols, zc, res, epss, pow2, bench) \
@@ -77,8 +88,12 @@
 	glu_amax.cu name -DTG_KERNEL=name -DTG_ACT=act -DTG_IN_DTYPE=in -DTG_OUT_DTYPE=out -DTG_FMT=fmt \
 	-DTG_RECIPE=rec -DTG_ROWWISE=row -DTG_COLWISE=col -DTG_VEC=vec -DTG_THREADS=thr -DTG_ROWS_PER_CTA=rpc \
 	-DTG_COLS=cols -DTG_ALPHA=alpha -DTG_LIMIT=limit -DTG_EPS_SCALE=epss -DTG_POW2=pow2 -DTG_MARGIN=0 @@
+#define T(name, cols, thr, tr, tc) \
+	cast_transpose.cu name -DTG_KERNEL=name -DTG_IN_DTYPE=3 -DTG_OUT_DTYPE=0 -DTG_FMT=0 -DTG_RECIPE=0 -DTG_ROWWISE=0 \
+	-DTG_COLWISE=1 -DTG_COLS=cols -DTG_THREADS=thr -DTG_TILE_ROWS=tr -DTG_TILE_COLS=tc -DTG_EPS_SCALE=0.0f -DTG_POW2=0 @@
 NORM_VARIANTS(N)
 GLU_VARIANTS(G)
+T8_VARIANTS(T)
 #else
 
 #include <cuda_runtime.h>
@@ -99,10 +114,29 @@ extern "C" {
 
 #define N(name, ...) extern "C" __global__ void name(const TgParams p);
 #define G(name, ...) extern "C" __global__ void name(const TgParams p);
+#define T(name, ...) extern "C" __global__ void name(const TgParams p);
 NORM_VARIANTS(N)
 GLU_VARIANTS(G)
+T8_VARIANTS(T)
 #undef N
 #undef G
+#undef T
+
+struct T8 { const char *name; const void *fn; int cols, thr, tr, tc; };
+static const T8 t8s[] = {
+#define T(name, cols, thr, tr, tc) {#name, (const void *)name, cols, thr, tr, tc},
+	T8_VARIANTS(T)
+#undef T
+};
+static const T8 *find_t8(const char *n)
+{
+	for (const T8 &t : t8s) if (!strcmp(t.name, n)) return &t;
+	return nullptr;
+}
+/* rowwise variant + byte transpose: checked like a columnwise variant, timed together */
+static const char *t8_pairs[][2] = {{"nb_r1_t128_r1", "t8_c4096"}, {"nb_r1_t128_r1", "t8_c4096_t128"},
+                                    {"nr_c160_r1", "t8_c160"}, {"nl_c160_r2", "t8_c160"},
+                                    {"nr_f32_c512_r1", "t8_c512"}, {"gb_sw_r1_t256", "t8_c14336"}};
 
 struct Variant {
 	const char *name; const void *fn; int glu;
@@ -239,6 +273,19 @@ static void launch(const Variant &V, const TgParams &p, int grid)
 	CK(cudaLaunchKernel(V.fn, dim3(grid), dim3(V.thr), args, 0, 0));
 }
 
+static void launch_t8(const T8 &t, void *in, void *out_t, long rows)
+{
+	TgParams q;
+	memset(&q, 0, sizeof q);
+	q.p[TG_P_IN] = in;
+	q.p[TG_P_OUT_T] = out_t;
+	q.n[0] = rows; q.n[1] = t.cols;
+	long tiles = (rows + t.tr - 1) / t.tr * ((t.cols + t.tc - 1) / t.tc);
+	int grid = g_force_grid > 0 ? g_force_grid : (int)(tiles < 1 ? 1 : tiles);
+	void *args[] = {(void *)&q};
+	CK(cudaLaunchKernel(t.fn, dim3(grid), dim3(t.thr), args, 0, 0));
+}
+
 /* Everything one run needs, host and device. */
 struct Run {
 	long rows; int cols, incols;
@@ -249,8 +296,9 @@ struct Run {
 	size_t dn[TG_NPTR] = {};
 };
 
-static void run_check(const Variant &V, long rows, int special, int grid_cap)
+static void run_check(const Variant &V, long rows, int special, int grid_cap, const T8 *t8 = nullptr)
 {
+	const bool colchk = V.col || t8;
 	Run R;
 	R.rows = rows; R.cols = V.cols; R.incols = V.glu ? 2 * V.cols : V.cols;
 	size_t ne = (size_t)rows * V.cols, nin = (size_t)rows * R.incols;
@@ -317,6 +365,11 @@ static void run_check(const Variant &V, long rows, int special, int grid_cap)
 	launch(V, p, grid_for(V, rows, grid_cap));
 	CK(cudaGetLastError());
 	CK(cudaDeviceSynchronize());
+	if (t8) { /* columnwise copy = byte transpose of the rowwise FP8 output */
+		launch_t8(*t8, R.d[TG_P_OUT], R.d[TG_P_OUT_T], rows);
+		CK(cudaGetLastError());
+		CK(cudaDeviceSynchronize());
+	}
 
 	auto get = [&](int slot, size_t n) { std::vector<uint8_t> h(n); CK(cudaMemcpy(h.data(), R.d[slot], n, cudaMemcpyDeviceToHost)); return h; };
 	const char *vn = V.name;
@@ -399,11 +452,11 @@ static void run_check(const Variant &V, long rows, int special, int grid_cap)
 				report(vn, rows, "e8m0 row", cs, false);
 			}
 		}
-		if (V.col) {
+		if (colchk) {
 			std::vector<uint8_t> o = get(TG_P_OUT_T, ne);
 			Cmp c;
 			for (size_t i = 0; i < ne; i++) cmp_code(c, o[i], qt[i], 8, fp8_isnan(o[i], V.fmt), fp8_isnan(qt[i], V.fmt));
-			report(vn, rows, "columnwise", c, false);
+			report(vn, rows, t8 ? "colwise(t8)" : "columnwise", c, false);
 			if (V.rec == 6) {
 				std::vector<uint8_t> g = get(TG_P_SCALE_INV_T, sct.size());
 				Cmp cs;
@@ -448,7 +501,7 @@ static void bench_copy(void)
 }
 
 /* Times one or two variants (two: current scaling amax pass + cast pass) run back to back. */
-static void bench(const std::vector<const Variant *> &vs, long rows, bool capped)
+static void bench(const std::vector<const Variant *> &vs, long rows, bool capped, const T8 *t8 = nullptr)
 {
 	const Variant &V = *vs[0];
 	int incols = V.glu ? 2 * V.cols : V.cols;
@@ -473,16 +526,18 @@ static void bench(const std::vector<const Variant *> &vs, long rows, bool capped
 		p.p[TG_P_IN] = ins[it % nbuf];
 		CK(cudaEventRecord(e0));
 		for (const Variant *v : vs) launch(*v, p, grid_for(*v, rows, capped));
+		if (t8) launch_t8(*t8, out, out_t, rows);
 		CK(cudaEventRecord(e1)); CK(cudaEventSynchronize(e1));
 		float ms; CK(cudaEventElapsedTime(&ms, e0, e1));
 		if (it >= 10) t.push_back(ms);
 	}
 	CK(cudaGetLastError());
 	float ms = median(t);
-	double bytes = (double)in_bytes + (double)out_bytes * (V.row ? 1 : 0) + (double)ne * (V.col ? 1 : 0);
+	double bytes = (double)in_bytes + (double)out_bytes * (V.row ? 1 : 0) + (double)ne * (V.col || t8 ? 1 : 0);
 	double gbs = bytes / (ms * 1e-3) / 1e9;
 	std::string name = V.name;
 	for (size_t i = 1; i < vs.size(); i++) name += std::string("+") + vs[i]->name;
+	if (t8) name += std::string("+") + t8->name;
 	char shape[64]; snprintf(shape, sizeof shape, "%ldx%d%s", rows, V.cols, V.glu ? "(x2 in)" : "");
 	printf("%-34s %-16s thr=%-4d rpc=%-3d vec=%d grid=%-6s %9.1f us %7.0f GB/s %5.1f%%\n", name.c_str(), shape, V.thr,
 	       V.rpc, V.vec, capped ? "cap" : "full", ms * 1e3, gbs, 100.0 * gbs / g_copy_gbs);
@@ -518,6 +573,22 @@ int main(int argc, char **argv)
 		printf("%-20s %s\n", V.name, g_fail != before ? "FAIL" : "ok");
 	}
 
+	/* rowwise kernel + FP8 byte transpose: columnwise bytes vs the reference, and == transposed rowwise */
+	for (auto &pr : t8_pairs) {
+		const Variant *V = nullptr;
+		for (const Variant &x : vs) if (!strcmp(x.name, pr[0])) V = &x;
+		const T8 *t = find_t8(pr[1]);
+		if (!V || !t || t->cols != V->cols) { printf("pair %s+%s: missing or cols differ FAIL\n", pr[0], pr[1]); g_fail = 1; continue; }
+		int before = g_fail;
+		for (long rows : small_rows) {
+			run_check(*V, rows, 0, 1, t);
+			if (rows == 993) run_check(*V, rows, 1, 1, t);
+		}
+		g_force_grid = 3; run_check(*V, 217, 0, 1, t); g_force_grid = 0;
+		if (V->bench && !quick) run_check(*V, V->glu ? 8192 : 16384, 0, 1, t);
+		printf("%s+%s %s\n", pr[0], pr[1], g_fail != before ? "FAIL" : "ok");
+	}
+
 	printf("== bandwidth (bytes = input read once + each output written once) ==\n");
 	bench_copy();
 	auto find = [&](const char *n) -> const Variant * { for (const Variant &V : vs) if (!strcmp(V.name, n)) return &V; return nullptr; };
@@ -535,6 +606,15 @@ int main(int argc, char **argv)
 		long rows = a->glu ? 8192 : 16384;
 		bench({a, b}, rows, true);
 		bench({a, b}, rows, false);
+	}
+	/* rowwise + byte transpose vs the columnwise tile path (nt_r1_c4096*, gb_sw_r1_col above) */
+	for (auto &pr : t8_pairs) {
+		const Variant *V = find(pr[0]);
+		const T8 *t = find_t8(pr[1]);
+		if (!V || !t || !V->bench) continue;
+		long rows = V->glu ? 8192 : 16384;
+		bench({V}, rows, true, t);
+		bench({V}, rows, false, t);
 	}
 	printf("%s\n", g_fail ? "RESULT: FAIL (see FAIL lines above)" : "RESULT: all correctness checks passed");
 	return g_fail ? 1 : 0;

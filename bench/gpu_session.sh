@@ -34,6 +34,10 @@ for st in $stages; do
 		m="--hidden 4096 --ffn 14336 --heads 32 --kv-heads 8 --layers 32 --micro-batch 2 --seq 4096"
 		stage tegen-bench 240 "$O/bench.log" build/tegen bench $m --csv "$O/tegen_bench.csv" --chart "$O/tegen_bench.svg"
 		stage torch-bench 240 "$O/bench.log" python3 bench/bench_torch.py $m --csv "$O/torch_bench.csv" ;;
+	tune) # tune the Llama-3 8B MLP, then time it tuned vs heuristic (no DB) side by side
+		stage tune 300 "$O/tune.log" build/tegen tune specs/llama3_8b_mlp.yaml --tokens 8192,16384
+		stage run-tuned 60 "$O/tune.log" build/tegen run specs/llama3_8b_mlp.yaml --tokens 16384 --iters 20
+		stage run-heuristic 60 "$O/tune.log" env TEGEN_CACHE_DIR=/tmp/tegen-empty build/tegen run specs/llama3_8b_mlp.yaml --tokens 16384 --iters 20 ;;
 	jit) # cold compile on this host's cores, then a warm start from the disk cache in a new process
 		rm -rf /tmp/tegen-jit
 		for i in 1 2; do stage "jit-$i" 60 "$O/run.log" build/tegen build specs/llama3_8b_mlp.yaml --cache-dir /tmp/tegen-jit; done ;;

@@ -9,6 +9,7 @@
 #include "check.h"
 #include "cudrv.h"
 #include "jit.h"
+#include "npy.h"
 
 #include <nvrtc.h>
 #include <stdio.h>
@@ -337,9 +338,64 @@ int cmd_cache(int argc, char **argv)
 	return bad > 0 ? 1 : 0;
 }
 
+/* Write every component of the layer's outputs as .npy files into dir. */
+static int write_outputs(TgLayer *l, const char *dir)
+{
+	const Graph *g = tg_layer_plan(l)->g;
+	if (mkdir(dir, 0777) && access(dir, W_OK)) {
+		fprintf(stderr, "tegen: cannot create %s\n", dir);
+		return -1;
+	}
+	for (int i = 0; i < g->ntensors; i++) {
+		const Tensor *t = &g->tensors[i];
+		if (!t->output)
+			continue;
+		for (int c = COMP_DATA; c <= COMP_AMAX; c++) {
+			void *dp;
+			size_t bytes;
+			if (tg_layer_tensor_component(l, i, (Component)c, &dp, &bytes) || !bytes)
+				continue;
+			void *h = malloc(bytes);
+			if (!h || cu.cuMemcpyDtoH_v2(h, (CUdeviceptr)(uintptr_t)dp, bytes)) {
+				free(h);
+				fprintf(stderr, "tegen: cannot read %s.%s from the GPU\n", t->name, comp_name(c));
+				return -1;
+			}
+			bool scalar = c == COMP_SCALE || c == COMP_AMAX || (c == COMP_SCALE_INV && t->state_slot >= 0);
+			bool byte_scales = (c == COMP_SCALE_INV || c == COMP_SCALE_INV_T) && !scalar && t->recipe.scaling == SCALING_MXFP8;
+			const char *descr = scalar || ((c == COMP_SCALE_INV || c == COMP_SCALE_INV_T) && !byte_scales) ? "<f4"
+				: byte_scales ? "|u1" : npy_descr(t->dtype);
+			size_t esize = descr[2] == '4' ? 4 : descr[2] == '2' ? 2 : 1;
+			/* data: [rows][cols] (all but the last dim flattened); data_t: [cols][rows]; scales flat */
+			long n = (long)(bytes / esize), cols = t->rank ? t->shape[t->rank - 1].add : 1;
+			long shape[2] = {n, 1};
+			int rank = 1;
+			if ((c == COMP_DATA || c == COMP_DATA_T) && cols > 0 && t->dtype != DT_E2M1) {
+				rank = 2;
+				shape[0] = c == COMP_DATA ? n / cols : cols;
+				shape[1] = c == COMP_DATA ? cols : n / cols;
+			}
+			char *path = malloc(strlen(dir) + strlen(t->name) + 32);
+			sprintf(path, "%s/%s%s%s.npy", dir, t->name, c == COMP_DATA ? "" : ".", c == COMP_DATA ? "" : comp_name(c));
+			int rc = npy_write(path, descr, rank, shape, h, bytes);
+			if (rc)
+				fprintf(stderr, "tegen: cannot write %s\n", path);
+			else
+				printf("wrote %s\n", path);
+			free(path);
+			free(h);
+			if (rc)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+static const char run_usage[] = "usage: tegen run SPEC [--tokens N] [--check] [--iters K] [--in DIR] [--out DIR]\n";
+
 int cmd_run(int argc, char **argv)
 {
-	const char *spec = NULL;
+	const char *spec = NULL, *in_dir = NULL, *out_dir = NULL;
 	long tokens = 1024;
 	int check = 0, iters = 20;
 	for (int i = 0; i < argc; i++) {
@@ -347,21 +403,25 @@ int cmd_run(int argc, char **argv)
 			tokens = atol(argv[++i]);
 		else if (!strcmp(argv[i], "--iters") && i + 1 < argc)
 			iters = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--in") && i + 1 < argc)
+			in_dir = argv[++i];
+		else if (!strcmp(argv[i], "--out") && i + 1 < argc)
+			out_dir = argv[++i];
 		else if (!strcmp(argv[i], "--check"))
 			check = 1;
 		else if (argv[i][0] == '-' || spec) {
-			fprintf(stderr, "usage: tegen run SPEC [--tokens N] [--check] [--iters K]\n");
+			fputs(run_usage, stderr);
 			return 2;
 		} else
 			spec = argv[i];
 	}
 	if (!spec || tokens < 1 || iters < 1) {
-		fprintf(stderr, "usage: tegen run SPEC [--tokens N] [--check] [--iters K]\n");
+		fputs(run_usage, stderr);
 		return 2;
 	}
 	TgContext *ctx;
 	if (tg_context_create(NULL, &ctx)) {
-		fprintf(stderr, "tegen: %s\n", tg_last_error());
+		fprintf(stderr, "tegen run: needs a GPU (%s)\n", tg_last_error());
 		return 1;
 	}
 	TgLayer *l;
@@ -371,23 +431,30 @@ int cmd_run(int argc, char **argv)
 		tg_context_destroy(ctx);
 		return 1;
 	}
-	if (tg_layer_load(l)) {
+	if (tg_layer_set_tokens(l, tokens) || tg_layer_load(l)) {
 		fprintf(stderr, "tegen: %s\n", tg_last_error());
 		goto out;
 	}
 	Buf b = {0};
 	char err[2048];
 	CheckKeep keep = {0};
+	keep.in_dir = in_dir;
 	int fails = check_layer(l, tokens, 1, check, &keep, &b, err, sizeof err);
 	if (fails < 0) {
 		fprintf(stderr, "tegen: %s\n", err);
 		buf_free(&b);
+		check_keep_free(&keep);
 		goto out;
 	}
 	if (check)
 		fputs(b.p ? b.p : "", stdout);
 	buf_free(&b);
-	/* timing: median per kernel over iters runs */
+	if (out_dir && write_outputs(l, out_dir)) {
+		check_keep_free(&keep);
+		goto out;
+	}
+	/* per kernel: median time with a cold L2 (generated kernels) or of the whole call (GEMMs) */
+	const Plan *p = tg_layer_plan(l);
 	int nk = tg_layer_kernel_count(l);
 	float *ms = calloc((size_t)nk * (size_t)iters, sizeof *ms), *one = calloc((size_t)nk, sizeof *one);
 	for (int it = 0; it < iters; it++) {
@@ -398,11 +465,12 @@ int cmd_run(int argc, char **argv)
 		for (int k = 0; k < nk; k++)
 			ms[(size_t)k * iters + it] = one[k];
 	}
-	const Plan *p = tg_layer_plan(l);
-	printf("%-30s %10s\n", "kernel", "median us");
+	printf("%-30s %-16s %10s %10s\n", "kernel", "variant", "median us", "GB/s");
+	double total = 0;
 	for (int k = 0; k < nk; k++) {
 		if (k == p->update_kernel)
 			continue;
+		const Kernel *kk = &p->kernels[k];
 		float *v = ms + (size_t)k * iters;
 		for (int i = 1; i < iters; i++)
 			for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
@@ -410,8 +478,15 @@ int cmd_run(int argc, char **argv)
 				v[j] = v[j - 1];
 				v[j - 1] = t;
 			}
-		printf("%-30s %10.1f\n", p->kernels[k].name, v[iters / 2] * 1000);
+		float us = v[iters / 2] * 1000;
+		double bytes = 0;
+		char gbs[32] = "";
+		if (kk->kind == KERNEL_GENERATED && !tg_layer_time_kernel(l, k, NULL, NULL, iters, &us, &bytes) && us > 0)
+			snprintf(gbs, sizeof gbs, "%.0f", bytes / us / 1e3);
+		total += us;
+		printf("%-30s %-16s %10.1f %10s\n", kk->name, kk->kind == KERNEL_GEMM ? "cuBLASLt" : kk->variant, us, gbs);
 	}
+	printf("%-30s %-16s %10.1f\n", "total (sum of medians)", "", total);
 	free(ms);
 	free(one);
 	check_keep_free(&keep);

@@ -10,7 +10,10 @@
  * Returns the number of failures, or -1 with a message in err if it could not run.
  * keep: NULL frees the input buffers before returning; otherwise they stay bound
  * (for further runs) and check_keep_free releases them. */
-typedef struct CheckKeep { unsigned long long *dev; int n; } CheckKeep;
+typedef struct CheckKeep {
+	unsigned long long *dev; int n; /* the bound input buffers */
+	const char *in_dir;             /* optional: take input NAME from IN_DIR/NAME.npy when that file exists */
+} CheckKeep;
 int check_layer(TgLayer *l, long tokens, unsigned seed, int compare, CheckKeep *keep, Buf *out, char *err,
 	size_t errlen);
 /* check_keep_free frees the input buffers a check_layer call kept. */

@@ -847,6 +847,8 @@ template <int IN_DT, int THREADS> __device__ __forceinline__ void body_amax(cons
 	}
 }
 
+#define TG_CT_WARP_QUANT 0
+
 /* Path choice. LEGACY (harness only, not a slot): 1 = the shared-tile body for
  * everything (the 2026-11-21 kernels), for side-by-side timing. */
 template <int IN_DT, int OUT_DT, int FMT, int RECIPE, int ROWW, int COLW, int COLS, int THREADS, int TR, int TC,
@@ -861,7 +863,10 @@ __device__ __forceinline__ void dispatch(const TgParams &p, const float eps)
 	} else if constexpr (!LEGACY && RECIPE == 3) {
 		static_assert(COLS % 16 == 0, "TG_COLS must be a multiple of 16");
 		body_amax<IN_DT, THREADS>(p, p.n[0] * COLS);
-	} else if constexpr (!LEGACY && COLW && warp_ok && (RECIPE == 1 || RECIPE == 2 || RECIPE == 6)) {
+	} else if constexpr (!LEGACY && COLW && warp_ok && TG_CT_WARP_QUANT && (RECIPE == 1 || RECIPE == 2 || RECIPE == 6)) {
+		/* Off: measured slower than the shared-tile body on an H200 (2026-11-21,
+		 * 16384x4096 bf16: per-tensor 68.4% vs 81.2% of copy, MXFP8 56.8% vs
+		 * 63.5%, current 71.2% vs 81.6%). Kept for the byte transpose above. */
 		body_warp<IN_DT, FMT, RECIPE, ROWW, COLS, THREADS, TR, TC, POW2>(p, eps);
 	} else {
 		body<IN_DT, OUT_DT, FMT, RECIPE, ROWW, COLW, COLS, THREADS, TR, TC, POW2>(p, eps);

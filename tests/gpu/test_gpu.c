@@ -112,7 +112,7 @@ static void test_delayed_steps(TgContext *ctx, const char *spec_text)
 	cu.cuMemcpyDtoH_v2(ref, (CUdeviceptr)(uintptr_t)state, bytes);
 	int bad = 0;
 	for (int step = 0; step < 10 && !bad; step++) {
-		if (check_layer(l, 64 + step, (unsigned)step, 1, NULL, &log, err, sizeof err) < 0) {
+		if (check_layer(l, 64 + 16 * step, (unsigned)step, 1, NULL, &log, err, sizeof err) < 0) {
 			printf("FAIL gpu/delayed-10-steps: %s\n", err);
 			bad = 1;
 			break;

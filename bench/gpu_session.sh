@@ -35,7 +35,7 @@ for st in $stages; do
 		stage tegen-bench 240 "$O/bench.log" build/tegen bench $m --csv "$O/tegen_bench.csv" --chart "$O/tegen_bench.svg"
 		stage torch-bench 240 "$O/bench.log" python3 bench/bench_torch.py $m --csv "$O/torch_bench.csv" ;;
 	tune) # tune the Llama-3 8B MLP, then time it tuned vs heuristic (no DB) side by side
-		stage tune 300 "$O/tune.log" build/tegen tune specs/llama3_8b_mlp.yaml --tokens 8192,16384
+		stage tune 420 "$O/tune.log" build/tegen tune specs/llama3_8b_mlp.yaml --tokens 8192,16384
 		stage run-tuned 60 "$O/tune.log" build/tegen run specs/llama3_8b_mlp.yaml --tokens 16384 --iters 20
 		stage run-heuristic 60 "$O/tune.log" env TEGEN_CACHE_DIR=/tmp/tegen-empty build/tegen run specs/llama3_8b_mlp.yaml --tokens 16384 --iters 20 ;;
 	example) stage example 60 "$O/run.log" build/examples/host ;;

@@ -228,9 +228,10 @@ static void bind_outputs(Planner *pl, Kernel *k, const Tensor *out)
 		bind(pl, k, TG_P_AMAX, out->id, COMP_AMAX);
 		break;
 	default:
-		if (out->rowwise || out->recipe.scaling == SCALING_BLOCK128X128)
+		/* each copy has its scales (128x128: the same blocks, stored for each layout) */
+		if (out->rowwise)
 			bind(pl, k, TG_P_SCALE_INV, out->id, COMP_SCALE_INV);
-		if (out->columnwise && out->recipe.scaling != SCALING_BLOCK128X128)
+		if (out->columnwise)
 			bind(pl, k, TG_P_SCALE_INV_T, out->id, COMP_SCALE_INV_T);
 		break;
 	}

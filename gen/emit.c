@@ -14,8 +14,9 @@
 typedef struct TgEmbedded { const char *name; const char *text; } TgEmbedded;
 extern const TgEmbedded tg_embedded[];
 
-static const char *const header_names[] = {"tg_formats.h", "tg_recipe.h", "tg_kernel.h"};
-static const char *header_texts[3];
+static const char *const header_names[] = {"tg_formats.h", "tg_recipe.h", "tg_kernel.h", "tg_rowvec.h"};
+#define NHEADERS ((int)(sizeof header_names / sizeof header_names[0]))
+static const char *header_texts[NHEADERS];
 
 const char *template_text(const char *name)
 {
@@ -27,11 +28,11 @@ const char *template_text(const char *name)
 
 int emit_headers(const char *const **names, const char *const **texts)
 {
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < NHEADERS; i++)
 		header_texts[i] = template_text(header_names[i]);
 	*names = header_names;
 	*texts = header_texts;
-	return 3;
+	return NHEADERS;
 }
 
 const char *emit_entry(Arena *a, const Plan *p, const Kernel *k)
@@ -44,8 +45,8 @@ static bool is_ident(int c) { return isalnum(c) || c == '_'; }
 /* Is NAME defined as a macro (#define NAME) in the template or a shared header? */
 static bool defined_macro(const char *tmpl, const char *name, size_t n)
 {
-	for (int i = 0; i < 4; i++) {
-		const char *t = i < 3 ? template_text(header_names[i]) : tmpl;
+	for (int i = 0; i <= NHEADERS; i++) {
+		const char *t = i < NHEADERS ? template_text(header_names[i]) : tmpl;
 		for (const char *p = t ? strstr(t, "#define ") : NULL; p; p = strstr(p + 1, "#define ")) {
 			const char *q = p + 8;
 			while (*q == ' ' || *q == '\t')

@@ -12,7 +12,6 @@
 
 #include "rt_internal.h"
 
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,18 +36,6 @@ struct BenchGpu {
 	CUdeviceptr pool[POOL_COUNT];
 	CUdeviceptr scalars;          /* per-tensor scale_invs, 16-byte slots */
 };
-
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
 static uint64_t rnext(void)
@@ -86,15 +73,15 @@ int bench_gpu_open(int iters, int warmup, BenchGpu **out, char *why, size_t whyl
 	int ndev = 0;
 	CUresult r = cu.cuDeviceGetCount(&ndev);
 	if (r || ndev < 1)
-		return fail(why, whylen, -1, "no CUDA device%s%s", r ? ": " : "", r ? cudrv_errstr(r) : "");
+		return gemm_fail(why, whylen, -1, "no CUDA device%s%s", r ? ": " : "", r ? cudrv_errstr(r) : "");
 	if (iters < 1 || iters > BENCH_MAX_ITERS || warmup < 0)
-		return fail(why, whylen, -1, "iterations must be 1..%d", BENCH_MAX_ITERS);
+		return gemm_fail(why, whylen, -1, "iterations must be 1..%d", BENCH_MAX_ITERS);
 	BenchGpu *b = calloc(1, sizeof *b);
 	unsigned char *h = malloc(POOL_BYTES);
 	if (!b || !h) {
 		free(b);
 		free(h);
-		return fail(why, whylen, -1, "out of host memory");
+		return gemm_fail(why, whylen, -1, "out of host memory");
 	}
 	b->iters = iters;
 	b->warmup = warmup;
@@ -150,14 +137,14 @@ int bench_gpu_open(int iters, int warmup, BenchGpu **out, char *why, size_t whyl
 	char err[512];
 	b->g = gemm_ctx_create(0, err, sizeof err);
 	if (!b->g) {
-		fail(why, whylen, -1, "cuBLASLt: %s", err);
+		gemm_fail(why, whylen, -1, "cuBLASLt: %s", err);
 		bench_gpu_close(b);
 		return -1;
 	}
 	*out = b;
 	return 0;
 bad:
-	fail(why, whylen, -1, "%s: %s", what, cudrv_errstr(r));
+	gemm_fail(why, whylen, -1, "%s: %s", what, cudrv_errstr(r));
 	free(h);
 	bench_gpu_close(b);
 	return -1;
@@ -254,7 +241,7 @@ int bench_copy_bandwidth(BenchGpu *b, double *gbs, char *err, size_t errlen)
 		n /= 2;
 	}
 	if (!src)
-		return fail(err, errlen, BENCH_ENOMEM, "copy bandwidth: cannot allocate 2 x 64 MiB");
+		return gemm_fail(err, errlen, BENCH_ENOMEM, "copy bandwidth: cannot allocate 2 x 64 MiB");
 	int runs = b->iters < 10 ? 10 : b->iters;
 	if (runs > b->nev - 1)
 		runs = b->nev - 1;
@@ -280,7 +267,7 @@ int bench_copy_bandwidth(BenchGpu *b, double *gbs, char *err, size_t errlen)
 	cu.cuMemFree_v2(src);
 	cu.cuMemFree_v2(dst);
 	if (r)
-		return fail(err, errlen, GEMM_ECUDA, "copy bandwidth: %s", cudrv_errstr(r));
+		return gemm_fail(err, errlen, GEMM_ECUDA, "copy bandwidth: %s", cudrv_errstr(r));
 	BenchTime t;
 	summarize(v, runs, &t);
 	*gbs = 2.0 * (double)n / (t.median * 1e-3) / 1e9;
@@ -324,14 +311,14 @@ int bench_gemm(BenchGpu *b, const GemmDesc *d, BenchTime *t, char *err, size_t e
 	CUresult r = 0;
 	if (cu.cuMemAlloc_v2(&D, bd ? bd : 16)) {
 		D = 0;
-		return fail(err, errlen, BENCH_ENOMEM, "cannot allocate D (%zu MiB)", bd >> 20);
+		return gemm_fail(err, errlen, BENCH_ENOMEM, "cannot allocate D (%zu MiB)", bd >> 20);
 	}
 	if (sa && cu.cuMemAlloc_v2(&SA, sa))
 		SA = 0;
 	if (sb && cu.cuMemAlloc_v2(&SB, sb))
 		SB = 0;
 	if ((sa && !SA) || (sb && !SB)) {
-		rc = fail(err, errlen, BENCH_ENOMEM, "cannot allocate the scales");
+		rc = gemm_fail(err, errlen, BENCH_ENOMEM, "cannot allocate the scales");
 		goto out;
 	}
 	for (; nset < want; nset++) {
@@ -347,12 +334,12 @@ int bench_gemm(BenchGpu *b, const GemmDesc *d, BenchTime *t, char *err, size_t e
 		if ((r = fill(b, A[nset], ba, dt_pool(d->a_dtype), (size_t)nset * 7919)) ||
 			(r = fill(b, B[nset], bb, dt_pool(d->b_dtype), (size_t)nset * 104729 + 4099))) {
 			nset++;
-			rc = fail(err, errlen, GEMM_ECUDA, "filling operands: %s", cudrv_errstr(r));
+			rc = gemm_fail(err, errlen, GEMM_ECUDA, "filling operands: %s", cudrv_errstr(r));
 			goto out;
 		}
 	}
 	if (!nset) {
-		rc = fail(err, errlen, BENCH_ENOMEM, "cannot allocate the operands (%zu + %zu MiB)", ba >> 20, bb >> 20);
+		rc = gemm_fail(err, errlen, BENCH_ENOMEM, "cannot allocate the operands (%zu + %zu MiB)", ba >> 20, bb >> 20);
 		goto out;
 	}
 	if (d->scale_mode == GEMM_SCALE_BLOCK) { /* scale_inv 1/16 everywhere */
@@ -360,12 +347,12 @@ int bench_gemm(BenchGpu *b, const GemmDesc *d, BenchTime *t, char *err, size_t e
 		unsigned bits;
 		memcpy(&bits, &v, 4);
 		if ((r = cu.cuMemsetD32Async(SA, bits, sa / 4, b->s)) || (r = cu.cuMemsetD32Async(SB, bits, sb / 4, b->s))) {
-			rc = fail(err, errlen, GEMM_ECUDA, "setting scales: %s", cudrv_errstr(r));
+			rc = gemm_fail(err, errlen, GEMM_ECUDA, "setting scales: %s", cudrv_errstr(r));
 			goto out;
 		}
 	} else if (d->scale_mode == GEMM_SCALE_MXFP8) { /* E8M0 127 = 1.0 (padding included) */
 		if ((r = cu.cuMemsetD8Async(SA, 127, sa, b->s)) || (r = cu.cuMemsetD8Async(SB, 127, sb, b->s))) {
-			rc = fail(err, errlen, GEMM_ECUDA, "setting scales: %s", cudrv_errstr(r));
+			rc = gemm_fail(err, errlen, GEMM_ECUDA, "setting scales: %s", cudrv_errstr(r));
 			goto out;
 		}
 	}
@@ -393,13 +380,13 @@ int bench_gemm(BenchGpu *b, const GemmDesc *d, BenchTime *t, char *err, size_t e
 	if (!rc && !r)
 		r = cu.cuEventSynchronize(b->ev[b->iters]);
 	if (!rc && r)
-		rc = fail(err, errlen, GEMM_ECUDA, "timing: %s", cudrv_errstr(r));
+		rc = gemm_fail(err, errlen, GEMM_ECUDA, "timing: %s", cudrv_errstr(r));
 	if (!rc) {
 		double v[BENCH_MAX_ITERS];
 		for (int i = 0; i < b->iters && !rc; i++) {
 			float ms = 0;
 			if ((r = cu.cuEventElapsedTime(&ms, b->ev[i], b->ev[i + 1])))
-				rc = fail(err, errlen, GEMM_ECUDA, "cuEventElapsedTime: %s", cudrv_errstr(r));
+				rc = gemm_fail(err, errlen, GEMM_ECUDA, "cuEventElapsedTime: %s", cudrv_errstr(r));
 			v[i] = ms;
 		}
 		if (!rc) {
@@ -432,7 +419,7 @@ int bench_layer(BenchGpu *b, TgContext *ctx, const char *name, const char *text,
 	for (int j = 0; j < nout; j++)
 		out_ms[j] = 0;
 	if (nin > 16)
-		return fail(err, errlen, -1, "at most 16 inputs");
+		return gemm_fail(err, errlen, -1, "at most 16 inputs");
 	TgLayer *l = NULL;
 	if (tg_layer_create(ctx, name, text, strlen(text), &l)) {
 		first_line(err, errlen, tg_last_error());
@@ -445,7 +432,7 @@ int bench_layer(BenchGpu *b, TgContext *ctx, const char *name, const char *text,
 	float *one = NULL;
 	double *ms = NULL;
 	if (tg_layer_load(l)) {
-		rc = fail(err, errlen, -1, "compiling the quantize kernels: %s", tg_last_error());
+		rc = gemm_fail(err, errlen, -1, "compiling the quantize kernels: %s", tg_last_error());
 		goto out;
 	}
 	size_t set_bytes = 0;
@@ -474,14 +461,14 @@ int bench_layer(BenchGpu *b, TgContext *ctx, const char *name, const char *text,
 	}
 	cu.cuStreamSynchronize(b->s);
 	if (!nset) {
-		rc = fail(err, errlen, BENCH_ENOMEM, "cannot allocate the inputs (%zu MiB)", set_bytes >> 20);
+		rc = gemm_fail(err, errlen, BENCH_ENOMEM, "cannot allocate the inputs (%zu MiB)", set_bytes >> 20);
 		goto out;
 	}
 	nk = tg_layer_kernel_count(l);
 	one = calloc((size_t)(nk ? nk : 1), sizeof *one);
 	ms = calloc((size_t)(nk ? nk : 1) * (size_t)b->iters, sizeof *ms);
 	if (!one || !ms) {
-		rc = fail(err, errlen, -1, "out of host memory");
+		rc = gemm_fail(err, errlen, -1, "out of host memory");
 		goto out;
 	}
 	for (int it = 0; it < b->warmup + b->iters && !rc; it++) {
@@ -494,10 +481,10 @@ int bench_layer(BenchGpu *b, TgContext *ctx, const char *name, const char *text,
 			t.shape[0] = in[i].rows;
 			t.shape[1] = in[i].cols;
 			if (tg_bind(l, in[i].name, &t))
-				rc = fail(err, errlen, -1, "%s", tg_last_error());
+				rc = gemm_fail(err, errlen, -1, "%s", tg_last_error());
 		}
 		if (!rc && tg_run_timed(l, b->s, one, nk))
-			rc = fail(err, errlen, -1, "%s", tg_last_error());
+			rc = gemm_fail(err, errlen, -1, "%s", tg_last_error());
 		if (!rc && it >= b->warmup)
 			for (int k = 0; k < nk; k++)
 				ms[(size_t)k * (size_t)b->iters + (size_t)(it - b->warmup)] = one[k];

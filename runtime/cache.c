@@ -31,8 +31,7 @@
 #define LOG_MAX (16u << 20)
 #define CPATH 4608
 
-static void seterr(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void seterr(char *err, size_t n, const char *fmt, ...)
+void cache_seterr(char *err, size_t n, const char *fmt, ...)
 {
 	if (!err || !n)
 		return;
@@ -119,17 +118,17 @@ int cache_prepare(const char *dir, char *err, size_t errlen)
 {
 	char p[CPATH];
 	if (pathf(p, "%s/" CACHE_LAYOUT, dir) != 0) {
-		seterr(err, errlen, "cache dir %s: path too long", dir);
+		cache_seterr(err, errlen, "cache dir %s: path too long", dir);
 		return 0;
 	}
 	if (mkdirs(p) != 0) {
 		int e = errno;
 		struct stat st;
 		if (stat(p, &st) == 0 && S_ISDIR(st.st_mode) && access(p, R_OK | X_OK) == 0) {
-			seterr(err, errlen, "cache dir %s is read-only (%s); new kernels are cached in memory only", dir, strerror(e));
+			cache_seterr(err, errlen, "cache dir %s is read-only (%s); new kernels are cached in memory only", dir, strerror(e));
 			return 1;
 		}
-		seterr(err, errlen, "cache dir %s unusable (%s); kernels are cached in memory only", dir, strerror(e));
+		cache_seterr(err, errlen, "cache dir %s unusable (%s); kernels are cached in memory only", dir, strerror(e));
 		return 0;
 	}
 	char probe[CPATH];
@@ -138,10 +137,10 @@ int cache_prepare(const char *dir, char *err, size_t errlen)
 	if (fd < 0) {
 		int e = errno;
 		if (access(p, R_OK | X_OK) == 0) {
-			seterr(err, errlen, "cache dir %s is read-only (%s); new kernels are cached in memory only", dir, strerror(e));
+			cache_seterr(err, errlen, "cache dir %s is read-only (%s); new kernels are cached in memory only", dir, strerror(e));
 			return 1;
 		}
-		seterr(err, errlen, "cache dir %s unusable (%s); kernels are cached in memory only", dir, strerror(e));
+		cache_seterr(err, errlen, "cache dir %s unusable (%s); kernels are cached in memory only", dir, strerror(e));
 		return 0;
 	}
 	close(fd);
@@ -403,7 +402,7 @@ int cache_load(const char *dir, const char *key, CacheEntry *e, char *err, size_
 	const char *why = NULL;
 	memset(e, 0, sizeof *e);
 	if (!is_key(key) || cache_entry_path(dir, key, path, sizeof path) != 0)
-		return seterr(err, errlen, "bad key"), CACHE_MISS;
+		return cache_seterr(err, errlen, "bad key"), CACHE_MISS;
 	int r = load_meta(path, &e->meta, &why);
 	if (r != CACHE_HIT)
 		goto out;
@@ -450,7 +449,7 @@ out:
 	if (r != CACHE_HIT) {
 		cache_entry_free(e);
 		if (r == CACHE_BAD)
-			seterr(err, errlen, "cache entry %s: %s", path, why);
+			cache_seterr(err, errlen, "cache entry %s: %s", path, why);
 	}
 	return r;
 }
@@ -461,19 +460,19 @@ int cache_store(const char *dir, const CacheMeta *m, const void *cubin, const ch
 	char final[CPATH], shard[CPATH], tmp[CPATH], p[CPATH], meta[META_MAX];
 	CacheMeta mm = *m;
 	if (!is_key(m->key) || cache_entry_path(dir, m->key, final, sizeof final) != 0)
-		return seterr(err, errlen, "cache_store: bad key or path"), -1;
+		return cache_seterr(err, errlen, "cache_store: bad key or path"), -1;
 	if (!mm.created)
 		mm.created = (long long)time(NULL);
 	mm.has_log = log && *log;
 	hash_hex(cubin, mm.cubin_size, mm.cubin_sha256);
 	if (meta_format(&mm, meta, sizeof meta) < 0)
-		return seterr(err, errlen, "cache_store: meta too long"), -1;
+		return cache_seterr(err, errlen, "cache_store: meta too long"), -1;
 	pathf(shard, "%s/" CACHE_LAYOUT "/%.2s", dir, m->key);
 	if (mkdir(shard, 0755) != 0 && errno != EEXIST)
-		return seterr(err, errlen, "mkdir %s: %s", shard, strerror(errno)), -1;
+		return cache_seterr(err, errlen, "mkdir %s: %s", shard, strerror(errno)), -1;
 	pathf(tmp, "%s/.tmp-%.16s-XXXXXX", shard, m->key);
 	if (!mkdtemp(tmp))
-		return seterr(err, errlen, "mkdtemp %s: %s", tmp, strerror(errno)), -1;
+		return cache_seterr(err, errlen, "mkdtemp %s: %s", tmp, strerror(errno)), -1;
 	chmod(tmp, 0755);
 	const char *what = "kernel.cubin";
 	pathf(p, "%s/kernel.cubin", tmp);
@@ -525,7 +524,7 @@ int cache_store(const char *dir, const CacheMeta *m, const void *cubin, const ch
 	}
 	what = "rename (retries exhausted)";
 fail:
-	seterr(err, errlen, "cache_store %s: %s: %s", final, what, strerror(errno));
+	cache_seterr(err, errlen, "cache_store %s: %s: %s", final, what, strerror(errno));
 	cache_rmtree(tmp);
 	return -1;
 }
@@ -643,7 +642,7 @@ int cache_clear(const char *dir, int *removed, char *err, size_t errlen)
 		closedir(d);
 	}
 	if (rc != 0 || c.failed) {
-		seterr(err, errlen, "cache_clear %s: %d item(s) could not be removed", dir, c.failed);
+		cache_seterr(err, errlen, "cache_clear %s: %d item(s) could not be removed", dir, c.failed);
 		return -1;
 	}
 	return 0;

@@ -67,5 +67,7 @@ int cache_clear(const char *dir, int *removed, char *err, size_t errlen);
 int cache_verify(const char *dir, int remove_bad, void (*bad)(void *ud, const char *key, const char *why), void *ud);
 /* cache_rmtree removes a directory tree (no symlinks followed); 0 or -1. */
 int cache_rmtree(const char *path);
+/* cache_seterr formats a message into err[n] (skipped when err is NULL or n 0); jit.c uses it too. */
+void cache_seterr(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 #endif

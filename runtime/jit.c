@@ -33,7 +33,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,17 +61,6 @@ struct JitCache {
 	JitEntry **tab;           /* open addressing, power-of-two size */
 	size_t cap, n;
 };
-
-static void seterr(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void seterr(char *err, size_t n, const char *fmt, ...)
-{
-	if (!err || !n)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, n, fmt, ap);
-	va_end(ap);
-}
 
 static double now_ms(void)
 {
@@ -198,7 +186,7 @@ JitCache *jit_cache_open(const char *dir, int frozen, char *warn, size_t warnlen
 	pthread_mutex_init(&c->mu, NULL);
 	c->frozen = frozen;
 	if (cache_dir_resolve(dir, c->dir, sizeof c->dir) != 0) {
-		seterr(warn, warnlen, "no cache directory (set TEGEN_CACHE_DIR or HOME); kernels are cached in memory only");
+		cache_seterr(warn, warnlen, "no cache directory (set TEGEN_CACHE_DIR or HOME); kernels are cached in memory only");
 		c->disk = 0;
 	} else {
 		c->disk = cache_prepare(c->dir, warn, warnlen);
@@ -475,7 +463,7 @@ static int compile(JitCache *c, const JitSource *s, const char *arch, const char
 	snprintf(archopt, sizeof archopt, "--gpu-architecture=%s", arch);
 	const char **all = malloc(sizeof *all * (size_t)(1 + NFIXED + nopts));
 	if (!all)
-		return seterr(err, errlen, "%s: out of memory", s->name), -1;
+		return cache_seterr(err, errlen, "%s: out of memory", s->name), -1;
 	int na = 0;
 	all[na++] = archopt;
 	for (int i = 0; i < NFIXED; i++)
@@ -490,7 +478,7 @@ static int compile(JitCache *c, const JitSource *s, const char *arch, const char
 		(const char **)s->header_srcs, (const char **)s->header_names);
 	if (rc != NVRTC_SUCCESS) {
 		free(all);
-		return seterr(err, errlen, "%s: nvrtcCreateProgram: %s", s->name, nvrtcGetErrorString(rc)), -1;
+		return cache_seterr(err, errlen, "%s: nvrtcCreateProgram: %s", s->name, nvrtcGetErrorString(rc)), -1;
 	}
 	rc = nvrtcCompileProgram(prog, na, all);
 	free(all);
@@ -498,7 +486,7 @@ static int compile(JitCache *c, const JitSource *s, const char *arch, const char
 	if (rc != NVRTC_SUCCESS) {
 		char path[PATH_MAX + 300];
 		save_failure(c, s, key, log ? log : "", path, sizeof path);
-		seterr(err, errlen, "%s: NVRTC compile failed for %s (%s):\n%s\nsource: %s", s->name, arch,
+		cache_seterr(err, errlen, "%s: NVRTC compile failed for %s (%s):\n%s\nsource: %s", s->name, arch,
 			nvrtcGetErrorString(rc), log ? log : "(no log)", path[0] ? path : "(could not be written)");
 		free(log);
 		nvrtcDestroyProgram(&prog);
@@ -511,21 +499,21 @@ static int compile(JitCache *c, const JitSource *s, const char *arch, const char
 		free(cubin);
 		free(log);
 		nvrtcDestroyProgram(&prog);
-		return seterr(err, errlen, "%s: NVRTC produced no cubin for %s", s->name, arch), -1;
+		return cache_seterr(err, errlen, "%s: NVRTC produced no cubin for %s", s->name, arch), -1;
 	}
 	nvrtcDestroyProgram(&prog);
 	double ms = now_ms() - t0;
 	if (!has_entry(cubin, size, s->name)) {
 		free(cubin);
 		free(log);
-		return seterr(err, errlen, "%s: the compiled source defines no kernel named %s (extern \"C\" __global__?)",
+		return cache_seterr(err, errlen, "%s: the compiled source defines no kernel named %s (extern \"C\" __global__?)",
 			s->name, s->name), -1;
 	}
 	JitEntry *e = calloc(1, sizeof *e);
 	if (!e) {
 		free(cubin);
 		free(log);
-		return seterr(err, errlen, "%s: out of memory", s->name), -1;
+		return cache_seterr(err, errlen, "%s: out of memory", s->name), -1;
 	}
 	e->r.cubin = cubin;
 	e->r.cubin_size = size;
@@ -544,11 +532,11 @@ int jit_compile(JitCache *c, const JitSource *s, const char *arch, const char *c
 	char key[65];
 	memset(out, 0, sizeof *out);
 	if (!s || !s->name || !s->src)
-		return seterr(err, errlen, "jit_compile: source without name or text"), -1;
+		return cache_seterr(err, errlen, "jit_compile: source without name or text"), -1;
 	if (!valid_arch(arch))
-		return seterr(err, errlen, "%s: arch %s is not a SASS target like sm_90a", s->name, arch ? arch : "(null)"), -1;
+		return cache_seterr(err, errlen, "%s: arch %s is not a SASS target like sm_90a", s->name, arch ? arch : "(null)"), -1;
 	if (strlen(s->name) > 120)
-		return seterr(err, errlen, "%s: kernel name too long", s->name), -1;
+		return cache_seterr(err, errlen, "%s: kernel name too long", s->name), -1;
 	jit_key(c, s, arch, opts, nopts, key);
 	memcpy(out->key, key, 65);
 	if (jit_find(c, key, out))
@@ -577,7 +565,7 @@ int jit_compile(JitCache *c, const JitSource *s, const char *arch, const char *c
 	}
 	if (!e) {
 		if (c->frozen)
-			return seterr(err, errlen, "kernel %s not in cache (frozen mode; arch %s, key %.16s)", s->name, arch, key), -1;
+			return cache_seterr(err, errlen, "kernel %s not in cache (frozen mode; arch %s, key %.16s)", s->name, arch, key), -1;
 		if (compile(c, s, arch, opts, nopts, key, &e, err, errlen) != 0)
 			return -1;
 		if (c->disk == 2) { /* a failed store only costs a recompile next time */
@@ -600,7 +588,7 @@ int jit_compile(JitCache *c, const JitSource *s, const char *arch, const char *c
 	}
 	JitEntry *p = publish(c, e);
 	if (!p)
-		return seterr(err, errlen, "%s: out of memory", s->name), -1;
+		return cache_seterr(err, errlen, "%s: out of memory", s->name), -1;
 	*out = p->r;
 	out->cache_hit = p == e ? hit : 1;
 	return 0;
@@ -636,7 +624,7 @@ static void *batch_worker(void *arg)
 				err, sizeof err) != 0) {
 			pthread_mutex_lock(&b->mu);
 			if (!b->failed++)
-				seterr(b->err, b->errlen, "%s", err);
+				cache_seterr(b->err, b->errlen, "%s", err);
 			pthread_mutex_unlock(&b->mu);
 		}
 	}

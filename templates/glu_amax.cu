@@ -21,6 +21,7 @@
 #include "tg_formats.h"
 #include "tg_recipe.h"
 #include "tg_kernel.h"
+#include "tg_rowvec.h" // raw vectors, loads/stores, FP8 stores, reductions, per-tensor scale
 
 #if TG_RECIPE != 0 && TG_RECIPE != 1 && TG_RECIPE != 2 && TG_RECIPE != 3 && TG_RECIPE != 4 && TG_RECIPE != 6
 #error "glu_amax.cu: unsupported TG_RECIPE (supported: 0 none, 1 delayed, 2 current cast, 3 current amax, 4 block1x128, 6 mxfp8)"
@@ -55,161 +56,6 @@ static_assert((GL_VEC & (GL_VEC - 1)) == 0 && GL_VEC >= 2, "TG_VEC must be a pow
 static_assert(TG_THREADS % 32 == 0 && TG_THREADS <= 1024, "TG_THREADS must be a multiple of 32, <= 1024");
 static_assert(TG_THREADS % TG_ROWS_PER_CTA == 0, "TG_ROWS_PER_CTA must divide TG_THREADS");
 
-// Raw vector of NB bytes, naturally aligned so that it moves as one access.
-template <int NB> struct alignas(NB) gl_raw { uint32_t w[NB / 4]; };
-template <> struct alignas(2) gl_raw<2> { uint16_t h; };
-
-__device__ __forceinline__ float gl_h2f(uint32_t h, int dt)
-{
-	if (dt == 1)
-		return tg_bf16_to_f32((uint16_t)h);
-	float f;
-	asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((uint16_t)h));
-	return f;
-}
-
-__device__ __forceinline__ uint32_t gl_f2h(float f, int dt)
-{
-	if (dt == 1)
-		return tg_f32_to_bf16(f);
-	uint16_t h;
-	asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
-	return h;
-}
-
-// Load N elements of dtype DT starting at element i of p, as FP32.
-template <int DT, int N>
-__device__ __forceinline__ void gl_load(const void *p, long long i, float (&f)[N])
-{
-	constexpr int NB = N * (DT == 0 ? 4 : 2);
-	constexpr int CB = NB > 16 ? 16 : NB;   // one access moves at most 16 bytes
-	constexpr int EPC = CB / (DT == 0 ? 4 : 2);
-#pragma unroll
-	for (int h = 0; h < NB / CB; h++) {
-		gl_raw<CB> r = reinterpret_cast<const gl_raw<CB> *>(p)[i / EPC + h];
-#pragma unroll
-		for (int k = 0; k < CB / 4; k++) {
-			if (DT == 0) {
-				f[h * EPC + k] = tg_u2f(r.w[k]);
-			} else {
-				f[h * EPC + 2 * k] = gl_h2f(r.w[k] & 0xFFFFu, DT);
-				f[h * EPC + 2 * k + 1] = gl_h2f(r.w[k] >> 16, DT);
-			}
-		}
-	}
-}
-
-// Store N FP32 values rounded to dtype DT at element i of p.
-template <int DT, int N>
-__device__ __forceinline__ void gl_store_hp(void *p, long long i, const float (&f)[N])
-{
-	constexpr int NB = N * (DT == 0 ? 4 : 2);
-	gl_raw<NB> r;
-#pragma unroll
-	for (int k = 0; k < NB / 4; k++) {
-		if (DT == 0)
-			r.w[k] = tg_f2u(f[k]);
-		else
-			r.w[k] = gl_f2h(f[2 * k], DT) | (gl_f2h(f[2 * k + 1], DT) << 16);
-	}
-	reinterpret_cast<gl_raw<NB> *>(p)[i / N] = r;
-}
-
-// Round N FP32 values to dtype DT and back (the residual sum).
-template <int DT, int N>
-__device__ __forceinline__ void gl_round(float (&f)[N])
-{
-	if (DT != 0) {
-#pragma unroll
-		for (int k = 0; k < N; k++)
-			f[k] = gl_h2f(gl_f2h(f[k], DT), DT);
-	}
-}
-
-__device__ __forceinline__ uint32_t gl_fp8x2(float lo, float hi)
-{
-	return TG_FMT == TG_FMT_E4M3 ? (uint32_t)tg_f32x2_to_e4m3x2(lo, hi) : (uint32_t)tg_f32x2_to_e5m2x2(lo, hi);
-}
-
-// Store N values times s as FP8 bytes at element i of p (N bytes).
-template <int N>
-__device__ __forceinline__ void gl_store_fp8(void *p, long long i, const float (&f)[N], float s)
-{
-	if (N == 2) {
-		gl_raw<2> r;
-		r.h = (uint16_t)gl_fp8x2(f[0] * s, f[1 % N] * s);
-		reinterpret_cast<gl_raw<2> *>(p)[i / 2] = r;
-	} else {
-		constexpr int NB = N < 4 ? 4 : N;
-		gl_raw<NB> r;
-#pragma unroll
-		for (int k = 0; k < NB / 4; k++)
-			r.w[k] = gl_fp8x2(f[(4 * k) % N] * s, f[(4 * k + 1) % N] * s) |
-			         (gl_fp8x2(f[(4 * k + 2) % N] * s, f[(4 * k + 3) % N] * s) << 16);
-		reinterpret_cast<gl_raw<NB> *>(p)[i / NB] = r;
-	}
-}
-
-__device__ __forceinline__ float gl_absmax(float m, float v) { return fmaxf(m, fabsf(v)); } // NaN ignored
-
-// Reduce over groups of G consecutive lanes (G a power of two <= 32).
-template <int G>
-__device__ __forceinline__ float gl_group_sum(float v)
-{
-#pragma unroll
-	for (int o = G / 2; o > 0; o >>= 1)
-		v += __shfl_xor_sync(0xFFFFFFFFu, v, o);
-	return v;
-}
-template <int G>
-__device__ __forceinline__ float gl_group_max(float v)
-{
-#pragma unroll
-	for (int o = G / 2; o > 0; o >>= 1)
-		v = fmaxf(v, __shfl_xor_sync(0xFFFFFFFFu, v, o));
-	return v;
-}
-
-// CTA-wide max of v (>= 0), result valid in thread 0. Uses red[32].
-__device__ __forceinline__ float gl_cta_max(float v, float *red)
-{
-	v = gl_group_max<32>(v);
-	__syncthreads();
-	if ((threadIdx.x & 31) == 0)
-		red[threadIdx.x >> 5] = v;
-	__syncthreads();
-	float m = 0.0f;
-	if (threadIdx.x == 0)
-		for (int w = 0; w < TG_THREADS / 32; w++)
-			m = fmaxf(m, red[w]);
-	return m;
-}
-
-__device__ __forceinline__ void gl_red_max(float *addr, float v)
-{
-	// max of non-negative floats == max of their bit patterns as signed ints
-	asm volatile("red.global.max.s32 [%0], %1;" ::"l"(addr), "r"((int)tg_f2u(v)) : "memory");
-}
-
-// Per-tensor scale for recipes 1 and 2; CTA 0 publishes scale_inv (and scale).
-__device__ __forceinline__ float gl_tensor_scale(const TgParams &p)
-{
-	constexpr float fmax = TG_FMT == TG_FMT_E4M3 ? TG_E4M3_MAX : TG_E5M2_MAX;
-	float s = 1.0f;
-	if (TG_RECIPE == 1) {
-		s = *(const float *)p.p[TG_P_SCALE];
-		if (blockIdx.x == 0 && threadIdx.x == 0)
-			*(float *)p.p[TG_P_SCALE_INV] = tg_scale_inv(s);
-	} else if (TG_RECIPE == 2) {
-		s = tg_current_scale(*(const float *)p.p[TG_P_AMAX], fmax, TG_EPS_SCALE, TG_POW2);
-		if (blockIdx.x == 0 && threadIdx.x == 0) {
-			*(float *)p.p[TG_P_SCALE] = s;
-			*(float *)p.p[TG_P_SCALE_INV] = tg_scale_inv(s);
-		}
-	}
-	return s;
-}
-
 // Quantize one vector of a row with a group of G lanes forming one scale block
 // (G == 1: per-tensor scale s). Writes the rowwise output and block scale.
 template <int G>
@@ -220,19 +66,19 @@ __device__ __forceinline__ void gl_emit_row(const TgParams &p, long long rows, l
 	long long e = r * GL_COLS + c;
 	if (TG_RECIPE == 0) {
 		if (valid)
-			gl_store_hp<TG_OUT_DTYPE, GL_VEC>(p.p[TG_P_OUT], e, y);
+			tg_store_hp<TG_OUT_DTYPE, GL_VEC>(p.p[TG_P_OUT], e, y);
 	} else if (TG_RECIPE == 1 || TG_RECIPE == 2) {
 		if (valid)
-			gl_store_fp8<GL_VEC>(p.p[TG_P_OUT], e, y, s);
+			tg_store_fp8<TG_FMT, GL_VEC>(p.p[TG_P_OUT], e, y, s);
 	} else if (TG_RECIPE == 4 || TG_RECIPE == 6) {
 		constexpr float fmax = TG_FMT == TG_FMT_E4M3 ? TG_E4M3_MAX : TG_E5M2_MAX;
 		float a = 0.0f;
 		if (valid) {
 #pragma unroll
 			for (int k = 0; k < GL_VEC; k++)
-				a = gl_absmax(a, y[k]);
+				a = tg_absmax(a, y[k]);
 		}
-		a = gl_group_max<G>(a);
+		a = tg_group_max<G>(a);
 		float bs;
 		if (TG_RECIPE == 4) {
 			bs = tg_block_scale(a, fmax, TG_EPS_SCALE, TG_POW2);
@@ -245,7 +91,7 @@ __device__ __forceinline__ void gl_emit_row(const TgParams &p, long long rows, l
 				((uint8_t *)p.p[TG_P_SCALE_INV])[r * ((GL_COLS + 31) / 32) + c / 32] = eb;
 		}
 		if (valid)
-			gl_store_fp8<GL_VEC>(p.p[TG_P_OUT], e, y, bs);
+			tg_store_fp8<TG_FMT, GL_VEC>(p.p[TG_P_OUT], e, y, bs);
 	}
 }
 
@@ -289,15 +135,15 @@ __device__ __forceinline__ void gl_compute(const float (&a)[GL_VEC], const float
 }
 
 template <int DT, int N>
-__device__ __forceinline__ void gl_unpack(const gl_raw<N * (DT == 0 ? 4 : 2)> &r, float (&f)[N])
+__device__ __forceinline__ void gl_unpack(const tg_raw<N * (DT == 0 ? 4 : 2)> &r, float (&f)[N])
 {
 #pragma unroll
 	for (int k = 0; k < N * (DT == 0 ? 4 : 2) / 4; k++) {
 		if (DT == 0) {
 			f[k] = tg_u2f(r.w[k]);
 		} else {
-			f[2 * k] = gl_h2f(r.w[k] & 0xFFFFu, DT);
-			f[2 * k + 1] = gl_h2f(r.w[k] >> 16, DT);
+			f[2 * k] = tg_h2f(r.w[k] & 0xFFFFu, DT);
+			f[2 * k + 1] = tg_h2f(r.w[k] >> 16, DT);
 		}
 	}
 }
@@ -318,13 +164,13 @@ __device__ __forceinline__ void gl_row_path(const TgParams &p)
 	const int slot = threadIdx.x / GL_TPR, t = threadIdx.x % GL_TPR;
 	float s = 1.0f;
 	if (TG_RECIPE == 1 || TG_RECIPE == 2)
-		s = gl_tensor_scale(p);
+		s = tg_tensor_scale<TG_RECIPE, TG_FMT, TG_POW2>(p, TG_EPS_SCALE);
 	float amax = 0.0f;
-	const gl_raw<GL_IVB> *in = reinterpret_cast<const gl_raw<GL_IVB> *>(p.p[TG_P_IN]);
+	const tg_raw<GL_IVB> *in = reinterpret_cast<const tg_raw<GL_IVB> *>(p.p[TG_P_IN]);
 	for (long long rb = (long long)blockIdx.x * TG_ROWS_PER_CTA; rb < rows; rb += (long long)gridDim.x * TG_ROWS_PER_CTA) {
 		const long long r = rb + slot;
 		const bool rv = r < rows;
-		gl_raw<GL_IVB> ra[GL_NJ], rb_[GL_NJ];
+		tg_raw<GL_IVB> ra[GL_NJ], rb_[GL_NJ];
 #pragma unroll
 		for (int j = 0; j < GL_NJ; j++) {
 			int v = j * GL_TPR + t;
@@ -348,16 +194,16 @@ __device__ __forceinline__ void gl_row_path(const TgParams &p)
 			if (ok) {
 #pragma unroll
 				for (int k = 0; k < GL_VEC; k++)
-					amax = gl_absmax(amax, y[k]);
+					amax = tg_absmax(amax, y[k]);
 			}
 			if (TG_RECIPE != 3 && TG_ROWWISE)
 				gl_emit_row<gl_group>(p, rows, r, v * GL_VEC, y, ok, s);
 		}
 	}
 	if (TG_RECIPE == 1 || TG_RECIPE == 3) {
-		float m = gl_cta_max(amax, ared);
+		float m = tg_cta_max<TG_THREADS>(amax, ared);
 		if (threadIdx.x == 0)
-			gl_red_max((float *)p.p[TG_P_AMAX], m);
+			tg_red_max((float *)p.p[TG_P_AMAX], m);
 	}
 }
 #else
@@ -379,10 +225,10 @@ __device__ __forceinline__ void gl_tile_path(const TgParams &p)
 	const long long rows = p.n[0];
 	float s = 1.0f;
 	if (TG_RECIPE == 1 || TG_RECIPE == 2)
-		s = gl_tensor_scale(p);
+		s = tg_tensor_scale<TG_RECIPE, TG_FMT, TG_POW2>(p, TG_EPS_SCALE);
 	float amax = 0.0f;
 	const bool aligned16 = (rows % 16) == 0;
-	const gl_raw<GL_IVB> *in = reinterpret_cast<const gl_raw<GL_IVB> *>(p.p[TG_P_IN]);
+	const tg_raw<GL_IVB> *in = reinterpret_cast<const tg_raw<GL_IVB> *>(p.p[TG_P_IN]);
 	const int tr = threadIdx.x / GL_VPR, tv = threadIdx.x % GL_VPR;
 	for (long long r0 = (long long)blockIdx.x * GL_R; r0 < rows; r0 += (long long)gridDim.x * GL_R) {
 		const long long r = r0 + tr;
@@ -391,7 +237,7 @@ __device__ __forceinline__ void gl_tile_path(const TgParams &p)
 			const int c = c0 + tv * GL_VEC;
 			const bool ok = rv && (GL_COLS % GL_CW == 0 || c < GL_COLS);
 			float a[GL_VEC], b[GL_VEC], y[GL_VEC];
-			gl_raw<GL_IVB> ra, rb;
+			tg_raw<GL_IVB> ra, rb;
 #pragma unroll
 			for (int k = 0; k < GL_IVB / 4; k++)
 				ra.w[k] = rb.w[k] = 0u;
@@ -406,7 +252,7 @@ __device__ __forceinline__ void gl_tile_path(const TgParams &p)
 			for (int k = 0; k < GL_VEC; k++) {
 				if (!ok)
 					y[k] = 0.0f;
-				amax = gl_absmax(amax, y[k]);
+				amax = tg_absmax(amax, y[k]);
 			}
 #pragma unroll
 			for (int k = 0; k < GL_VEC; k += 4) {
@@ -435,7 +281,7 @@ __device__ __forceinline__ void gl_tile_path(const TgParams &p)
 					float am = 0.0f;
 #pragma unroll
 					for (int k = 0; k < GL_SEG; k++)
-						am = gl_absmax(am, v[k]);
+						am = tg_absmax(am, v[k]);
 					uint8_t eb = tg_e8m0_from_amax(am, fmax);
 					bs = tg_e8m0_rcp(eb);
 					((uint8_t *)p.p[TG_P_SCALE_INV_T])[(long long)col * ((rows + 31) / 32) + rs0 / 32] = eb;
@@ -448,22 +294,22 @@ __device__ __forceinline__ void gl_tile_path(const TgParams &p)
 #pragma unroll
 						for (int k = 0; k < 16; k++)
 							w16[k] = v[h * 16 + k];
-						gl_store_fp8<16>(dst + h * 16, 0, w16, bs);
+						tg_store_fp8<TG_FMT, 16>(dst + h * 16, 0, w16, bs);
 					}
 				} else {
 #pragma unroll
 					for (int k = 0; k < GL_SEG; k++)
 						if (rs0 + k < rows)
-							dst[k] = (uint8_t)(gl_fp8x2(v[k] * bs, 0.0f) & 0xFFu);
+							dst[k] = (uint8_t)(tg_fp8x2<TG_FMT>(v[k] * bs, 0.0f) & 0xFFu);
 				}
 			}
 			__syncthreads();
 		}
 	}
 	if (TG_RECIPE == 1) {
-		float m = gl_cta_max(amax, ared);
+		float m = tg_cta_max<TG_THREADS>(amax, ared);
 		if (threadIdx.x == 0)
-			gl_red_max((float *)p.p[TG_P_AMAX], m);
+			tg_red_max((float *)p.p[TG_P_AMAX], m);
 	}
 }
 #endif

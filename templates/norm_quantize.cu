@@ -29,6 +29,7 @@
 #include "tg_formats.h"
 #include "tg_recipe.h"
 #include "tg_kernel.h"
+#include "tg_rowvec.h" // raw vectors, loads/stores, FP8 stores, reductions, per-tensor scale
 
 #if TG_RECIPE != 0 && TG_RECIPE != 1 && TG_RECIPE != 2 && TG_RECIPE != 3 && TG_RECIPE != 4 && TG_RECIPE != 6
 #error "norm_quantize.cu: unsupported TG_RECIPE (supported: 0 none, 1 delayed, 2 current cast, 3 current amax, 4 block1x128, 6 mxfp8)"
@@ -65,165 +66,10 @@ static_assert((NQ_VEC & (NQ_VEC - 1)) == 0 && NQ_VEC >= 2, "TG_VEC must be a pow
 static_assert(TG_THREADS % 32 == 0 && TG_THREADS <= 1024, "TG_THREADS must be a multiple of 32, <= 1024");
 static_assert(TG_THREADS % TG_ROWS_PER_CTA == 0, "TG_ROWS_PER_CTA must divide TG_THREADS");
 
-// Raw vector of NB bytes, naturally aligned so that it moves as one access.
-template <int NB> struct alignas(NB) nq_raw { uint32_t w[NB / 4]; };
-template <> struct alignas(2) nq_raw<2> { uint16_t h; };
-
-__device__ __forceinline__ float nq_h2f(uint32_t h, int dt)
-{
-	if (dt == 1)
-		return tg_bf16_to_f32((uint16_t)h);
-	float f;
-	asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((uint16_t)h));
-	return f;
-}
-
-__device__ __forceinline__ uint32_t nq_f2h(float f, int dt)
-{
-	if (dt == 1)
-		return tg_f32_to_bf16(f);
-	uint16_t h;
-	asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
-	return h;
-}
-
-// Load N elements of dtype DT starting at element i of p, as FP32.
-template <int DT, int N>
-__device__ __forceinline__ void nq_load(const void *p, long long i, float (&f)[N])
-{
-	constexpr int NB = N * (DT == 0 ? 4 : 2);
-	constexpr int CB = NB > 16 ? 16 : NB;   // one access moves at most 16 bytes
-	constexpr int EPC = CB / (DT == 0 ? 4 : 2);
-#pragma unroll
-	for (int h = 0; h < NB / CB; h++) {
-		nq_raw<CB> r = reinterpret_cast<const nq_raw<CB> *>(p)[i / EPC + h];
-#pragma unroll
-		for (int k = 0; k < CB / 4; k++) {
-			if (DT == 0) {
-				f[h * EPC + k] = tg_u2f(r.w[k]);
-			} else {
-				f[h * EPC + 2 * k] = nq_h2f(r.w[k] & 0xFFFFu, DT);
-				f[h * EPC + 2 * k + 1] = nq_h2f(r.w[k] >> 16, DT);
-			}
-		}
-	}
-}
-
-// Store N FP32 values rounded to dtype DT at element i of p.
-template <int DT, int N>
-__device__ __forceinline__ void nq_store_hp(void *p, long long i, const float (&f)[N])
-{
-	constexpr int NB = N * (DT == 0 ? 4 : 2);
-	nq_raw<NB> r;
-#pragma unroll
-	for (int k = 0; k < NB / 4; k++) {
-		if (DT == 0)
-			r.w[k] = tg_f2u(f[k]);
-		else
-			r.w[k] = nq_f2h(f[2 * k], DT) | (nq_f2h(f[2 * k + 1], DT) << 16);
-	}
-	reinterpret_cast<nq_raw<NB> *>(p)[i / N] = r;
-}
-
-// Round N FP32 values to dtype DT and back (the residual sum).
-template <int DT, int N>
-__device__ __forceinline__ void nq_round(float (&f)[N])
-{
-	if (DT != 0) {
-#pragma unroll
-		for (int k = 0; k < N; k++)
-			f[k] = nq_h2f(nq_f2h(f[k], DT), DT);
-	}
-}
-
-__device__ __forceinline__ uint32_t nq_fp8x2(float lo, float hi)
-{
-	return TG_FMT == TG_FMT_E4M3 ? (uint32_t)tg_f32x2_to_e4m3x2(lo, hi) : (uint32_t)tg_f32x2_to_e5m2x2(lo, hi);
-}
-
-// Store N values times s as FP8 bytes at element i of p (N bytes).
-template <int N>
-__device__ __forceinline__ void nq_store_fp8(void *p, long long i, const float (&f)[N], float s)
-{
-	if (N == 2) {
-		nq_raw<2> r;
-		r.h = (uint16_t)nq_fp8x2(f[0] * s, f[1 % N] * s);
-		reinterpret_cast<nq_raw<2> *>(p)[i / 2] = r;
-	} else {
-		constexpr int NB = N < 4 ? 4 : N;
-		nq_raw<NB> r;
-#pragma unroll
-		for (int k = 0; k < NB / 4; k++)
-			r.w[k] = nq_fp8x2(f[(4 * k) % N] * s, f[(4 * k + 1) % N] * s) |
-			         (nq_fp8x2(f[(4 * k + 2) % N] * s, f[(4 * k + 3) % N] * s) << 16);
-		reinterpret_cast<nq_raw<NB> *>(p)[i / NB] = r;
-	}
-}
-
-__device__ __forceinline__ float nq_absmax(float m, float v) { return fmaxf(m, fabsf(v)); } // NaN ignored
-
-// Reduce over groups of G consecutive lanes (G a power of two <= 32).
-template <int G>
-__device__ __forceinline__ float nq_group_sum(float v)
-{
-#pragma unroll
-	for (int o = G / 2; o > 0; o >>= 1)
-		v += __shfl_xor_sync(0xFFFFFFFFu, v, o);
-	return v;
-}
-template <int G>
-__device__ __forceinline__ float nq_group_max(float v)
-{
-#pragma unroll
-	for (int o = G / 2; o > 0; o >>= 1)
-		v = fmaxf(v, __shfl_xor_sync(0xFFFFFFFFu, v, o));
-	return v;
-}
-
-// CTA-wide max of v (>= 0), result valid in thread 0. Uses red[32].
-__device__ __forceinline__ float nq_cta_max(float v, float *red)
-{
-	v = nq_group_max<32>(v);
-	__syncthreads();
-	if ((threadIdx.x & 31) == 0)
-		red[threadIdx.x >> 5] = v;
-	__syncthreads();
-	float m = 0.0f;
-	if (threadIdx.x == 0)
-		for (int w = 0; w < TG_THREADS / 32; w++)
-			m = fmaxf(m, red[w]);
-	return m;
-}
-
-__device__ __forceinline__ void nq_red_max(float *addr, float v)
-{
-	// max of non-negative floats == max of their bit patterns as signed ints
-	asm volatile("red.global.max.s32 [%0], %1;" ::"l"(addr), "r"((int)tg_f2u(v)) : "memory");
-}
-
-// Per-tensor scale for recipes 1 and 2; CTA 0 publishes scale_inv (and scale).
-__device__ __forceinline__ float nq_tensor_scale(const TgParams &p)
-{
-	constexpr float fmax = TG_FMT == TG_FMT_E4M3 ? TG_E4M3_MAX : TG_E5M2_MAX;
-	float s = 1.0f;
-	if (TG_RECIPE == 1) {
-		s = *(const float *)p.p[TG_P_SCALE];
-		if (blockIdx.x == 0 && threadIdx.x == 0)
-			*(float *)p.p[TG_P_SCALE_INV] = tg_scale_inv(s);
-	} else if (TG_RECIPE == 2) {
-		s = tg_current_scale(*(const float *)p.p[TG_P_AMAX], fmax, TG_EPS_SCALE, TG_POW2);
-		if (blockIdx.x == 0 && threadIdx.x == 0) {
-			*(float *)p.p[TG_P_SCALE] = s;
-			*(float *)p.p[TG_P_SCALE_INV] = tg_scale_inv(s);
-		}
-	}
-	return s;
-}
-
 // Gamma (+1 when zero-centered) and beta for N columns from element c.
 __device__ __forceinline__ void nq_weights(const TgParams &p, int c, float (&g)[NQ_VEC], float (&b)[NQ_VEC])
 {
-	nq_load<TG_W_DTYPE, NQ_VEC>(p.p[TG_P_GAMMA], c, g);
+	tg_load_vec<TG_W_DTYPE, NQ_VEC>(p.p[TG_P_GAMMA], c, g);
 #pragma unroll
 	for (int k = 0; k < NQ_VEC; k++) {
 		if (TG_ZERO_CENTERED)
@@ -231,22 +77,22 @@ __device__ __forceinline__ void nq_weights(const TgParams &p, int c, float (&g)[
 		b[k] = 0.0f;
 	}
 	if (TG_NORM == 1)
-		nq_load<TG_W_DTYPE, NQ_VEC>(p.p[TG_P_BETA], c, b);
+		tg_load_vec<TG_W_DTYPE, NQ_VEC>(p.p[TG_P_BETA], c, b);
 }
 
 // x = in (+ residual, rounded to the input dtype) for one vector at element e.
 __device__ __forceinline__ void nq_input(const TgParams &p, long long e, float (&x)[NQ_VEC], bool write_res)
 {
-	nq_load<TG_IN_DTYPE, NQ_VEC>(p.p[TG_P_IN], e, x);
+	tg_load_vec<TG_IN_DTYPE, NQ_VEC>(p.p[TG_P_IN], e, x);
 	if (TG_HAS_RESIDUAL) {
 		float r[NQ_VEC];
-		nq_load<TG_IN_DTYPE, NQ_VEC>(p.p[TG_P_RESIDUAL], e, r);
+		tg_load_vec<TG_IN_DTYPE, NQ_VEC>(p.p[TG_P_RESIDUAL], e, r);
 #pragma unroll
 		for (int k = 0; k < NQ_VEC; k++)
 			x[k] += r[k];
-		nq_round<TG_IN_DTYPE, NQ_VEC>(x);
+		tg_round_vec<TG_IN_DTYPE, NQ_VEC>(x);
 		if (write_res)
-			nq_store_hp<TG_IN_DTYPE, NQ_VEC>(p.p[TG_P_RESIDUAL_OUT], e, x);
+			tg_store_hp<TG_IN_DTYPE, NQ_VEC>(p.p[TG_P_RESIDUAL_OUT], e, x);
 	}
 }
 
@@ -260,19 +106,19 @@ __device__ __forceinline__ void nq_emit_row(const TgParams &p, long long rows, l
 	long long e = r * NQ_COLS + c;
 	if (TG_RECIPE == 0) {
 		if (valid)
-			nq_store_hp<TG_OUT_DTYPE, NQ_VEC>(p.p[TG_P_OUT], e, y);
+			tg_store_hp<TG_OUT_DTYPE, NQ_VEC>(p.p[TG_P_OUT], e, y);
 	} else if (TG_RECIPE == 1 || TG_RECIPE == 2) {
 		if (valid)
-			nq_store_fp8<NQ_VEC>(p.p[TG_P_OUT], e, y, s);
+			tg_store_fp8<TG_FMT, NQ_VEC>(p.p[TG_P_OUT], e, y, s);
 	} else if (TG_RECIPE == 4 || TG_RECIPE == 6) {
 		constexpr float fmax = TG_FMT == TG_FMT_E4M3 ? TG_E4M3_MAX : TG_E5M2_MAX;
 		float a = 0.0f;
 		if (valid) {
 #pragma unroll
 			for (int k = 0; k < NQ_VEC; k++)
-				a = nq_absmax(a, y[k]);
+				a = tg_absmax(a, y[k]);
 		}
-		a = nq_group_max<G>(a);
+		a = tg_group_max<G>(a);
 		float bs;
 		if (TG_RECIPE == 4) {
 			bs = tg_block_scale(a, fmax, TG_EPS_SCALE, TG_POW2);
@@ -285,7 +131,7 @@ __device__ __forceinline__ void nq_emit_row(const TgParams &p, long long rows, l
 				((uint8_t *)p.p[TG_P_SCALE_INV])[r * ((NQ_COLS + 31) / 32) + c / 32] = eb;
 		}
 		if (valid)
-			nq_store_fp8<NQ_VEC>(p.p[TG_P_OUT], e, y, bs);
+			tg_store_fp8<TG_FMT, NQ_VEC>(p.p[TG_P_OUT], e, y, bs);
 	}
 }
 
@@ -305,8 +151,8 @@ static_assert(nq_tile || NQ_TPR % nq_group == 0, "threads per row must be a mult
 __device__ __forceinline__ float nq_row_sum(float v, float (*red)[NQ_WPR])
 {
 	if (NQ_TPR <= 32)
-		return nq_group_sum<(NQ_TPR <= 32 ? NQ_TPR : 32)>(v);
-	v = nq_group_sum<32>(v);
+		return tg_group_sum<(NQ_TPR <= 32 ? NQ_TPR : 32)>(v);
+	v = tg_group_sum<32>(v);
 	int slot = threadIdx.x / NQ_TPR, w = (threadIdx.x % NQ_TPR) >> 5;
 	if ((threadIdx.x & 31) == 0)
 		red[slot][w] = v;
@@ -327,7 +173,7 @@ __device__ __forceinline__ void nq_row_path(const TgParams &p)
 	const int slot = threadIdx.x / NQ_TPR, t = threadIdx.x % NQ_TPR;
 	float s = 1.0f;
 	if (TG_RECIPE == 1 || TG_RECIPE == 2)
-		s = nq_tensor_scale(p);
+		s = tg_tensor_scale<TG_RECIPE, TG_FMT, TG_POW2>(p, TG_EPS_SCALE);
 	float amax = 0.0f;
 	for (long long rb = (long long)blockIdx.x * TG_ROWS_PER_CTA; rb < rows; rb += (long long)gridDim.x * TG_ROWS_PER_CTA) {
 		const long long r = rb + slot;
@@ -384,16 +230,16 @@ __device__ __forceinline__ void nq_row_path(const TgParams &p)
 			for (int k = 0; k < NQ_VEC; k++) {
 				y[k] = TG_NORM == 1 ? (x[j][k] - mu) * rs * g[k] + b[k] : x[j][k] * rs * g[k];
 				if (rv && ok)
-					amax = nq_absmax(amax, y[k]);
+					amax = tg_absmax(amax, y[k]);
 			}
 			if (TG_RECIPE != 3 && TG_ROWWISE)
 				nq_emit_row<nq_group>(p, rows, r, v * NQ_VEC, y, rv && ok, s);
 		}
 	}
 	if (TG_RECIPE == 1 || TG_RECIPE == 3) {
-		float m = nq_cta_max(amax, ared);
+		float m = tg_cta_max<TG_THREADS>(amax, ared);
 		if (threadIdx.x == 0)
-			nq_red_max((float *)p.p[TG_P_AMAX], m);
+			tg_red_max((float *)p.p[TG_P_AMAX], m);
 	}
 }
 
@@ -419,7 +265,7 @@ __device__ __forceinline__ void nq_tile_path(const TgParams &p)
 	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 	float s = 1.0f;
 	if (TG_RECIPE == 1 || TG_RECIPE == 2)
-		s = nq_tensor_scale(p);
+		s = tg_tensor_scale<TG_RECIPE, TG_FMT, TG_POW2>(p, TG_EPS_SCALE);
 	float amax = 0.0f;
 	const bool aligned16 = (rows % 16) == 0;
 	for (long long r0 = (long long)blockIdx.x * NQ_R; r0 < rows; r0 += (long long)gridDim.x * NQ_R) {
@@ -443,7 +289,7 @@ __device__ __forceinline__ void nq_tile_path(const TgParams &p)
 					for (int k = 0; k < NQ_VEC; k++)
 						sum += x[k];
 				}
-				sum = nq_group_sum<32>(sum);
+				sum = tg_group_sum<32>(sum);
 			}
 			float mu = tg_div_rn(sum, (float)NQ_COLS);
 			float sq = 0.0f;
@@ -457,7 +303,7 @@ __device__ __forceinline__ void nq_tile_path(const TgParams &p)
 					sq += d * d;
 				}
 			}
-			sq = nq_group_sum<32>(sq);
+			sq = tg_group_sum<32>(sq);
 			float rs = tg_div_rn(1.0f, sqrtf(tg_div_rn(sq, (float)NQ_COLS) + TG_EPS));
 			if (lane == 0) {
 				smu[rr] = mu;
@@ -479,9 +325,9 @@ __device__ __forceinline__ void nq_tile_path(const TgParams &p)
 			float x[NQ_VEC], g[NQ_VEC], b[NQ_VEC], y[NQ_VEC];
 			if (ok) {
 				if (TG_HAS_RESIDUAL)
-					nq_load<TG_IN_DTYPE, NQ_VEC>(p.p[TG_P_RESIDUAL_OUT], r * NQ_COLS + c, x);
+					tg_load_vec<TG_IN_DTYPE, NQ_VEC>(p.p[TG_P_RESIDUAL_OUT], r * NQ_COLS + c, x);
 				else
-					nq_load<TG_IN_DTYPE, NQ_VEC>(p.p[TG_P_IN], r * NQ_COLS + c, x);
+					tg_load_vec<TG_IN_DTYPE, NQ_VEC>(p.p[TG_P_IN], r * NQ_COLS + c, x);
 			}
 			nq_weights(p, (NQ_COLS % NQ_CW == 0 || c < NQ_COLS) ? c : 0, g, b);
 #pragma unroll
@@ -489,7 +335,7 @@ __device__ __forceinline__ void nq_tile_path(const TgParams &p)
 				y[k] = TG_NORM == 1 ? (x[k] - mu) * rs * g[k] + b[k] : x[k] * rs * g[k];
 				if (!ok)
 					y[k] = 0.0f;
-				amax = nq_absmax(amax, y[k]);
+				amax = tg_absmax(amax, y[k]);
 			}
 #pragma unroll
 			for (int k = 0; k < NQ_VEC; k += 4) {
@@ -519,7 +365,7 @@ __device__ __forceinline__ void nq_tile_path(const TgParams &p)
 					float a = 0.0f;
 #pragma unroll
 					for (int k = 0; k < NQ_SEG; k++)
-						a = nq_absmax(a, v[k]);
+						a = tg_absmax(a, v[k]);
 					uint8_t eb = tg_e8m0_from_amax(a, fmax);
 					bs = tg_e8m0_rcp(eb);
 					((uint8_t *)p.p[TG_P_SCALE_INV_T])[(long long)col * ((rows + 31) / 32) + rs0 / 32] = eb;
@@ -532,22 +378,22 @@ __device__ __forceinline__ void nq_tile_path(const TgParams &p)
 #pragma unroll
 						for (int k = 0; k < 16; k++)
 							w16[k] = v[h * 16 + k];
-						nq_store_fp8<16>(dst + h * 16, 0, w16, bs);
+						tg_store_fp8<TG_FMT, 16>(dst + h * 16, 0, w16, bs);
 					}
 				} else {
 #pragma unroll
 					for (int k = 0; k < NQ_SEG; k++)
 						if (rs0 + k < rows)
-							dst[k] = (uint8_t)(nq_fp8x2(v[k] * bs, 0.0f) & 0xFFu);
+							dst[k] = (uint8_t)(tg_fp8x2<TG_FMT>(v[k] * bs, 0.0f) & 0xFFu);
 				}
 			}
 			__syncthreads();
 		}
 	}
 	if (TG_RECIPE == 1) {
-		float m = nq_cta_max(amax, ared);
+		float m = tg_cta_max<TG_THREADS>(amax, ared);
 		if (threadIdx.x == 0)
-			nq_red_max((float *)p.p[TG_P_AMAX], m);
+			tg_red_max((float *)p.p[TG_P_AMAX], m);
 	}
 }
 

@@ -1,0 +1,180 @@
+/* tg_rowvec.h: device helpers shared by the row-oriented templates
+ * (norm_quantize.cu, glu_amax.cu): raw vectors, half/bf16 conversions, vector
+ * loads and stores, FP8 quantize-and-store of a vector, lane and CTA
+ * reductions, the per-tensor scale of recipes 1 and 2.
+ *
+ * Embedded with the templates but not slot-filled: nothing here reads a TG_
+ * slot; whatever depends on one (dtype, format, recipe, thread count) is a
+ * template parameter (a float such as TG_EPS_SCALE is a function argument).
+ * Device only; global scope and include-guarded, so that several templates
+ * (each in its own per-kernel namespace) can share one translation unit.
+ */
+#ifndef TG_ROWVEC_H
+#define TG_ROWVEC_H
+
+#include "tg_formats.h"
+#include "tg_recipe.h"
+#include "tg_kernel.h"
+
+// Raw vector of NB bytes, naturally aligned so that it moves as one access.
+template <int NB> struct alignas(NB) tg_raw { uint32_t w[NB / 4]; };
+template <> struct alignas(2) tg_raw<2> { uint16_t h; };
+
+// 16-bit value of dtype dt (1 bf16, else fp16) to FP32, and back (round to nearest).
+__device__ __forceinline__ float tg_h2f(uint32_t h, int dt)
+{
+	if (dt == 1)
+		return tg_bf16_to_f32((uint16_t)h);
+	float f;
+	asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((uint16_t)h));
+	return f;
+}
+
+__device__ __forceinline__ uint32_t tg_f2h(float f, int dt)
+{
+	if (dt == 1)
+		return tg_f32_to_bf16(f);
+	uint16_t h;
+	asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+	return h;
+}
+
+// Load N elements of dtype DT (0 fp32, 1 bf16, 2 fp16) starting at element i of p, as FP32.
+template <int DT, int N>
+__device__ __forceinline__ void tg_load_vec(const void *p, long long i, float (&f)[N])
+{
+	constexpr int NB = N * (DT == 0 ? 4 : 2);
+	constexpr int CB = NB > 16 ? 16 : NB;   // one access moves at most 16 bytes
+	constexpr int EPC = CB / (DT == 0 ? 4 : 2);
+#pragma unroll
+	for (int h = 0; h < NB / CB; h++) {
+		tg_raw<CB> r = reinterpret_cast<const tg_raw<CB> *>(p)[i / EPC + h];
+#pragma unroll
+		for (int k = 0; k < CB / 4; k++) {
+			if (DT == 0) {
+				f[h * EPC + k] = tg_u2f(r.w[k]);
+			} else {
+				f[h * EPC + 2 * k] = tg_h2f(r.w[k] & 0xFFFFu, DT);
+				f[h * EPC + 2 * k + 1] = tg_h2f(r.w[k] >> 16, DT);
+			}
+		}
+	}
+}
+
+// Store N FP32 values rounded to dtype DT at element i of p.
+template <int DT, int N>
+__device__ __forceinline__ void tg_store_hp(void *p, long long i, const float (&f)[N])
+{
+	constexpr int NB = N * (DT == 0 ? 4 : 2);
+	tg_raw<NB> r;
+#pragma unroll
+	for (int k = 0; k < NB / 4; k++) {
+		if (DT == 0)
+			r.w[k] = tg_f2u(f[k]);
+		else
+			r.w[k] = tg_f2h(f[2 * k], DT) | (tg_f2h(f[2 * k + 1], DT) << 16);
+	}
+	reinterpret_cast<tg_raw<NB> *>(p)[i / N] = r;
+}
+
+// Round N FP32 values to dtype DT and back (the residual sum).
+template <int DT, int N>
+__device__ __forceinline__ void tg_round_vec(float (&f)[N])
+{
+	if (DT != 0) {
+#pragma unroll
+		for (int k = 0; k < N; k++)
+			f[k] = tg_h2f(tg_f2h(f[k], DT), DT);
+	}
+}
+
+// Two FP32 values to two FP8 bytes of format FMT (TG_FMT_E4M3 or TG_FMT_E5M2), lo first.
+template <int FMT>
+__device__ __forceinline__ uint32_t tg_fp8x2(float lo, float hi)
+{
+	return FMT == TG_FMT_E4M3 ? (uint32_t)tg_f32x2_to_e4m3x2(lo, hi) : (uint32_t)tg_f32x2_to_e5m2x2(lo, hi);
+}
+
+// Store N values times s as FP8 bytes of format FMT at element i of p (N bytes).
+template <int FMT, int N>
+__device__ __forceinline__ void tg_store_fp8(void *p, long long i, const float (&f)[N], float s)
+{
+	if (N == 2) {
+		tg_raw<2> r;
+		r.h = (uint16_t)tg_fp8x2<FMT>(f[0] * s, f[1 % N] * s);
+		reinterpret_cast<tg_raw<2> *>(p)[i / 2] = r;
+	} else {
+		constexpr int NB = N < 4 ? 4 : N;
+		tg_raw<NB> r;
+#pragma unroll
+		for (int k = 0; k < NB / 4; k++)
+			r.w[k] = tg_fp8x2<FMT>(f[(4 * k) % N] * s, f[(4 * k + 1) % N] * s) |
+			         (tg_fp8x2<FMT>(f[(4 * k + 2) % N] * s, f[(4 * k + 3) % N] * s) << 16);
+		reinterpret_cast<tg_raw<NB> *>(p)[i / NB] = r;
+	}
+}
+
+__device__ __forceinline__ float tg_absmax(float m, float v) { return fmaxf(m, fabsf(v)); } // NaN ignored
+
+// Reduce over groups of G consecutive lanes (G a power of two <= 32).
+template <int G>
+__device__ __forceinline__ float tg_group_sum(float v)
+{
+#pragma unroll
+	for (int o = G / 2; o > 0; o >>= 1)
+		v += __shfl_xor_sync(0xFFFFFFFFu, v, o);
+	return v;
+}
+template <int G>
+__device__ __forceinline__ float tg_group_max(float v)
+{
+#pragma unroll
+	for (int o = G / 2; o > 0; o >>= 1)
+		v = fmaxf(v, __shfl_xor_sync(0xFFFFFFFFu, v, o));
+	return v;
+}
+
+// CTA-wide max of v (>= 0) over a CTA of THREADS threads, result valid in thread 0. Uses red[32].
+template <int THREADS>
+__device__ __forceinline__ float tg_cta_max(float v, float *red)
+{
+	v = tg_group_max<32>(v);
+	__syncthreads();
+	if ((threadIdx.x & 31) == 0)
+		red[threadIdx.x >> 5] = v;
+	__syncthreads();
+	float m = 0.0f;
+	if (threadIdx.x == 0)
+		for (int w = 0; w < THREADS / 32; w++)
+			m = fmaxf(m, red[w]);
+	return m;
+}
+
+__device__ __forceinline__ void tg_red_max(float *addr, float v)
+{
+	// max of non-negative floats == max of their bit patterns as signed ints
+	asm volatile("red.global.max.s32 [%0], %1;" ::"l"(addr), "r"((int)tg_f2u(v)) : "memory");
+}
+
+// Per-tensor scale for RECIPE 1 (delayed) and 2 (current cast pass), else 1;
+// CTA 0 publishes scale_inv (and scale). eps_scale, POW2: current scaling's.
+template <int RECIPE, int FMT, int POW2>
+__device__ __forceinline__ float tg_tensor_scale(const TgParams &p, float eps_scale)
+{
+	constexpr float fmax = FMT == TG_FMT_E4M3 ? TG_E4M3_MAX : TG_E5M2_MAX;
+	float s = 1.0f;
+	if (RECIPE == 1) {
+		s = *(const float *)p.p[TG_P_SCALE];
+		if (blockIdx.x == 0 && threadIdx.x == 0)
+			*(float *)p.p[TG_P_SCALE_INV] = tg_scale_inv(s);
+	} else if (RECIPE == 2) {
+		s = tg_current_scale(*(const float *)p.p[TG_P_AMAX], fmax, eps_scale, POW2);
+		if (blockIdx.x == 0 && threadIdx.x == 0) {
+			*(float *)p.p[TG_P_SCALE] = s;
+			*(float *)p.p[TG_P_SCALE_INV] = tg_scale_inv(s);
+		}
+	}
+	return s;
+}
+
+#endif

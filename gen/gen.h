@@ -272,7 +272,8 @@ typedef enum { KERNEL_GENERATED, KERNEL_GEMM } KernelKind;
 #define TG_COMPONENTS(X) \
 	X(COMP_DATA, "data") X(COMP_DATA_T, "data_t") X(COMP_SCALE, "scale") X(COMP_SCALE_INV, "scale_inv") \
 	X(COMP_SCALE_INV_T, "scale_inv_t") X(COMP_AMAX, "amax") X(COMP_STATE, "state") X(COMP_STATE_PARAMS, "state_params") \
-	X(COMP_DEQ, "deq") X(COMP_DEQ_T, "deq_t") /* BF16 copies of data / data_t for emulated GEMMs */
+	X(COMP_DEQ, "deq") X(COMP_DEQ_T, "deq_t") /* BF16 copies of data / data_t for emulated GEMMs */ \
+	X(COMP_SCALE_SW, "scale_sw") X(COMP_SCALE_SW_T, "scale_sw_t") /* MXFP8 scales in the GEMM-swizzled layout */
 typedef enum {
 #define X(e, s) e,
 	TG_COMPONENTS(X)

@@ -671,6 +671,29 @@ static void plan_dequantize(Planner *pl, const Op *op, const Tensor *t, Componen
 	k->note = "emulated MXFP8 GEMM: operand to BF16";
 }
 
+/* MXFP8 scales of one operand copy into cuBLASLt's swizzled layout (native MXFP8 GEMM, sm_100+). */
+static void plan_swizzle(Planner *pl, const Op *op, const Tensor *t, Component from)
+{
+	Kernel *k = kernel_new(pl, arena_printf(pl->a, "swizzle_%s%s", t->name, from == COMP_DATA_T ? "_t" : ""), op->id);
+	k->kind = KERNEL_GENERATED;
+	k->tmpl = "mxfp8_swizzle.cu";
+	slot(pl, k, "TG_KERNEL", emit_entry(pl->a, pl->p, k));
+	slot(pl, k, "TG_THREADS", "256");
+	bind(pl, k, TG_P_IN, t->id, from == COMP_DATA ? COMP_SCALE_INV : COMP_SCALE_INV_T);
+	bind(pl, k, TG_P_OUT, t->id, from == COMP_DATA ? COMP_SCALE_SW : COMP_SCALE_SW_T);
+	/* n[0] = rows of the scale matrix, n[1] = its columns; both fixed here except the
+	 * rowwise copy's rows (the planner keeps n[1] constant, so the transposed copy of an
+	 * activation, whose scale columns grow with tokens, is not planned natively) */
+	k->rows = from == COMP_DATA ? tensor_rows(pl, t, op->loc) : (Extent){-1, 0, tensor_cols(t)};
+	k->cols = from == COMP_DATA ? (tensor_cols(t) + 31) / 32 : (tensor_rows(pl, t, op->loc).add + 31) / 32;
+	k->threads = 256;
+	k->grid_rows = 1024; /* 8 row tiles of 128 per CTA: units/256 CTAs, grid-stride */
+	k->grid_cols = 4;
+	k->variant = "t256";
+	k->choice = "fixed";
+	k->note = "native MXFP8 GEMM: scales to the 128x4 swizzled layout";
+}
+
 static void plan_gemm(Planner *pl, const Op *op)
 {
 	const Graph *g = pl->g;
@@ -711,7 +734,23 @@ static void plan_gemm(Planner *pl, const Op *op)
 	c->fast_accum = op->p.fast_accum < 0 ? op->p.pass == PASS_FPROP : op->p.fast_accum;
 	if (c->scaling == SCALING_NONE || c->scaling == SCALING_BLOCK1X128 || c->scaling == SCALING_BLOCK128X128)
 		c->fast_accum = false; /* cuBLASLt's block-scaled FP8 GEMM has no fast-accumulation mode */
-	if (c->scaling == SCALING_MXFP8 && op->emulated) {
+	bool native_mx = c->scaling == SCALING_MXFP8 && !op->emulated;
+	bool dyn_t = (c->a_comp == COMP_DATA_T && a->shape[0].dim >= 0) || (c->b_comp == COMP_DATA_T && b->shape[0].dim >= 0);
+	if (native_mx && !dyn_t) {
+		/* every target has block-scaled MMA: swizzle both operands' scales, then cuBLASLt */
+		Kernel saved = *k;
+		pl->p->nkernels--;
+		c = NULL;
+		plan_swizzle(pl, op, a, saved.gemm.a_comp);
+		plan_swizzle(pl, op, b, saved.gemm.b_comp);
+		k = kernel_new(pl, "gemm", op->id);
+		*k = saved;
+		k->name = arena_printf(pl->a, "k%d_gemm", pl->p->nkernels - 1);
+		c = &k->gemm;
+		c->fast_accum = false;
+		k->note = "native MXFP8 (cuBLASLt VEC32_UE8M0)";
+	}
+	if (c->scaling == SCALING_MXFP8 && (op->emulated || dyn_t)) {
 		/* No native MXFP8 MMA on every target: dequantize both operands to BF16
 		 * (exact) and run a BF16 GEMM. Planned before the GEMM in the kernel list. */
 		Kernel saved = *k;

@@ -34,6 +34,10 @@ size_t interp_comp_bytes(const Graph *g, const long *dims, const Tensor *t, Comp
 	case COMP_DEQ:
 	case COMP_DEQ_T:
 		return n * 2;
+	case COMP_SCALE_SW: /* [rows][cols/32] padded to 128 x 4 */
+		return (rows + 127) / 128 * 128 * ((cols + 31) / 32 + 3) / 4 * 4;
+	case COMP_SCALE_SW_T:
+		return (cols + 127) / 128 * 128 * ((rows + 31) / 32 + 3) / 4 * 4;
 	case COMP_SCALE_INV:
 		switch (t->recipe.scaling) {
 		case SCALING_BLOCK1X128: return (cols + 127) / 128 * rows * 4;

@@ -223,6 +223,8 @@ TgStatus tg_layer_create(TgContext *c, const char *name, const char *text, size_
 	l->diag.src = l->text;
 	Spec *s = spec_load(l->arena, &l->diag, file, l->text, len);
 	Arch arch = {c->cc, c->cc >= 90};
+	if (s)
+		s->ntargets = 0; /* the runtime compiles for the GPU it runs on, whatever the spec targets */
 	const Graph *g = s ? ir_build(l->arena, &l->diag, s, arch) : NULL;
 	PlanOptions po;
 	tg_context_plan_options(c, 0, &po); /* tokens not known yet: tg_layer_set_tokens re-plans */
@@ -668,6 +670,11 @@ static TgStatus launch_gemm(TgLayer *l, int ki, CUstream s)
 		gd.b_block128x128 = b->recipe.scaling == SCALING_BLOCK128X128;
 		ga.a_scale_inv = (const float *)(uintptr_t)l->t[c->a].ptr[c->a_comp == COMP_DATA ? COMP_SCALE_INV : COMP_SCALE_INV_T];
 		ga.b_scale_inv = (const float *)(uintptr_t)l->t[c->b].ptr[c->b_comp == COMP_DATA ? COMP_SCALE_INV : COMP_SCALE_INV_T];
+		break;
+	case SCALING_MXFP8: /* native: swizzled E8M0 scales (plan_swizzle) */
+		gd.scale_mode = GEMM_SCALE_MXFP8;
+		ga.a_scale_inv = (const float *)(uintptr_t)l->t[c->a].ptr[c->a_comp == COMP_DATA ? COMP_SCALE_SW : COMP_SCALE_SW_T];
+		ga.b_scale_inv = (const float *)(uintptr_t)l->t[c->b].ptr[c->b_comp == COMP_DATA ? COMP_SCALE_SW : COMP_SCALE_SW_T];
 		break;
 	default:
 		return fail(TG_ERR_UNSUPPORTED, "%s: %s GEMM operands are not supported by the runtime yet", k->name,

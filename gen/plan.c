@@ -694,6 +694,21 @@ static void plan_swizzle(Planner *pl, const Op *op, const Tensor *t, Component f
 	k->note = "native MXFP8 GEMM: scales to the 128x4 swizzled layout";
 }
 
+/* Put per-operand kernels (dequantize or swizzle) before an already planned GEMM:
+ * the GEMM is taken back, the operand kernels are added, the GEMM follows them. */
+static Kernel *gemm_after_operands(Planner *pl, const Op *op, Kernel *k,
+	void (*per_operand)(Planner *, const Op *, const Tensor *, Component), const Tensor *a, const Tensor *b)
+{
+	Kernel saved = *k;
+	pl->p->nkernels--;
+	per_operand(pl, op, a, saved.gemm.a_comp);
+	per_operand(pl, op, b, saved.gemm.b_comp);
+	k = kernel_new(pl, "gemm", op->id);
+	*k = saved;
+	k->name = arena_printf(pl->a, "k%d_gemm", pl->p->nkernels - 1);
+	return k;
+}
+
 static void plan_gemm(Planner *pl, const Op *op)
 {
 	const Graph *g = pl->g;
@@ -734,33 +749,20 @@ static void plan_gemm(Planner *pl, const Op *op)
 	c->fast_accum = op->p.fast_accum < 0 ? op->p.pass == PASS_FPROP : op->p.fast_accum;
 	if (c->scaling == SCALING_NONE || c->scaling == SCALING_BLOCK1X128 || c->scaling == SCALING_BLOCK128X128)
 		c->fast_accum = false; /* cuBLASLt's block-scaled FP8 GEMM has no fast-accumulation mode */
-	bool native_mx = c->scaling == SCALING_MXFP8 && !op->emulated;
+	bool mx = c->scaling == SCALING_MXFP8;
+	/* the transposed copy of an activation has scale columns that grow with tokens,
+	 * which the swizzle kernel's fixed n[1] cannot express: that GEMM stays emulated */
 	bool dyn_t = (c->a_comp == COMP_DATA_T && a->shape[0].dim >= 0) || (c->b_comp == COMP_DATA_T && b->shape[0].dim >= 0);
-	if (native_mx && !dyn_t) {
+	if (mx && !op->emulated && !dyn_t) {
 		/* every target has block-scaled MMA: swizzle both operands' scales, then cuBLASLt */
-		Kernel saved = *k;
-		pl->p->nkernels--;
-		c = NULL;
-		plan_swizzle(pl, op, a, saved.gemm.a_comp);
-		plan_swizzle(pl, op, b, saved.gemm.b_comp);
-		k = kernel_new(pl, "gemm", op->id);
-		*k = saved;
-		k->name = arena_printf(pl->a, "k%d_gemm", pl->p->nkernels - 1);
+		k = gemm_after_operands(pl, op, k, plan_swizzle, a, b);
 		c = &k->gemm;
 		c->fast_accum = false;
 		k->note = "native MXFP8 (cuBLASLt VEC32_UE8M0)";
-	}
-	if (c->scaling == SCALING_MXFP8 && (op->emulated || dyn_t)) {
-		/* No native MXFP8 MMA on every target: dequantize both operands to BF16
-		 * (exact) and run a BF16 GEMM. Planned before the GEMM in the kernel list. */
-		Kernel saved = *k;
-		pl->p->nkernels--;
-		c = NULL;
-		plan_dequantize(pl, op, a, saved.gemm.a_comp);
-		plan_dequantize(pl, op, b, saved.gemm.b_comp);
-		k = kernel_new(pl, "gemm", op->id);
-		*k = saved;
-		k->name = arena_printf(pl->a, "k%d_gemm", pl->p->nkernels - 1);
+	} else if (mx) {
+		/* no native MXFP8 MMA on some target: dequantize both operands to BF16 (exact)
+		 * and run a BF16 GEMM */
+		k = gemm_after_operands(pl, op, k, plan_dequantize, a, b);
 		c = &k->gemm;
 		c->emulated = true;
 		c->a_comp = c->a_comp == COMP_DATA ? COMP_DEQ : COMP_DEQ_T;
@@ -768,13 +770,12 @@ static void plan_gemm(Planner *pl, const Op *op)
 		c->scaling = SCALING_NONE;
 		c->a_dtype = c->b_dtype = DT_BF16;
 		c->fast_accum = false;
+		k->note = op->emulated ? op->emulated : "MXFP8 GEMM emulated: an activation's transposed scales are not swizzled natively yet";
 	}
 	k->rows = c->m;
 	k->cols = c->n.add;
 	k->choice = "cuBLASLt heuristic, cached per shape";
-	if (op->emulated)
-		k->note = op->emulated;
-	else if (c->scaling == SCALING_NONE)
+	if (!k->note && c->scaling == SCALING_NONE)
 		k->note = "cuBLASLt BF16";
 }
 

@@ -211,8 +211,17 @@ template <int THREADS> __device__ __forceinline__ float block_max(float m, float
 	return r;
 }
 
+/* PF (harness-only for now, not a slot; 0 = the 2026-11-21 body): software
+ * pipelining of the persistent tile loop (only matters when a CTA walks several
+ * tiles, i.e. a capped grid).
+ *   1: the next tile's input loads are issued into raw[] as soon as raw[] is dead
+ *      (after the rowwise pass, or after the columnwise quantize for MXFP8 /
+ *      block 1x128), so they are in flight during the barrier(s) and the
+ *      transposed store of this tile. No extra registers.
+ *   2: double-buffered: nxt[] is loaded one tile ahead, at the top of each tile,
+ *      so the loads overlap every phase of the current tile (+NK x 16 B registers). */
 template <int IN_DT, int OUT_DT, int FMT, int RECIPE, int ROWW, int COLW, int COLS, int THREADS, int TR,
-          int TC, int POW2>
+          int TC, int POW2, int PF = 0>
 __device__ __forceinline__ void body(const TgParams &p, const float eps)
 {
 	constexpr int CPR = TC / 8;            /* chunks per tile row */
@@ -272,20 +281,46 @@ __device__ __forceinline__ void body(const TgParams &p, const float eps)
 	const bool want_amax = RECIPE == 1 || RECIPE == 3 || (RECIPE != 2 && p.p[TG_P_AMAX] != 0);
 	float tamax = 0.0f; /* this thread's per-tensor amax */
 
+	/* this thread's NK vectors of tile t (zeros past the edges or past the last tile) */
+	auto load_tile = [&](long long t, Raw<IN_DT>(&dst)[NK]) {
+		const long long lrow0 = t / TILES_C * TR;
+		const int lcol = (int)(t % TILES_C) * TC + cc * 8;
+#pragma unroll
+		for (int k = 0; k < NK; k++) {
+			const long long r = lrow0 + g * NK + k;
+			if (t < tiles && lcol < COLS && r < rows)
+				load8<IN_DT>(dst[k], in + ((size_t)r * COLS + lcol) * IES);
+			else
+				zero8<IN_DT>(dst[k]);
+		}
+	};
+	Raw<IN_DT> raw[NK];
+	Raw<IN_DT> nxt[NK]; /* PF 2 only (dead otherwise) */
+	if (PF == 1)
+		load_tile(blockIdx.x, raw);
+	if (PF == 2)
+		load_tile(blockIdx.x, nxt);
+
 	for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
 		const long long row0 = tile / TILES_C * TR;
 		const int col0 = (int)(tile % TILES_C) * TC;
 		const int col = col0 + cc * 8;
 		const bool colok = col < COLS;
 
-		Raw<IN_DT> raw[NK];
+		if (PF == 0) {
 #pragma unroll
-		for (int k = 0; k < NK; k++) {
-			const long long r = row0 + g * NK + k;
-			if (colok && r < rows)
-				load8<IN_DT>(raw[k], in + ((size_t)r * COLS + col) * IES);
-			else
-				zero8<IN_DT>(raw[k]);
+			for (int k = 0; k < NK; k++) {
+				const long long r = row0 + g * NK + k;
+				if (colok && r < rows)
+					load8<IN_DT>(raw[k], in + ((size_t)r * COLS + col) * IES);
+				else
+					zero8<IN_DT>(raw[k]);
+			}
+		} else if (PF == 2) {
+#pragma unroll
+			for (int k = 0; k < NK; k++)
+				raw[k] = nxt[k];
+			load_tile(tile + gridDim.x, nxt);
 		}
 
 		float camax[8]; /* this thread's column amax over its NK rows (COLAM) */
@@ -366,6 +401,8 @@ __device__ __forceinline__ void body(const TgParams &p, const float eps)
 				stw<OW>(&s_tile[lr * P + ((cc * OW) ^ sw)], o);
 			}
 		}
+		if (PF == 1 && !COLAM) /* raw[] is dead: the next tile's loads fly during the barrier + transposed store */
+			load_tile(tile + gridDim.x, raw);
 		if (AMAXONLY || !COL)
 			continue;
 
@@ -418,6 +455,8 @@ __device__ __forceinline__ void body(const TgParams &p, const float eps)
 				const int sw = ((lr / R) & 1) << 4;
 				stw<2>(&s_tile[lr * P + ((cc * 2) ^ sw)], o);
 			}
+			if (PF == 1) /* raw[] is dead */
+				load_tile(tile + gridDim.x, raw);
 		}
 		__syncthreads();
 
@@ -852,7 +891,7 @@ template <int IN_DT, int THREADS> __device__ __forceinline__ void body_amax(cons
 /* Path choice. LEGACY (harness only, not a slot): 1 = the shared-tile body for
  * everything (the 2026-11-21 kernels), for side-by-side timing. */
 template <int IN_DT, int OUT_DT, int FMT, int RECIPE, int ROWW, int COLW, int COLS, int THREADS, int TR, int TC,
-          int POW2, int LEGACY>
+          int POW2, int LEGACY, int PF = 0>
 __device__ __forceinline__ void dispatch(const TgParams &p, const float eps)
 {
 	constexpr bool warp_ok = WarpTiling<IN_DT, FMT, RECIPE, COLS, THREADS, TR, TC>::ok;
@@ -869,7 +908,7 @@ __device__ __forceinline__ void dispatch(const TgParams &p, const float eps)
 		 * 63.5%, current 71.2% vs 81.6%). Kept for the byte transpose above. */
 		body_warp<IN_DT, FMT, RECIPE, ROWW, COLS, THREADS, TR, TC, POW2>(p, eps);
 	} else {
-		body<IN_DT, OUT_DT, FMT, RECIPE, ROWW, COLW, COLS, THREADS, TR, TC, POW2>(p, eps);
+		body<IN_DT, OUT_DT, FMT, RECIPE, ROWW, COLW, COLS, THREADS, TR, TC, POW2, LEGACY ? 0 : PF>(p, eps);
 	}
 }
 
@@ -882,9 +921,16 @@ __device__ __forceinline__ void dispatch(const TgParams &p, const float eps)
 #else
 #define CT_LEGACY_SEL_ 0
 #endif
+/* CT_PREFETCH (harness only, not a slot): 0 default, 1 or 2 = body()'s PF. */
+#ifdef CT_PREFETCH
+#define CT_PREFETCH_SEL_ CT_PREFETCH
+#else
+#define CT_PREFETCH_SEL_ 0
+#endif
 extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParams p)
 {
 	tgct::dispatch<TG_IN_DTYPE, TG_OUT_DTYPE, TG_FMT, TG_RECIPE, TG_ROWWISE, TG_COLWISE, TG_COLS, TG_THREADS,
-	               TG_TILE_ROWS, TG_TILE_COLS, TG_POW2, CT_LEGACY_SEL_>(p, TG_EPS_SCALE);
+	               TG_TILE_ROWS, TG_TILE_COLS, TG_POW2, CT_LEGACY_SEL_, CT_PREFETCH_SEL_>(p, TG_EPS_SCALE);
 }
 #undef CT_LEGACY_SEL_
+#undef CT_PREFETCH_SEL_

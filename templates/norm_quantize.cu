@@ -31,6 +31,16 @@
 #include "tg_kernel.h"
 #include "tg_rowvec.h" // raw vectors, loads/stores, FP8 stores, reductions, per-tensor scale
 
+// TG_PREFETCH (row path only; 0 default, 1 software-pipelined persistent row
+// loop: the next row's input loads are issued before this row's reduction, and
+// gamma/beta are loaded once per CTA and kept in registers). Not yet a declared
+// slot: the harness passes -DTG_PREFETCH=1. To make it a planner slot, add it to
+// the tegen-slots line above AND delete these three lines (slot substitution
+// would otherwise rewrite them into `#ifndef 0`).
+#ifndef TG_PREFETCH
+#define TG_PREFETCH 0
+#endif
+
 #if TG_RECIPE != 0 && TG_RECIPE != 1 && TG_RECIPE != 2 && TG_RECIPE != 3 && TG_RECIPE != 4 && TG_RECIPE != 6
 #error "norm_quantize.cu: unsupported TG_RECIPE (supported: 0 none, 1 delayed, 2 current cast, 3 current amax, 4 block1x128, 6 mxfp8)"
 #endif
@@ -243,6 +253,131 @@ __device__ __forceinline__ void nq_row_path(const TgParams &p)
 	}
 }
 
+// TG_PREFETCH 1: the same row path, software-pipelined. Each thread holds its
+// row's next input vectors raw (unconverted) in registers: they are issued right
+// after the current row is converted, so they are in flight during the current
+// row's reductions (shuffles, barriers), normalization and stores. Gamma/beta
+// for the thread's columns never change across rows: loaded once, kept raw.
+__device__ __forceinline__ void nq_row_load(const TgParams &p, long long r, bool rv, int t,
+                                            tg_rvec<TG_IN_DTYPE, NQ_VEC> (&xr)[NQ_NJ],
+                                            tg_rvec<TG_IN_DTYPE, NQ_VEC> (&rr)[TG_HAS_RESIDUAL ? NQ_NJ : 1])
+{
+#pragma unroll
+	for (int j = 0; j < NQ_NJ; j++) {
+		int v = j * NQ_TPR + t;
+		if (rv && (NQ_NVEC % NQ_TPR == 0 || v < NQ_NVEC)) {
+			tg_load_raw<TG_IN_DTYPE, NQ_VEC>(p.p[TG_P_IN], r * NQ_COLS + (long long)v * NQ_VEC, xr[j]);
+			if (TG_HAS_RESIDUAL)
+				tg_load_raw<TG_IN_DTYPE, NQ_VEC>(p.p[TG_P_RESIDUAL], r * NQ_COLS + (long long)v * NQ_VEC,
+				                                 rr[TG_HAS_RESIDUAL ? j : 0]);
+		} else {
+			tg_zero_raw<TG_IN_DTYPE, NQ_VEC>(xr[j]);
+			if (TG_HAS_RESIDUAL)
+				tg_zero_raw<TG_IN_DTYPE, NQ_VEC>(rr[TG_HAS_RESIDUAL ? j : 0]);
+		}
+	}
+}
+
+__device__ __forceinline__ void nq_row_path_pf(const TgParams &p)
+{
+	__shared__ float red[TG_ROWS_PER_CTA][NQ_WPR];
+	__shared__ float ared[32];
+	const long long rows = p.n[0];
+	const int slot = threadIdx.x / NQ_TPR, t = threadIdx.x % NQ_TPR;
+	float s = 1.0f;
+	if (TG_RECIPE == 1 || TG_RECIPE == 2)
+		s = tg_tensor_scale<TG_RECIPE, TG_FMT, TG_POW2>(p, TG_EPS_SCALE);
+	float amax = 0.0f;
+	const long long stride = (long long)gridDim.x * TG_ROWS_PER_CTA;
+	long long rb = (long long)blockIdx.x * TG_ROWS_PER_CTA;
+	tg_rvec<TG_IN_DTYPE, NQ_VEC> xr[NQ_NJ], rr[TG_HAS_RESIDUAL ? NQ_NJ : 1];
+	nq_row_load(p, rb + slot, rb + slot < rows, t, xr, rr);
+	tg_rvec<TG_W_DTYPE, NQ_VEC> gr[NQ_NJ], br[TG_NORM == 1 ? NQ_NJ : 1];
+#pragma unroll
+	for (int j = 0; j < NQ_NJ; j++) {
+		int v = j * NQ_TPR + t;
+		int c = (NQ_NVEC % NQ_TPR == 0 || v < NQ_NVEC) ? v * NQ_VEC : 0;
+		tg_load_raw<TG_W_DTYPE, NQ_VEC>(p.p[TG_P_GAMMA], c, gr[j]);
+		if (TG_NORM == 1)
+			tg_load_raw<TG_W_DTYPE, NQ_VEC>(p.p[TG_P_BETA], c, br[TG_NORM == 1 ? j : 0]);
+	}
+	for (; rb < rows; rb += stride) {
+		const long long r = rb + slot;
+		const bool rv = r < rows;
+		float x[NQ_NJ][NQ_VEC];
+#pragma unroll
+		for (int j = 0; j < NQ_NJ; j++) {
+			tg_cvt_raw<TG_IN_DTYPE, NQ_VEC>(xr[j], x[j]);
+			if (TG_HAS_RESIDUAL) {
+				int v = j * NQ_TPR + t;
+				float q[NQ_VEC];
+				tg_cvt_raw<TG_IN_DTYPE, NQ_VEC>(rr[TG_HAS_RESIDUAL ? j : 0], q);
+#pragma unroll
+				for (int k = 0; k < NQ_VEC; k++)
+					x[j][k] += q[k];
+				tg_round_vec<TG_IN_DTYPE, NQ_VEC>(x[j]);
+				if (TG_RECIPE != 3 && rv && (NQ_NVEC % NQ_TPR == 0 || v < NQ_NVEC))
+					tg_store_hp<TG_IN_DTYPE, NQ_VEC>(p.p[TG_P_RESIDUAL_OUT], r * NQ_COLS + (long long)v * NQ_VEC, x[j]);
+			}
+		}
+		// next row's loads: in flight during this row's reductions and stores
+		nq_row_load(p, r + stride, r + stride < rows, t, xr, rr);
+		float mu = 0.0f;
+		if (TG_NORM == 1) {
+			float sum = 0.0f;
+#pragma unroll
+			for (int j = 0; j < NQ_NJ; j++)
+#pragma unroll
+				for (int k = 0; k < NQ_VEC; k++)
+					sum += x[j][k];
+			mu = tg_div_rn(nq_row_sum(sum, red), (float)NQ_COLS);
+		}
+		float sq = 0.0f;
+#pragma unroll
+		for (int j = 0; j < NQ_NJ; j++) {
+			int v = j * NQ_TPR + t;
+			bool ok = NQ_NVEC % NQ_TPR == 0 || v < NQ_NVEC;
+#pragma unroll
+			for (int k = 0; k < NQ_VEC; k++) {
+				float d = ok ? x[j][k] - mu : 0.0f;
+				sq += d * d;
+			}
+		}
+		float var = tg_div_rn(nq_row_sum(sq, red), (float)NQ_COLS);
+		float rs = tg_div_rn(1.0f, sqrtf(var + TG_EPS));
+		if (TG_RECIPE != 3 && rv && t == 0) {
+			if (p.p[TG_P_RSIGMA])
+				((float *)p.p[TG_P_RSIGMA])[r] = rs;
+			if (TG_NORM == 1 && p.p[TG_P_MU])
+				((float *)p.p[TG_P_MU])[r] = mu;
+		}
+#pragma unroll
+		for (int j = 0; j < NQ_NJ; j++) {
+			int v = j * NQ_TPR + t;
+			bool ok = NQ_NVEC % NQ_TPR == 0 || v < NQ_NVEC;
+			float g[NQ_VEC], b[NQ_VEC], y[NQ_VEC];
+			tg_cvt_raw<TG_W_DTYPE, NQ_VEC>(gr[j], g);
+			if (TG_NORM == 1)
+				tg_cvt_raw<TG_W_DTYPE, NQ_VEC>(br[TG_NORM == 1 ? j : 0], b);
+#pragma unroll
+			for (int k = 0; k < NQ_VEC; k++) {
+				if (TG_ZERO_CENTERED)
+					g[k] += 1.0f;
+				y[k] = TG_NORM == 1 ? (x[j][k] - mu) * rs * g[k] + b[k] : x[j][k] * rs * g[k];
+				if (rv && ok)
+					amax = tg_absmax(amax, y[k]);
+			}
+			if (TG_RECIPE != 3 && TG_ROWWISE)
+				nq_emit_row<nq_group>(p, rows, r, v * NQ_VEC, y, rv && ok, s);
+		}
+	}
+	if (TG_RECIPE == 1 || TG_RECIPE == 3) {
+		float m = tg_cta_max<TG_THREADS>(amax, ared);
+		if (threadIdx.x == 0)
+			tg_red_max((float *)p.p[TG_P_AMAX], m);
+	}
+}
+
 #else
 /* ---------------- tile path (columnwise) ---------------- */
 // rows per tile: TG_ROWS_PER_CTA when a multiple of 32, else 32 (still correct for any grid)
@@ -403,6 +538,8 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParam
 {
 #if TG_COLWISE && TG_RECIPE != 3
 	nq_tile_path(p);
+#elif TG_PREFETCH
+	nq_row_path_pf(p);
 #else
 	nq_row_path(p);
 #endif

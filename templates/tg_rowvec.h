@@ -61,6 +61,56 @@ __device__ __forceinline__ void tg_load_vec(const void *p, long long i, float (&
 	}
 }
 
+// N elements of dtype DT held raw (unconverted): loaded early, converted later
+// (software pipelining: the next row's loads stay in flight during this row's work).
+template <int DT, int N> struct tg_rvec {
+	static constexpr int NB = N * (DT == 0 ? 4 : 2);
+	static constexpr int CB = NB > 16 ? 16 : NB;   // one access moves at most 16 bytes
+	tg_raw<CB> c[NB / CB];
+};
+
+// Raw load of N elements of dtype DT starting at element i of p (same accesses as tg_load_vec).
+template <int DT, int N>
+__device__ __forceinline__ void tg_load_raw(const void *p, long long i, tg_rvec<DT, N> &r)
+{
+	constexpr int CB = tg_rvec<DT, N>::CB, NB = tg_rvec<DT, N>::NB;
+	constexpr int EPC = CB / (DT == 0 ? 4 : 2);
+#pragma unroll
+	for (int h = 0; h < NB / CB; h++)
+		r.c[h] = reinterpret_cast<const tg_raw<CB> *>(p)[i / EPC + h];
+}
+
+template <int DT, int N>
+__device__ __forceinline__ void tg_zero_raw(tg_rvec<DT, N> &r)
+{
+	constexpr int CB = tg_rvec<DT, N>::CB, NB = tg_rvec<DT, N>::NB;
+#pragma unroll
+	for (int h = 0; h < NB / CB; h++)
+#pragma unroll
+		for (int k = 0; k < CB / 4; k++)
+			r.c[h].w[k] = 0u;
+}
+
+// Raw vector to FP32 (the conversion of tg_load_vec).
+template <int DT, int N>
+__device__ __forceinline__ void tg_cvt_raw(const tg_rvec<DT, N> &r, float (&f)[N])
+{
+	constexpr int CB = tg_rvec<DT, N>::CB, NB = tg_rvec<DT, N>::NB;
+	constexpr int EPC = CB / (DT == 0 ? 4 : 2);
+#pragma unroll
+	for (int h = 0; h < NB / CB; h++) {
+#pragma unroll
+		for (int k = 0; k < CB / 4; k++) {
+			if (DT == 0) {
+				f[h * EPC + k] = tg_u2f(r.c[h].w[k]);
+			} else {
+				f[h * EPC + 2 * k] = tg_h2f(r.c[h].w[k] & 0xFFFFu, DT);
+				f[h * EPC + 2 * k + 1] = tg_h2f(r.c[h].w[k] >> 16, DT);
+			}
+		}
+	}
+}
+
 // Store N FP32 values rounded to dtype DT at element i of p.
 template <int DT, int N>
 __device__ __forceinline__ void tg_store_hp(void *p, long long i, const float (&f)[N])

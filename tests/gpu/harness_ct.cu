@@ -12,7 +12,9 @@
  * and the bench variants at 16384x4096 bf16 (median of 50 event timings,
  * inputs rotated, working set > 50 MB), each with a full grid (one CTA per
  * tile) and a grid capped at SMs x resident CTAs ("cap"). Names ending in
- * _old are the shared-tile kernels of 2026-11-21 (CT_LEGACY) for comparison. Exit 1 on any correctness failure.
+ * _old are the shared-tile kernels of 2026-11-21 (CT_LEGACY) for comparison; names with
+ * _pf1/_pf2 are CT_PREFETCH 1/2 twins (software-pipelined tile loop; only the "cap" grid
+ * rows differ in schedule from their base). Exit 1 on any correctness failure.
  * Usage: harness_ct [--no-bench] [--quick]
  */
 #include <cuda_runtime.h>
@@ -2327,6 +2329,472 @@ struct Inst {
 #undef TG_TILE_COLS
 #undef TG_EPS_SCALE
 #undef TG_POW2
+/* CT_PREFETCH twins (body() PF 1: next tile's loads once raw[] is dead; PF 2: double-buffered) */
+#define TG_KERNEL ct_ct_pt_64x128_t256_pf1
+#define TG_IN_DTYPE 1
+#define TG_OUT_DTYPE 0
+#define TG_FMT 0
+#define TG_RECIPE 1
+#define TG_ROWWISE 1
+#define TG_COLWISE 1
+#define TG_COLS 4096
+#define TG_THREADS 256
+#define TG_TILE_ROWS 64
+#define TG_TILE_COLS 128
+#define TG_EPS_SCALE 0.0f
+#define TG_POW2 0
+#define CT_PREFETCH 1
+#include "cast_transpose.cu"
+#undef TG_KERNEL
+#undef TG_IN_DTYPE
+#undef TG_OUT_DTYPE
+#undef TG_FMT
+#undef TG_RECIPE
+#undef TG_ROWWISE
+#undef TG_COLWISE
+#undef TG_COLS
+#undef TG_THREADS
+#undef TG_TILE_ROWS
+#undef TG_TILE_COLS
+#undef TG_EPS_SCALE
+#undef TG_POW2
+#undef CT_PREFETCH
+#define TG_KERNEL ct_ct_pt_64x128_t256_pf2
+#define TG_IN_DTYPE 1
+#define TG_OUT_DTYPE 0
+#define TG_FMT 0
+#define TG_RECIPE 1
+#define TG_ROWWISE 1
+#define TG_COLWISE 1
+#define TG_COLS 4096
+#define TG_THREADS 256
+#define TG_TILE_ROWS 64
+#define TG_TILE_COLS 128
+#define TG_EPS_SCALE 0.0f
+#define TG_POW2 0
+#define CT_PREFETCH 2
+#include "cast_transpose.cu"
+#undef TG_KERNEL
+#undef TG_IN_DTYPE
+#undef TG_OUT_DTYPE
+#undef TG_FMT
+#undef TG_RECIPE
+#undef TG_ROWWISE
+#undef TG_COLWISE
+#undef TG_COLS
+#undef TG_THREADS
+#undef TG_TILE_ROWS
+#undef TG_TILE_COLS
+#undef TG_EPS_SCALE
+#undef TG_POW2
+#undef CT_PREFETCH
+#define TG_KERNEL ct_mx_rc_64x128_t256_pf1
+#define TG_IN_DTYPE 1
+#define TG_OUT_DTYPE 0
+#define TG_FMT 0
+#define TG_RECIPE 6
+#define TG_ROWWISE 1
+#define TG_COLWISE 1
+#define TG_COLS 4096
+#define TG_THREADS 256
+#define TG_TILE_ROWS 64
+#define TG_TILE_COLS 128
+#define TG_EPS_SCALE 0.0f
+#define TG_POW2 0
+#define CT_PREFETCH 1
+#include "cast_transpose.cu"
+#undef TG_KERNEL
+#undef TG_IN_DTYPE
+#undef TG_OUT_DTYPE
+#undef TG_FMT
+#undef TG_RECIPE
+#undef TG_ROWWISE
+#undef TG_COLWISE
+#undef TG_COLS
+#undef TG_THREADS
+#undef TG_TILE_ROWS
+#undef TG_TILE_COLS
+#undef TG_EPS_SCALE
+#undef TG_POW2
+#undef CT_PREFETCH
+#define TG_KERNEL ct_mx_rc_64x128_t256_pf2
+#define TG_IN_DTYPE 1
+#define TG_OUT_DTYPE 0
+#define TG_FMT 0
+#define TG_RECIPE 6
+#define TG_ROWWISE 1
+#define TG_COLWISE 1
+#define TG_COLS 4096
+#define TG_THREADS 256
+#define TG_TILE_ROWS 64
+#define TG_TILE_COLS 128
+#define TG_EPS_SCALE 0.0f
+#define TG_POW2 0
+#define CT_PREFETCH 2
+#include "cast_transpose.cu"
+#undef TG_KERNEL
+#undef TG_IN_DTYPE
+#undef TG_OUT_DTYPE
+#undef TG_FMT
+#undef TG_RECIPE
+#undef TG_ROWWISE
+#undef TG_COLWISE
+#undef TG_COLS
+#undef TG_THREADS
+#undef TG_TILE_ROWS
+#undef TG_TILE_COLS
+#undef TG_EPS_SCALE
+#undef TG_POW2
+#undef CT_PREFETCH
+#define TG_KERNEL ct_r6_e4m3_bf16_pf1_c160
+#define TG_IN_DTYPE 1
+#define TG_OUT_DTYPE 0
+#define TG_FMT 0
+#define TG_RECIPE 6
+#define TG_ROWWISE 1
+#define TG_COLWISE 1
+#define TG_COLS 160
+#define TG_THREADS 256
+#define TG_TILE_ROWS 64
+#define TG_TILE_COLS 128
+#define TG_EPS_SCALE 0.0f
+#define TG_POW2 0
+#define CT_PREFETCH 1
+#include "cast_transpose.cu"
+#undef TG_KERNEL
+#undef TG_IN_DTYPE
+#undef TG_OUT_DTYPE
+#undef TG_FMT
+#undef TG_RECIPE
+#undef TG_ROWWISE
+#undef TG_COLWISE
+#undef TG_COLS
+#undef TG_THREADS
+#undef TG_TILE_ROWS
+#undef TG_TILE_COLS
+#undef TG_EPS_SCALE
+#undef TG_POW2
+#undef CT_PREFETCH
+#define TG_KERNEL ct_r6_e4m3_bf16_pf2_c160
+#define TG_IN_DTYPE 1
+#define TG_OUT_DTYPE 0
+#define TG_FMT 0
+#define TG_RECIPE 6
+#define TG_ROWWISE 1
+#define TG_COLWISE 1
+#define TG_COLS 160
+#define TG_THREADS 256
+#define TG_TILE_ROWS 64
+#define TG_TILE_COLS 128
+#define TG_EPS_SCALE 0.0f
+#define TG_POW2 0
+#define CT_PREFETCH 2
+#include "cast_transpose.cu"
+#undef TG_KERNEL
+#undef TG_IN_DTYPE
+#undef TG_OUT_DTYPE
+#undef TG_FMT
+#undef TG_RECIPE
+#undef TG_ROWWISE
+#undef TG_COLWISE
+#undef TG_COLS
+#undef TG_THREADS
+#undef TG_TILE_ROWS
+#undef TG_TILE_COLS
+#undef TG_EPS_SCALE
+#undef TG_POW2
+#undef CT_PREFETCH
+#define TG_KERNEL ct_r6_e5m2_f32_row_pf2_c160
+#define TG_IN_DTYPE 0
+#define TG_OUT_DTYPE 0
+#define TG_FMT 1
+#define TG_RECIPE 6
+#define TG_ROWWISE 1
+#define TG_COLWISE 0
+#define TG_COLS 160
+#define TG_THREADS 256
+#define TG_TILE_ROWS 64
+#define TG_TILE_COLS 128
+#define TG_EPS_SCALE 0.0f
+#define TG_POW2 0
+#define CT_PREFETCH 2
+#include "cast_transpose.cu"
+#undef TG_KERNEL
+#undef TG_IN_DTYPE
+#undef TG_OUT_DTYPE
+#undef TG_FMT
+#undef TG_RECIPE
+#undef TG_ROWWISE
+#undef TG_COLWISE
+#undef TG_COLS
+#undef TG_THREADS
+#undef TG_TILE_ROWS
+#undef TG_TILE_COLS
+#undef TG_EPS_SCALE
+#undef TG_POW2
+#undef CT_PREFETCH
+#define TG_KERNEL ct_r6_e4m3_f16_col_pf1_c160
+#define TG_IN_DTYPE 2
+#define TG_OUT_DTYPE 0
+#define TG_FMT 0
+#define TG_RECIPE 6
+#define TG_ROWWISE 0
+#define TG_COLWISE 1
+#define TG_COLS 160
+#define TG_THREADS 256
+#define TG_TILE_ROWS 64
+#define TG_TILE_COLS 128
+#define TG_EPS_SCALE 0.0f
+#define TG_POW2 0
+#define CT_PREFETCH 1
+#include "cast_transpose.cu"
+#undef TG_KERNEL
+#undef TG_IN_DTYPE
+#undef TG_OUT_DTYPE
+#undef TG_FMT
+#undef TG_RECIPE
+#undef TG_ROWWISE
+#undef TG_COLWISE
+#undef TG_COLS
+#undef TG_THREADS
+#undef TG_TILE_ROWS
+#undef TG_TILE_COLS
+#undef TG_EPS_SCALE
+#undef TG_POW2
+#undef CT_PREFETCH
+#define TG_KERNEL ct_r6_e4m3_f16_col_pf2_c256
+#define TG_IN_DTYPE 2
+#define TG_OUT_DTYPE 0
+#define TG_FMT 0
+#define TG_RECIPE 6
+#define TG_ROWWISE 0
+#define TG_COLWISE 1
+#define TG_COLS 256
+#define TG_THREADS 256
+#define TG_TILE_ROWS 64
+#define TG_TILE_COLS 128
+#define TG_EPS_SCALE 0.0f
+#define TG_POW2 0
+#define CT_PREFETCH 2
+#include "cast_transpose.cu"
+#undef TG_KERNEL
+#undef TG_IN_DTYPE
+#undef TG_OUT_DTYPE
+#undef TG_FMT
+#undef TG_RECIPE
+#undef TG_ROWWISE
+#undef TG_COLWISE
+#undef TG_COLS
+#undef TG_THREADS
+#undef TG_TILE_ROWS
+#undef TG_TILE_COLS
+#undef TG_EPS_SCALE
+#undef TG_POW2
+#undef CT_PREFETCH
+#define TG_KERNEL ct_r1_e4m3_bf16_pf1_c160
+#define TG_IN_DTYPE 1
+#define TG_OUT_DTYPE 0
+#define TG_FMT 0
+#define TG_RECIPE 1
+#define TG_ROWWISE 1
+#define TG_COLWISE 1
+#define TG_COLS 160
+#define TG_THREADS 256
+#define TG_TILE_ROWS 64
+#define TG_TILE_COLS 128
+#define TG_EPS_SCALE 0.0f
+#define TG_POW2 0
+#define CT_PREFETCH 1
+#include "cast_transpose.cu"
+#undef TG_KERNEL
+#undef TG_IN_DTYPE
+#undef TG_OUT_DTYPE
+#undef TG_FMT
+#undef TG_RECIPE
+#undef TG_ROWWISE
+#undef TG_COLWISE
+#undef TG_COLS
+#undef TG_THREADS
+#undef TG_TILE_ROWS
+#undef TG_TILE_COLS
+#undef TG_EPS_SCALE
+#undef TG_POW2
+#undef CT_PREFETCH
+#define TG_KERNEL ct_r1_e5m2_f32_pf2_c160
+#define TG_IN_DTYPE 0
+#define TG_OUT_DTYPE 0
+#define TG_FMT 1
+#define TG_RECIPE 1
+#define TG_ROWWISE 1
+#define TG_COLWISE 1
+#define TG_COLS 160
+#define TG_THREADS 256
+#define TG_TILE_ROWS 64
+#define TG_TILE_COLS 128
+#define TG_EPS_SCALE 0.0f
+#define TG_POW2 0
+#define CT_PREFETCH 2
+#include "cast_transpose.cu"
+#undef TG_KERNEL
+#undef TG_IN_DTYPE
+#undef TG_OUT_DTYPE
+#undef TG_FMT
+#undef TG_RECIPE
+#undef TG_ROWWISE
+#undef TG_COLWISE
+#undef TG_COLS
+#undef TG_THREADS
+#undef TG_TILE_ROWS
+#undef TG_TILE_COLS
+#undef TG_EPS_SCALE
+#undef TG_POW2
+#undef CT_PREFETCH
+#define TG_KERNEL ct_r2_e5m2_f16_pow2_pf1_c160
+#define TG_IN_DTYPE 2
+#define TG_OUT_DTYPE 0
+#define TG_FMT 1
+#define TG_RECIPE 2
+#define TG_ROWWISE 0
+#define TG_COLWISE 1
+#define TG_COLS 160
+#define TG_THREADS 256
+#define TG_TILE_ROWS 64
+#define TG_TILE_COLS 128
+#define TG_EPS_SCALE 1e-2f
+#define TG_POW2 1
+#define CT_PREFETCH 1
+#include "cast_transpose.cu"
+#undef TG_KERNEL
+#undef TG_IN_DTYPE
+#undef TG_OUT_DTYPE
+#undef TG_FMT
+#undef TG_RECIPE
+#undef TG_ROWWISE
+#undef TG_COLWISE
+#undef TG_COLS
+#undef TG_THREADS
+#undef TG_TILE_ROWS
+#undef TG_TILE_COLS
+#undef TG_EPS_SCALE
+#undef TG_POW2
+#undef CT_PREFETCH
+#define TG_KERNEL ct_r4_e4m3_bf16_pf1_c160
+#define TG_IN_DTYPE 1
+#define TG_OUT_DTYPE 0
+#define TG_FMT 0
+#define TG_RECIPE 4
+#define TG_ROWWISE 1
+#define TG_COLWISE 1
+#define TG_COLS 160
+#define TG_THREADS 256
+#define TG_TILE_ROWS 128
+#define TG_TILE_COLS 128
+#define TG_EPS_SCALE 0.0f
+#define TG_POW2 1
+#define CT_PREFETCH 1
+#include "cast_transpose.cu"
+#undef TG_KERNEL
+#undef TG_IN_DTYPE
+#undef TG_OUT_DTYPE
+#undef TG_FMT
+#undef TG_RECIPE
+#undef TG_ROWWISE
+#undef TG_COLWISE
+#undef TG_COLS
+#undef TG_THREADS
+#undef TG_TILE_ROWS
+#undef TG_TILE_COLS
+#undef TG_EPS_SCALE
+#undef TG_POW2
+#undef CT_PREFETCH
+#define TG_KERNEL ct_r4_e5m2_f16_col_pf2_c256
+#define TG_IN_DTYPE 2
+#define TG_OUT_DTYPE 0
+#define TG_FMT 1
+#define TG_RECIPE 4
+#define TG_ROWWISE 0
+#define TG_COLWISE 1
+#define TG_COLS 256
+#define TG_THREADS 256
+#define TG_TILE_ROWS 128
+#define TG_TILE_COLS 128
+#define TG_EPS_SCALE 1e-3f
+#define TG_POW2 0
+#define CT_PREFETCH 2
+#include "cast_transpose.cu"
+#undef TG_KERNEL
+#undef TG_IN_DTYPE
+#undef TG_OUT_DTYPE
+#undef TG_FMT
+#undef TG_RECIPE
+#undef TG_ROWWISE
+#undef TG_COLWISE
+#undef TG_COLS
+#undef TG_THREADS
+#undef TG_TILE_ROWS
+#undef TG_TILE_COLS
+#undef TG_EPS_SCALE
+#undef TG_POW2
+#undef CT_PREFETCH
+#define TG_KERNEL ct_r0_f32_f16_pf2_c160
+#define TG_IN_DTYPE 0
+#define TG_OUT_DTYPE 2
+#define TG_FMT 0
+#define TG_RECIPE 0
+#define TG_ROWWISE 1
+#define TG_COLWISE 1
+#define TG_COLS 160
+#define TG_THREADS 256
+#define TG_TILE_ROWS 64
+#define TG_TILE_COLS 128
+#define TG_EPS_SCALE 0.0f
+#define TG_POW2 0
+#define CT_PREFETCH 2
+#include "cast_transpose.cu"
+#undef TG_KERNEL
+#undef TG_IN_DTYPE
+#undef TG_OUT_DTYPE
+#undef TG_FMT
+#undef TG_RECIPE
+#undef TG_ROWWISE
+#undef TG_COLWISE
+#undef TG_COLS
+#undef TG_THREADS
+#undef TG_TILE_ROWS
+#undef TG_TILE_COLS
+#undef TG_EPS_SCALE
+#undef TG_POW2
+#undef CT_PREFETCH
+#define TG_KERNEL ct_r6_e4m3_bf16_pf2_c512
+#define TG_IN_DTYPE 1
+#define TG_OUT_DTYPE 0
+#define TG_FMT 0
+#define TG_RECIPE 6
+#define TG_ROWWISE 1
+#define TG_COLWISE 1
+#define TG_COLS 512
+#define TG_THREADS 256
+#define TG_TILE_ROWS 64
+#define TG_TILE_COLS 128
+#define TG_EPS_SCALE 0.0f
+#define TG_POW2 0
+#define CT_PREFETCH 2
+#include "cast_transpose.cu"
+#undef TG_KERNEL
+#undef TG_IN_DTYPE
+#undef TG_OUT_DTYPE
+#undef TG_FMT
+#undef TG_RECIPE
+#undef TG_ROWWISE
+#undef TG_COLWISE
+#undef TG_COLS
+#undef TG_THREADS
+#undef TG_TILE_ROWS
+#undef TG_TILE_COLS
+#undef TG_EPS_SCALE
+#undef TG_POW2
+#undef CT_PREFETCH
+
 static const Inst insts[] = {
 	{"r0_bf16_bf16_c160", ct_r0_bf16_bf16_c160, 1, 1, 0, 0, 1, 1, 160, 256, 64, 128, 0.0f, 0, 0},
 	{"r0_f32_f16_c160", ct_r0_f32_f16_c160, 0, 2, 0, 0, 1, 1, 160, 256, 64, 128, 0.0f, 0, 0},
@@ -2369,6 +2837,8 @@ static const Inst insts[] = {
 	{"r6_e4m3_f16_col_c512", ct_r6_e4m3_f16_col_c512, 2, 0, 0, 6, 0, 1, 512, 256, 64, 128, 0.0f, 0, 0},
 	{"r0_bf16_f32_c256", ct_r0_bf16_f32_c256, 1, 0, 0, 0, 1, 1, 256, 256, 64, 128, 0.0f, 0, 0},
 	{"ct_pt_64x128_t256", ct_ct_pt_64x128_t256, 1, 0, 0, 1, 1, 1, 4096, 256, 64, 128, 0.0f, 0, 1},
+	{"ct_pt_64x128_t256_pf1", ct_ct_pt_64x128_t256_pf1, 1, 0, 0, 1, 1, 1, 4096, 256, 64, 128, 0.0f, 0, 1},
+	{"ct_pt_64x128_t256_pf2", ct_ct_pt_64x128_t256_pf2, 1, 0, 0, 1, 1, 1, 4096, 256, 64, 128, 0.0f, 0, 1},
 	{"ct_pt_128x128_t256", ct_ct_pt_128x128_t256, 1, 0, 0, 1, 1, 1, 4096, 256, 128, 128, 0.0f, 0, 1},
 	{"ct_pt_32x128_t256", ct_ct_pt_32x128_t256, 1, 0, 0, 1, 1, 1, 4096, 256, 32, 128, 0.0f, 0, 1},
 	{"ct_pt_64x256_t256", ct_ct_pt_64x256_t256, 1, 0, 0, 1, 1, 1, 4096, 256, 64, 256, 0.0f, 0, 1},
@@ -2377,6 +2847,8 @@ static const Inst insts[] = {
 	{"q_row_32x256_t256", ct_q_row_32x256_t256, 1, 0, 0, 1, 1, 0, 4096, 256, 32, 256, 0.0f, 0, 2},
 	{"q_row_16x128_t128", ct_q_row_16x128_t128, 1, 0, 0, 1, 1, 0, 4096, 128, 16, 128, 0.0f, 0, 2},
 	{"mx_rc_64x128_t256", ct_mx_rc_64x128_t256, 1, 0, 0, 6, 1, 1, 4096, 256, 64, 128, 0.0f, 0, 3},
+	{"mx_rc_64x128_t256_pf1", ct_mx_rc_64x128_t256_pf1, 1, 0, 0, 6, 1, 1, 4096, 256, 64, 128, 0.0f, 0, 3},
+	{"mx_rc_64x128_t256_pf2", ct_mx_rc_64x128_t256_pf2, 1, 0, 0, 6, 1, 1, 4096, 256, 64, 128, 0.0f, 0, 3},
 	{"mx_rc_128x128_t256", ct_mx_rc_128x128_t256, 1, 0, 0, 6, 1, 1, 4096, 256, 128, 128, 0.0f, 0, 3},
 	{"mx_rc_32x128_t256", ct_mx_rc_32x128_t256, 1, 0, 0, 6, 1, 1, 4096, 256, 32, 128, 0.0f, 0, 3},
 	{"mx_rc_64x256_t256", ct_mx_rc_64x256_t256, 1, 0, 0, 6, 1, 1, 4096, 256, 64, 256, 0.0f, 0, 3},
@@ -2412,6 +2884,18 @@ static const Inst insts[] = {
 	{"t8_128x128_t128", ct_t8_128x128_t128, 3, 0, 0, 0, 0, 1, 4096, 128, 128, 128, 0.0f, 0, 8},
 	{"t8_64x128_t256", ct_t8_64x128_t256, 3, 0, 0, 0, 0, 1, 4096, 256, 64, 128, 0.0f, 0, 8},
 	{"t8_256x128_t256", ct_t8_256x128_t256, 3, 0, 0, 0, 0, 1, 4096, 256, 256, 128, 0.0f, 0, 8},
+	{"r6_e4m3_bf16_pf1_c160", ct_r6_e4m3_bf16_pf1_c160, 1, 0, 0, 6, 1, 1, 160, 256, 64, 128, 0.0f, 0, 0},
+	{"r6_e4m3_bf16_pf2_c160", ct_r6_e4m3_bf16_pf2_c160, 1, 0, 0, 6, 1, 1, 160, 256, 64, 128, 0.0f, 0, 0},
+	{"r6_e5m2_f32_row_pf2_c160", ct_r6_e5m2_f32_row_pf2_c160, 0, 0, 1, 6, 1, 0, 160, 256, 64, 128, 0.0f, 0, 0},
+	{"r6_e4m3_f16_col_pf1_c160", ct_r6_e4m3_f16_col_pf1_c160, 2, 0, 0, 6, 0, 1, 160, 256, 64, 128, 0.0f, 0, 0},
+	{"r6_e4m3_f16_col_pf2_c256", ct_r6_e4m3_f16_col_pf2_c256, 2, 0, 0, 6, 0, 1, 256, 256, 64, 128, 0.0f, 0, 0},
+	{"r1_e4m3_bf16_pf1_c160", ct_r1_e4m3_bf16_pf1_c160, 1, 0, 0, 1, 1, 1, 160, 256, 64, 128, 0.0f, 0, 0},
+	{"r1_e5m2_f32_pf2_c160", ct_r1_e5m2_f32_pf2_c160, 0, 0, 1, 1, 1, 1, 160, 256, 64, 128, 0.0f, 0, 0},
+	{"r2_e5m2_f16_pow2_pf1_c160", ct_r2_e5m2_f16_pow2_pf1_c160, 2, 0, 1, 2, 0, 1, 160, 256, 64, 128, 1e-2f, 1, 0},
+	{"r4_e4m3_bf16_pf1_c160", ct_r4_e4m3_bf16_pf1_c160, 1, 0, 0, 4, 1, 1, 160, 256, 128, 128, 0.0f, 1, 0},
+	{"r4_e5m2_f16_col_pf2_c256", ct_r4_e5m2_f16_col_pf2_c256, 2, 0, 1, 4, 0, 1, 256, 256, 128, 128, 1e-3f, 0, 0},
+	{"r0_f32_f16_pf2_c160", ct_r0_f32_f16_pf2_c160, 0, 2, 0, 0, 1, 1, 160, 256, 64, 128, 0.0f, 0, 0},
+	{"r6_e4m3_bf16_pf2_c512", ct_r6_e4m3_bf16_pf2_c512, 1, 0, 0, 6, 1, 1, 512, 256, 64, 128, 0.0f, 0, 0},
 };
 
 #define TG_KERNEL ru_update_t256

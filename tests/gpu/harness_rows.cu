@@ -45,6 +45,25 @@
 	N(nr_f32v8_c512,  1, 0, 0, 0, 0, 1, 1, 0, 8, 128, 2, 512,  0, 1, 0.0f, 0, 0) \
 	N(nt_rpc1_r6_c4096, 0, 1, 1, 1, 0, 6, 1, 1, 8, 256, 1, 4096, 0, 0, 0.0f, 0, 0)
 
+/* TG_PREFETCH 1 (software-pipelined row loop) twins of row-path NORM_VARIANTS: same
+ * columns, kernel name = base name + _pf; benched right after their base variant.
+ *         base          norm in w out fmt rec row col vec thr rpc cols  zc res epss pow2 bench */
+#define NORM_PF_VARIANTS(N) \
+	N(nb_r1_t128_r1_pf,  0, 1, 1, 1, 0, 1, 1, 0, 8, 128, 1, 4096, 0, 0, 0.0f, 0, 1) \
+	N(nb_r1_t256_r2_pf,  0, 1, 1, 1, 0, 1, 1, 0, 8, 256, 2, 4096, 0, 0, 0.0f, 0, 1) \
+	N(nb_r1_t512_r4_pf,  0, 1, 1, 1, 0, 1, 1, 0, 8, 512, 4, 4096, 0, 0, 0.0f, 0, 1) \
+	N(nb_r1_t512_r1_pf,  0, 1, 1, 1, 0, 1, 1, 0, 8, 512, 1, 4096, 0, 0, 0.0f, 0, 1) \
+	N(nl_r1_res_zc_pf,   1, 1, 1, 1, 0, 1, 1, 0, 8, 256, 2, 4096, 1, 1, 0.0f, 0, 0) \
+	N(nr_c160_r1_pf,     0, 1, 1, 1, 0, 1, 1, 0, 8, 128, 8, 160,  0, 1, 0.0f, 0, 0) \
+	N(nr_c256_r6_pf,     0, 1, 1, 1, 0, 6, 1, 0, 8, 128, 4, 256,  0, 0, 0.0f, 0, 0) \
+	N(nl_c512_r4_pf,     1, 1, 1, 1, 0, 4, 1, 0, 8, 256, 2, 512,  0, 0, 0.0f, 1, 0) \
+	N(nl_c512_r0_pf,     1, 1, 1, 1, 0, 0, 1, 0, 8, 256, 4, 512,  1, 1, 0.0f, 0, 0) \
+	N(nr_f32_c512_r1_pf, 0, 0, 0, 0, 1, 1, 1, 0, 4, 128, 1, 512,  0, 1, 0.0f, 0, 0) \
+	N(nr_f16_c256_r6_pf, 0, 2, 0, 1, 1, 6, 1, 0, 8, 64,  2, 256,  0, 0, 0.0f, 0, 0) \
+	N(nl_c160_r3_pf,     1, 1, 1, 1, 0, 3, 1, 0, 8, 128, 8, 160,  0, 1, 0.0f, 0, 0) \
+	N(nl_c160_r2_pf,     1, 1, 1, 1, 0, 2, 1, 0, 8, 128, 8, 160,  0, 1, 1e-4f, 1, 0) \
+	N(nr_f32v8_c512_pf,  1, 0, 0, 0, 0, 1, 1, 0, 8, 128, 2, 512,  0, 1, 0.0f, 0, 0)
+
 /*         name          act in out fmt rec row col vec thr rpc cols  alpha limit epss pow2 bench */
 #define GLU_VARIANTS(G) \
 	G(gb_sw_r1_t256,   0, 1, 1, 0, 1, 1, 0, 8, 256, 1, 14336, 1.702f, 7.0f, 0.0f, 0, 1) \
@@ -84,6 +103,11 @@
 	-DTG_FMT=fmt -DTG_RECIPE=rec -DTG_ROWWISE=row -DTG_COLWISE=col -DTG_VEC=vec -DTG_THREADS=thr \
 	-DTG_ROWS_PER_CTA=rpc -DTG_COLS=cols -DTG_ZERO_CENTERED=zc -DTG_HAS_RESIDUAL=res -DTG_EPS=1e-5f \
 	-DTG_EPS_SCALE=epss -DTG_POW2=pow2 -DTG_MARGIN=0 @@
+#define NPF(name, norm, in, w, out, fmt, rec, row, col, vec, thr, rpc, cols, zc, res, epss, pow2, bench) \
+	norm_quantize.cu name -DTG_KERNEL=name -DTG_NORM=norm -DTG_IN_DTYPE=in -DTG_W_DTYPE=w -DTG_OUT_DTYPE=out \
+	-DTG_FMT=fmt -DTG_RECIPE=rec -DTG_ROWWISE=row -DTG_COLWISE=col -DTG_VEC=vec -DTG_THREADS=thr \
+	-DTG_ROWS_PER_CTA=rpc -DTG_COLS=cols -DTG_ZERO_CENTERED=zc -DTG_HAS_RESIDUAL=res -DTG_EPS=1e-5f \
+	-DTG_EPS_SCALE=epss -DTG_POW2=pow2 -DTG_MARGIN=0 -DTG_PREFETCH=1 @@
 #define G(name, act, in, out, fmt, rec, row, col, vec, thr, rpc, cols, alpha, limit, epss, pow2, bench) \
 	glu_amax.cu name -DTG_KERNEL=name -DTG_ACT=act -DTG_IN_DTYPE=in -DTG_OUT_DTYPE=out -DTG_FMT=fmt \
 	-DTG_RECIPE=rec -DTG_ROWWISE=row -DTG_COLWISE=col -DTG_VEC=vec -DTG_THREADS=thr -DTG_ROWS_PER_CTA=rpc \
@@ -92,6 +116,7 @@
 	cast_transpose.cu name -DTG_KERNEL=name -DTG_IN_DTYPE=3 -DTG_OUT_DTYPE=0 -DTG_FMT=0 -DTG_RECIPE=0 -DTG_ROWWISE=0 \
 	-DTG_COLWISE=1 -DTG_COLS=cols -DTG_THREADS=thr -DTG_TILE_ROWS=tr -DTG_TILE_COLS=tc -DTG_EPS_SCALE=0.0f -DTG_POW2=0 @@
 NORM_VARIANTS(N)
+NORM_PF_VARIANTS(NPF)
 GLU_VARIANTS(G)
 T8_VARIANTS(T)
 #else
@@ -116,6 +141,7 @@ extern "C" {
 #define G(name, ...) extern "C" __global__ void name(const TgParams p);
 #define T(name, ...) extern "C" __global__ void name(const TgParams p);
 NORM_VARIANTS(N)
+NORM_PF_VARIANTS(N)
 GLU_VARIANTS(G)
 T8_VARIANTS(T)
 #undef N
@@ -134,7 +160,7 @@ static const T8 *find_t8(const char *n)
 	return nullptr;
 }
 /* rowwise variant + byte transpose: checked like a columnwise variant, timed together */
-static const char *t8_pairs[][2] = {{"nb_r1_t128_r1", "t8_c4096"}, {"nb_r1_t128_r1", "t8_c4096_t128"},
+static const char *t8_pairs[][2] = {{"nb_r1_t128_r1", "t8_c4096"}, {"nb_r1_t128_r1_pf", "t8_c4096"}, {"nb_r1_t128_r1", "t8_c4096_t128"},
                                     {"nr_c160_r1", "t8_c160"}, {"nl_c160_r2", "t8_c160"},
                                     {"nr_f32_c512_r1", "t8_c512"}, {"gb_sw_r1_t256", "t8_c14336"}};
 
@@ -153,6 +179,7 @@ static std::vector<Variant> variants()
 #define G(name, act, in, out, fmt, rec, row, col, vec, thr, rpc, cols, alpha, limit, epss, pow2, bench) \
 	v.push_back(Variant{#name, (const void *)name, 1, act, in, 0, out, fmt, rec, row, col, vec, thr, rpc, cols, 0, 0, alpha, limit, epss, pow2, bench});
 	NORM_VARIANTS(N)
+	NORM_PF_VARIANTS(N)
 	GLU_VARIANTS(G)
 #undef N
 #undef G
@@ -592,11 +619,19 @@ int main(int argc, char **argv)
 	printf("== bandwidth (bytes = input read once + each output written once) ==\n");
 	bench_copy();
 	auto find = [&](const char *n) -> const Variant * { for (const Variant &V : vs) if (!strcmp(V.name, n)) return &V; return nullptr; };
+	auto is_pf = [](const Variant &V) { size_t n = strlen(V.name); return n > 3 && !strcmp(V.name + n - 3, "_pf"); };
 	for (const Variant &V : vs) {
-		if (!V.bench || V.rec == 2 || V.rec == 3) continue;
+		if (!V.bench || V.rec == 2 || V.rec == 3 || is_pf(V)) continue;
 		long rows = V.glu ? 8192 : 16384;
 		bench({&V}, rows, true);
 		bench({&V}, rows, false);
+		/* TG_PREFETCH 1 twin (name + "_pf"), if any: printed right under its base */
+		std::string pfn = std::string(V.name) + "_pf";
+		const Variant *P = find(pfn.c_str());
+		if (P && P->bench) {
+			bench({P}, rows, true);
+			bench({P}, rows, false);
+		}
 	}
 	const char *pairs[][2] = {{"nb_r3_t256_r2", "nb_r2_t256_r2"}, {"nb_r3_t512_r4", "nb_r2_t512_r4"},
 	                          {"nb_r3_t256_r2", "nt_r2_c4096"}, {"gb_sw_r3_t256", "gb_sw_r2_t256"}};

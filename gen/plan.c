@@ -621,7 +621,6 @@ static void plan_quantizing_op(Planner *pl, const Op *op)
 			slot(pl, k, "TG_EPS", flit(pl, op->p.eps));
 			slot(pl, k, "TG_ZERO_CENTERED", op->p.zero_centered_gamma ? "1" : "0");
 			slot(pl, k, "TG_HAS_RESIDUAL", op->arg[ARG_RESIDUAL] >= 0 ? "1" : "0");
-			slot(pl, k, "TG_PREFETCH", "1"); /* pipelined row loop (ignored by the tile path) */
 			bind(pl, k, TG_P_GAMMA, op->arg[ARG_GAMMA], COMP_DATA);
 			bind(pl, k, TG_P_BETA, op->arg[ARG_BETA], COMP_DATA);
 			bind(pl, k, TG_P_RESIDUAL, op->arg[ARG_RESIDUAL], COMP_DATA);

@@ -45,8 +45,10 @@
 	N(nr_f32v8_c512,  1, 0, 0, 0, 0, 1, 1, 0, 8, 128, 2, 512,  0, 1, 0.0f, 0, 0) \
 	N(nt_rpc1_r6_c4096, 0, 1, 1, 1, 0, 6, 1, 1, 8, 256, 1, 4096, 0, 0, 0.0f, 0, 0)
 
-/* TG_PREFETCH 1 (software-pipelined row loop) twins of row-path NORM_VARIANTS: same
- * columns, kernel name = base name + _pf; benched right after their base variant.
+/* Twins of row-path NORM_VARIANTS (kernel name = base name + _pf), benched right
+ * after their base variant. They measured the software-pipelined row loop against
+ * the plain one (bench/RESULTS.md); the pipelined loop is now the only row path, so
+ * a twin and its base compile to the same kernel (-DTG_PREFETCH is left unused).
  *         base          norm in w out fmt rec row col vec thr rpc cols  zc res epss pow2 bench */
 #define NORM_PF_VARIANTS(N) \
 	N(nb_r1_t128_r1_pf,  0, 1, 1, 1, 0, 1, 1, 0, 8, 128, 1, 4096, 0, 0, 0.0f, 0, 1) \

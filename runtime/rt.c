@@ -372,6 +372,8 @@ static TgStatus module_get(TgContext *c, const JitResult *r, CUmodule *out)
 	return TG_OK;
 }
 
+static void plan_needs(TgLayer *l);
+
 TgStatus tg_layer_load(TgLayer *l)
 {
 	if (l->loaded)
@@ -427,6 +429,7 @@ TgStatus tg_layer_load(TgLayer *l)
 		l->zero_amax_begin = l->state + (TG_STATE_HISTORY((size_t)n) + (size_t)l->plan->ndelayed) * sizeof(float);
 		l->zero_amax_count = (size_t)(n - l->plan->ndelayed);
 	}
+	plan_needs(l);
 	l->loaded = 1;
 	return TG_OK;
 }
@@ -494,6 +497,39 @@ static long extent_val(const TgLayer *l, Extent e) { return e.dim < 0 ? e.add : 
 
 static size_t comp_bytes(const TgLayer *l, const Tensor *t, Component c) { return interp_comp_bytes(l->g, l->dim, t, c); }
 
+/* Which components of which tensors the plan touches: fixed once the plan is
+ * (tg_layer_load), so tg_run only sizes and allocates. */
+static void plan_needs(TgLayer *l)
+{
+	const Graph *g = l->g;
+	for (int i = 0; i < g->ntensors; i++)
+		memset(l->t[i].need, 0, sizeof l->t[i].need);
+	for (int ki = 0; ki < l->plan->nkernels; ki++) {
+		const Kernel *k = &l->plan->kernels[ki];
+		if (k->kind == KERNEL_GEMM) {
+			const GemmCall *c = &k->gemm;
+			l->t[c->a].need[c->a_comp] = 1;
+			l->t[c->b].need[c->b_comp] = 1;
+			l->t[c->d].need[COMP_DATA] = 1;
+			if (c->bias >= 0)
+				l->t[c->bias].need[COMP_DATA] = 1;
+			if (c->scaling == SCALING_DELAYED || c->scaling == SCALING_CURRENT) {
+				l->t[c->a].need[COMP_SCALE_INV] = l->t[c->b].need[COMP_SCALE_INV] = 1;
+			}
+			if (l->g->tensors[c->d].state_slot >= 0) /* FP8 output: scale read, amax written */
+				l->t[c->d].need[COMP_SCALE] = l->t[c->d].need[COMP_SCALE_INV] = l->t[c->d].need[COMP_AMAX] = 1;
+			if (c->scaling == SCALING_BLOCK1X128 || c->scaling == SCALING_BLOCK128X128) {
+				l->t[c->a].need[c->a_comp == COMP_DATA ? COMP_SCALE_INV : COMP_SCALE_INV_T] = 1;
+				l->t[c->b].need[c->b_comp == COMP_DATA ? COMP_SCALE_INV : COMP_SCALE_INV_T] = 1;
+			}
+			continue;
+		}
+		for (int b = 0; b < k->nbind; b++)
+			if (k->bind[b].tensor >= 0)
+				l->t[k->bind[b].tensor].need[k->bind[b].comp] = 1;
+	}
+}
+
 /* Resolve the dynamic dims from the bindings, check that inputs are bound,
  * size every buffer and allocate what is missing. */
 static TgStatus prepare(TgLayer *l, CUstream s)
@@ -524,33 +560,6 @@ static TgStatus prepare(TgLayer *l, CUstream s)
 	for (int d = 0; d < g->ndims; d++)
 		if (l->dim[d] < 0)
 			return fail(TG_ERR_BINDING, "dimension '%s' is not fixed by any bound tensor", g->dims[d].name);
-	/* what each tensor needs */
-	for (int i = 0; i < g->ntensors; i++)
-		memset(l->t[i].need, 0, sizeof l->t[i].need);
-	for (int ki = 0; ki < l->plan->nkernels; ki++) {
-		const Kernel *k = &l->plan->kernels[ki];
-		if (k->kind == KERNEL_GEMM) {
-			const GemmCall *c = &k->gemm;
-			l->t[c->a].need[c->a_comp] = 1;
-			l->t[c->b].need[c->b_comp] = 1;
-			l->t[c->d].need[COMP_DATA] = 1;
-			if (c->bias >= 0)
-				l->t[c->bias].need[COMP_DATA] = 1;
-			if (c->scaling == SCALING_DELAYED || c->scaling == SCALING_CURRENT) {
-				l->t[c->a].need[COMP_SCALE_INV] = l->t[c->b].need[COMP_SCALE_INV] = 1;
-			}
-			if (l->g->tensors[c->d].state_slot >= 0) /* FP8 output: scale read, amax written */
-				l->t[c->d].need[COMP_SCALE] = l->t[c->d].need[COMP_SCALE_INV] = l->t[c->d].need[COMP_AMAX] = 1;
-			if (c->scaling == SCALING_BLOCK1X128 || c->scaling == SCALING_BLOCK128X128) {
-				l->t[c->a].need[c->a_comp == COMP_DATA ? COMP_SCALE_INV : COMP_SCALE_INV_T] = 1;
-				l->t[c->b].need[c->b_comp == COMP_DATA ? COMP_SCALE_INV : COMP_SCALE_INV_T] = 1;
-			}
-			continue;
-		}
-		for (int b = 0; b < k->nbind; b++)
-			if (k->bind[b].tensor >= 0)
-				l->t[k->bind[b].tensor].need[k->bind[b].comp] = 1;
-	}
 	int capturing = -1;
 	for (int i = 0; i < g->ntensors; i++) {
 		const Tensor *t = &g->tensors[i];

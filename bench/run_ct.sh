@@ -14,7 +14,8 @@ mkdir -p "$B" "$(dirname "$LOG")"
 	echo "== build $(date -u +%FT%TZ)"
 	gcc -std=c11 -O2 -D_GNU_SOURCE -Itemplates -Iref -c ref/ref.c -o $B/ref.o
 	gcc -std=c11 -O2 -D_GNU_SOURCE -Itemplates -Iref -c ref/recipe.c -o $B/recipe.o
-	"$NVCC" -gencode=arch=compute_90a,code=sm_90a -O3 -std=c++17 -Itemplates -Iref \
+	sh tests/gpu/gen_harness_ct.sh tests/gpu/harness_ct.list $B/harness_ct_inst.inc
+	"$NVCC" -gencode=arch=compute_90a,code=sm_90a -O3 -std=c++17 -Itemplates -Iref -I$B \
 		-Xptxas -warn-spills -c tests/gpu/harness_ct.cu -o $B/harness_ct.o
 	"$NVCC" -gencode=arch=compute_90a,code=sm_90a $B/harness_ct.o $B/ref.o $B/recipe.o -o $B/harness_ct -lm
 	echo "== run"

@@ -211,17 +211,8 @@ template <int THREADS> __device__ __forceinline__ float block_max(float m, float
 	return r;
 }
 
-/* PF (harness-only for now, not a slot; 0 = the 2026-11-21 body): software
- * pipelining of the persistent tile loop (only matters when a CTA walks several
- * tiles, i.e. a capped grid).
- *   1: the next tile's input loads are issued into raw[] as soon as raw[] is dead
- *      (after the rowwise pass, or after the columnwise quantize for MXFP8 /
- *      block 1x128), so they are in flight during the barrier(s) and the
- *      transposed store of this tile. No extra registers.
- *   2: double-buffered: nxt[] is loaded one tile ahead, at the top of each tile,
- *      so the loads overlap every phase of the current tile (+NK x 16 B registers). */
 template <int IN_DT, int OUT_DT, int FMT, int RECIPE, int ROWW, int COLW, int COLS, int THREADS, int TR,
-          int TC, int POW2, int PF = 0>
+          int TC, int POW2>
 __device__ __forceinline__ void body(const TgParams &p, const float eps)
 {
 	constexpr int CPR = TC / 8;            /* chunks per tile row */
@@ -281,25 +272,6 @@ __device__ __forceinline__ void body(const TgParams &p, const float eps)
 	const bool want_amax = RECIPE == 1 || RECIPE == 3 || (RECIPE != 2 && p.p[TG_P_AMAX] != 0);
 	float tamax = 0.0f; /* this thread's per-tensor amax */
 
-	/* this thread's NK vectors of tile t (zeros past the edges or past the last tile) */
-	auto load_tile = [&](long long t, Raw<IN_DT>(&dst)[NK]) {
-		const long long lrow0 = t / TILES_C * TR;
-		const int lcol = (int)(t % TILES_C) * TC + cc * 8;
-#pragma unroll
-		for (int k = 0; k < NK; k++) {
-			const long long r = lrow0 + g * NK + k;
-			if (t < tiles && lcol < COLS && r < rows)
-				load8<IN_DT>(dst[k], in + ((size_t)r * COLS + lcol) * IES);
-			else
-				zero8<IN_DT>(dst[k]);
-		}
-	};
-	Raw<IN_DT> raw[NK];
-	Raw<IN_DT> nxt[NK]; /* PF 2 only (dead otherwise) */
-	if (PF == 1)
-		load_tile(blockIdx.x, raw);
-	if (PF == 2)
-		load_tile(blockIdx.x, nxt);
 
 	for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
 		const long long row0 = tile / TILES_C * TR;
@@ -307,20 +279,14 @@ __device__ __forceinline__ void body(const TgParams &p, const float eps)
 		const int col = col0 + cc * 8;
 		const bool colok = col < COLS;
 
-		if (PF == 0) {
+		Raw<IN_DT> raw[NK];
 #pragma unroll
-			for (int k = 0; k < NK; k++) {
-				const long long r = row0 + g * NK + k;
-				if (colok && r < rows)
-					load8<IN_DT>(raw[k], in + ((size_t)r * COLS + col) * IES);
-				else
-					zero8<IN_DT>(raw[k]);
-			}
-		} else if (PF == 2) {
-#pragma unroll
-			for (int k = 0; k < NK; k++)
-				raw[k] = nxt[k];
-			load_tile(tile + gridDim.x, nxt);
+		for (int k = 0; k < NK; k++) {
+			const long long r = row0 + g * NK + k;
+			if (colok && r < rows)
+				load8<IN_DT>(raw[k], in + ((size_t)r * COLS + col) * IES);
+			else
+				zero8<IN_DT>(raw[k]);
 		}
 
 		float camax[8]; /* this thread's column amax over its NK rows (COLAM) */
@@ -401,8 +367,6 @@ __device__ __forceinline__ void body(const TgParams &p, const float eps)
 				stw<OW>(&s_tile[lr * P + ((cc * OW) ^ sw)], o);
 			}
 		}
-		if (PF == 1 && !COLAM) /* raw[] is dead: the next tile's loads fly during the barrier + transposed store */
-			load_tile(tile + gridDim.x, raw);
 		if (AMAXONLY || !COL)
 			continue;
 
@@ -455,8 +419,6 @@ __device__ __forceinline__ void body(const TgParams &p, const float eps)
 				const int sw = ((lr / R) & 1) << 4;
 				stw<2>(&s_tile[lr * P + ((cc * 2) ^ sw)], o);
 			}
-			if (PF == 1) /* raw[] is dead */
-				load_tile(tile + gridDim.x, raw);
 		}
 		__syncthreads();
 
@@ -837,6 +799,298 @@ __device__ __forceinline__ void body_warp(const TgParams &p, const float eps)
 	}
 }
 
+/* ---------------- staged path ----------------
+ * Per-tensor FP8 (recipes 1, 2) and MXFP8 (6) from 2-byte inputs with a
+ * columnwise copy, and the raw byte transpose (TG_IN_DTYPE 3). A persistent CTA
+ * walks tiles grid-stride; each tile (TR x TC input elements) arrives in shared
+ * memory by cp.async (16 bytes a thread, zero-filled past the edges) NS-1 tiles
+ * ahead of its use, so loads are always in flight and cost no registers. Then,
+ * from the same shared tile and with no barrier between them:
+ *   row pass:    thread = 16-byte vectors of a row (VPT of them); MXFP8 block
+ *                amax over 4 lanes (shuffles), rowwise bytes stored 8 (or 16)
+ *                at a time, a row's 4 scale bytes gathered into one word;
+ *   column pass: thread = one shared word column (CW = 2 columns of a 2-byte
+ *                input, 4 of bytes) x 16 rows; the lane pair (h = 0, 1) covers
+ *                a 32-row block, so the MXFP8 column amax is one shuffle and each
+ *                column leaves as two 16-byte stores that fill one 32-byte sector.
+ * Shared words of row r are XOR-swizzled by ((r >> 4) & 1) << 4: the row pass's
+ * 16-byte vectors stay whole and the column pass's two half-warps (rows r and
+ * r + 16) hit different banks. Two barriers per tile (data landed; stage free). */
+template <int IN_DT, int TR, int TC, int THREADS> struct StageTiling {
+	static constexpr int IES = IN_DT == 3 ? 1 : 2;
+	static constexpr int PW = TC * IES / 4;   /* shared words per tile row */
+	static constexpr int VPR = TC * IES / 16; /* 16-byte vectors per tile row */
+	static constexpr int NS = 3 * TR * PW * 4 <= 48 * 1024 ? 3 : 2; /* pipeline stages (static shared limit) */
+	static constexpr bool ok = (IN_DT == 1 || IN_DT == 2 || IN_DT == 3) && TC % 128 == 0 && TR % 32 == 0 &&
+	                           THREADS % 32 == 0 && (TR * VPR) % THREADS == 0 && (PW * 2 * (TR / 32)) % THREADS == 0 &&
+	                           2 * TR * PW * 4 <= 48 * 1024;
+};
+
+__device__ __forceinline__ void cp_async16(uint32_t dst, const void *src, bool valid)
+{
+	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;"); }
+template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N)); }
+
+/* The two 2-byte elements of word w (low half first) as floats, as cvt8q does. */
+template <int DT> __device__ __forceinline__ void cvt2q(uint32_t w, float &lo, float &hi)
+{
+	if (DT == 2) {
+		asm("cvt.f32.f16 %0, %1;" : "=f"(lo) : "h"((uint16_t)(w & 0xFFFF)));
+		asm("cvt.f32.f16 %0, %1;" : "=f"(hi) : "h"((uint16_t)(w >> 16)));
+	} else {
+		lo = tg_bf16_to_f32((uint16_t)(w & 0xFFFF));
+		hi = tg_bf16_to_f32((uint16_t)(w >> 16));
+	}
+}
+
+/* 4 FP8 bytes of column-consecutive values v[0..3] * s, little-endian. */
+template <int FMT> __device__ __forceinline__ uint32_t q4(const float *v, float s)
+{
+	uint32_t lo, hi;
+	if (FMT == TG_FMT_E4M3) {
+		lo = tg_f32x2_to_e4m3x2(v[0] * s, v[1] * s);
+		hi = tg_f32x2_to_e4m3x2(v[2] * s, v[3] * s);
+	} else {
+		lo = tg_f32x2_to_e5m2x2(v[0] * s, v[1] * s);
+		hi = tg_f32x2_to_e5m2x2(v[2] * s, v[3] * s);
+	}
+	return lo | (hi << 16);
+}
+
+/* Store 16 bytes w[0..3] of column c, rows r..r+15, of OUT_T [cols][rows] (bytes past rows dropped). */
+__device__ __forceinline__ void put_col16(unsigned char *out_t, long long rows, int c, long long r, const uint32_t w[4])
+{
+	unsigned char *dst = out_t + (size_t)c * rows + r;
+	if (rows % 16 == 0) {
+		if (r < rows)
+			*(uint4 *)dst = make_uint4(w[0], w[1], w[2], w[3]);
+	} else {
+#pragma unroll
+		for (int e = 0; e < 16; e++)
+			if (r + e < rows)
+				dst[e] = (unsigned char)(w[e / 4] >> (8 * (e & 3)));
+	}
+}
+
+template <int IN_DT, int FMT, int RECIPE, int ROWW, int COLS, int THREADS, int TR, int TC, int POW2, int XP = 0>
+__device__ __forceinline__ void body_stage(const TgParams &p, const float eps)
+{
+	typedef StageTiling<IN_DT, TR, TC, THREADS> ST;
+	constexpr int IES = ST::IES, PW = ST::PW, VPR = ST::VPR, NS = ST::NS;
+	constexpr int VPT = TR * VPR / THREADS;       /* row-pass vectors per thread */
+	constexpr int NU = PW * 2 * (TR / 32);        /* column-pass units per tile */
+	constexpr int UPT = NU / THREADS;             /* column-pass units per thread */
+	constexpr bool RAW = IN_DT == 3;
+	constexpr bool MX = RECIPE == 6;
+	constexpr bool ROW = ROWW != 0;
+	constexpr int NBX = (COLS + 31) / 32;
+	constexpr int TILES_C = (COLS + TC - 1) / TC;
+	static_assert(COLS % 16 == 0, "TG_COLS must be a multiple of 16");
+	static_assert(ST::ok, "staged path: TG_TILE_COLS % 128 == 0, TG_TILE_ROWS % 32 == 0, the tile's 16-byte vectors "
+	                      "and word-column units a multiple of TG_THREADS, two stages within 48 KiB");
+	static_assert(RAW ? RECIPE == 0 : (RECIPE == 1 || RECIPE == 2 || RECIPE == 6), "staged path: recipes 1, 2, 6 or raw bytes");
+
+	__shared__ __align__(16) uint32_t s_in[NS][TR * PW];
+	float *s_red = (float *)&s_in[0][0]; /* used after the tile loop only */
+
+	const long long rows = p.n[0];
+	const int tid = threadIdx.x, lane = tid & 31;
+	const long long tiles = (rows + TR - 1) / TR * TILES_C;
+	const float fmax = tg_fmt_max(FMT);
+	const bool cta0 = blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0;
+	const char *in = (const char *)p.p[TG_P_IN];
+	unsigned char *out = (unsigned char *)p.p[TG_P_OUT];
+	unsigned char *out_t = (unsigned char *)p.p[TG_P_OUT_T];
+	const long long nrb = (rows + 31) / 32;
+
+	float scale = 1.0f;
+	if (RECIPE == 1) {
+		scale = *(const float *)p.p[TG_P_SCALE];
+		if (cta0 && tid == 0)
+			*(float *)p.p[TG_P_SCALE_INV] = tg_scale_inv(scale);
+	} else if (RECIPE == 2) {
+		scale = tg_current_scale(*(const float *)p.p[TG_P_AMAX], fmax, eps, POW2);
+		if (cta0 && tid == 0) {
+			*(float *)p.p[TG_P_SCALE] = scale;
+			*(float *)p.p[TG_P_SCALE_INV] = tg_scale_inv(scale);
+		}
+	}
+	const bool want_amax = !RAW && (RECIPE == 1 || (RECIPE == 6 && p.p[TG_P_AMAX] != 0));
+	float tamax = 0.0f;
+
+	/* issue tile t's cp.async into stage st (nothing past the last tile) and commit */
+	auto issue = [&](long long t, int st) {
+		if (t < tiles) {
+			const long long r0 = t / TILES_C * TR;
+			const int c0 = (int)(t % TILES_C) * TC;
+			const uint32_t base = (uint32_t)__cvta_generic_to_shared(&s_in[st][0]);
+#pragma unroll
+			for (int v = 0; v < VPT; v++) {
+				const int i = v * THREADS + tid, r = i / VPR, vc = i % VPR;
+				const long long gr = r0 + r;
+				const int gc = c0 + vc * (16 / IES);
+				const bool ok = gr < rows && gc < COLS;
+				const char *src = ok ? in + ((size_t)gr * COLS + gc) * IES : in;
+				cp_async16(base + 4u * (uint32_t)(r * PW + ((vc * 4) ^ (((r >> 4) & 1) << 4))), src, ok);
+			}
+		}
+		cp_async_commit();
+	};
+#pragma unroll
+	for (int s = 0; s < NS - 1; s++)
+		issue(blockIdx.x + (long long)s * gridDim.x, s);
+
+	int st = 0;
+	for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+		issue(tile + (long long)(NS - 1) * gridDim.x, (st + NS - 1) % NS);
+		cp_async_wait<NS - 1>();
+		__syncthreads();
+		const uint32_t *s = s_in[st];
+		const long long row0 = tile / TILES_C * TR;
+		const int col0 = (int)(tile % TILES_C) * TC;
+
+		/* row pass */
+		if (ROW) {
+#pragma unroll
+			for (int v = 0; v < VPT; v++) {
+				const int i = v * THREADS + tid, r = i / VPR, vc = i % VPR;
+				const long long gr = row0 + r;
+				const int gc = col0 + vc * (16 / IES);
+				const bool ok = gr < rows && gc < COLS;
+				const uint4 x = *(const uint4 *)&s[r * PW + ((vc * 4) ^ (((r >> 4) & 1) << 4))];
+				if constexpr (RAW) {
+					if (ROW && ok)
+						*(uint4 *)(out + (size_t)gr * COLS + gc) = x;
+					continue;
+				} else {
+					Raw<IN_DT> rw;
+					rw.w[0] = x.x; rw.w[1 % 4] = x.y; rw.w[2 % 4] = x.z; rw.w[3 % 4] = x.w;
+					float f[8];
+					cvt8q<IN_DT>(rw, f);
+					const float am = absmax8(f, 0.0f);
+					if (want_amax)
+						tamax = fmaxf(tamax, am);
+					float sc = scale;
+					if (MX) {
+						float bm = fmaxf(am, __shfl_xor_sync(0xFFFFFFFFu, am, 1));
+						bm = fmaxf(bm, __shfl_xor_sync(0xFFFFFFFFu, bm, 2));
+						const uint32_t e = tg_e8m0_from_amax(bm, fmax);
+						sc = tg_e8m0_rcp((uint8_t)e);
+						/* lanes vc % 16 == 0 gather the row's next 4 block scales into one word */
+						const uint32_t e1 = __shfl_down_sync(0xFFFFFFFFu, e, 4);
+						const uint32_t e2 = __shfl_down_sync(0xFFFFFFFFu, e, 8);
+						const uint32_t e3 = __shfl_down_sync(0xFFFFFFFFu, e, 12);
+						uint8_t *sd = (uint8_t *)p.p[TG_P_SCALE_INV] + gr * NBX + gc / 32;
+						if (XP == 3) {
+						} else if (NBX % 4 == 0 && col0 + (vc / 16) * 128 + 128 <= COLS) {
+							if (vc % 16 == 0 && gr < rows)
+								*(uint32_t *)sd = e | (e1 << 8) | (e2 << 16) | (e3 << 24);
+						} else if (vc % 4 == 0 && ok) {
+							*sd = (uint8_t)e;
+						}
+					}
+					uint32_t o[2];
+					q8<FMT>(f, sc, o);
+					if (ok)
+						*(uint2 *)(out + (size_t)gr * COLS + gc) = make_uint2(o[0], o[1]);
+				}
+			}
+		}
+
+		/* column pass: unit u -> word column wc, half h, 32-row block rb */
+#pragma unroll
+		for (int k = 0; k < UPT; k++) {
+			const int u = k * THREADS + tid, wid = u >> 5;
+			const int h = lane & 1, wc = (wid % (PW / 16)) * 16 + (lane >> 1), rb = wid / (PW / 16);
+			const int lr0 = rb * 32 + h * 16;
+			uint32_t x[16];
+#pragma unroll
+			for (int i = 0; i < 16; i++)
+				x[i] = s[(lr0 + i) * PW + (wc ^ (h << 4))];
+			const long long r = row0 + lr0;
+			if constexpr (RAW) {
+				uint32_t y[4][4];
+#pragma unroll
+				for (int q = 0; q < 4; q++) {
+					const uint32_t t0 = __byte_perm(x[4 * q], x[4 * q + 1], 0x5140), t1 = __byte_perm(x[4 * q + 2], x[4 * q + 3], 0x5140);
+					const uint32_t t2 = __byte_perm(x[4 * q], x[4 * q + 1], 0x7362), t3 = __byte_perm(x[4 * q + 2], x[4 * q + 3], 0x7362);
+					y[0][q] = __byte_perm(t0, t1, 0x5410);
+					y[1][q] = __byte_perm(t0, t1, 0x7632);
+					y[2][q] = __byte_perm(t2, t3, 0x5410);
+					y[3][q] = __byte_perm(t2, t3, 0x7632);
+				}
+#pragma unroll
+				for (int j = 0; j < 4; j++) {
+					const int c = col0 + wc * 4 + j;
+					if (c < COLS)
+						put_col16(out_t, rows, c, r, y[j]);
+				}
+			} else {
+				float a[16], b[16];
+#pragma unroll
+				for (int i = 0; i < 16; i++)
+					cvt2q<IN_DT>(x[i], a[i], b[i]);
+				float sa = scale, sb = scale;
+				const int c = col0 + wc * 2;
+				if (MX || (want_amax && !ROW)) {
+					float ma = 0.0f, mb = 0.0f;
+#pragma unroll
+					for (int i = 0; i < 16; i++) {
+						ma = fmaxf(ma, fabsf(a[i]));
+						mb = fmaxf(mb, fabsf(b[i]));
+					}
+					if (want_amax && !ROW)
+						tamax = fmaxf(tamax, fmaxf(ma, mb));
+					if (MX) {
+						ma = fmaxf(ma, __shfl_xor_sync(0xFFFFFFFFu, ma, 1));
+						mb = fmaxf(mb, __shfl_xor_sync(0xFFFFFFFFu, mb, 1));
+						const uint8_t ea = tg_e8m0_from_amax(ma, fmax), eb = tg_e8m0_from_amax(mb, fmax);
+						sa = tg_e8m0_rcp(ea);
+						sb = tg_e8m0_rcp(eb);
+						const long long sr = row0 / 32 + rb;
+						if (XP == 2) {
+							if (c + h < COLS && sr < nrb)
+								((uint8_t *)p.p[TG_P_SCALE_INV_T])[sr * COLS + c + h] = h ? eb : ea;
+						} else if (XP != 1) {
+						if (c + h < COLS && sr < nrb)
+							((uint8_t *)p.p[TG_P_SCALE_INV_T])[(long long)(c + h) * nrb + sr] = h ? eb : ea;
+						}
+					}
+				}
+				uint32_t wa[4], wb[4];
+#pragma unroll
+				for (int q = 0; q < 4; q++) {
+					wa[q] = q4<FMT>(&a[4 * q], sa);
+					wb[q] = q4<FMT>(&b[4 * q], sb);
+				}
+				if (c < COLS) {
+					put_col16(out_t, rows, c, r, wa);
+					put_col16(out_t, rows, c + 1, r, wb);
+				}
+			}
+		}
+		__syncthreads(); /* stage st is refilled NS-1 tiles from now */
+		st = (st + 1) % NS;
+	}
+	cp_async_wait<0>();
+
+	if (want_amax) {
+		float m = warp_max(tamax);
+		if (lane == 0)
+			s_red[tid >> 5] = m;
+		__syncthreads();
+		if (tid == 0) {
+			float r = 0.0f;
+#pragma unroll
+			for (int i = 0; i < THREADS / 32; i++)
+				r = fmaxf(r, s_red[i]);
+			atomicMax((int *)p.p[TG_P_AMAX], __float_as_int(r));
+		}
+	}
+}
+
 /* ---------------- streaming amax (recipe 3) ----------------
  * The input is one contiguous array of rows*COLS elements: each thread keeps
  * U 16-byte loads in flight per step, grid-stride over steps of
@@ -886,29 +1140,29 @@ template <int IN_DT, int THREADS> __device__ __forceinline__ void body_amax(cons
 	}
 }
 
-#define TG_CT_WARP_QUANT 0
-
 /* Path choice. LEGACY (harness only, not a slot): 1 = the shared-tile body for
  * everything (the 2026-11-21 kernels), for side-by-side timing. */
 template <int IN_DT, int OUT_DT, int FMT, int RECIPE, int ROWW, int COLW, int COLS, int THREADS, int TR, int TC,
-          int POW2, int LEGACY, int PF = 0>
+          int POW2, int LEGACY, int XP = 0>
 __device__ __forceinline__ void dispatch(const TgParams &p, const float eps)
 {
 	constexpr bool warp_ok = WarpTiling<IN_DT, FMT, RECIPE, COLS, THREADS, TR, TC>::ok;
 	if constexpr (IN_DT == 3) {
 		static_assert(RECIPE == 0 && COLW, "TG_IN_DTYPE 3 (raw bytes): byte transpose, TG_RECIPE 0 and TG_COLWISE 1");
-		static_assert(warp_ok, "TG_IN_DTYPE 3: rows per warp block TG_TILE_ROWS*TG_TILE_COLS/TG_THREADS must be 32, 64 or 128");
-		body_warp<IN_DT, FMT, 0, ROWW, COLS, THREADS, TR, TC, POW2>(p, eps);
+		if constexpr (!LEGACY && StageTiling<IN_DT, TR, TC, THREADS>::ok) {
+			body_stage<IN_DT, FMT, 0, ROWW, COLS, THREADS, TR, TC, POW2>(p, eps);
+		} else {
+			static_assert(warp_ok, "TG_IN_DTYPE 3: rows per warp block TG_TILE_ROWS*TG_TILE_COLS/TG_THREADS must be 32, 64 or 128");
+			body_warp<IN_DT, FMT, 0, ROWW, COLS, THREADS, TR, TC, POW2>(p, eps);
+		}
 	} else if constexpr (!LEGACY && RECIPE == 3) {
 		static_assert(COLS % 16 == 0, "TG_COLS must be a multiple of 16");
 		body_amax<IN_DT, THREADS>(p, p.n[0] * COLS);
-	} else if constexpr (!LEGACY && COLW && warp_ok && TG_CT_WARP_QUANT && (RECIPE == 1 || RECIPE == 2 || RECIPE == 6)) {
-		/* Off: measured slower than the shared-tile body on an H200 (2026-11-21,
-		 * 16384x4096 bf16: per-tensor 68.4% vs 81.2% of copy, MXFP8 56.8% vs
-		 * 63.5%, current 71.2% vs 81.6%). Kept for the byte transpose above. */
-		body_warp<IN_DT, FMT, RECIPE, ROWW, COLS, THREADS, TR, TC, POW2>(p, eps);
+	} else if constexpr (!LEGACY && COLW && (IN_DT == 1 || IN_DT == 2) && (RECIPE == 1 || RECIPE == 2 || RECIPE == 6) &&
+	                     StageTiling<IN_DT, TR, TC, THREADS>::ok) {
+		body_stage<IN_DT, FMT, RECIPE, ROWW, COLS, THREADS, TR, TC, POW2, XP>(p, eps);
 	} else {
-		body<IN_DT, OUT_DT, FMT, RECIPE, ROWW, COLW, COLS, THREADS, TR, TC, POW2, LEGACY ? 0 : PF>(p, eps);
+		body<IN_DT, OUT_DT, FMT, RECIPE, ROWW, COLW, COLS, THREADS, TR, TC, POW2>(p, eps);
 	}
 }
 
@@ -921,16 +1175,19 @@ __device__ __forceinline__ void dispatch(const TgParams &p, const float eps)
 #else
 #define CT_LEGACY_SEL_ 0
 #endif
-/* CT_PREFETCH (harness only, not a slot): 0 default, 1 or 2 = body()'s PF. */
-#ifdef CT_PREFETCH
-#define CT_PREFETCH_SEL_ CT_PREFETCH
+#ifdef CT_EXPERIMENT
+#define CT_EXPERIMENT_SEL_ CT_EXPERIMENT
 #else
-#define CT_PREFETCH_SEL_ 0
+#define CT_EXPERIMENT_SEL_ 0
 #endif
+#if CT_EXPERIMENT_SEL_ == 4
+extern "C" __global__ void __launch_bounds__(TG_THREADS, 4) TG_KERNEL(const TgParams p)
+#else
 extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParams p)
+#endif
 {
 	tgct::dispatch<TG_IN_DTYPE, TG_OUT_DTYPE, TG_FMT, TG_RECIPE, TG_ROWWISE, TG_COLWISE, TG_COLS, TG_THREADS,
-	               TG_TILE_ROWS, TG_TILE_COLS, TG_POW2, CT_LEGACY_SEL_, CT_PREFETCH_SEL_>(p, TG_EPS_SCALE);
+	               TG_TILE_ROWS, TG_TILE_COLS, TG_POW2, CT_LEGACY_SEL_, CT_EXPERIMENT_SEL_>(p, TG_EPS_SCALE);
 }
 #undef CT_LEGACY_SEL_
-#undef CT_PREFETCH_SEL_
+#undef CT_EXPERIMENT_SEL_

@@ -66,6 +66,9 @@ static float decode(DType t, const void *p, size_t i)
 }
 
 typedef enum { CMP_EXACT, CMP_ULP, CMP_REL } CmpKind;
+/* CMP_EXACT: bytes; CMP_ULP: at most 1 ulp per element on a 1e-4 budget, or with
+ * rel_tol > 0 (an FP32 intermediate) 1 ulp on any number; CMP_REL: relative
+ * Frobenius error <= rel_tol. */
 
 static int compare(Buf *out, const char *what, CmpKind kind, DType t, const void *gpu, const void *ref, size_t bytes,
 	int elem_bits, double rel_tol)
@@ -104,6 +107,8 @@ static int compare(Buf *out, const char *what, CmpKind kind, DType t, const void
 		size_t allowed = (n + 9999) / 10000;
 		if (allowed < 4)
 			allowed = 4; /* small tensors: a handful of boundary crossings is not a trend */
+		if (rel_tol > 0)
+			allowed = n; /* an FP32 intermediate: every element may be 1 ulp off (float vs double math) */
 		if (far || off > allowed) {
 			buf_printf(out, "FAIL %s: %zu of %zu elements differ, %zu by more than 1 ulp (allowed %zu; first at %zu)\n",
 				what, off, n, far, allowed, first);
@@ -140,8 +145,9 @@ static int compare_float(Buf *out, const char *what, float gpu, float ref, doubl
 }
 
 /* An op whose NVFP4 cast runs unfused (norm, GLU): its FP32 value (component hp)
- * is judged like the op's other reductions (1 ulp), then the reference quantizes
- * the GPU's value, so the cast itself is checked bit for bit. */
+ * is judged per element (1 FP32 ulp: the kernels reduce in float, the reference
+ * in double, so unlike a narrow output many elements differ by one), then the
+ * reference quantizes the GPU's value, so the cast is checked bit for bit. */
 static int check_unfused_hp(TgLayer *l, const Graph *g, const long *dims, int i, RefTensor *r, long tokens, Buf *out)
 {
 	const Tensor *t = &g->tensors[i];
@@ -155,7 +161,7 @@ static int check_unfused_hp(TgLayer *l, const Graph *g, const long *dims, int i,
 	cu.cuMemcpyDtoH_v2(h, (CUdeviceptr)(uintptr_t)dp, bytes);
 	char what[256];
 	snprintf(what, sizeof what, "%s %s.hp [tokens=%ld]", g->layer, t->name, tokens);
-	int fails = compare(out, what, CMP_ULP, DT_F32, h, r->value, bytes, 32, 0);
+	int fails = compare(out, what, CMP_ULP, DT_F32, h, r->value, bytes, 32, 1);
 	memcpy(r->value, h, bytes);
 	free(h);
 	interp_quantize(g, dims, t, r);

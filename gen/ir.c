@@ -526,6 +526,9 @@ static void quantize_out(B *b, const SpecOp *o, int out, const Tensor *in, Role 
 	if (t->columnwise && t->rank < 2)
 		diag_error(b->d, or_loc(o->layout_loc, o->loc), "the columnwise copy of '%s' needs a tensor of rank 2 or more; '%s' is %s",
 			t->name, t->name, shape_str(b, t->shape, t->rank));
+	if (t->recipe.scaling == SCALING_NVFP4 && t->recipe.nvfp4_rht && t->columnwise)
+		diag_error(b->d, o->loc, "%s: the nvfp4_rht option (random Hadamard transform of the columnwise copy of '%s') "
+			"is not supported by the planner yet; remove nvfp4_rht", op_name(o->kind), t->name);
 	long block = t->recipe.scaling == SCALING_MXFP8 ? 32 : t->recipe.scaling == SCALING_NVFP4 ? 16 : 0;
 	Extent last = t->shape[t->rank - 1];
 	if (block && (last.dim >= 0 || last.add % block))

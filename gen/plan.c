@@ -559,9 +559,6 @@ static void apply_tuning(Planner *pl, const PlanOptions *o)
 
 static void check_supported(Planner *pl, const Op *op, const Tensor *out)
 {
-	if (is_quantized(out) && out->recipe.scaling == SCALING_NVFP4 && out->recipe.nvfp4_rht && out->columnwise)
-		diag_error(pl->d, op->loc, "%s: the nvfp4_rht option (random Hadamard transform of the columnwise copy of '%s') "
-			"is not supported by the planner yet; remove nvfp4_rht", op_name(op->kind), out->name);
 	bool fused = op->kind != OP_QUANTIZE && op->kind != OP_CAST_TRANSPOSE;
 	if (fused && out->recipe.scaling == SCALING_BLOCK1X128 && out->columnwise)
 		diag_error(pl->d, op->loc, "%s: a columnwise block1x128 copy of '%s' is not supported in the fused kernel yet; "

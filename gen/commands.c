@@ -361,8 +361,9 @@ static int write_outputs(TgLayer *l, const char *dir)
 				fprintf(stderr, "tegen: cannot read %s.%s from the GPU\n", t->name, comp_name(c));
 				return -1;
 			}
-			bool scalar = c == COMP_SCALE || c == COMP_AMAX || (c == COMP_SCALE_INV && t->state_slot >= 0);
-			bool byte_scales = (c == COMP_SCALE_INV || c == COMP_SCALE_INV_T) && !scalar && t->recipe.scaling == SCALING_MXFP8;
+			bool scalar = c == COMP_SCALE || c == COMP_AMAX || tensor_comp_in_state(t, (Component)c);
+			bool byte_scales = (c == COMP_SCALE_INV || c == COMP_SCALE_INV_T) && !scalar &&
+				(t->recipe.scaling == SCALING_MXFP8 || t->recipe.scaling == SCALING_NVFP4);
 			const char *descr = scalar || ((c == COMP_SCALE_INV || c == COMP_SCALE_INV_T) && !byte_scales) ? "<f4"
 				: byte_scales ? "|u1" : npy_descr(t->dtype);
 			size_t esize = descr[2] == '4' ? 4 : descr[2] == '2' ? 2 : 1;

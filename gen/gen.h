@@ -273,13 +273,21 @@ typedef enum { KERNEL_GENERATED, KERNEL_GEMM } KernelKind;
 	X(COMP_DATA, "data") X(COMP_DATA_T, "data_t") X(COMP_SCALE, "scale") X(COMP_SCALE_INV, "scale_inv") \
 	X(COMP_SCALE_INV_T, "scale_inv_t") X(COMP_AMAX, "amax") X(COMP_STATE, "state") X(COMP_STATE_PARAMS, "state_params") \
 	X(COMP_DEQ, "deq") X(COMP_DEQ_T, "deq_t") /* BF16 copies of data / data_t for emulated GEMMs */ \
-	X(COMP_SCALE_SW, "scale_sw") X(COMP_SCALE_SW_T, "scale_sw_t") /* MXFP8 scales in the GEMM-swizzled layout */
+	X(COMP_SCALE_SW, "scale_sw") X(COMP_SCALE_SW_T, "scale_sw_t") /* MXFP8/NVFP4 scales in the GEMM-swizzled layout */ \
+	X(COMP_HP, "hp") /* FP32 value of an op whose NVFP4 cast runs in separate kernels (unfused) */
 typedef enum {
 #define X(e, s) e,
 	TG_COMPONENTS(X)
 #undef X
 	COMP_COUNT
 } Component;
+
+/* tensor_comp_in_state: component c of t lives in the layer's recipe state (per-tensor
+ * scale, scale_inv, amax; NVFP4: S_enc as the scale and the global amax). */
+bool tensor_comp_in_state(const Tensor *t, Component c);
+/* tensor_sr_seed is the Philox key of t's stochastic rounding (NVFP4 sr): a hash of
+ * the layer and tensor names, so kernels and the reference agree. */
+uint64_t tensor_sr_seed(const Graph *g, const Tensor *t);
 
 typedef struct Binding { int slot; int tensor; Component comp; } Binding; /* TgParams.p[slot] = tensor.comp */
 typedef struct Slot { const char *name, *value; } Slot;

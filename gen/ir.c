@@ -11,8 +11,8 @@
  * layer input of a high-precision dtype); declared intermediates agree with
  * inference; quantized GEMM operands have the copies their pass needs and
  * compatible scaling; every target can run every op (MXFP8/NVFP4 GEMMs below
- * sm_100 are marked emulated); per-tensor scaled tensors have state slots,
- * delayed ones first. Otherwise NULL and the message in d->msg. */
+ * sm_100 are marked emulated); per-tensor scaled tensors (and NVFP4 ones, for
+ * S_enc and the global amax) have state slots, delayed ones first. Otherwise NULL and the message in d->msg. */
 #include "gen.h"
 
 #include <stdio.h>
@@ -526,6 +526,9 @@ static void quantize_out(B *b, const SpecOp *o, int out, const Tensor *in, Role 
 	if (t->columnwise && t->rank < 2)
 		diag_error(b->d, or_loc(o->layout_loc, o->loc), "the columnwise copy of '%s' needs a tensor of rank 2 or more; '%s' is %s",
 			t->name, t->name, shape_str(b, t->shape, t->rank));
+	if (t->recipe.scaling == SCALING_NVFP4 && t->recipe.nvfp4_rht && t->columnwise)
+		diag_error(b->d, o->loc, "%s: the nvfp4_rht option (random Hadamard transform of the columnwise copy of '%s') "
+			"is not supported by the planner yet; remove nvfp4_rht", op_name(o->kind), t->name);
 	long block = t->recipe.scaling == SCALING_MXFP8 ? 32 : t->recipe.scaling == SCALING_NVFP4 ? 16 : 0;
 	Extent last = t->shape[t->rank - 1];
 	if (block && (last.dim >= 0 || last.add % block))
@@ -846,8 +849,10 @@ static void assign_slots(B *b)
 {
 	Graph *g = b->g;
 	int n = 0;
-	for (int pass = 0; pass < 2; pass++) {
-		Scaling want = pass == 0 ? SCALING_DELAYED : SCALING_CURRENT;
+	/* delayed first, then the tensors whose amax each run clears (current, nvfp4) */
+	static const Scaling order[] = {SCALING_DELAYED, SCALING_CURRENT, SCALING_NVFP4};
+	for (int pass = 0; pass < 3; pass++) {
+		Scaling want = order[pass];
 		for (int k = 0; k < g->nops; k++)
 			for (int a = 0; a < ARG_COUNT; a++) {
 				if (!arg_is_output((ArgSlot)a) || g->ops[k].arg[a] < 0)
@@ -861,6 +866,24 @@ static void assign_slots(B *b)
 			}
 	}
 	g->nstate = n;
+}
+
+bool tensor_comp_in_state(const Tensor *t, Component c)
+{
+	if (t->state_slot < 0)
+		return false;
+	if (t->recipe.scaling == SCALING_NVFP4) /* its scale_inv components are the E4M3 block scales */
+		return c == COMP_SCALE || c == COMP_AMAX;
+	return c == COMP_SCALE || c == COMP_SCALE_INV || c == COMP_AMAX;
+}
+
+uint64_t tensor_sr_seed(const Graph *g, const Tensor *t)
+{
+	uint64_t h = 14695981039346656037ull; /* FNV-1a 64 of "layer/tensor" */
+	for (const char *parts[] = {g->layer, "/", t->name}, **p = parts; p < parts + 3; p++)
+		for (const char *c = *p; *c; c++)
+			h = (h ^ (uint8_t)*c) * 1099511628211ull;
+	return h;
 }
 
 Graph *ir_build(Arena *a, Diag *d, const Spec *s, Arch default_arch)
@@ -1042,6 +1065,9 @@ void ir_print(const Graph *g, Buf *out)
 				buf_printf(out, " %s=%s", arg_name((ArgSlot)x), g->tensors[op->arg[x]].name);
 		if (op->emulated)
 			buf_printf(out, " ! %s", op->emulated);
+		const Tensor *o = &g->tensors[op->arg[ARG_OUT]];
+		if ((op->kind == OP_NORM_QUANTIZE || op->kind == OP_GLU_AMAX) && is_quantized(o) && o->recipe.scaling == SCALING_NVFP4)
+			buf_printf(out, " ! unfused: NVFP4 output '%s' (the op writes FP32, separate amax and cast kernels)", o->name);
 		buf_puts(out, "\n");
 	}
 	arena_free(a);

@@ -5,7 +5,10 @@
  * writes every requested output (rowwise and columnwise copies, scales, amax).
  * Per-tensor current scaling needs the amax before the cast, so it is planned
  * as two kernels from the same template: an amax pass and a cast pass that
- * re-reads the input (no high-precision intermediate is written). Delayed
+ * re-reads the input (no high-precision intermediate is written). NVFP4 is
+ * planned the same way with its own template (nvfp4_quantize.cu); a norm or
+ * GLU with an NVFP4 output is not fused yet: its kernel writes the FP32 value
+ * (component hp), which the NVFP4 amax and cast kernels then read. Delayed
  * scaling adds one recipe_update kernel for the whole layer, run by the step
  * call. GEMMs become library calls (cuBLASLt) with layouts and scales resolved.
  *
@@ -210,10 +213,12 @@ static void common_slots(Planner *pl, Kernel *k, const Tensor *in, const Tensor 
 	slot(pl, k, "TG_MARGIN", istr(pl, out->recipe.margin));
 }
 
-static void bind_outputs(Planner *pl, Kernel *k, const Tensor *out)
+/* Bind the op's outputs; an unquantized output goes to component data (COMP_DATA,
+ * or COMP_HP for the intermediate of an unfused NVFP4 op). */
+static void bind_outputs(Planner *pl, Kernel *k, const Tensor *out, Component data)
 {
 	if (!is_quantized(out)) {
-		bind(pl, k, TG_P_OUT, out->id, COMP_DATA);
+		bind(pl, k, TG_P_OUT, out->id, data);
 		return;
 	}
 	if (out->rowwise)
@@ -227,6 +232,9 @@ static void bind_outputs(Planner *pl, Kernel *k, const Tensor *out)
 		bind(pl, k, TG_P_SCALE_INV, out->id, COMP_SCALE_INV);
 		bind(pl, k, TG_P_AMAX, out->id, COMP_AMAX);
 		break;
+	case SCALING_NVFP4: /* S_enc (written), then the block scales like the other block recipes */
+		bind(pl, k, TG_P_SCALE, out->id, COMP_SCALE);
+		/* fall through */
 	default:
 		/* each copy has its scales (128x128: the same blocks, stored for each layout) */
 		if (out->rowwise)
@@ -551,9 +559,6 @@ static void apply_tuning(Planner *pl, const PlanOptions *o)
 
 static void check_supported(Planner *pl, const Op *op, const Tensor *out)
 {
-	if (out->recipe.scaling == SCALING_NVFP4)
-		diag_error(pl->d, op->loc, "%s: the nvfp4 recipe is not supported by the planner yet (tensor '%s'); "
-			"use mxfp8 or fp8 block scaling", op_name(op->kind), out->name);
 	bool fused = op->kind != OP_QUANTIZE && op->kind != OP_CAST_TRANSPOSE;
 	if (fused && out->recipe.scaling == SCALING_BLOCK1X128 && out->columnwise)
 		diag_error(pl->d, op->loc, "%s: a columnwise block1x128 copy of '%s' is not supported in the fused kernel yet; "
@@ -588,12 +593,20 @@ static void plan_byte_transpose(Planner *pl, const Op *op, const Tensor *out, Ex
 	k->note = "columnwise copy: the rowwise FP8 bytes transposed (same per-tensor scale)";
 }
 
+static void plan_op_kernels(Planner *pl, const Op *op, const Tensor *in, const Tensor *out, Component data, Extent rows,
+	long cols);
+static void plan_nvfp4(Planner *pl, const Op *op, const Tensor *in, const Tensor *out);
+
 static void plan_quantizing_op(Planner *pl, const Op *op)
 {
 	const Graph *g = pl->g;
 	const Tensor *in = &g->tensors[op->arg[ARG_IN]];
 	const Tensor *out = &g->tensors[op->arg[ARG_OUT]];
 	check_supported(pl, op, out);
+	if (is_quantized(out) && out->recipe.scaling == SCALING_NVFP4) {
+		plan_nvfp4(pl, op, in, out);
+		return;
+	}
 	bool fused = op->kind == OP_NORM_QUANTIZE || op->kind == OP_GLU_AMAX;
 	Scaling sc = is_quantized(out) ? out->recipe.scaling : SCALING_NONE;
 	bool split = fused && (sc == SCALING_DELAYED || sc == SCALING_CURRENT) && out->rowwise && out->columnwise;
@@ -605,6 +618,17 @@ static void plan_quantizing_op(Planner *pl, const Op *op)
 	}
 	Extent rows = tensor_rows(pl, out, op->loc);
 	long cols = tensor_cols(out);
+	plan_op_kernels(pl, op, in, out, COMP_DATA, rows, cols);
+	if (split)
+		plan_byte_transpose(pl, op, &g->tensors[op->arg[ARG_OUT]], rows, cols);
+}
+
+/* The kernel(s) of a quantizing op's own template: one, or an amax and a cast
+ * pass (current scaling); an unquantized output goes to component data. */
+static void plan_op_kernels(Planner *pl, const Op *op, const Tensor *in, const Tensor *out, Component data, Extent rows,
+	long cols)
+{
+	const Graph *g = pl->g;
 	bool current = is_quantized(out) && out->recipe.scaling == SCALING_CURRENT;
 	const char *tmpl = op_template(op->kind);
 	bool tiled = op->kind == OP_QUANTIZE || op->kind == OP_CAST_TRANSPOSE;
@@ -635,7 +659,7 @@ static void plan_quantizing_op(Planner *pl, const Op *op)
 		if (pass == PASS_AMAX)
 			bind(pl, k, TG_P_AMAX, out->id, COMP_AMAX);
 		else
-			bind_outputs(pl, k, out);
+			bind_outputs(pl, k, out, data);
 		if (tiled)
 			tile_launch(pl, k, out, rows, cols);
 		else
@@ -644,8 +668,68 @@ static void plan_quantizing_op(Planner *pl, const Op *op)
 			: pass == PASS_CAST ? "current scaling, pass 2 of 2: scale from the amax, re-read the input, cast"
 			: NULL;
 	}
-	if (split)
-		plan_byte_transpose(pl, op, &g->tensors[op->arg[ARG_OUT]], rows, cols);
+}
+
+/* ---- NVFP4 ---- */
+
+/* A fixed-shape generated kernel over [rows][cols] (not tunable): threads, grid-stride launch. */
+static Kernel *fixed_kernel(Planner *pl, const char *what, const Op *op, const char *tmpl, Extent rows, long cols)
+{
+	Kernel *k = kernel_new(pl, what, op->id);
+	k->kind = KERNEL_GENERATED;
+	k->tmpl = tmpl;
+	slot(pl, k, "TG_KERNEL", emit_entry(pl->a, pl->p, k));
+	slot(pl, k, "TG_THREADS", "256");
+	k->rows = rows;
+	k->cols = cols;
+	k->threads = 256;
+	k->grid_rows = 1; /* grid.x = rows, capped: the templates grid-stride */
+	k->variant = "t256";
+	k->choice = "fixed";
+	return k;
+}
+
+/* NVFP4 output of op: an amax pass and a cast pass of nvfp4_quantize.cu over the
+ * op's input (quantize, cast_transpose) or over the FP32 value its own kernel
+ * writes first (norm_quantize, glu_amax: unfused for now). */
+static void plan_nvfp4(Planner *pl, const Op *op, const Tensor *in, const Tensor *out)
+{
+	Extent rows = tensor_rows(pl, out, op->loc);
+	long cols = tensor_cols(out);
+	int src = in->id;
+	Component src_comp = COMP_DATA;
+	DType src_dtype = in->dtype;
+	if (op->kind == OP_NORM_QUANTIZE || op->kind == OP_GLU_AMAX) {
+		Tensor hp = *out; /* the op's kernel sees an FP32, unquantized output */
+		hp.recipe.scaling = SCALING_NONE;
+		hp.dtype = hp.hp_dtype = DT_F32;
+		hp.rowwise = true;
+		hp.columnwise = false;
+		plan_op_kernels(pl, op, in, &hp, COMP_HP, rows, cols);
+		pl->p->kernels[pl->p->nkernels - 1].note = "unfused NVFP4, 1 of 3: the op's FP32 value to an intermediate (hp)";
+		src = out->id;
+		src_comp = COMP_HP;
+		src_dtype = DT_F32;
+	}
+	bool unfused = src_comp == COMP_HP;
+	for (int pass = 0; pass < 2; pass++) {
+		const char *what = arena_printf(pl->a, "nvfp4_%s_%s", pass ? "cast" : "amax", out->name);
+		Kernel *k = fixed_kernel(pl, what, op, "nvfp4_quantize.cu", rows, cols);
+		k->pass = pass ? PASS_CAST : PASS_AMAX;
+		slot(pl, k, "TG_IN_DTYPE", istr(pl, dtype_code(src_dtype)));
+		slot(pl, k, "TG_PASS", pass ? "1" : "0");
+		slot(pl, k, "TG_ROWWISE", out->rowwise ? "1" : "0");
+		slot(pl, k, "TG_COLWISE", out->columnwise ? "1" : "0");
+		slot(pl, k, "TG_2D", out->recipe.nvfp4_2d ? "1" : "0");
+		slot(pl, k, "TG_SR", out->recipe.nvfp4_sr ? "1" : "0");
+		slot(pl, k, "TG_SEED", arena_printf(pl->a, "0x%016llxull", (unsigned long long)tensor_sr_seed(pl->g, out)));
+		bind(pl, k, TG_P_IN, src, src_comp);
+		bind(pl, k, TG_P_AMAX, out->id, COMP_AMAX);
+		if (pass)
+			bind_outputs(pl, k, out, COMP_DATA);
+		k->note = arena_printf(pl->a, "%sNVFP4, %d of %d: %s", unfused ? "unfused " : "", pass + 1 + unfused, 2 + unfused,
+			pass ? "S_enc from the global amax, E4M3 block scales, E2M1 data" : "global amax, nothing written");
+	}
 }
 
 /* An MXFP8 operand copy (data or data_t) dequantized to a BF16 copy, flat: element e has scale e/32. */
@@ -671,9 +755,25 @@ static void plan_dequantize(Planner *pl, const Op *op, const Tensor *t, Componen
 	k->note = "emulated MXFP8 GEMM: operand to BF16";
 }
 
-/* MXFP8 scales of one operand copy into cuBLASLt's swizzled layout (native MXFP8 GEMM, sm_100+). */
+/* An NVFP4 operand copy dequantized to BF16 (row-aware: a columnwise copy's rows
+ * may have an odd length). n[0], n[1] are the tensor's rows and cols either way. */
+static void plan_dequantize_nvfp4(Planner *pl, const Op *op, const Tensor *t, Component from)
+{
+	const char *what = arena_printf(pl->a, "dequantize_%s%s", t->name, from == COMP_DATA_T ? "_t" : "");
+	Kernel *k = fixed_kernel(pl, what, op, "nvfp4_dequantize.cu", tensor_rows(pl, t, op->loc), tensor_cols(t));
+	slot(pl, k, "TG_COPY_T", from == COMP_DATA_T ? "1" : "0");
+	bind(pl, k, TG_P_IN, t->id, from);
+	bind(pl, k, TG_P_SCALE_INV, t->id, from == COMP_DATA ? COMP_SCALE_INV : COMP_SCALE_INV_T);
+	bind(pl, k, TG_P_SCALE, t->id, COMP_SCALE);
+	bind(pl, k, TG_P_OUT, t->id, from == COMP_DATA ? COMP_DEQ : COMP_DEQ_T);
+	k->note = "emulated NVFP4 GEMM: operand to BF16";
+}
+
+/* Block scales of one operand copy into cuBLASLt's swizzled layout (native
+ * MXFP8 or NVFP4 GEMM, sm_100+): 32 (MXFP8) or 16 (NVFP4) elements per scale. */
 static void plan_swizzle(Planner *pl, const Op *op, const Tensor *t, Component from)
 {
+	long blk = t->recipe.scaling == SCALING_NVFP4 ? 16 : 32;
 	Kernel *k = kernel_new(pl, arena_printf(pl->a, "swizzle_%s%s", t->name, from == COMP_DATA_T ? "_t" : ""), op->id);
 	k->kind = KERNEL_GENERATED;
 	k->tmpl = "mxfp8_swizzle.cu";
@@ -685,13 +785,14 @@ static void plan_swizzle(Planner *pl, const Op *op, const Tensor *t, Component f
 	 * rowwise copy's rows (the planner keeps n[1] constant, so the transposed copy of an
 	 * activation, whose scale columns grow with tokens, is not planned natively) */
 	k->rows = from == COMP_DATA ? tensor_rows(pl, t, op->loc) : (Extent){-1, 0, tensor_cols(t)};
-	k->cols = from == COMP_DATA ? (tensor_cols(t) + 31) / 32 : (tensor_rows(pl, t, op->loc).add + 31) / 32;
+	k->cols = from == COMP_DATA ? (tensor_cols(t) + blk - 1) / blk : (tensor_rows(pl, t, op->loc).add + blk - 1) / blk;
 	k->threads = 256;
 	k->grid_rows = 1024; /* 8 row tiles of 128 per CTA: units/256 CTAs, grid-stride */
 	k->grid_cols = 4;
 	k->variant = "t256";
 	k->choice = "fixed";
-	k->note = "native MXFP8 GEMM: scales to the 128x4 swizzled layout";
+	k->note = blk == 16 ? "native NVFP4 GEMM: scales to the 128x4 swizzled layout"
+		: "native MXFP8 GEMM: scales to the 128x4 swizzled layout";
 }
 
 /* Put per-operand kernels (dequantize or swizzle) before an already planned GEMM:
@@ -749,7 +850,8 @@ static void plan_gemm(Planner *pl, const Op *op)
 	c->fast_accum = op->p.fast_accum < 0 ? op->p.pass == PASS_FPROP : op->p.fast_accum;
 	if (c->scaling == SCALING_NONE || c->scaling == SCALING_BLOCK1X128 || c->scaling == SCALING_BLOCK128X128)
 		c->fast_accum = false; /* cuBLASLt's block-scaled FP8 GEMM has no fast-accumulation mode */
-	bool mx = c->scaling == SCALING_MXFP8;
+	bool nv = c->scaling == SCALING_NVFP4, mx = c->scaling == SCALING_MXFP8 || nv;
+	const char *fmt = nv ? "NVFP4" : "MXFP8";
 	/* the transposed copy of an activation has scale columns that grow with tokens,
 	 * which the swizzle kernel's fixed n[1] cannot express: that GEMM stays emulated */
 	bool dyn_t = (c->a_comp == COMP_DATA_T && a->shape[0].dim >= 0) || (c->b_comp == COMP_DATA_T && b->shape[0].dim >= 0);
@@ -758,11 +860,11 @@ static void plan_gemm(Planner *pl, const Op *op)
 		k = gemm_after_operands(pl, op, k, plan_swizzle, a, b);
 		c = &k->gemm;
 		c->fast_accum = false;
-		k->note = "native MXFP8 (cuBLASLt VEC32_UE8M0)";
+		k->note = nv ? "native NVFP4 (cuBLASLt VEC16_UE4M3, alpha = 1/(S_enc_a*S_enc_b))" : "native MXFP8 (cuBLASLt VEC32_UE8M0)";
 	} else if (mx) {
-		/* no native MXFP8 MMA on some target: dequantize both operands to BF16 (exact)
-		 * and run a BF16 GEMM */
-		k = gemm_after_operands(pl, op, k, plan_dequantize, a, b);
+		/* no native block-scaled MMA on some target: dequantize both operands to BF16
+		 * (exact for MXFP8; NVFP4 rounds e2m1 * S_dec/S_enc once) and run a BF16 GEMM */
+		k = gemm_after_operands(pl, op, k, nv ? plan_dequantize_nvfp4 : plan_dequantize, a, b);
 		c = &k->gemm;
 		c->emulated = true;
 		c->a_comp = c->a_comp == COMP_DATA ? COMP_DEQ : COMP_DEQ_T;
@@ -770,7 +872,8 @@ static void plan_gemm(Planner *pl, const Op *op)
 		c->scaling = SCALING_NONE;
 		c->a_dtype = c->b_dtype = DT_BF16;
 		c->fast_accum = false;
-		k->note = op->emulated ? op->emulated : "MXFP8 GEMM emulated: an activation's transposed scales are not swizzled natively yet";
+		k->note = op->emulated ? op->emulated
+			: arena_printf(pl->a, "%s GEMM emulated: an activation's transposed scales are not swizzled natively yet", fmt);
 	}
 	k->rows = c->m;
 	k->cols = c->n.add;

@@ -27,29 +27,35 @@ static long cols_of(const Tensor *t) { return t->rank ? t->shape[t->rank - 1].ad
 size_t interp_comp_bytes(const Graph *g, const long *dims, const Tensor *t, Component c)
 {
 	size_t rows = (size_t)interp_rows(g, dims, t), cols = (size_t)cols_of(t), n = rows * cols;
+	size_t blk = t->recipe.scaling == SCALING_NVFP4 ? 16 : 32; /* elements per scale byte (MXFP8, NVFP4) */
 	switch (c) {
-	case COMP_DATA:
+	case COMP_DATA: /* E2M1: each row packed, two per byte, an odd row length padded */
+		return t->dtype == DT_E2M1 ? rows * ((cols + 1) / 2) : n * (size_t)(dtype_bits(t->dtype) / 8);
 	case COMP_DATA_T:
-		return t->dtype == DT_E2M1 ? (n + 1) / 2 : n * (size_t)(dtype_bits(t->dtype) / 8);
+		return t->dtype == DT_E2M1 ? cols * ((rows + 1) / 2) : n * (size_t)(dtype_bits(t->dtype) / 8);
 	case COMP_DEQ:
 	case COMP_DEQ_T:
 		return n * 2;
-	case COMP_SCALE_SW: /* [rows][cols/32] padded to 128 x 4 */
-		return (rows + 127) / 128 * 128 * ((cols + 31) / 32 + 3) / 4 * 4;
+	case COMP_HP:
+		return n * 4;
+	case COMP_SCALE_SW: /* [rows][cols/blk] padded to 128 x 4 */
+		return (rows + 127) / 128 * 128 * ((cols + blk - 1) / blk + 3) / 4 * 4;
 	case COMP_SCALE_SW_T:
-		return (cols + 127) / 128 * 128 * ((rows + 31) / 32 + 3) / 4 * 4;
+		return (cols + 127) / 128 * 128 * ((rows + blk - 1) / blk + 3) / 4 * 4;
 	case COMP_SCALE_INV:
 		switch (t->recipe.scaling) {
 		case SCALING_BLOCK1X128: return (cols + 127) / 128 * rows * 4;
 		case SCALING_BLOCK128X128: return (rows + 127) / 128 * ((cols + 127) / 128) * 4;
-		case SCALING_MXFP8: return rows * ((cols + 31) / 32);
+		case SCALING_MXFP8:
+		case SCALING_NVFP4: return rows * ((cols + blk - 1) / blk);
 		default: return 0;
 		}
 	case COMP_SCALE_INV_T:
 		switch (t->recipe.scaling) {
 		case SCALING_BLOCK1X128: return (rows + 127) / 128 * cols * 4;
 		case SCALING_BLOCK128X128: return (cols + 127) / 128 * ((rows + 127) / 128) * 4;
-		case SCALING_MXFP8: return cols * ((rows + 31) / 32);
+		case SCALING_MXFP8:
+		case SCALING_NVFP4: return cols * ((rows + blk - 1) / blk);
 		default: return 0;
 		}
 	default:
@@ -77,6 +83,28 @@ static float *load_f32(const Tensor *t, const RefTensor *r, size_t n)
 	for (size_t i = 0; i < n; i++)
 		x[i] = ref_load(r->comp[COMP_DATA], ref_dtype(t->dtype), i);
 	return x;
+}
+
+/* NVFP4: global amax, S_enc (kept as the tensor's scale), then the rowwise copy
+ * and the columnwise one (the transpose quantized rowwise, same S_enc). */
+static void quant_nvfp4(const Graph *g, const long *dims, const Tensor *t, RefTensor *r, int rows, int cols, uint8_t *o,
+	uint8_t *ot)
+{
+	size_t n = (size_t)rows * (size_t)cols;
+	r->amax = ref_amax(r->value, n);
+	RefNvfp4 opt = {t->recipe.nvfp4_2d, t->recipe.nvfp4_sr, tensor_sr_seed(g, t), r->sr_offset, r->amax};
+	r->scale = tg_nvfp4_s_enc(r->amax);
+	r->scale_inv = tg_scale_inv(r->scale);
+	if (o)
+		ref_quant_nvfp4(r->value, rows, cols, &opt, o, xalloc(r, COMP_SCALE_INV, interp_comp_bytes(g, dims, t, COMP_SCALE_INV)),
+			NULL);
+	if (ot) {
+		float *xt = malloc(sizeof *xt * (n ? n : 1));
+		ref_transpose(r->value, rows, cols, xt);
+		ref_quant_nvfp4(xt, cols, rows, &opt, ot,
+			xalloc(r, COMP_SCALE_INV_T, interp_comp_bytes(g, dims, t, COMP_SCALE_INV_T)), NULL);
+		free(xt);
+	}
 }
 
 /* Quantize (or store in high precision) an op's FP32 output value into every component. */
@@ -116,9 +144,17 @@ static void emit_output(const Graph *g, const long *dims, const Tensor *t, RefTe
 			o ? xalloc(r, COMP_SCALE_INV, interp_comp_bytes(g, dims, t, COMP_SCALE_INV)) : NULL, ot,
 			ot ? xalloc(r, COMP_SCALE_INV_T, interp_comp_bytes(g, dims, t, COMP_SCALE_INV_T)) : NULL);
 		break;
+	case SCALING_NVFP4:
+		quant_nvfp4(g, dims, t, r, rows, cols, o, ot);
+		break;
 	default:
 		break;
 	}
+}
+
+void interp_quantize(const Graph *g, const long *dims, const Tensor *t, RefTensor *r)
+{
+	emit_output(g, dims, t, r, (int)interp_rows(g, dims, t), (int)cols_of(t));
 }
 
 /* Dequantize a GEMM operand component into a float matrix [rows][k] (K contiguous). */
@@ -149,6 +185,7 @@ static float *gemm_operand(const Graph *g, const long *dims, const Tensor *t, co
 	case SCALING_BLOCK1X128: ref_dequant_block1x128(q, s, R, K, fmt, y); break;
 	case SCALING_BLOCK128X128: ref_dequant_block128x128(q, s, R, K, fmt, y); break;
 	case SCALING_MXFP8: ref_dequant_mxfp8(q, s, R, K, fmt, y); break;
+	case SCALING_NVFP4: ref_dequant_nvfp4(q, s, R, K, r->scale, y); break;
 	default: memset(y, 0, sizeof *y * n); break;
 	}
 	return y;

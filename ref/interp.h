@@ -9,7 +9,8 @@ typedef struct RefTensor {
 	void *comp[COMP_COUNT];   /* host buffers per component (malloc'd by the interpreter for produced tensors) */
 	size_t bytes[COMP_COUNT];
 	float *value;             /* FP32 value before quantization (produced tensors) */
-	float scale, scale_inv, amax; /* per-tensor recipes */
+	float scale, scale_inv, amax; /* per-tensor recipes; NVFP4: scale = S_enc, amax = the global amax */
+	uint64_t sr_offset;       /* NVFP4 stochastic rounding: Philox offset (the layer's tg_step count) */
 	int owned;                /* comps allocated by the interpreter */
 } RefTensor;
 
@@ -23,6 +24,8 @@ long interp_rows(const Graph *g, const long *dims, const Tensor *t);
 int interp_run(const Graph *g, const long *dims, RefTensor *t, char *err, size_t errlen);
 /* interp_run_op runs op oi alone, reading its inputs from t (so a caller can feed it the GPU's). */
 int interp_run_op(const Graph *g, const long *dims, int oi, RefTensor *t, char *err, size_t errlen);
+/* interp_quantize (re)makes every component of produced tensor t from r->value (its FP32 value). */
+void interp_quantize(const Graph *g, const long *dims, const Tensor *t, RefTensor *r);
 /* interp_free frees what interp_run allocated. */
 void interp_free(const Graph *g, RefTensor *t);
 

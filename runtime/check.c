@@ -1,7 +1,9 @@
 /* check.c: run a layer on the GPU with random inputs and compare every output
  * component with the reference interpreter, under the numerics contract:
  *  - casts and per-element ops (quantize, cast_transpose): bit-exact bytes,
- *    scales and amax;
+ *    scales and amax; NVFP4: data nibbles, E4M3 block scales, global amax and
+ *    S_enc, also after a norm or GLU (unfused: its FP32 value is judged by the
+ *    rule below, then the cast of the GPU's value bit for bit);
  *  - ops with a reduction or a transcendental (norm_quantize, glu_amax): each
  *    element within one unit in the last place of its format, and at most
  *    ceil(1e-4 * n) elements off at all; amax within 1e-6 relative;
@@ -64,6 +66,9 @@ static float decode(DType t, const void *p, size_t i)
 }
 
 typedef enum { CMP_EXACT, CMP_ULP, CMP_REL } CmpKind;
+/* CMP_EXACT: bytes; CMP_ULP: at most 1 ulp per element on a 1e-4 budget, or with
+ * rel_tol > 0 (an FP32 intermediate) 1 ulp on any number; CMP_REL: relative
+ * Frobenius error <= rel_tol. */
 
 static int compare(Buf *out, const char *what, CmpKind kind, DType t, const void *gpu, const void *ref, size_t bytes,
 	int elem_bits, double rel_tol)
@@ -102,6 +107,8 @@ static int compare(Buf *out, const char *what, CmpKind kind, DType t, const void
 		size_t allowed = (n + 9999) / 10000;
 		if (allowed < 4)
 			allowed = 4; /* small tensors: a handful of boundary crossings is not a trend */
+		if (rel_tol > 0)
+			allowed = n; /* an FP32 intermediate: every element may be 1 ulp off (float vs double math) */
 		if (far || off > allowed) {
 			buf_printf(out, "FAIL %s: %zu of %zu elements differ, %zu by more than 1 ulp (allowed %zu; first at %zu)\n",
 				what, off, n, far, allowed, first);
@@ -135,6 +142,30 @@ static int compare_float(Buf *out, const char *what, float gpu, float ref, doubl
 	bool ok = gpu == ref || (isnan(gpu) && isnan(ref)) || fabs((double)gpu - ref) <= rel * fabs((double)ref);
 	buf_printf(out, "%s %s (gpu %.9g ref %.9g)\n", ok ? "ok" : "FAIL", what, gpu, ref);
 	return !ok;
+}
+
+/* An op whose NVFP4 cast runs unfused (norm, GLU): its FP32 value (component hp)
+ * is judged per element (1 FP32 ulp: the kernels reduce in float, the reference
+ * in double, so unlike a narrow output many elements differ by one), then the
+ * reference quantizes the GPU's value, so the cast is checked bit for bit. */
+static int check_unfused_hp(TgLayer *l, const Graph *g, const long *dims, int i, RefTensor *r, long tokens, Buf *out)
+{
+	const Tensor *t = &g->tensors[i];
+	void *dp;
+	size_t bytes, n = (size_t)interp_rows(g, dims, t) * (size_t)t->shape[t->rank - 1].add;
+	if (tg_layer_tensor_component(l, i, COMP_HP, &dp, &bytes) || bytes != n * sizeof(float)) {
+		buf_printf(out, "FAIL %s %s.hp: no FP32 intermediate of %zu bytes on the GPU\n", g->layer, t->name, n * sizeof(float));
+		return 1;
+	}
+	float *h = malloc(bytes ? bytes : 1);
+	cu.cuMemcpyDtoH_v2(h, (CUdeviceptr)(uintptr_t)dp, bytes);
+	char what[256];
+	snprintf(what, sizeof what, "%s %s.hp [tokens=%ld]", g->layer, t->name, tokens);
+	int fails = compare(out, what, CMP_ULP, DT_F32, h, r->value, bytes, 32, 1);
+	memcpy(r->value, h, bytes);
+	free(h);
+	interp_quantize(g, dims, t, r);
+	return fails;
 }
 
 void check_keep_free(CheckKeep *keep)
@@ -230,11 +261,13 @@ int check_layer(TgLayer *l, long tokens, unsigned seed, int do_compare, CheckKee
 		}
 		cu.cuMemcpyHtoD_v2((CUdeviceptr)(uintptr_t)state, hstate, state_bytes);
 	}
-	for (int i = 0; i < g->ntensors; i++)
+	for (int i = 0; i < g->ntensors; i++) {
+		rt[i].sr_offset = tg_layer_steps(l);
 		if (g->tensors[i].state_slot >= 0) {
 			rt[i].scale = hstate[lay.scale + lay.stride * (size_t)g->tensors[i].state_slot];
 			rt[i].scale_inv = tg_scale_inv(rt[i].scale);
 		}
+	}
 	if (tg_run(l, NULL) || cu.cuCtxSynchronize()) {
 		snprintf(err, errlen, "run: %s", tg_last_error());
 		free(hstate);
@@ -264,6 +297,11 @@ int check_layer(TgLayer *l, long tokens, unsigned seed, int do_compare, CheckKee
 				continue;
 			const Tensor *t = &g->tensors[i];
 			bool q = t->recipe.scaling != SCALING_NONE && t->dtype != t->hp_dtype;
+			bool nv = q && t->recipe.scaling == SCALING_NVFP4, exact = elementwise;
+			if (nv && !elementwise && !gemm) {
+				fails += check_unfused_hp(l, g, dims, i, &rt[i], tokens, out);
+				exact = true;
+			}
 			for (int c = COMP_DATA; c <= COMP_SCALE_INV_T; c++) {
 				if (!rt[i].comp[c] || c == COMP_SCALE)
 					continue;
@@ -285,7 +323,7 @@ int check_layer(TgLayer *l, long tokens, unsigned seed, int do_compare, CheckKee
 				if (gemm)
 					fails += compare(out, what, CMP_REL, t->dtype, h, rt[i].comp[c], bytes, dtype_bits(t->dtype),
 						q ? 0.125 : 1.0 / 128);
-				else if (elementwise || !data)
+				else if (exact || !data)
 					fails += compare(out, what, CMP_EXACT, t->dtype, h, rt[i].comp[c], bytes, 8, 0);
 				else
 					fails += compare(out, what, CMP_ULP, t->dtype, h, rt[i].comp[c], bytes, dtype_bits(t->dtype), 0);
@@ -296,8 +334,11 @@ int check_layer(TgLayer *l, long tokens, unsigned seed, int do_compare, CheckKee
 				size_t s = (size_t)t->state_slot;
 				char what[256];
 				snprintf(what, sizeof what, "%s %s.amax", g->layer, t->name);
-				fails += compare_float(out, what, hstate[lay.amax + s], rt[i].amax, elementwise ? 0 : gemm ? 1e-3 : 1e-6);
-				if (!gemm) {
+				fails += compare_float(out, what, hstate[lay.amax + s], rt[i].amax, exact ? 0 : gemm ? 1e-3 : 1e-6);
+				if (nv) {
+					snprintf(what, sizeof what, "%s %s.s_enc", g->layer, t->name);
+					fails += compare_float(out, what, hstate[lay.scale + lay.stride * s], rt[i].scale, 0);
+				} else if (!gemm) {
 					snprintf(what, sizeof what, "%s %s.scale_inv", g->layer, t->name);
 					fails += compare_float(out, what, hstate[lay.scale_inv + lay.stride * s], rt[i].scale_inv,
 						elementwise ? 0 : 1e-6);

@@ -191,8 +191,9 @@ struct TgLayer {
 	long *dim;           /* resolved dims for this run */
 	CUdeviceptr state, state_params;
 	size_t state_floats;
-	CUdeviceptr zero_amax_begin; size_t zero_amax_count; /* current-scaling amaxes to clear per run */
+	CUdeviceptr zero_amax_begin; size_t zero_amax_count; /* current-scaling and NVFP4 amaxes to clear per run */
 	long tokens;         /* the token count the tile variants are planned for (0: unknown) */
+	unsigned long long steps; /* tg_step calls so far: every launch's n[3], the NVFP4 SR offset */
 };
 
 void tg_context_plan_options(const TgContext *c, long tokens, PlanOptions *o)
@@ -568,7 +569,7 @@ static TgStatus prepare(TgLayer *l, CUstream s)
 			r->ptr[c] = 0;
 			if (!r->need[c])
 				continue;
-			if (t->state_slot >= 0 && (c == COMP_SCALE || c == COMP_SCALE_INV || c == COMP_AMAX)) {
+			if (tensor_comp_in_state(t, (Component)c)) {
 				size_t n = (size_t)g->nstate;
 				size_t si = (size_t)t->state_slot;
 				size_t off = c == COMP_SCALE ? TG_STATE_SCALE(n, si) : c == COMP_SCALE_INV ? TG_STATE_SCALE_INV(n, si)
@@ -619,6 +620,7 @@ static TgStatus launch_kernel(TgLayer *l, const Kernel *k, CUfunction fn, CUstre
 	long rows = extent_val(l, k->rows);
 	prm.n[0] = rows;
 	prm.n[1] = k->cols;
+	prm.n[3] = (long long)l->steps;
 	if (rows <= 0)
 		return TG_OK;
 	/* grid.x = row blocks x column tiles (1D; templates grid-stride, so a cap is safe) */
@@ -644,7 +646,7 @@ static TgStatus launch_gemm(TgLayer *l, int ki, CUstream s)
 	const Graph *g = l->g;
 	const Tensor *a = &g->tensors[c->a], *b = &g->tensors[c->b], *d = &g->tensors[c->d];
 	if (g->ops[c->op].emulated && !c->emulated)
-		return fail(TG_ERR_UNSUPPORTED, "%s: %s; only MXFP8 has an emulated path so far", k->name, g->ops[c->op].emulated);
+		return fail(TG_ERR_UNSUPPORTED, "%s: %s; only MXFP8 and NVFP4 have an emulated path", k->name, g->ops[c->op].emulated);
 	GemmDesc gd = {0};
 	gd.m = (int)extent_val(l, c->m);
 	gd.n = (int)extent_val(l, c->n);
@@ -762,10 +764,13 @@ TgStatus tg_step(TgLayer *l, TgStream s)
 		return fail(TG_ERR_ARG, "tg_step: NULL layer");
 	if (!l->loaded)
 		return fail(TG_ERR_ARG, "tg_step: layer %s has not run yet", l->g->layer);
+	l->steps++;
 	if (l->plan->update_kernel < 0)
 		return TG_OK;
 	return launch_generated(l, l->plan->update_kernel, (CUstream)s);
 }
+
+unsigned long long tg_layer_steps(const TgLayer *l) { return l->steps; }
 
 TgStatus tg_state(TgLayer *l, void **dev, size_t *bytes, TgStateLayout *lay)
 {
@@ -807,7 +812,7 @@ TgStatus tg_layer_tensor_component(TgLayer *l, int i, Component c, void **dev, s
 	if (i < 0 || i >= l->g->ntensors || !l->t[i].ptr[c])
 		return fail(TG_ERR_ARG, "tensor %d has no %s (or the layer has not run)", i, comp_name(c));
 	const Tensor *t = &l->g->tensors[i];
-	bool state = t->state_slot >= 0 && (c == COMP_SCALE || c == COMP_SCALE_INV || c == COMP_AMAX);
+	bool state = tensor_comp_in_state(t, c);
 	*dev = (void *)(uintptr_t)l->t[i].ptr[c];
 	if (bytes)
 		*bytes = state ? sizeof(float) : comp_bytes(l, t, c);
@@ -927,7 +932,7 @@ TgStatus tg_layer_time_kernel(TgLayer *l, int ki, const Kernel *variant, void *f
 			if (bd->tensor < 0)
 				continue;
 			const Tensor *t = &l->g->tensors[bd->tensor];
-			bool state = t->state_slot >= 0 && (bd->comp == COMP_SCALE || bd->comp == COMP_SCALE_INV || bd->comp == COMP_AMAX);
+			bool state = tensor_comp_in_state(t, bd->comp);
 			b += state ? sizeof(float) : (double)comp_bytes(l, t, bd->comp);
 		}
 		*bytes = b;

@@ -10,6 +10,8 @@
 const Plan *tg_layer_plan(const TgLayer *l);
 /* tg_layer_tensor_component gives the device pointer and size of component c of tensor i after a run. */
 TgStatus tg_layer_tensor_component(TgLayer *l, int i, Component c, void **dev, size_t *bytes);
+/* tg_layer_steps counts tg_step calls: the offset of NVFP4 stochastic rounding (launch n[3]). */
+unsigned long long tg_layer_steps(const TgLayer *l);
 /* comp_name spells a component ("data", "scale_inv", ...). */
 const char *comp_name(int c);
 /* tg_layer_jit returns kernel i's compile result (NULL for GEMMs or before compiling). */

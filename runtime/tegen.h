@@ -104,7 +104,7 @@ TgStatus tg_bind(TgLayer *layer, const char *tensor, const TgTensorDesc *desc);
 /* tg_run runs the layer on a stream: no host synchronization, and no allocation
  * once buffers for this size exist, so it can be captured into a CUDA graph. */
 TgStatus tg_run(TgLayer *layer, TgStream stream);
-/* tg_step rolls the delayed-scaling amax histories and computes the next scales, on the device. */
+/* tg_step rolls the delayed-scaling amax histories and computes the next scales, on the device, and advances the NVFP4 stochastic-rounding offset. */
 TgStatus tg_step(TgLayer *layer, TgStream stream);
 
 /* tg_state exposes the recipe state buffer (device) and its layout. */

@@ -23,6 +23,10 @@
  *  - mxfp8: SCALE_INV is E8M0 bytes [rows][ceil(cols/32)] row-major (plain layout);
  *    SCALE_INV_T is [cols][ceil(rows/32)]. The GEMM-swizzled layout is produced
  *    by a separate pass when a GEMM consumes it (tile 128x4).
+ *  - nvfp4: OUT is packed E2M1 [rows][cols/2] (element 2k in the low nibble),
+ *    OUT_T [cols][ceil(rows/2)] (each row packed, an odd row padded with a zero
+ *    nibble); SCALE_INV E4M3 bytes [rows][cols/16], SCALE_INV_T [cols][ceil(rows/16)];
+ *    SCALE is S_enc (written by the cast pass), AMAX the global amax.
  */
 #ifndef TG_KERNEL_H
 #define TG_KERNEL_H

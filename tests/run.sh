@@ -25,6 +25,7 @@ part formats build/tests/test_formats
 part recipe build/tests/test_recipe
 part ref build/tests/test_ref
 part cache build/tests/test_cache
+part interp build/tests/test_interp
 part golden sh tests/golden.sh
 part nvrtc sh tests/nvrtc.sh
 part tune sh tests/tune.sh

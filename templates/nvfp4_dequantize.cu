@@ -1,0 +1,40 @@
+// nvfp4_dequantize.cu: one NVFP4 copy (E2M1 pairs, E4M3 block scales, S_enc) to BF16.
+// tegen-slots: TG_KERNEL TG_THREADS TG_COPY_T
+//
+// Used by the emulated NVFP4 GEMM on GPUs without native block-scaled FP4 MMA
+// (Hopper): both operands are dequantized to BF16 and a BF16 GEMM runs.
+// Element (r, c) of a copy [R][K] is y = e2m1(code) * (float(S_dec) / S_enc),
+// IEEE division (ref_dequant_nvfp4), rounded once to BF16 (RNE).
+//
+// n[0] = rows, n[1] = cols of the tensor (as quantized). TG_COPY_T 0: the
+// rowwise copy, R = rows, K = cols; 1: the columnwise copy, R = cols, K = rows
+// (so a token count in the rows needs no separate launch slot).
+// Pointers: p[TG_P_IN] codes [R][ceil(K/2)] bytes, p[TG_P_SCALE_INV] E4M3
+// [R][ceil(K/16)], p[TG_P_SCALE] S_enc (one float), p[TG_P_OUT] BF16 [R][K].
+// Launch: block (TG_THREADS,1,1), any grid.x >= 1 (grid-stride over 16-element blocks).
+#include "tg_formats.h"
+#include "tg_recipe.h"
+#include "tg_kernel.h"
+
+extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParams p)
+{
+	const uint8_t *q = (const uint8_t *)p.p[TG_P_IN];
+	const uint8_t *sc = (const uint8_t *)p.p[TG_P_SCALE_INV];
+	uint16_t *out = (uint16_t *)p.p[TG_P_OUT];
+	const float s_enc = *(const float *)p.p[TG_P_SCALE];
+	const long long R = TG_COPY_T ? p.n[1] : p.n[0], K = TG_COPY_T ? p.n[0] : p.n[1];
+	const long long nbk = (K + 15) / 16, units = R * nbk;
+	for (long long u = (long long)blockIdx.x * TG_THREADS + threadIdx.x; u < units; u += (long long)gridDim.x * TG_THREADS) {
+		const long long r = u / nbk, c0 = u % nbk * 16;
+		const float s = tg_div_rn(tg_e4m3_to_f32(sc[u]), s_enc);
+		const uint8_t *row = q + r * ((K + 1) / 2);
+#pragma unroll
+		for (int k = 0; k < 16; k++) {
+			const long long c = c0 + k;
+			if (c >= K)
+				break;
+			const uint32_t cd = (row[c / 2] >> (4 * (c & 1))) & 0xFu;
+			out[r * K + c] = tg_f32_to_bf16(tg_e2m1_to_f32((uint8_t)cd) * s);
+		}
+	}
+}

@@ -1,0 +1,159 @@
+// nvfp4_quantize.cu: NVFP4 quantization (Transformer Engine's recipe), two passes.
+// tegen-slots: TG_KERNEL TG_THREADS TG_IN_DTYPE TG_PASS TG_ROWWISE TG_COLWISE TG_2D TG_SR TG_SEED
+//
+// NVFP4 needs the tensor's global amax before it can cast (S_enc = 448*6/amax),
+// so it runs like FP8 current scaling:
+//   TG_PASS 0: max|x| over the input (NaN ignored, inf counts) into
+//     p[TG_P_AMAX] with an atomic max (the runtime zeroes it before the run);
+//   TG_PASS 1: S_enc = tg_nvfp4_s_enc(amax) (CTA 0 writes it to p[TG_P_SCALE]),
+//     then every block of 16 elements along a row of a copy: decode scale
+//     S_dec = tg_nvfp4_block_scale(block amax, S_enc) (E4M3 byte), elements
+//     E2M1(x * tg_nvfp4_elem_scale(S_dec, S_enc)), two per byte, element 2k in
+//     the low nibble. The numerics are tg_recipe.h's, as in ref_quant_nvfp4.
+// TG_2D: the block amax is over the 16x16 tile holding the block (cut at the
+// tensor's last row). TG_SR: stochastic rounding with
+// tg_philox_rand(TG_SEED, n[3], index of the element in its copy).
+//
+// Copies (templates/tg_kernel.h):
+//   rowwise (TG_ROWWISE): p[TG_P_OUT] [rows][cols/2] bytes, p[TG_P_SCALE_INV] [rows][cols/16];
+//   columnwise (TG_COLWISE): the transpose [cols][rows] quantized rowwise:
+//   p[TG_P_OUT_T] [cols][ceil(rows/2)] bytes (an odd row length ends in a zero
+//   high nibble), p[TG_P_SCALE_INV_T] [cols][ceil(rows/16)] (the last block of a
+//   row covers rows % 16 elements when rows is not a multiple of 16).
+// p[TG_P_IN]: [rows][cols] of TG_IN_DTYPE (0 fp32, 1 bf16, 2 fp16).
+// n[0] = rows, n[1] = cols (a multiple of 16), n[3] = SR offset (the layer's step count).
+// Launch: block (TG_THREADS,1,1), any grid.x >= 1: both passes grid-stride, the
+// amax pass over elements, the cast pass over 16-element blocks (each written by
+// exactly one thread, so no two threads touch one byte).
+#include "tg_formats.h"
+#include "tg_recipe.h"
+#include "tg_kernel.h"
+
+namespace tgnv {
+
+// Element i of the input as FP32 (exact for every input dtype).
+__device__ __forceinline__ float load(const void *p, long long i)
+{
+	if (TG_IN_DTYPE == 0)
+		return ((const float *)p)[i];
+	const uint16_t h = ((const uint16_t *)p)[i];
+	return TG_IN_DTYPE == 1 ? tg_bf16_to_f32(h) : tg_f16_to_f32(h);
+}
+
+// Pass 0: per-thread max, warp max, one atomic per warp (max of non-negative
+// floats = max of their bit patterns as signed ints).
+__device__ __forceinline__ void amax_pass(const TgParams &p)
+{
+	const void *in = p.p[TG_P_IN];
+	const long long n = p.n[0] * p.n[1];
+	float m = 0.0f;
+	for (long long i = (long long)blockIdx.x * TG_THREADS + threadIdx.x; i < n; i += (long long)gridDim.x * TG_THREADS)
+		m = fmaxf(m, fabsf(load(in, i))); // fmaxf drops a NaN operand
+#pragma unroll
+	for (int o = 16; o > 0; o >>= 1)
+		m = fmaxf(m, __shfl_xor_sync(0xFFFFFFFFu, m, o));
+	if ((threadIdx.x & 31) == 0 && m > 0.0f)
+		atomicMax((int *)p.p[TG_P_AMAX], (int)tg_f2u(m));
+}
+
+// max|x| over rows [r0, min(rows, r0 + 16)) and columns [c0, c0 + 16) (the 2D tile).
+__device__ __forceinline__ float tile_amax(const void *in, long long r0, long long c0, long long rows, long long cols)
+{
+	const long long r1 = r0 + 16 < rows ? r0 + 16 : rows;
+	float m = 0.0f;
+	for (long long r = r0; r < r1; r++)
+#pragma unroll
+		for (int k = 0; k < 16; k++)
+			m = fmaxf(m, fabsf(load(in, r * cols + c0 + k)));
+	return m;
+}
+
+// One E2M1 code of x * mult; idx is the element's index in its copy (SR counter).
+__device__ __forceinline__ uint32_t code(float v, long long idx, unsigned long long offset)
+{
+	if (TG_SR)
+		return tg_f32_to_e2m1_sr(v, tg_philox_rand(TG_SEED, offset, (uint64_t)idx));
+	return tg_f32_to_e2m1(v);
+}
+
+// Block b of row r of the rowwise copy: 16 elements, one 8-byte store, one scale byte.
+__device__ __forceinline__ void row_block(const TgParams &p, long long r, long long b, float s_enc)
+{
+	const void *in = p.p[TG_P_IN];
+	const long long rows = p.n[0], cols = p.n[1], c0 = b * 16;
+	float x[16], am = 0.0f;
+#pragma unroll
+	for (int k = 0; k < 16; k++) {
+		x[k] = load(in, r * cols + c0 + k);
+		am = fmaxf(am, fabsf(x[k]));
+	}
+	if (TG_2D)
+		am = tile_amax(in, r / 16 * 16, c0, rows, cols);
+	const uint8_t sd = tg_nvfp4_block_scale(am, s_enc);
+	const float mult = tg_nvfp4_elem_scale(sd, s_enc);
+	uint32_t w[2] = {0u, 0u};
+#pragma unroll
+	for (int k = 0; k < 16; k++)
+		w[k / 8] |= code(x[k] * mult, r * cols + c0 + k, (unsigned long long)p.n[3]) << (4 * (k % 8));
+	*(uint2 *)((uint8_t *)p.p[TG_P_OUT] + r * (cols / 2) + c0 / 2) = make_uint2(w[0], w[1]);
+	((uint8_t *)p.p[TG_P_SCALE_INV])[r * (cols / 16) + b] = sd;
+}
+
+// Block b of row c of the columnwise copy (column c of the input, rows 16b ..
+// 16b + len - 1): byte stores, since a row of the copy has ceil(rows/2) bytes.
+__device__ __forceinline__ void col_block(const TgParams &p, long long c, long long b, float s_enc)
+{
+	const void *in = p.p[TG_P_IN];
+	const long long rows = p.n[0], cols = p.n[1], r0 = b * 16;
+	const int len = rows - r0 < 16 ? (int)(rows - r0) : 16;
+	float x[16], am = 0.0f;
+#pragma unroll
+	for (int k = 0; k < 16; k++) {
+		x[k] = k < len ? load(in, (r0 + k) * cols + c) : 0.0f;
+		am = fmaxf(am, fabsf(x[k]));
+	}
+	if (TG_2D)
+		am = tile_amax(in, r0, c / 16 * 16, rows, cols);
+	const uint8_t sd = tg_nvfp4_block_scale(am, s_enc);
+	const float mult = tg_nvfp4_elem_scale(sd, s_enc);
+	uint8_t *out = (uint8_t *)p.p[TG_P_OUT_T] + c * ((rows + 1) / 2) + r0 / 2;
+	const unsigned long long off = (unsigned long long)p.n[3];
+#pragma unroll
+	for (int j = 0; j < 8; j++) {
+		if (2 * j >= len)
+			break;
+		uint32_t v = code(x[2 * j] * mult, c * rows + r0 + 2 * j, off);
+		if (2 * j + 1 < len)
+			v |= code(x[2 * j + 1] * mult, c * rows + r0 + 2 * j + 1, off) << 4;
+		out[j] = (uint8_t)v;
+	}
+	((uint8_t *)p.p[TG_P_SCALE_INV_T])[c * ((rows + 15) / 16) + b] = sd;
+}
+
+// Pass 1: units are the rowwise copy's blocks (row-major), then the columnwise
+// copy's (consecutive threads take consecutive columns, so loads coalesce).
+__device__ __forceinline__ void cast_pass(const TgParams &p)
+{
+	const long long rows = p.n[0], cols = p.n[1];
+	const float s_enc = tg_nvfp4_s_enc(*(const float *)p.p[TG_P_AMAX]);
+	if (blockIdx.x == 0 && threadIdx.x == 0)
+		*(float *)p.p[TG_P_SCALE] = s_enc;
+	const long long nb = cols / 16, nbt = (rows + 15) / 16;
+	const long long urow = TG_ROWWISE ? rows * nb : 0, units = urow + (TG_COLWISE ? cols * nbt : 0);
+	for (long long u = (long long)blockIdx.x * TG_THREADS + threadIdx.x; u < units; u += (long long)gridDim.x * TG_THREADS) {
+		if (u < urow)
+			row_block(p, u / nb, u % nb, s_enc);
+		else
+			col_block(p, (u - urow) % cols, (u - urow) / cols, s_enc);
+	}
+}
+
+} // namespace tgnv
+
+extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParams p)
+{
+	if (TG_PASS == 0)
+		tgnv::amax_pass(p);
+	else
+		tgnv::cast_pass(p);
+}

@@ -3,7 +3,7 @@
 # Correctness first (GPU tests, GEMM tests), then the kernel harnesses (correctness
 # and bandwidth), then tegen end to end and the PyTorch anchors, side by side.
 # Logs under $OUT (at most 8 files); a short summary is printed last.
-# Usage: bench/gpu_session.sh [STAGE...]  (stages: gpu gemm ct rows run anchors; default all; also: bench ...)
+# Usage: bench/gpu_session.sh [STAGE...]  (stages: gpu gemm ct rows run anchors; default all; also: bench sweep tune ...)
 O=${OUT:-/tmp/tegen-out}
 mkdir -p "$O"
 export PYTHONUNBUFFERED=1 TEGEN_CACHE_DIR=/tmp/tegen-cache
@@ -38,6 +38,7 @@ for st in $stages; do
 		stage tune 420 "$O/tune.log" build/tegen tune specs/llama3_8b_mlp.yaml --tokens 8192,16384
 		stage run-tuned 60 "$O/tune.log" build/tegen run specs/llama3_8b_mlp.yaml --tokens 16384 --iters 20
 		stage run-heuristic 60 "$O/tune.log" env TEGEN_CACHE_DIR=/tmp/tegen-empty build/tegen run specs/llama3_8b_mlp.yaml --tokens 16384 --iters 20 ;;
+	sweep) stage tune-sweep 540 "$O/sweep.log" sh bench/tune_sweep.sh ;;
 	example) stage example 60 "$O/run.log" build/examples/host ;;
 	gemmdisk) # the chosen GEMM algorithms are recorded on disk and reused by a second process
 		rm -f /tmp/tegen-cache/tuning/gemm-v1.txt

@@ -330,9 +330,8 @@ static bool variant_legal(const Kernel *k, const PlanVariant *v, bool sane)
 			return false;
 		if (recipe == R_BLOCK128X128 && (tr != 128 || tc != 128))
 			return false;
-		if (idt == 3) { /* the byte transpose runs on the per-warp path only: whole warp blocks */
-			long wr = tr * tc / t;
-			if ((t / 32) % (tc / 32) || (wr != 32 && wr != 64 && wr != 128))
+		if (idt == 3) { /* the byte transpose runs on the staged path only (StageTiling) */
+			if (tr % 32 || (tr * tc / 16) % t || (tc / 4 * 2 * (tr / 32)) % t || 2 * tr * tc > 48 * 1024)
 				return false;
 		}
 		long nb = tr / cbr > 0 ? tr / cbr : 1;
@@ -732,26 +731,20 @@ static void plan_nvfp4(Planner *pl, const Op *op, const Tensor *in, const Tensor
 	}
 }
 
-/* An MXFP8 operand copy (data or data_t) dequantized to a BF16 copy, flat: element e has scale e/32. */
+/* An MXFP8 operand copy (data or data_t) dequantized to a BF16 copy. n[0], n[1] are
+ * the tensor's rows and cols either way; the columnwise copy's scales are TE's
+ * [rows/32][cols] (TG_SCALE_T). */
 static void plan_dequantize(Planner *pl, const Op *op, const Tensor *t, Component from)
 {
-	Kernel *k = kernel_new(pl, arena_printf(pl->a, "dequantize_%s%s", t->name, from == COMP_DATA_T ? "_t" : ""), op->id);
-	k->kind = KERNEL_GENERATED;
-	k->tmpl = "dequantize.cu";
-	slot(pl, k, "TG_KERNEL", emit_entry(pl->a, pl->p, k));
-	slot(pl, k, "TG_THREADS", "256");
+	const char *what = arena_printf(pl->a, "dequantize_%s%s", t->name, from == COMP_DATA_T ? "_t" : "");
+	Kernel *k = fixed_kernel(pl, what, op, "dequantize.cu", tensor_rows(pl, t, op->loc), tensor_cols(t));
 	slot(pl, k, "TG_FMT", t->dtype == DT_E5M2 ? "1" : "0");
+	slot(pl, k, "TG_SCALE_T", from == COMP_DATA_T ? "1" : "0");
 	bind(pl, k, TG_P_IN, t->id, from);
 	bind(pl, k, TG_P_SCALE_INV, t->id, from == COMP_DATA ? COMP_SCALE_INV : COMP_SCALE_INV_T);
 	bind(pl, k, TG_P_OUT, t->id, from == COMP_DATA ? COMP_DEQ : COMP_DEQ_T);
-	Extent r = tensor_rows(pl, t, op->loc);
-	long cols = tensor_cols(t);
-	k->rows = (Extent){r.dim, r.mul * cols, r.add * cols}; /* n[0] = all elements */
-	k->cols = 1;
-	k->threads = 256;
-	k->grid_rows = 256 * 16;
-	k->variant = "t256x16";
-	k->choice = "fixed";
+	k->grid_rows = 16; /* 16 rows x 256 columns = 4096 elements (16 a thread) per CTA */
+	k->grid_cols = 256;
 	k->note = "emulated MXFP8 GEMM: operand to BF16";
 }
 
@@ -781,14 +774,25 @@ static void plan_swizzle(Planner *pl, const Op *op, const Tensor *t, Component f
 	slot(pl, k, "TG_THREADS", "256");
 	bind(pl, k, TG_P_IN, t->id, from == COMP_DATA ? COMP_SCALE_INV : COMP_SCALE_INV_T);
 	bind(pl, k, TG_P_OUT, t->id, from == COMP_DATA ? COMP_SCALE_SW : COMP_SCALE_SW_T);
-	/* n[0] = rows of the scale matrix, n[1] = its columns; both fixed here except the
-	 * rowwise copy's rows (the planner keeps n[1] constant, so the transposed copy of an
-	 * activation, whose scale columns grow with tokens, is not planned natively) */
-	k->rows = from == COMP_DATA ? tensor_rows(pl, t, op->loc) : (Extent){-1, 0, tensor_cols(t)};
-	k->cols = from == COMP_DATA ? (tensor_cols(t) + blk - 1) / blk : (tensor_rows(pl, t, op->loc).add + blk - 1) / blk;
 	k->threads = 256;
-	k->grid_rows = 1024; /* 8 row tiles of 128 per CTA: units/256 CTAs, grid-stride */
-	k->grid_cols = 4;
+	if (blk == 32 && from == COMP_DATA_T) {
+		/* MXFP8 columnwise scales are stored [rows/32][cols] (TG_SRC_T): n[0], n[1] are
+		 * the tensor's rows (may be tokens) and cols; 256 units of work per CTA */
+		slot(pl, k, "TG_SRC_T", "1");
+		k->rows = tensor_rows(pl, t, op->loc);
+		k->cols = tensor_cols(t);
+		k->grid_rows = 1024;
+		k->grid_cols = 128;
+	} else {
+		/* n[0] = rows of the scale matrix, n[1] = its columns; both fixed here except the
+		 * rowwise copy's rows (the planner keeps n[1] constant, so the transposed NVFP4 copy
+		 * of an activation, whose scale columns grow with tokens, is not planned natively) */
+		slot(pl, k, "TG_SRC_T", "0");
+		k->rows = from == COMP_DATA ? tensor_rows(pl, t, op->loc) : (Extent){-1, 0, tensor_cols(t)};
+		k->cols = from == COMP_DATA ? (tensor_cols(t) + blk - 1) / blk : (tensor_rows(pl, t, op->loc).add + blk - 1) / blk;
+		k->grid_rows = 1024; /* 8 row tiles of 128 per CTA: units/256 CTAs, grid-stride */
+		k->grid_cols = 4;
+	}
 	k->variant = "t256";
 	k->choice = "fixed";
 	k->note = blk == 16 ? "native NVFP4 GEMM: scales to the 128x4 swizzled layout"
@@ -852,9 +856,10 @@ static void plan_gemm(Planner *pl, const Op *op)
 		c->fast_accum = false; /* cuBLASLt's block-scaled FP8 GEMM has no fast-accumulation mode */
 	bool nv = c->scaling == SCALING_NVFP4, mx = c->scaling == SCALING_MXFP8 || nv;
 	const char *fmt = nv ? "NVFP4" : "MXFP8";
-	/* the transposed copy of an activation has scale columns that grow with tokens,
-	 * which the swizzle kernel's fixed n[1] cannot express: that GEMM stays emulated */
-	bool dyn_t = (c->a_comp == COMP_DATA_T && a->shape[0].dim >= 0) || (c->b_comp == COMP_DATA_T && b->shape[0].dim >= 0);
+	/* the transposed NVFP4 copy of an activation has scale columns that grow with tokens,
+	 * which the swizzle kernel's fixed n[1] cannot express: that GEMM stays emulated
+	 * (MXFP8's columnwise scales are stored [rows/32][cols], which it reads at any rows) */
+	bool dyn_t = nv && ((c->a_comp == COMP_DATA_T && a->shape[0].dim >= 0) || (c->b_comp == COMP_DATA_T && b->shape[0].dim >= 0));
 	if (mx && !op->emulated && !dyn_t) {
 		/* every target has block-scaled MMA: swizzle both operands' scales, then cuBLASLt */
 		k = gemm_after_operands(pl, op, k, plan_swizzle, a, b);
@@ -873,7 +878,7 @@ static void plan_gemm(Planner *pl, const Op *op)
 		c->a_dtype = c->b_dtype = DT_BF16;
 		c->fast_accum = false;
 		k->note = op->emulated ? op->emulated
-			: arena_printf(pl->a, "%s GEMM emulated: an activation's transposed scales are not swizzled natively yet", fmt);
+			: arena_printf(pl->a, "%s GEMM emulated: an activation's transposed NVFP4 scales are not swizzled natively yet", fmt);
 	}
 	k->rows = c->m;
 	k->cols = c->n.add;

@@ -184,7 +184,7 @@ static float *gemm_operand(const Graph *g, const long *dims, const Tensor *t, co
 	case SCALING_CURRENT: ref_dequant_tensor(q, n, fmt, r->scale_inv, y); break;
 	case SCALING_BLOCK1X128: ref_dequant_block1x128(q, s, R, K, fmt, y); break;
 	case SCALING_BLOCK128X128: ref_dequant_block128x128(q, s, R, K, fmt, y); break;
-	case SCALING_MXFP8: ref_dequant_mxfp8(q, s, R, K, fmt, y); break;
+	case SCALING_MXFP8: ref_dequant_mxfp8(q, s, R, K, fmt, c != COMP_DATA, y); break;
 	case SCALING_NVFP4: ref_dequant_nvfp4(q, s, R, K, r->scale, y); break;
 	default: memset(y, 0, sizeof *y * n); break;
 	}

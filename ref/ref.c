@@ -301,19 +301,19 @@ void ref_quant_mxfp8(const float *x, int rows, int cols, int fmt, uint8_t *out, 
 				int r0 = b * 32, r1 = imin(rows, r0 + 32);
 				uint8_t e = tg_e8m0_from_amax(block_amax(x, cols, r0, r1, c, c + 1), fmax);
 				float m = tg_e8m0_rcp(e);
-				scale_t[(size_t)c * nbt + b] = e;
+				scale_t[(size_t)b * cols + c] = e;
 				for (int r = r0; r < r1; r++)
 					out_t[(size_t)c * rows + r] = tg_f32_to_fmt(x[(size_t)r * cols + c] * m, fmt);
 			}
 }
 
 void ref_dequant_mxfp8(const uint8_t *q, const uint8_t *scale, int rows, int cols, int fmt,
-                       float *y)
+                       int scale_t, float *y)
 {
 	int nb = cdiv(cols, 32);
 	for (int r = 0; r < rows; r++)
 		for (int c = 0; c < cols; c++) {
-			uint8_t e = scale[(size_t)r * nb + c / 32];
+			uint8_t e = scale_t ? scale[(size_t)(c / 32) * rows + r] : scale[(size_t)r * nb + c / 32];
 			/* e = 0 blocks were multiplied by 1 (TE), so they dequantize by 1 */
 			float s = e == 0 ? 1.0f : tg_e8m0_to_f32(e);
 			y[(size_t)r * cols + c] = tg_fmt_to_f32(q[(size_t)r * cols + c], fmt) * s;

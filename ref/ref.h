@@ -66,13 +66,15 @@ void ref_dequant_block128x128(const uint8_t *q, const float *scale_inv, int rows
                               int fmt, float *y);
 
 /* MXFP8: blocks of 32 along rows; scale E8M0 [rows][ceil(cols/32)]; element fmt(x*2^(127-e))
- * (TE's exp2f_rcp: e = 0 multiplies by 1). Columnwise: out_t [cols][rows],
- * scale_t [cols][ceil(rows/32)] (blocks along original columns). NULLs skip. */
+ * (TE's exp2f_rcp: e = 0 multiplies by 1). Columnwise: out_t [cols][rows] (blocks of 32
+ * along the original columns), scale_t [ceil(rows/32)][cols] (TE's columnwise scale
+ * layout: a block row's scales are contiguous, so kernels store them coalesced). NULLs skip. */
 void ref_quant_mxfp8(const float *x, int rows, int cols, int fmt, uint8_t *out, uint8_t *scale,
                      uint8_t *out_t, uint8_t *scale_t);
-/* Dequantize MXFP8 rowwise: y = fmt_to_f32(q) * 2^(e-127). */
+/* Dequantize MXFP8 q [rows][cols]: y = fmt_to_f32(q) * 2^(e-127); scale [rows][ceil(cols/32)],
+ * or with scale_t (a columnwise copy, q = out_t) [ceil(cols/32)][rows]. */
 void ref_dequant_mxfp8(const uint8_t *q, const uint8_t *scale, int rows, int cols, int fmt,
-                       float *y);
+                       int scale_t, float *y);
 /* Bytes of the GEMM-swizzled scale layout for a [rows][scols] scale matrix. */
 size_t ref_swizzle_size(int rows, int scols);
 /* cuBLASLt 128x4 tile swizzle of scales s [rows][scols] -> out (padding bytes 0). */

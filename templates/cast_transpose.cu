@@ -18,7 +18,8 @@
  *   4 FP8 block 1x128 (rowwise blocks along cols, columnwise along rows),
  *     tg_block_scale(amax, fmt_max, TG_EPS_SCALE, TG_POW2).
  *   5 FP8 block 128x128, one scale per 128x128 block shared by both copies.
- *   6 MXFP8: E8M0 per 32 in both directions, plain layouts.
+ *   6 MXFP8: E8M0 per 32 in both directions; SCALE_INV [rows][cols/32],
+ *     SCALE_INV_T [rows/32][cols] (TE's columnwise layout: stored coalesced).
  *   Recipes 0, 4, 5, 6 also atomic-max AMAX when that pointer is not NULL.
  *   FP8 outputs use TG_FMT (0 e4m3, 1 e5m2); TG_OUT_DTYPE matters only for
  *   recipe 0 (give 0 otherwise).
@@ -37,16 +38,16 @@
  * TG_THREADS % (TG_TILE_COLS/8) == 0; TG_TILE_ROWS % (TG_THREADS/(TG_TILE_COLS/8))
  * == 0; with TG_COLWISE: TG_TILE_ROWS % 32 == 0; recipe 4 columnwise:
  * TG_TILE_ROWS % 128 == 0; recipe 5: TG_TILE_ROWS == TG_TILE_COLS == 128.
- * Warp path (recipes 1, 2, 6 with TG_COLWISE, and TG_IN_DTYPE 3; see body_warp):
- * also needs (TG_THREADS/32) % (TG_TILE_COLS/32) == 0 and rows per warp block
- * WR = TG_TILE_ROWS*TG_TILE_COLS/TG_THREADS in {32, 64} (128 too for 1- and
- * 2-byte inputs; MXFP8: 32 only); other shapes of recipes 1, 2, 6 fall back to
- * the shared-tile body below, which is also what every other recipe uses.
+ * Paths: recipes 1, 2, 6 with TG_COLWISE from 2-byte inputs, and TG_IN_DTYPE 3,
+ * take the staged path (body_stage) when its tiling holds (StageTiling: tile
+ * rows % 32 == 0, the tile's 16-byte vectors and its word-column units a
+ * multiple of TG_THREADS, two tile stages within 48 KiB of shared memory); the
+ * byte transpose needs it. Everything else takes the shared-tile body below.
  * Recipe 3 streams the input as one flat array (body_amax): any tile slots,
  * any grid; grid = min(tiles, SMs x resident CTAs) is best.
- * Good variants: per-tensor 64x128/256 thr (WR 32) or 128x128/256 thr (WR 64),
- * MXFP8 64x128/256 thr (WR 32), byte transpose 128x128/256 thr (WR 64),
- * 1x128 and 128x128 128x128/256 thr; quantize rowwise-only 32x256/256 thr.
+ * Good variants (H100/H200, 16384x4096 bf16): per-tensor, current and MXFP8
+ * 64x128/256 thr; byte transpose 128x128/256 thr; 1x128 and 128x128
+ * 128x128/256 thr; quantize rowwise-only 32x256/256 thr.
  *
  * How (shared-tile body): each thread owns one 8-element column chunk and TG_TILE_ROWS/G
  * consecutive rows of the tile (G = threads per chunk column); it loads all
@@ -121,7 +122,7 @@ template <int DT> __device__ __forceinline__ void cvt8(const Raw<DT> &r, float v
 	}
 }
 
-/* cvt8 for FP8-only consumers (warp path): fp16 through the hardware cvt (exact;
+/* cvt8 for FP8-only consumers (staged path): fp16 through the hardware cvt (exact;
  * only NaN payloads may differ, and every NaN becomes the FP8 NaN anyway). */
 template <int DT> __device__ __forceinline__ void cvt8q(const Raw<DT> &r, float v[8])
 {
@@ -392,7 +393,7 @@ __device__ __forceinline__ void body(const TgParams &p, const float eps)
 						const uint8_t e = tg_e8m0_from_amax(m, fmax);
 						s = tg_e8m0_rcp(e);
 						if (gc < COLS && rb < rows)
-							((uint8_t *)p.p[TG_P_SCALE_INV_T])[(long long)gc * ((rows + 31) / 32) + rb / 32] = e;
+							((uint8_t *)p.p[TG_P_SCALE_INV_T])[rb / 32 * COLS + gc] = e;
 					} else {
 						s = tg_block_scale(m, fmax, eps, POW2);
 						if (gc < COLS && rb < rows)
@@ -513,292 +514,6 @@ __device__ __forceinline__ void body(const TgParams &p, const float eps)
 }
 
 
-/* ---------------- warp-tile path ----------------
- * Per-tensor FP8 (recipes 1, 2) and MXFP8 (6) with a columnwise copy, and the
- * raw byte transpose (TG_IN_DTYPE 3, recipe 0). The tile is cut into warp
- * blocks of WR = TR*TC/THREADS rows x 32 columns (warp w: block row w / (TC/32),
- * block column w % (TC/32)). Lane (gi = lane/4, ci = lane%4) owns columns
- * ci*8..+7 of the block and rows k*8 + gi (k < WR/8): one 16-byte load per row
- * (8 bytes for DT 3), all issued before any use. For MXFP8 a warp block is a
- * whole number of 32x32 scale blocks: the row amax reduces over the 4 lanes of
- * a row (shuffles), the column amax over the 8 lanes of a column (shuffles),
- * so neither needs shared memory or a CTA barrier. The FP8 bytes of the
- * columnwise copy go to the warp's own shared block (WR rows x 32 bytes,
- * swizzled: conflict-free both ways) and leave transposed after __syncwarp:
- * lane (w = lane%8, rq = lane/8) reads WR/4 rows of word column w and writes 4
- * columns x WR/4 bytes (8 lanes x 4 columns, one 32-byte sector per column and
- * 32-row step). Per-tensor tiles have no CTA barrier at all. MXFP8 scale bytes
- * are staged in shared memory (double-buffered by tile parity) and written
- * after one barrier per tile as runs: TC/32 bytes per row, TR/32 per column
- * (one 32-bit store each for 128x128 tiles when the layouts are 4-aligned). */
-template <int RL> __device__ __forceinline__ int wpos(int r, int w)
-{
-	return (r >> 2) * 32 + ((((r & 3) ^ ((r / RL) & 3))) << 3) + w;
-}
-
-/* Store n (1..8) bytes b[0..n) of a scale run; d aligned to n when vec. */
-__device__ __forceinline__ void put_run(uint8_t *d, const uint8_t *s, int n, bool vec)
-{
-	if (vec && n % 4 == 0) {
-		for (int i = 0; i < n; i += 4)
-			*(uint32_t *)(d + i) = *(const uint32_t *)(s + i);
-	} else if (vec && n == 2) {
-		*(uint16_t *)d = *(const uint16_t *)s;
-	} else {
-		for (int i = 0; i < n; i++)
-			d[i] = s[i];
-	}
-}
-
-template <int IN_DT, int FMT, int RECIPE, int COLS, int THREADS, int TR, int TC> struct WarpTiling {
-	static constexpr int NW = THREADS / 32;
-	static constexpr int WPR = TC / 32;                       /* warps across the tile */
-	static constexpr int WPC = NW % WPR == 0 ? NW / WPR : 1;  /* warps down the tile */
-	static constexpr int WR = TR / WPC;                       /* rows per warp block */
-	static constexpr bool ok = THREADS % 32 == 0 && TC % 32 == 0 && NW % WPR == 0 && TR % WPC == 0 &&
-	                           WR % 32 == 0 && WR <= (IN_DT == 0 ? 64 : 128) && (RECIPE != 6 || WR == 32);
-	/* MXFP8 with 64-row warp blocks sits at ptxas's 80-register target for 256 threads and spills on some
-	 * shapes, so MXFP8 takes the warp path with 32-row warp blocks only (64x128/256 thr, 128x128/512 thr). */
-};
-
-template <int IN_DT, int FMT, int RECIPE, int ROWW, int COLS, int THREADS, int TR, int TC, int POW2>
-__device__ __forceinline__ void body_warp(const TgParams &p, const float eps)
-{
-	typedef WarpTiling<IN_DT, FMT, RECIPE, COLS, THREADS, TR, TC> WT;
-	constexpr int WPR = WT::WPR, WR = WT::WR;
-	constexpr int NKW = WR / 8;   /* rows per thread */
-	constexpr int RL = WR / 4;    /* rows per lane in the transposed store */
-	constexpr int NSB = WR / 32;  /* 32-row scale blocks per warp block */
-	constexpr int NBR = TR / 32;  /* 32-row blocks per tile */
-	constexpr bool MX = RECIPE == 6;
-	constexpr bool RAW = IN_DT == 3;
-	constexpr bool ROW = ROWW != 0;
-	constexpr int NBX = (COLS + 31) / 32;
-	constexpr int IES = IN_DT == 0 ? 4 : IN_DT == 3 ? 1 : 2;
-	static_assert(COLS % 16 == 0, "TG_COLS must be a multiple of 16");
-	static_assert(WT::ok, "warp tiling: TG_THREADS/32 must be a multiple of TG_TILE_COLS/32, and the rows per warp "
-	                      "block TG_TILE_ROWS*TG_TILE_COLS/TG_THREADS 32 or 64 (128 for 1- and 2-byte inputs; MXFP8: 32)");
-	static_assert(!RAW || RECIPE == 0, "TG_IN_DTYPE 3 (raw bytes) needs TG_RECIPE 0");
-	static_assert(RAW || RECIPE == 1 || RECIPE == 2 || RECIPE == 6, "warp path: recipes 1, 2, 6");
-
-	__shared__ __align__(16) uint32_t s_blk[TR * TC / 4];             /* warp blocks, WR x 8 words each */
-	__shared__ __align__(16) uint8_t s_rs[MX && ROW ? 2 * TR * WPR : 4]; /* row scales [2][TR][TC/32] */
-	__shared__ __align__(16) uint8_t s_cs[MX ? 2 * TC * NBR : 4];       /* col scales [2][TC][TR/32] */
-	__shared__ float s_red[32];
-
-	const long long rows = p.n[0];
-	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-	const int wy = warp / WPR, wx = warp % WPR;
-	const int gi = lane >> 2, ci = lane & 3;
-	uint32_t *blk = s_blk + warp * (WR * 8);
-	constexpr int TILES_C = (COLS + TC - 1) / TC;
-	const long long tiles = (rows + TR - 1) / TR * TILES_C;
-	const float fmax = tg_fmt_max(FMT);
-	const bool cta0 = blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0;
-	const char *in = (const char *)p.p[TG_P_IN];
-	unsigned char *out = (unsigned char *)p.p[TG_P_OUT];
-	unsigned char *out_t = (unsigned char *)p.p[TG_P_OUT_T];
-	const long long nrb = (rows + 31) / 32;
-
-	float scale = 1.0f;
-	if (RECIPE == 1) {
-		scale = *(const float *)p.p[TG_P_SCALE];
-		if (cta0 && tid == 0)
-			*(float *)p.p[TG_P_SCALE_INV] = tg_scale_inv(scale);
-	} else if (RECIPE == 2) {
-		scale = tg_current_scale(*(const float *)p.p[TG_P_AMAX], fmax, eps, POW2);
-		if (cta0 && tid == 0) {
-			*(float *)p.p[TG_P_SCALE] = scale;
-			*(float *)p.p[TG_P_SCALE_INV] = tg_scale_inv(scale);
-		}
-	}
-	const bool want_amax = !RAW && (RECIPE == 1 || (RECIPE == 6 && p.p[TG_P_AMAX] != 0));
-	float tamax = 0.0f;
-	int par = 0;
-
-	for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-		const long long row0 = tile / TILES_C * TR;
-		const int col0 = (int)(tile % TILES_C) * TC;
-		const long long wr0 = row0 + wy * WR;
-		const int wc0 = col0 + wx * 32;
-		const int col = wc0 + ci * 8;
-		const bool colok = col < COLS;
-
-		Raw<IN_DT> raw[NKW];
-#pragma unroll
-		for (int k = 0; k < NKW; k++) {
-			const long long r = wr0 + k * 8 + gi;
-			if (colok && r < rows)
-				load8<IN_DT>(raw[k], in + ((size_t)r * COLS + col) * IES);
-			else
-				zero8<IN_DT>(raw[k]);
-		}
-
-		/* rowwise copy; per-tensor / raw: the same bytes go to the warp block */
-#pragma unroll
-		for (int k = 0; k < NKW; k++) {
-			const int lr = k * 8 + gi; /* row inside the warp block */
-			const long long r = wr0 + lr;
-			const bool ok = colok && r < rows;
-			uint32_t o[2];
-			if constexpr (RAW) {
-				o[0] = raw[k].w[0];
-				o[1] = raw[k].w[1 % (RAW ? 2 : 4)];
-			} else {
-				float v[8];
-				cvt8q<IN_DT>(raw[k], v);
-				const float am = absmax8(v, 0.0f);
-				if (want_amax)
-					tamax = fmaxf(tamax, am);
-				if (MX) {
-					if (!ROW)
-						continue;
-					float bm = fmaxf(am, __shfl_xor_sync(0xFFFFFFFFu, am, 1));
-					bm = fmaxf(bm, __shfl_xor_sync(0xFFFFFFFFu, bm, 2));
-					const uint8_t e = tg_e8m0_from_amax(bm, fmax);
-					q8<FMT>(v, tg_e8m0_rcp(e), o);
-					if (ci == 0)
-						s_rs[par * TR * WPR + (wy * WR + lr) * WPR + wx] = e;
-				} else {
-					q8<FMT>(v, scale, o);
-				}
-			}
-			if (ROW && ok)
-				*(uint2 *)(out + (size_t)r * COLS + col) = make_uint2(o[0], o[1]);
-			if (!MX)
-				*(uint2 *)&blk[wpos<RL>(lr, 2 * ci)] = make_uint2(o[0], o[1]);
-		}
-
-		if constexpr (MX) {
-			/* columnwise: per 32-row scale block, column amax over the 8 lanes gi */
-#pragma unroll
-			for (int b = 0; b < NSB; b++) {
-				float cm[8];
-#pragma unroll
-				for (int j = 0; j < 8; j++)
-					cm[j] = 0.0f;
-#pragma unroll
-				for (int k = 4 * b; k < 4 * b + 4; k++) {
-					float v[8];
-					cvt8q<IN_DT>(raw[k], v);
-#pragma unroll
-					for (int j = 0; j < 8; j++)
-						cm[j] = fmaxf(cm[j], fabsf(v[j]));
-				}
-				float cs[8];
-#pragma unroll
-				for (int j = 0; j < 8; j++) {
-					float m = cm[j];
-					m = fmaxf(m, __shfl_xor_sync(0xFFFFFFFFu, m, 4));
-					m = fmaxf(m, __shfl_xor_sync(0xFFFFFFFFu, m, 8));
-					m = fmaxf(m, __shfl_xor_sync(0xFFFFFFFFu, m, 16));
-					const uint8_t e = tg_e8m0_from_amax(m, fmax);
-					cs[j] = tg_e8m0_rcp(e);
-					if (gi == j)
-						s_cs[par * TC * NBR + (wx * 32 + ci * 8 + j) * NBR + wy * NSB + b] = e;
-				}
-#pragma unroll
-				for (int k = 4 * b; k < 4 * b + 4; k++) {
-					float v[8];
-					cvt8q<IN_DT>(raw[k], v);
-#pragma unroll
-					for (int j = 0; j < 8; j++)
-						v[j] *= cs[j];
-					uint32_t o[2];
-					q8<FMT>(v, 1.0f, o);
-					*(uint2 *)&blk[wpos<RL>(k * 8 + gi, 2 * ci)] = make_uint2(o[0], o[1]);
-				}
-			}
-		}
-		__syncwarp();
-
-		/* transposed store of the warp block */
-		{
-			const int w = lane & 7, rq = lane >> 3;
-			uint32_t x[RL];
-#pragma unroll
-			for (int i = 0; i < RL; i++)
-				x[i] = blk[wpos<RL>(rq * RL + i, w)];
-			uint32_t y[4][RL / 4];
-#pragma unroll
-			for (int q = 0; q < RL / 4; q++) {
-				const uint32_t a = x[4 * q], b2 = x[4 * q + 1], c = x[4 * q + 2], d = x[4 * q + 3];
-				const uint32_t t0 = __byte_perm(a, b2, 0x5140), t1 = __byte_perm(c, d, 0x5140);
-				const uint32_t t2 = __byte_perm(a, b2, 0x7362), t3 = __byte_perm(c, d, 0x7362);
-				y[0][q] = __byte_perm(t0, t1, 0x5410);
-				y[1][q] = __byte_perm(t0, t1, 0x7632);
-				y[2][q] = __byte_perm(t2, t3, 0x5410);
-				y[3][q] = __byte_perm(t2, t3, 0x7632);
-			}
-			const long long r = wr0 + rq * RL;
-			const bool vec = (rows % (RL < 16 ? RL : 16)) == 0 && r + RL <= rows;
-#pragma unroll
-			for (int j = 0; j < 4; j++) {
-				const int c = wc0 + 4 * w + j;
-				if (c >= COLS || r >= rows)
-					continue;
-				unsigned char *dst = out_t + (size_t)c * rows + r;
-				if (vec) {
-					if (RL == 8) {
-						*(uint2 *)dst = make_uint2(y[j][0], y[j][1 % (RL / 4)]);
-					} else {
-#pragma unroll
-						for (int h = 0; h < RL / 16; h++)
-							*((uint4 *)dst + h) = make_uint4(y[j][(4 * h) % (RL / 4)], y[j][(4 * h + 1) % (RL / 4)],
-							                                 y[j][(4 * h + 2) % (RL / 4)], y[j][(4 * h + 3) % (RL / 4)]);
-					}
-				} else {
-#pragma unroll
-					for (int e = 0; e < RL; e++)
-						if (r + e < rows)
-							dst[e] = (unsigned char)(y[j][e / 4] >> (8 * (e & 3)));
-				}
-			}
-		}
-		__syncwarp(); /* the warp block is rewritten by the next tile */
-
-		if constexpr (MX) {
-			__syncthreads(); /* scale bytes of this tile staged */
-			if (ROW) {
-				const int nb = COLS - col0 >= TC ? WPR : (COLS - col0 + 31) / 32;
-				const bool vec = NBX % 4 == 0 && nb == WPR;
-				for (int i = tid; i < TR; i += THREADS) {
-					const long long r = row0 + i;
-					if (r < rows)
-						put_run((uint8_t *)p.p[TG_P_SCALE_INV] + r * NBX + col0 / 32, &s_rs[par * TR * WPR + i * WPR], nb,
-						        vec);
-				}
-			}
-			{
-				const long long left = (rows - row0 + 31) / 32;
-				const int nb = left >= NBR ? NBR : (int)left;
-				const bool vec = nb == NBR && (NBR % 4 == 0 ? nrb % 4 == 0 : NBR == 2 && nrb % 2 == 0);
-				for (int i = tid; i < TC; i += THREADS) {
-					const int c = col0 + i;
-					if (c < COLS)
-						put_run((uint8_t *)p.p[TG_P_SCALE_INV_T] + (long long)c * nrb + row0 / 32,
-						        &s_cs[par * TC * NBR + i * NBR], nb, vec);
-				}
-			}
-			par ^= 1; /* double-buffered: the next tile's writes need no second barrier */
-		}
-	}
-
-	if (want_amax) {
-		float m = warp_max(tamax);
-		if (lane == 0)
-			s_red[warp] = m;
-		__syncthreads();
-		if (tid == 0) {
-			float r = 0.0f;
-#pragma unroll
-			for (int i = 0; i < THREADS / 32; i++)
-				r = fmaxf(r, s_red[i]);
-			atomicMax((int *)p.p[TG_P_AMAX], __float_as_int(r));
-		}
-	}
-}
-
 /* ---------------- staged path ----------------
  * Per-tensor FP8 (recipes 1, 2) and MXFP8 (6) from 2-byte inputs with a
  * columnwise copy, and the raw byte transpose (TG_IN_DTYPE 3). A persistent CTA
@@ -874,7 +589,7 @@ __device__ __forceinline__ void put_col16(unsigned char *out_t, long long rows, 
 	}
 }
 
-template <int IN_DT, int FMT, int RECIPE, int ROWW, int COLS, int THREADS, int TR, int TC, int POW2, int XP = 0>
+template <int IN_DT, int FMT, int RECIPE, int ROWW, int COLS, int THREADS, int TR, int TC, int POW2>
 __device__ __forceinline__ void body_stage(const TgParams &p, const float eps)
 {
 	typedef StageTiling<IN_DT, TR, TC, THREADS> ST;
@@ -983,8 +698,7 @@ __device__ __forceinline__ void body_stage(const TgParams &p, const float eps)
 						const uint32_t e2 = __shfl_down_sync(0xFFFFFFFFu, e, 8);
 						const uint32_t e3 = __shfl_down_sync(0xFFFFFFFFu, e, 12);
 						uint8_t *sd = (uint8_t *)p.p[TG_P_SCALE_INV] + gr * NBX + gc / 32;
-						if (XP == 3) {
-						} else if (NBX % 4 == 0 && col0 + (vc / 16) * 128 + 128 <= COLS) {
+						if (NBX % 4 == 0 && col0 + (vc / 16) * 128 + 128 <= COLS) {
 							if (vc % 16 == 0 && gr < rows)
 								*(uint32_t *)sd = e | (e1 << 8) | (e2 << 16) | (e3 << 24);
 						} else if (vc % 4 == 0 && ok) {
@@ -1049,14 +763,10 @@ __device__ __forceinline__ void body_stage(const TgParams &p, const float eps)
 						const uint8_t ea = tg_e8m0_from_amax(ma, fmax), eb = tg_e8m0_from_amax(mb, fmax);
 						sa = tg_e8m0_rcp(ea);
 						sb = tg_e8m0_rcp(eb);
+						/* [rows/32][cols]: a warp's 32 lanes store 32 consecutive bytes */
 						const long long sr = row0 / 32 + rb;
-						if (XP == 2) {
-							if (c + h < COLS && sr < nrb)
-								((uint8_t *)p.p[TG_P_SCALE_INV_T])[sr * COLS + c + h] = h ? eb : ea;
-						} else if (XP != 1) {
 						if (c + h < COLS && sr < nrb)
-							((uint8_t *)p.p[TG_P_SCALE_INV_T])[(long long)(c + h) * nrb + sr] = h ? eb : ea;
-						}
+							((uint8_t *)p.p[TG_P_SCALE_INV_T])[sr * COLS + c + h] = h ? eb : ea;
 					}
 				}
 				uint32_t wa[4], wb[4];
@@ -1141,26 +851,20 @@ template <int IN_DT, int THREADS> __device__ __forceinline__ void body_amax(cons
 }
 
 /* Path choice. LEGACY (harness only, not a slot): 1 = the shared-tile body for
- * everything (the 2026-11-21 kernels), for side-by-side timing. */
+ * every 1- and 2-byte-element recipe (the staged path's predecessor), for side-by-side timing. */
 template <int IN_DT, int OUT_DT, int FMT, int RECIPE, int ROWW, int COLW, int COLS, int THREADS, int TR, int TC,
-          int POW2, int LEGACY, int XP = 0>
+          int POW2, int LEGACY>
 __device__ __forceinline__ void dispatch(const TgParams &p, const float eps)
 {
-	constexpr bool warp_ok = WarpTiling<IN_DT, FMT, RECIPE, COLS, THREADS, TR, TC>::ok;
 	if constexpr (IN_DT == 3) {
 		static_assert(RECIPE == 0 && COLW, "TG_IN_DTYPE 3 (raw bytes): byte transpose, TG_RECIPE 0 and TG_COLWISE 1");
-		if constexpr (!LEGACY && StageTiling<IN_DT, TR, TC, THREADS>::ok) {
-			body_stage<IN_DT, FMT, 0, ROWW, COLS, THREADS, TR, TC, POW2>(p, eps);
-		} else {
-			static_assert(warp_ok, "TG_IN_DTYPE 3: rows per warp block TG_TILE_ROWS*TG_TILE_COLS/TG_THREADS must be 32, 64 or 128");
-			body_warp<IN_DT, FMT, 0, ROWW, COLS, THREADS, TR, TC, POW2>(p, eps);
-		}
+		body_stage<IN_DT, FMT, 0, ROWW, COLS, THREADS, TR, TC, POW2>(p, eps);
 	} else if constexpr (!LEGACY && RECIPE == 3) {
 		static_assert(COLS % 16 == 0, "TG_COLS must be a multiple of 16");
 		body_amax<IN_DT, THREADS>(p, p.n[0] * COLS);
 	} else if constexpr (!LEGACY && COLW && (IN_DT == 1 || IN_DT == 2) && (RECIPE == 1 || RECIPE == 2 || RECIPE == 6) &&
 	                     StageTiling<IN_DT, TR, TC, THREADS>::ok) {
-		body_stage<IN_DT, FMT, RECIPE, ROWW, COLS, THREADS, TR, TC, POW2, XP>(p, eps);
+		body_stage<IN_DT, FMT, RECIPE, ROWW, COLS, THREADS, TR, TC, POW2>(p, eps);
 	} else {
 		body<IN_DT, OUT_DT, FMT, RECIPE, ROWW, COLW, COLS, THREADS, TR, TC, POW2>(p, eps);
 	}
@@ -1175,19 +879,9 @@ __device__ __forceinline__ void dispatch(const TgParams &p, const float eps)
 #else
 #define CT_LEGACY_SEL_ 0
 #endif
-#ifdef CT_EXPERIMENT
-#define CT_EXPERIMENT_SEL_ CT_EXPERIMENT
-#else
-#define CT_EXPERIMENT_SEL_ 0
-#endif
-#if CT_EXPERIMENT_SEL_ == 4
-extern "C" __global__ void __launch_bounds__(TG_THREADS, 4) TG_KERNEL(const TgParams p)
-#else
 extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParams p)
-#endif
 {
 	tgct::dispatch<TG_IN_DTYPE, TG_OUT_DTYPE, TG_FMT, TG_RECIPE, TG_ROWWISE, TG_COLWISE, TG_COLS, TG_THREADS,
-	               TG_TILE_ROWS, TG_TILE_COLS, TG_POW2, CT_LEGACY_SEL_, CT_EXPERIMENT_SEL_>(p, TG_EPS_SCALE);
+	               TG_TILE_ROWS, TG_TILE_COLS, TG_POW2, CT_LEGACY_SEL_>(p, TG_EPS_SCALE);
 }
 #undef CT_LEGACY_SEL_
-#undef CT_EXPERIMENT_SEL_

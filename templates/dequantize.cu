@@ -1,16 +1,18 @@
 // dequantize.cu: MXFP8 (FP8 elements + one E8M0 scale per 32 along a row) to BF16.
-// tegen-slots: TG_KERNEL TG_THREADS TG_FMT
+// tegen-slots: TG_KERNEL TG_THREADS TG_FMT TG_SCALE_T
 //
 // Used by the emulated MXFP8 GEMM on GPUs without native block-scaled MMA
 // (Hopper): both operands are dequantized to BF16 (exactly: an FP8 value times
-// a power of two fits BF16) and a BF16 GEMM runs. The data and its scales are
-// treated as flat arrays: with cols % 32 == 0 (MXFP8 requires it), element e
-// has scale e / 32, whichever copy (rowwise or the transposed columnwise) it is.
+// a power of two fits BF16) and a BF16 GEMM runs.
 //
+// n[0] = rows, n[1] = cols of the tensor (the rowwise copy's shape).
+// TG_SCALE_T 0: the rowwise copy [rows][cols], scales [rows][cols/32]: element e
+//   has scale e / 32 (cols % 32 == 0, which MXFP8 requires).
+// TG_SCALE_T 1: the columnwise copy [cols][rows] with TE's columnwise scale layout
+//   [rows/32][cols]: element (c, r) has scale (r / 32) * cols + c (rows % 32 == 0:
+//   the planner only dequantizes copies whose row length is a GEMM's K).
 // Pointers: p[TG_P_IN] FP8 codes, p[TG_P_SCALE_INV] E8M0 bytes, p[TG_P_OUT] BF16.
-// n[0] = number of elements (a multiple of 32).
-// Launch: block (TG_THREADS,1,1), grid.x = ceil(n / (TG_THREADS*16)) capped;
-// grid-stride, so any grid.x >= 1 is correct.
+// Launch: block (TG_THREADS,1,1), any grid.x >= 1 (grid-stride over 16-element chunks).
 #include "tg_formats.h"
 #include "tg_recipe.h"
 #include "tg_kernel.h"
@@ -20,11 +22,13 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParam
 	const uint8_t *q = (const uint8_t *)p.p[TG_P_IN];
 	const uint8_t *sc = (const uint8_t *)p.p[TG_P_SCALE_INV];
 	uint16_t *out = (uint16_t *)p.p[TG_P_OUT];
-	const long long chunks = p.n[0] / 16;
+	const long long rows = p.n[0], cols = p.n[1];
+	const long long chunks = rows * cols / 16;
 	for (long long c = (long long)blockIdx.x * TG_THREADS + threadIdx.x; c < chunks;
 	     c += (long long)gridDim.x * TG_THREADS) {
 		const uint4 v = *(const uint4 *)(q + c * 16);
-		const uint8_t e = sc[c / 2];
+		const long long e0 = c * 16; /* first element */
+		const uint8_t e = TG_SCALE_T ? sc[(e0 % rows) / 32 * cols + e0 / rows] : sc[c / 2];
 		/* e = 0 blocks were quantized with multiplier 1 (TE), so they dequantize by 1 */
 		const float s = e == 0 ? 1.0f : tg_e8m0_to_f32(e);
 		const uint32_t w[4] = {v.x, v.y, v.z, v.w};

@@ -284,7 +284,7 @@ __device__ __forceinline__ void gl_tile_path(const TgParams &p)
 						am = tg_absmax(am, v[k]);
 					uint8_t eb = tg_e8m0_from_amax(am, fmax);
 					bs = tg_e8m0_rcp(eb);
-					((uint8_t *)p.p[TG_P_SCALE_INV_T])[(long long)col * ((rows + 31) / 32) + rs0 / 32] = eb;
+					((uint8_t *)p.p[TG_P_SCALE_INV_T])[rs0 / 32 * TG_COLS + col] = eb; /* [rows/32][cols] */
 				}
 				uint8_t *dst = (uint8_t *)p.p[TG_P_OUT_T] + (long long)col * rows + rs0;
 				if (aligned16 && rs0 + GL_SEG <= rows) {

@@ -420,7 +420,7 @@ __device__ __forceinline__ void nq_tile_path(const TgParams &p)
 						a = tg_absmax(a, v[k]);
 					uint8_t eb = tg_e8m0_from_amax(a, fmax);
 					bs = tg_e8m0_rcp(eb);
-					((uint8_t *)p.p[TG_P_SCALE_INV_T])[(long long)col * ((rows + 31) / 32) + rs0 / 32] = eb;
+					((uint8_t *)p.p[TG_P_SCALE_INV_T])[rs0 / 32 * TG_COLS + col] = eb; /* [rows/32][cols] */
 				}
 				uint8_t *dst = (uint8_t *)p.p[TG_P_OUT_T] + (long long)col * rows + rs0;
 				if (aligned16 && rs0 + NQ_SEG <= rows) {

@@ -21,8 +21,10 @@
  *  - block128x128: SCALE_INV float [ceil(rows/128)][ceil(cols/128)] row-major;
  *    the transpose's scales are the same blocks transposed: [ceil(cols/128)][ceil(rows/128)].
  *  - mxfp8: SCALE_INV is E8M0 bytes [rows][ceil(cols/32)] row-major (plain layout);
- *    SCALE_INV_T is [cols][ceil(rows/32)]. The GEMM-swizzled layout is produced
- *    by a separate pass when a GEMM consumes it (tile 128x4).
+ *    SCALE_INV_T is [ceil(rows/32)][cols] (TE's columnwise layout: scale (b, c)
+ *    belongs to OUT_T[c][32b..32b+31]; kernels store a block row coalesced). The
+ *    GEMM-swizzled layout is produced by a separate pass when a GEMM consumes it
+ *    (tile 128x4; mxfp8_swizzle.cu TG_SRC_T reads the columnwise layout).
  *  - nvfp4: OUT is packed E2M1 [rows][cols/2] (element 2k in the low nibble),
  *    OUT_T [cols][ceil(rows/2)] (each row packed, an odd row padded with a zero
  *    nibble); SCALE_INV E4M3 bytes [rows][cols/16], SCALE_INV_T [cols][ceil(rows/16)];

@@ -186,14 +186,14 @@ static void test_quant(void)
 		int mb = (C + 31) / 32, mbt = (R + 31) / 32;
 		uint8_t *e = malloc((size_t)R * mb), *et = malloc((size_t)C * mbt);
 		ref_quant_mxfp8(x, R, C, TG_FMT_E4M3, q, e, qt, et);
-		ref_dequant_mxfp8(q, e, R, C, TG_FMT_E4M3, y);
+		ref_dequant_mxfp8(q, e, R, C, TG_FMT_E4M3, 0, y);
 		ok = 1;
 		for (size_t i = 0; i < n && ok; i++)
 			if (fabsf(y[i] - x[i]) > fabsf(x[i]) / 16 + tg_e8m0_to_f32(e[(i / C) * mb + (i % C) / 32]) * ldexpf(1, -9))
 				ok = 0, snprintf(det, sizeof det, "mxfp8 i=%zu %g vs %g", i, y[i], x[i]);
-		ref_dequant_mxfp8(qt, et, C, R, TG_FMT_E4M3, y);
+		ref_dequant_mxfp8(qt, et, C, R, TG_FMT_E4M3, 1, y);
 		for (size_t i = 0; i < n && ok; i++)
-			if (fabsf(y[i] - xt[i]) > fabsf(xt[i]) / 16 + tg_e8m0_to_f32(et[(i / R) * mbt + (i % R) / 32]) * ldexpf(1, -9))
+			if (fabsf(y[i] - xt[i]) > fabsf(xt[i]) / 16 + tg_e8m0_to_f32(et[(i % R) / 32 * C + i / R]) * ldexpf(1, -9))
 				ok = 0, snprintf(det, sizeof det, "mxfp8 T i=%zu", i);
 		snprintf(nm, sizeof nm, "quant_mxfp8_%dx%d", R, C);
 		res(nm, ok, det);

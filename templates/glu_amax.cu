@@ -264,46 +264,8 @@ __device__ __forceinline__ void gl_tile_path(const TgParams &p)
 			}
 			if (TG_ROWWISE)
 				gl_emit_row<gl_group>(p, rows, r, c, y, ok, s);
-			__syncthreads();
-			for (int task = threadIdx.x; task < GL_CW * (GL_R / GL_SEG); task += TG_THREADS) {
-				const int cc = task % GL_CW, seg = task / GL_CW;
-				const int col = c0 + cc;
-				const long long rs0 = r0 + seg * GL_SEG;
-				if ((GL_COLS % GL_CW != 0 && col >= GL_COLS) || rs0 >= rows)
-					continue;
-				float v[GL_SEG];
-				float bs = s;
-#pragma unroll
-				for (int k = 0; k < GL_SEG; k++)
-					v[k] = ys[seg * GL_SEG + k][cc];
-				if (TG_RECIPE == 6) {
-					constexpr float fmax = TG_FMT == TG_FMT_E4M3 ? TG_E4M3_MAX : TG_E5M2_MAX;
-					float am = 0.0f;
-#pragma unroll
-					for (int k = 0; k < GL_SEG; k++)
-						am = tg_absmax(am, v[k]);
-					uint8_t eb = tg_e8m0_from_amax(am, fmax);
-					bs = tg_e8m0_rcp(eb);
-					((uint8_t *)p.p[TG_P_SCALE_INV_T])[rs0 / 32 * TG_COLS + col] = eb; /* [rows/32][cols] */
-				}
-				uint8_t *dst = (uint8_t *)p.p[TG_P_OUT_T] + (long long)col * rows + rs0;
-				if (aligned16 && rs0 + GL_SEG <= rows) {
-#pragma unroll
-					for (int h = 0; h < GL_SEG / 16; h++) {
-						float w16[16];
-#pragma unroll
-						for (int k = 0; k < 16; k++)
-							w16[k] = v[h * 16 + k];
-						tg_store_fp8<TG_FMT, 16>(dst + h * 16, 0, w16, bs);
-					}
-				} else {
-#pragma unroll
-					for (int k = 0; k < GL_SEG; k++)
-						if (rs0 + k < rows)
-							dst[k] = (uint8_t)(tg_fp8x2<TG_FMT>(v[k] * bs, 0.0f) & 0xFFu);
-				}
-			}
-			__syncthreads();
+			tg_colwise_store<TG_FMT, TG_RECIPE, TG_THREADS, GL_COLS, GL_R, GL_CW, GL_PITCH, GL_SEG>(p, ys, r0, c0, rows,
+				s, aligned16);
 		}
 	}
 	if (TG_RECIPE == 1) {

@@ -399,47 +399,8 @@ __device__ __forceinline__ void nq_tile_path(const TgParams &p)
 			}
 			if (TG_ROWWISE)
 				nq_emit_row<nq_group>(p, rows, r, c, y, ok, s);
-			__syncthreads();
-			// Columnwise: one thread per (column, NQ_SEG-row segment).
-			for (int task = threadIdx.x; task < NQ_CW * (NQ_R / NQ_SEG); task += TG_THREADS) {
-				const int cc = task % NQ_CW, seg = task / NQ_CW;
-				const int col = c0 + cc;
-				const long long rs0 = r0 + seg * NQ_SEG;
-				if ((NQ_COLS % NQ_CW != 0 && col >= NQ_COLS) || rs0 >= rows)
-					continue;
-				float v[NQ_SEG];
-				float bs = s;
-#pragma unroll
-				for (int k = 0; k < NQ_SEG; k++)
-					v[k] = ys[seg * NQ_SEG + k][cc];
-				if (TG_RECIPE == 6) {
-					constexpr float fmax = TG_FMT == TG_FMT_E4M3 ? TG_E4M3_MAX : TG_E5M2_MAX;
-					float a = 0.0f;
-#pragma unroll
-					for (int k = 0; k < NQ_SEG; k++)
-						a = tg_absmax(a, v[k]);
-					uint8_t eb = tg_e8m0_from_amax(a, fmax);
-					bs = tg_e8m0_rcp(eb);
-					((uint8_t *)p.p[TG_P_SCALE_INV_T])[rs0 / 32 * TG_COLS + col] = eb; /* [rows/32][cols] */
-				}
-				uint8_t *dst = (uint8_t *)p.p[TG_P_OUT_T] + (long long)col * rows + rs0;
-				if (aligned16 && rs0 + NQ_SEG <= rows) {
-#pragma unroll
-					for (int h = 0; h < NQ_SEG / 16; h++) {
-						float w16[16];
-#pragma unroll
-						for (int k = 0; k < 16; k++)
-							w16[k] = v[h * 16 + k];
-						tg_store_fp8<TG_FMT, 16>(dst + h * 16, 0, w16, bs);
-					}
-				} else {
-#pragma unroll
-					for (int k = 0; k < NQ_SEG; k++)
-						if (rs0 + k < rows)
-							dst[k] = (uint8_t)(tg_fp8x2<TG_FMT>(v[k] * bs, 0.0f) & 0xFFu);
-				}
-			}
-			__syncthreads();
+			tg_colwise_store<TG_FMT, TG_RECIPE, TG_THREADS, NQ_COLS, NQ_R, NQ_CW, NQ_PITCH, NQ_SEG>(p, ys, r0, c0, rows,
+				s, aligned16);
 		}
 	}
 	if (TG_RECIPE == 1) {

@@ -1,7 +1,8 @@
 /* tg_rowvec.h: device helpers shared by the row-oriented templates
  * (norm_quantize.cu, glu_amax.cu): raw vectors, half/bf16 conversions, vector
  * loads and stores, FP8 quantize-and-store of a vector, lane and CTA
- * reductions, the per-tensor scale of recipes 1 and 2.
+ * reductions, the per-tensor scale of recipes 1 and 2, the tile path's
+ * columnwise FP8 store.
  *
  * Embedded with the templates but not slot-filled: nothing here reads a TG_
  * slot; whatever depends on one (dtype, format, recipe, thread count) is a
@@ -225,6 +226,64 @@ __device__ __forceinline__ float tg_tensor_scale(const TgParams &p, float eps_sc
 		}
 	}
 	return s;
+}
+
+// Columnwise (transposed) FP8 store of one staged chunk on the tile path of norm_quantize.cu and
+// glu_amax.cu. Contract: every thread of the CTA calls it (it holds a __syncthreads on entry, so the
+// staging is complete, and one on exit, so ys may be restaged), after writing its FP32 outputs for
+// tensor rows r0..r0+R-1, columns c0..c0+CW-1 into ys (row-major, PITCH floats a row; entries of
+// rows >= rows or columns >= COLS are never read). SEG, the rows one thread stores, is the MXFP8
+// block (32) for RECIPE 6, else a multiple of 16; R is a multiple of SEG. One thread per (column
+// col, segment from row rs0) quantizes its segment with the per-tensor scale s, or for RECIPE 6
+// with its own E8M0 scale, written to scale_inv_t [ceil(rows/32)][COLS] at (rs0/32, col), and
+// writes the FP8 bytes (format FMT) to out_t [COLS][rows] from (col, rs0): 16 bytes at a time when
+// aligned16 (the caller's rows % 16 == 0) and the segment is whole, else byte by byte up to rows.
+template <int FMT, int RECIPE, int THREADS, int COLS, int R, int CW, int PITCH, int SEG>
+__device__ __forceinline__ void tg_colwise_store(const TgParams &p, const float (*ys)[PITCH], long long r0, int c0,
+	long long rows, float s, bool aligned16)
+{
+	static_assert(RECIPE == 6 ? SEG == 32 : SEG % 16 == 0, "columnwise: SEG must be 32 (MXFP8) or a multiple of 16");
+	static_assert(R % SEG == 0, "columnwise: rows per tile must be a multiple of the segment");
+	__syncthreads();
+	for (int task = threadIdx.x; task < CW * (R / SEG); task += THREADS) {
+		const int cc = task % CW, seg = task / CW;
+		const int col = c0 + cc;
+		const long long rs0 = r0 + seg * SEG;
+		if ((COLS % CW != 0 && col >= COLS) || rs0 >= rows)
+			continue;
+		float v[SEG];
+		float bs = s;
+#pragma unroll
+		for (int k = 0; k < SEG; k++)
+			v[k] = ys[seg * SEG + k][cc];
+		if (RECIPE == 6) {
+			constexpr float fmax = FMT == TG_FMT_E4M3 ? TG_E4M3_MAX : TG_E5M2_MAX;
+			float a = 0.0f;
+#pragma unroll
+			for (int k = 0; k < SEG; k++)
+				a = tg_absmax(a, v[k]);
+			uint8_t eb = tg_e8m0_from_amax(a, fmax);
+			bs = tg_e8m0_rcp(eb);
+			((uint8_t *)p.p[TG_P_SCALE_INV_T])[rs0 / 32 * COLS + col] = eb;
+		}
+		uint8_t *dst = (uint8_t *)p.p[TG_P_OUT_T] + (long long)col * rows + rs0;
+		if (aligned16 && rs0 + SEG <= rows) {
+#pragma unroll
+			for (int h = 0; h < SEG / 16; h++) {
+				float w16[16];
+#pragma unroll
+				for (int k = 0; k < 16; k++)
+					w16[k] = v[h * 16 + k];
+				tg_store_fp8<FMT, 16>(dst + h * 16, 0, w16, bs);
+			}
+		} else {
+#pragma unroll
+			for (int k = 0; k < SEG; k++)
+				if (rs0 + k < rows)
+					dst[k] = (uint8_t)(tg_fp8x2<FMT>(v[k] * bs, 0.0f) & 0xFFu);
+		}
+	}
+	__syncthreads();
 }
 
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 #include "tg_formats.h"
 #include "fmt_oracle.h"
+#include "vectors.h"
 
 static int failed;
 static Oracle O[OF_N];
@@ -220,41 +221,37 @@ static void test_e8m0(void)
 }
 
 /* tests/vectors/formats.txt: "fmt input_bits expected_code" per line. */
+static int check_format_vector(const char *line, char *det, size_t detn)
+{
+	char fmt[16];
+	unsigned in, want;
+	if (sscanf(line, "%15s %x %x", fmt, &in, &want) != 3)
+		return VEC_SKIP;
+	float x = bits2f(in);
+	unsigned got;
+	if (!strcmp(fmt, "bf16")) got = tg_f32_to_bf16(x);
+	else if (!strcmp(fmt, "f16")) got = tg_f32_to_f16(x);
+	else if (!strcmp(fmt, "e4m3")) got = tg_f32_to_e4m3(x);
+	else if (!strcmp(fmt, "e5m2")) got = tg_f32_to_e5m2(x);
+	else if (!strcmp(fmt, "e2m1")) got = tg_f32_to_e2m1(x);
+	else if (!strcmp(fmt, "e8m0_e4m3")) got = tg_e8m0_from_amax(x, 448.0f);
+	else got = 0x10000; /* unknown format: fail */
+	if (got == want)
+		return VEC_MATCH;
+	snprintf(det, detn, "%s 0x%08x -> 0x%x, file says 0x%x", fmt, in, got, want);
+	return VEC_MISMATCH;
+}
+
 static void test_vectors(void)
 {
-	FILE *fp = fopen("tests/vectors/formats.txt", "r");
-	if (!fp) {
-		printf("FAIL vectors_formats: cannot open tests/vectors/formats.txt (run from repo root)\n");
-		failed = 1;
-		return;
-	}
-	char line[256], det[200] = "";
-	long bad = 0, n = 0;
-	while (fgets(line, sizeof line, fp)) {
-		char fmt[16];
-		unsigned in, want;
-		if (line[0] == '#' || sscanf(line, "%15s %x %x", fmt, &in, &want) != 3)
-			continue;
-		float x = bits2f(in);
-		unsigned got;
-		if (!strcmp(fmt, "bf16")) got = tg_f32_to_bf16(x);
-		else if (!strcmp(fmt, "f16")) got = tg_f32_to_f16(x);
-		else if (!strcmp(fmt, "e4m3")) got = tg_f32_to_e4m3(x);
-		else if (!strcmp(fmt, "e5m2")) got = tg_f32_to_e5m2(x);
-		else if (!strcmp(fmt, "e2m1")) got = tg_f32_to_e2m1(x);
-		else if (!strcmp(fmt, "e8m0_e4m3")) got = tg_e8m0_from_amax(x, 448.0f);
-		else got = 0x10000; /* unknown format: fail */
-		n++;
-		if (got != want && bad++ == 0)
-			snprintf(det, sizeof det, "%s 0x%08x -> 0x%x, file says 0x%x", fmt, in, got, want);
-	}
-	fclose(fp);
-	if (n < 20) {
+	char det[200] = "";
+	long bad, n = vec_read("vectors_formats", "tests/vectors/formats.txt", check_format_vector, &bad, det, sizeof det);
+	if (n >= 0 && n < 20)
 		printf("FAIL vectors_formats: only %ld vectors read\n", n);
+	if (n < 20)
 		failed = 1;
-		return;
-	}
-	report("vectors_formats", bad, det);
+	else
+		report("vectors_formats", bad, det);
 }
 
 int main(void)

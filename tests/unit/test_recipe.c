@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ref.h"
+#include "vectors.h"
 
 static int failed;
 
@@ -207,47 +208,46 @@ static void test_philox_sr_rht(void)
 	      tg_rht_sign_mask(1), tg_rht_sign_mask(2));
 }
 
+/* tests/vectors/recipes.txt: "kind args = expected" per line (delayed, current, s_enc, philox). */
+static int check_recipe_vector(const char *line, char *det, size_t detn)
+{
+	char kind[16], a[64], b[64], c[64], d[64];
+	unsigned want;
+	uint32_t got;
+	if (sscanf(line, "%15s", kind) != 1)
+		return VEC_SKIP;
+	if (!strcmp(kind, "delayed") && sscanf(line, "%*s %63s %63s %63s %63s = %x", a, b, c, d, &want) == 5)
+		got = fb(tg_delayed_scale(strtof(a, 0), strtof(b, 0), strtof(c, 0), atoi(d)));
+	else if (!strcmp(kind, "current") && sscanf(line, "%*s %63s %63s %63s %63s = %x", a, b, c, d, &want) == 5)
+		got = fb(tg_current_scale(strtof(a, 0), strtof(b, 0), strtof(c, 0), atoi(d)));
+	else if (!strcmp(kind, "s_enc") && sscanf(line, "%*s %63s = %x", a, &want) == 2)
+		got = fb(tg_nvfp4_s_enc(strtof(a, 0)));
+	else if (!strcmp(kind, "philox")) {
+		unsigned v[10];
+		if (sscanf(line, "%*s %x %x %x %x %x %x = %x %x %x %x", &v[0], &v[1], &v[2], &v[3], &v[4],
+		           &v[5], &v[6], &v[7], &v[8], &v[9]) != 10)
+			return VEC_SKIP;
+		uint32_t ctr[4] = {v[0], v[1], v[2], v[3]}, key[2] = {v[4], v[5]}, out[4];
+		tg_philox4x32_10(ctr, key, out);
+		if (out[0] == v[6] && out[1] == v[7] && out[2] == v[8] && out[3] == v[9])
+			return VEC_MATCH;
+		snprintf(det, detn, "philox -> %08x %08x %08x %08x", out[0], out[1], out[2], out[3]);
+		return VEC_MISMATCH;
+	} else
+		return VEC_SKIP;
+	if (got == want)
+		return VEC_MATCH;
+	snprintf(det, detn, "%.*s-> 0x%08x", (int)strcspn(line, "#"), line, got);
+	return VEC_MISMATCH;
+}
+
 static void test_vectors(void)
 {
-	FILE *fp = fopen("tests/vectors/recipes.txt", "r");
-	if (!fp) {
-		printf("FAIL vectors_recipes: cannot open tests/vectors/recipes.txt (run from repo root)\n");
+	char det[256] = "";
+	long bad, n = vec_read("vectors_recipes", "tests/vectors/recipes.txt", check_recipe_vector, &bad, det, sizeof det);
+	if (n < 0) {
 		failed = 1;
-		return;
-	}
-	char line[512], det[256] = "";
-	long n = 0, bad = 0;
-	while (fgets(line, sizeof line, fp)) {
-		char kind[16], a[64], b[64], c[64], d[64];
-		unsigned want;
-		uint32_t got;
-		if (line[0] == '#' || sscanf(line, "%15s", kind) != 1)
-			continue;
-		if (!strcmp(kind, "delayed") && sscanf(line, "%*s %63s %63s %63s %63s = %x", a, b, c, d, &want) == 5)
-			got = fb(tg_delayed_scale(strtof(a, 0), strtof(b, 0), strtof(c, 0), atoi(d)));
-		else if (!strcmp(kind, "current") && sscanf(line, "%*s %63s %63s %63s %63s = %x", a, b, c, d, &want) == 5)
-			got = fb(tg_current_scale(strtof(a, 0), strtof(b, 0), strtof(c, 0), atoi(d)));
-		else if (!strcmp(kind, "s_enc") && sscanf(line, "%*s %63s = %x", a, &want) == 2)
-			got = fb(tg_nvfp4_s_enc(strtof(a, 0)));
-		else if (!strcmp(kind, "philox")) {
-			unsigned v[10];
-			if (sscanf(line, "%*s %x %x %x %x %x %x = %x %x %x %x", &v[0], &v[1], &v[2], &v[3], &v[4],
-			           &v[5], &v[6], &v[7], &v[8], &v[9]) != 10)
-				continue;
-			uint32_t ctr[4] = {v[0], v[1], v[2], v[3]}, key[2] = {v[4], v[5]}, out[4];
-			tg_philox4x32_10(ctr, key, out);
-			n++;
-			if ((out[0] != v[6] || out[1] != v[7] || out[2] != v[8] || out[3] != v[9]) && bad++ == 0)
-				snprintf(det, sizeof det, "philox -> %08x %08x %08x %08x", out[0], out[1], out[2], out[3]);
-			continue;
-		} else
-			continue;
-		n++;
-		if (got != want && bad++ == 0)
-			snprintf(det, sizeof det, "%.*s-> 0x%08x", (int)strcspn(line, "#"), line, got);
-	}
-	fclose(fp);
-	if (n < 20 || bad) {
+	} else if (n < 20 || bad) {
 		printf("FAIL vectors_recipes: %ld of %ld bad (%s)\n", bad, n, n < 20 ? "too few read" : det);
 		failed = 1;
 	} else {

@@ -23,7 +23,8 @@ for st in $stages; do
 	gpu) stage test_gpu 240 "$O/test_gpu.log" build/tests/test_gpu ;;
 	gemm) stage test_gemm 150 "$O/gemm.log" build/tests/test_gemm ;;
 	ct) stage harness_ct 150 "$O/harness.log" build/harness/harness_ct ;;
-	rows) stage harness_rows 150 "$O/harness.log" build/harness/harness_rows ;;
+	rows) stage harness_rows 280 "$O/harness.log" build/harness/harness_rows ;;
+	rowsq) stage harness_rows_quick 200 "$O/harness.log" build/harness/harness_rows --quick ;;
 	run)
 		for spec in specs/llama3_8b_mlp.yaml; do
 			stage "run-check $spec" 120 "$O/run.log" build/tegen run "$spec" --tokens 64 --check --iters 3; stage "run-time $spec" 120 "$O/run.log" build/tegen run "$spec" --tokens 8192 --iters 20
@@ -54,7 +55,7 @@ for st in $stages; do
 		stage memcheck 200 "$O/sanitize.log" $S --tool memcheck --error-exitcode 9 build/tests/test_gpu tests/gpu/sanitize
 		stage racecheck 200 "$O/sanitize.log" $S --tool racecheck --error-exitcode 9 build/tests/test_gpu tests/gpu/sanitize ;;
 	specs)
-		for spec in specs/llama3_8b_attn_proj.yaml specs/llama3_70b_mlp.yaml specs/gpt_mlp_layernorm.yaml specs/llama3_8b_mlp_backward.yaml specs/llama3_8b_mlp_bf16.yaml; do
+		for spec in specs/*.yaml; do
 			stage "run-check $spec" 100 "$O/run.log" build/tegen run "$spec" --tokens 16 --check --iters 3
 		done ;;
 	esac

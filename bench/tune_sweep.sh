@@ -7,7 +7,7 @@
 # was best). Needs a GPU. Usage: bench/tune_sweep.sh [H,...] [TOKENS,...]
 set -u
 cd "$(dirname "$0")/.."
-HS=$(echo "${1:-1024,2048,4096,8192,16384}" | tr , ' ')
+HS=$(echo "${1:-1024,2048,4096,8192,14336,16384}" | tr , ' ')
 TOKS=${2:-1,16,256,4096,65536}
 O=${OUT:-/tmp}
 CACHE=${TEGEN_CACHE_DIR:-/tmp/tegen-sweep}

@@ -63,11 +63,17 @@ static const PlanVariant row_variants[] = {
 	{"t128v16r1", 128, 16, 1, 0, 0},
 	{"t256v16r1", 256, 16, 1, 0, 0},
 };
-/* The heuristic for the row path, by row length. Measured on an H200
- * (bench/RESULTS.md): 4096 cols best at 128 threads per row, one row per CTA
- * (3603 GB/s); 14336 cols at 256 (3969 GB/s). */
-static const struct { const char *variant; long max_cols; } row_heuristic[] = {
-	{"t128v8r8", 512}, {"t128v8r2", 2048}, {"t128v8r1", 6144}, {"t256v8r1", 1L << 30},
+/* The heuristics for the row path, by row length (output columns): the variant
+ * whose worst time over 1..65536 tokens is least, from the `tegen tune` sweep
+ * on an H100 (bench/tune_sweep.sh, bench/RESULTS.md): each within 1.10x of the
+ * best variant at every token count. GLU wants one or two vectors a thread
+ * (more threads per row as rows grow); norm a few rows a CTA on short rows. */
+typedef struct { const char *variant; long max_cols; } RowHeuristic;
+static const RowHeuristic norm_heuristic[] = {
+	{"t128v8r8", 512}, {"t256v8r4", 1024}, {"t256v8r2", 2048}, {"t128v8r1", 8192}, {"t256v8r1", 1L << 30},
+};
+static const RowHeuristic glu_heuristic[] = {
+	{"t128v8r8", 512}, {"t256v4r1", 1024}, {"t256v8r1", 2048}, {"t512v4r1", 6144}, {"t1024v8r1", 1L << 30},
 };
 
 /* norm_quantize.cu / glu_amax.cu, tile path (a columnwise copy): a CTA owns
@@ -455,10 +461,12 @@ static void row_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, l
 	if (is_quantized(out) && out->columnwise && k->pass != PASS_AMAX)
 		v = &colwise_variants[0];
 	else {
-		int i = 0;
-		while (i + 1 < NELEMS(row_heuristic) && cols > row_heuristic[i].max_cols)
+		bool glu = !strcmp(k->tmpl, "glu_amax.cu");
+		const RowHeuristic *h = glu ? glu_heuristic : norm_heuristic;
+		int i = 0, n = glu ? NELEMS(glu_heuristic) : NELEMS(norm_heuristic);
+		while (i + 1 < n && cols > h[i].max_cols)
 			i++;
-		v = find_variant(row_variants, NELEMS(row_variants), row_heuristic[i].variant);
+		v = find_variant(row_variants, NELEMS(row_variants), h[i].variant);
 	}
 	heuristic_launch(pl, k, v, FAM_ROW, rows, cols);
 }

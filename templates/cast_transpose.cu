@@ -647,6 +647,8 @@ __device__ __forceinline__ void body_stage(const TgParams &p, const float eps)
 				const long long gr = r0 + r;
 				const int gc = c0 + vc * (16 / IES);
 				const bool ok = gr < rows && gc < COLS;
+				if (r0 + (r & ~31) >= rows)
+					continue; /* a 32-row block wholly past the end: nobody reads it */
 				const char *src = ok ? in + ((size_t)gr * COLS + gc) * IES : in;
 				cp_async16(base + 4u * (uint32_t)(r * PW + ((vc * 4) ^ (((r >> 4) & 1) << 4))), src, ok);
 			}
@@ -674,6 +676,8 @@ __device__ __forceinline__ void body_stage(const TgParams &p, const float eps)
 				const long long gr = row0 + r;
 				const int gc = col0 + vc * (16 / IES);
 				const bool ok = gr < rows && gc < COLS;
+				if (row0 + (v * THREADS + (tid & ~31)) / VPR >= rows)
+					continue; /* the warp's rows are all past the end (warp-uniform: shuffles stay whole) */
 				const uint4 x = *(const uint4 *)&s[r * PW + ((vc * 4) ^ (((r >> 4) & 1) << 4))];
 				if constexpr (RAW) {
 					if (ROW && ok)
@@ -719,6 +723,8 @@ __device__ __forceinline__ void body_stage(const TgParams &p, const float eps)
 			const int u = k * THREADS + tid, wid = u >> 5;
 			const int h = lane & 1, wc = (wid % (PW / 16)) * 16 + (lane >> 1), rb = wid / (PW / 16);
 			const int lr0 = rb * 32 + h * 16;
+			if (row0 + rb * 32 >= rows)
+				continue; /* a block wholly past the end (warp-uniform) */
 			uint32_t x[16];
 #pragma unroll
 			for (int i = 0; i < 16; i++)

@@ -32,7 +32,7 @@
 enum { R_NONE = 0, R_DELAYED = 1, R_CURRENT_CAST = 2, R_CURRENT_AMAX = 3, R_BLOCK1X128 = 4, R_BLOCK128X128 = 5,
 	R_MXFP8 = 6 };
 
-typedef struct Planner { Arena *a; Diag *d; const Graph *g; Plan *p; int cap; } Planner;
+typedef struct Planner { Arena *a; Diag *d; const Graph *g; Plan *p; int cap; long tokens; } Planner;
 
 /* Tile-shape variants, one explicit table per template family. A variant only
  * sets launch slots (TG_THREADS and TG_VEC/TG_ROWS_PER_CTA, or TG_TILE_ROWS/
@@ -97,7 +97,8 @@ static const PlanVariant colwise_variants[] = {
 
 /* cast_transpose.cu (quantize, cast_transpose): TG_TILE_ROWS x TG_TILE_COLS
  * tiles. Heuristic: r32c128 rowwise-only, r64c128 per-tensor and MXFP8 with a
- * transpose, r128c128 block scaling. */
+ * transpose (r32c128 up to 256 rows, t512 r128c128 from 2^29 elements, when the
+ * rows are known), r128c128 block scaling. */
 static const PlanVariant tile_variants[] = {
 	/* name          threads        rows cols */
 	{"t256r32c128", 256, 0, 0, 32, 128},
@@ -485,10 +486,18 @@ static void tile_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, 
 {
 	Scaling sc = is_quantized(out) ? out->recipe.scaling : SCALING_NONE;
 	const char *name = "t256r64c128";
+	/* rows when known (a weight, or tokens given to the planner): from the H100 tune
+	 * sweep, short copies want 32-row tiles and copies of 2^29+ elements 128-row
+	 * tiles (longer runs per column of the transpose); 64 rows in between */
+	long nrows = rows.dim < 0 ? rows.add : pl->tokens > 0 ? rows.mul * pl->tokens + rows.add : 0;
 	if (sc == SCALING_BLOCK1X128 || sc == SCALING_BLOCK128X128)
 		name = "t256r128c128";
 	else if (!out->columnwise || !is_quantized(out))
 		name = "t256r32c128";
+	else if (nrows > 0 && nrows <= 256)
+		name = "t256r32c128";
+	else if (nrows > 0 && nrows * cols >= (1L << 29))
+		name = "t512r128c128";
 	heuristic_launch(pl, k, find_variant(tile_variants, NELEMS(tile_variants), name), FAM_TILE, rows, cols);
 }
 
@@ -930,7 +939,7 @@ Plan *plan_build(Arena *a, Diag *d, const Graph *g) { return plan_build_opts(a, 
 Plan *plan_build_opts(Arena *a, Diag *d, const Graph *g, const PlanOptions *o)
 {
 	Plan *p = arena_alloc(a, sizeof *p);
-	Planner pl = {a, d, g, p, 0};
+	Planner pl = {a, d, g, p, 0, o ? o->tokens : 0};
 	p->g = g;
 	p->update_kernel = -1;
 	if (setjmp(d->jmp))

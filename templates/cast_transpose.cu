@@ -548,6 +548,28 @@ __device__ __forceinline__ void cp_async16(uint32_t dst, const void *src, bool v
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;"); }
 template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N)); }
 
+/* Where 16-byte vector v of thread tid sits in a tile at (r0, c0) of the staged
+ * path: tile row r, vector column vc, global (gr, gc), ok = inside the tensor,
+ * word = its first shared word in the XOR-swizzled tile (row pitch PW words). */
+struct StageVec {
+	int r, vc, gc, word;
+	long long gr;
+	bool ok;
+};
+template <int THREADS, int VPR, int PW, int IES, int COLS>
+__device__ __forceinline__ StageVec stage_vec(int v, int tid, long long r0, int c0, long long rows)
+{
+	StageVec q;
+	const int i = v * THREADS + tid;
+	q.r = i / VPR;
+	q.vc = i % VPR;
+	q.gr = r0 + q.r;
+	q.gc = c0 + q.vc * (16 / IES);
+	q.ok = q.gr < rows && q.gc < COLS;
+	q.word = q.r * PW + ((q.vc * 4) ^ (((q.r >> 4) & 1) << 4));
+	return q;
+}
+
 /* The two 2-byte elements of word w (low half first) as floats, as cvt8q does. */
 template <int DT> __device__ __forceinline__ void cvt2q(uint32_t w, float &lo, float &hi)
 {
@@ -643,14 +665,11 @@ __device__ __forceinline__ void body_stage(const TgParams &p, const float eps)
 			const uint32_t base = (uint32_t)__cvta_generic_to_shared(&s_in[st][0]);
 #pragma unroll
 			for (int v = 0; v < VPT; v++) {
-				const int i = v * THREADS + tid, r = i / VPR, vc = i % VPR;
-				const long long gr = r0 + r;
-				const int gc = c0 + vc * (16 / IES);
-				const bool ok = gr < rows && gc < COLS;
-				if (r0 + (r & ~31) >= rows)
+				const StageVec q = stage_vec<THREADS, VPR, PW, IES, COLS>(v, tid, r0, c0, rows);
+				if (r0 + (q.r & ~31) >= rows)
 					continue; /* a 32-row block wholly past the end: nobody reads it */
-				const char *src = ok ? in + ((size_t)gr * COLS + gc) * IES : in;
-				cp_async16(base + 4u * (uint32_t)(r * PW + ((vc * 4) ^ (((r >> 4) & 1) << 4))), src, ok);
+				const char *src = q.ok ? in + ((size_t)q.gr * COLS + q.gc) * IES : in;
+				cp_async16(base + 4u * (uint32_t)q.word, src, q.ok);
 			}
 		}
 		cp_async_commit();
@@ -672,13 +691,13 @@ __device__ __forceinline__ void body_stage(const TgParams &p, const float eps)
 		if (ROW) {
 #pragma unroll
 			for (int v = 0; v < VPT; v++) {
-				const int i = v * THREADS + tid, r = i / VPR, vc = i % VPR;
-				const long long gr = row0 + r;
-				const int gc = col0 + vc * (16 / IES);
-				const bool ok = gr < rows && gc < COLS;
+				const StageVec q = stage_vec<THREADS, VPR, PW, IES, COLS>(v, tid, row0, col0, rows);
+				const int vc = q.vc, gc = q.gc;
+				const long long gr = q.gr;
+				const bool ok = q.ok;
 				if (row0 + (v * THREADS + (tid & ~31)) / VPR >= rows)
 					continue; /* the warp's rows are all past the end (warp-uniform: shuffles stay whole) */
-				const uint4 x = *(const uint4 *)&s[r * PW + ((vc * 4) ^ (((r >> 4) & 1) << 4))];
+				const uint4 x = *(const uint4 *)&s[q.word];
 				if constexpr (RAW) {
 					if (ROW && ok)
 						*(uint4 *)(out + (size_t)gr * COLS + gc) = x;

@@ -99,39 +99,48 @@ __device__ __forceinline__ void gl_emit_row(const TgParams &p, long long rows, l
 constexpr int gl_group = TG_RECIPE == 4 ? 128 / GL_VEC : TG_RECIPE == 6 ? 32 / GL_VEC : 1;
 static_assert(gl_group >= 1 && gl_group <= 32, "block scaling: TG_VEC too small for one block per <= 32 lanes");
 
-__device__ __forceinline__ float gl_sigmoid_mul(float a, float z) { return tg_div_rn(a, 1.0f + expf(-z)); } // a*sigmoid(z)
-
-// act(a) * b in FP32 (the reference does it in double and rounds once).
-__device__ __forceinline__ float gl_act(float a, float b)
+// act(a) * b in T: float for BF16/FP16/FP8 outputs (1 ulp of the double reference after
+// rounding); double for an FP32 output, where expf's 2-ulp error showed through (up to 3
+// FP32 ulps on an H100): double exp then one rounding to float, as the reference does.
+template <typename T> __device__ __forceinline__ T gl_sigmoid_mul(T a, T z) // a*sigmoid(z)
 {
-	float act;
+	if constexpr (sizeof(T) == 8)
+		return a / (1.0 + exp(-z));
+	else
+		return tg_div_rn(a, 1.0f + expf(-z));
+}
+
+template <typename T> __device__ __forceinline__ float gl_act(float af, float bf)
+{
+	T a = af, b = bf, act;
 	if (TG_ACT == 0) {
-		act = gl_sigmoid_mul(a, a);
+		act = gl_sigmoid_mul<T>(a, a);
 	} else if (TG_ACT == 1) {
 		// 0.5 a (1 + tanh(k(a + 0.044715 a^3))) == a * sigmoid(2k(a + 0.044715 a^3)), no cancellation
-		act = gl_sigmoid_mul(a, 1.5957691216057308f * (a + 0.044715f * a * a * a));
+		act = gl_sigmoid_mul<T>(a, (T)1.5957691216057308 * (a + (T)0.044715 * a * a * a));
 	} else if (TG_ACT == 2) {
-		act = a > 0.0f ? a : 0.0f;
+		act = a > (T)0 ? a : (T)0;
 	} else if (TG_ACT == 3) {
-		act = gl_sigmoid_mul(a, 1.702f * a);
+		act = gl_sigmoid_mul<T>(a, (T)1.702 * a);
 	} else if (TG_ACT == 4) {
-		act = a > 0.0f ? a * a : 0.0f;
+		act = a > (T)0 ? a * a : (T)0;
 	} else {
-		const float lim = TG_LIMIT;
+		const T lim = (float)(TG_LIMIT);
 		a = a > lim ? lim : a;
 		b = b > lim ? lim : b;
 		b = b < -lim ? -lim : b;
-		act = gl_sigmoid_mul(a, (float)(TG_ALPHA) * a);
-		b = b + 1.0f;
+		act = gl_sigmoid_mul<T>(a, (T)(float)(TG_ALPHA) * a);
+		b = b + (T)1;
 	}
-	return act * b;
+	return (float)(act * b);
 }
 
 __device__ __forceinline__ void gl_compute(const float (&a)[GL_VEC], const float (&b)[GL_VEC], float (&y)[GL_VEC])
 {
+	constexpr bool fp32_out = TG_RECIPE == 0 && TG_OUT_DTYPE == 0;
 #pragma unroll
 	for (int k = 0; k < GL_VEC; k++)
-		y[k] = gl_act(a[k], b[k]);
+		y[k] = fp32_out ? gl_act<double>(a[k], b[k]) : gl_act<float>(a[k], b[k]);
 }
 
 template <int DT, int N>

@@ -23,8 +23,9 @@
 // p[TG_P_IN]: [rows][cols] of TG_IN_DTYPE (0 fp32, 1 bf16, 2 fp16).
 // n[0] = rows, n[1] = cols (a multiple of 16), n[3] = SR offset (the layer's step count).
 // Launch: block (TG_THREADS,1,1), any grid.x >= 1: both passes grid-stride, the
-// amax pass over elements, the cast pass over 16-element blocks (each written by
-// exactly one thread, so no two threads touch one byte).
+// amax pass over 16-element chunks, the cast pass over 16-element blocks of the rowwise
+// copy and groups of four blocks of the columnwise copy (each written by exactly one
+// thread, so no two threads touch one byte).
 #include "tg_formats.h"
 #include "tg_recipe.h"
 #include "tg_kernel.h"
@@ -40,15 +41,42 @@ __device__ __forceinline__ float load(const void *p, long long i)
 	return TG_IN_DTYPE == 1 ? tg_bf16_to_f32(h) : tg_f16_to_f32(h);
 }
 
-// Pass 0: per-thread max, warp max, one atomic per warp (max of non-negative
-// floats = max of their bit patterns as signed ints).
+// 16 input elements from p + 16 i elements (32-byte aligned: cols % 16 == 0) as FP32.
+__device__ __forceinline__ void load16(const void *p, long long i, float x[16])
+{
+	constexpr int NV = TG_IN_DTYPE == 0 ? 4 : 2; // 16-byte vectors
+	const uint4 *v = (const uint4 *)((const char *)p + i * 16 * (TG_IN_DTYPE == 0 ? 4 : 2));
+#pragma unroll
+	for (int q = 0; q < NV; q++) {
+		const uint4 a = v[q];
+		const uint32_t w[4] = {a.x, a.y, a.z, a.w};
+#pragma unroll
+		for (int k = 0; k < 4; k++) {
+			if (TG_IN_DTYPE == 0) {
+				x[4 * q + k] = __uint_as_float(w[k]);
+			} else {
+				const uint16_t lo = (uint16_t)(w[k] & 0xFFFFu), hi = (uint16_t)(w[k] >> 16);
+				x[(8 * q + 2 * k) % 16] = TG_IN_DTYPE == 1 ? tg_bf16_to_f32(lo) : tg_f16_to_f32(lo);
+				x[(8 * q + 2 * k + 1) % 16] = TG_IN_DTYPE == 1 ? tg_bf16_to_f32(hi) : tg_f16_to_f32(hi);
+			}
+		}
+	}
+}
+
+// Pass 0: per-thread max over 16-element chunks (vector loads), warp max, one atomic per
+// warp (max of non-negative floats = max of their bit patterns as signed ints).
 __device__ __forceinline__ void amax_pass(const TgParams &p)
 {
 	const void *in = p.p[TG_P_IN];
-	const long long n = p.n[0] * p.n[1];
+	const long long n16 = p.n[0] * p.n[1] / 16; // cols % 16 == 0
 	float m = 0.0f;
-	for (long long i = (long long)blockIdx.x * TG_THREADS + threadIdx.x; i < n; i += (long long)gridDim.x * TG_THREADS)
-		m = fmaxf(m, fabsf(load(in, i))); // fmaxf drops a NaN operand
+	for (long long i = (long long)blockIdx.x * TG_THREADS + threadIdx.x; i < n16; i += (long long)gridDim.x * TG_THREADS) {
+		float x[16];
+		load16(in, i, x);
+#pragma unroll
+		for (int k = 0; k < 16; k++)
+			m = fmaxf(m, fabsf(x[k])); // fmaxf drops a NaN operand
+	}
 #pragma unroll
 	for (int o = 16; o > 0; o >>= 1)
 		m = fmaxf(m, __shfl_xor_sync(0xFFFFFFFFu, m, o));
@@ -82,11 +110,10 @@ __device__ __forceinline__ void row_block(const TgParams &p, long long r, long l
 	const void *in = p.p[TG_P_IN];
 	const long long rows = p.n[0], cols = p.n[1], c0 = b * 16;
 	float x[16], am = 0.0f;
+	load16(in, (r * cols + c0) / 16, x);
 #pragma unroll
-	for (int k = 0; k < 16; k++) {
-		x[k] = load(in, r * cols + c0 + k);
+	for (int k = 0; k < 16; k++)
 		am = fmaxf(am, fabsf(x[k]));
-	}
 	if (TG_2D)
 		am = tile_amax(in, r / 16 * 16, c0, rows, cols);
 	const uint8_t sd = tg_nvfp4_block_scale(am, s_enc);
@@ -100,8 +127,9 @@ __device__ __forceinline__ void row_block(const TgParams &p, long long r, long l
 }
 
 // Block b of row c of the columnwise copy (column c of the input, rows 16b ..
-// 16b + len - 1): byte stores, since a row of the copy has ceil(rows/2) bytes.
-__device__ __forceinline__ void col_block(const TgParams &p, long long c, long long b, float s_enc)
+// 16b + len - 1): its 16 codes packed into w[0..1] (element 2k in the low nibble;
+// codes past len are 0, as a padding nibble is), the scale byte returned.
+__device__ __forceinline__ uint8_t col_codes(const TgParams &p, long long c, long long b, float s_enc, uint32_t w[2])
 {
 	const void *in = p.p[TG_P_IN];
 	const long long rows = p.n[0], cols = p.n[1], r0 = b * 16;
@@ -116,35 +144,58 @@ __device__ __forceinline__ void col_block(const TgParams &p, long long c, long l
 		am = tile_amax(in, r0, c / 16 * 16, rows, cols);
 	const uint8_t sd = tg_nvfp4_block_scale(am, s_enc);
 	const float mult = tg_nvfp4_elem_scale(sd, s_enc);
-	uint8_t *out = (uint8_t *)p.p[TG_P_OUT_T] + c * ((rows + 1) / 2) + r0 / 2;
 	const unsigned long long off = (unsigned long long)p.n[3];
+	w[0] = w[1] = 0u;
 #pragma unroll
-	for (int j = 0; j < 8; j++) {
-		if (2 * j >= len)
-			break;
-		uint32_t v = code(x[2 * j] * mult, c * rows + r0 + 2 * j, off);
-		if (2 * j + 1 < len)
-			v |= code(x[2 * j + 1] * mult, c * rows + r0 + 2 * j + 1, off) << 4;
-		out[j] = (uint8_t)v;
+	for (int k = 0; k < 16; k++)
+		if (k < len)
+			w[k / 8] |= code(x[k] * mult, c * rows + r0 + k, off) << (4 * (k % 8));
+	return sd;
+}
+
+// Blocks 4g .. 4g+3 of row c of the columnwise copy (64 rows of input column c): when
+// rows % 64 == 0 the 32 bytes are one sector of OUT_T and the 4 scale bytes one word;
+// otherwise byte stores, ceil(len/2) bytes a block, since a copy row has ceil(rows/2).
+__device__ __forceinline__ void col_group(const TgParams &p, long long c, long long g, float s_enc)
+{
+	const long long rows = p.n[0], nbt = (rows + 15) / 16;
+	uint8_t *out = (uint8_t *)p.p[TG_P_OUT_T] + c * ((rows + 1) / 2);
+	uint8_t *sc = (uint8_t *)p.p[TG_P_SCALE_INV_T] + c * nbt;
+	if (rows % 64 == 0) {
+		uint32_t w[8], e = 0u;
+#pragma unroll
+		for (int j = 0; j < 4; j++)
+			e |= (uint32_t)col_codes(p, c, 4 * g + j, s_enc, &w[2 * j]) << (8 * j);
+		uint4 *d = (uint4 *)(out + 32 * g);
+		d[0] = make_uint4(w[0], w[1], w[2], w[3]);
+		d[1] = make_uint4(w[4], w[5], w[6], w[7]);
+		*(uint32_t *)(sc + 4 * g) = e;
+		return;
 	}
-	((uint8_t *)p.p[TG_P_SCALE_INV_T])[c * ((rows + 15) / 16) + b] = sd;
+	for (long long b = 4 * g; b < 4 * g + 4 && b < nbt; b++) {
+		uint32_t w[2];
+		sc[b] = col_codes(p, c, b, s_enc, w);
+		const int len = rows - 16 * b < 16 ? (int)(rows - 16 * b) : 16;
+		for (int j = 0; 2 * j < len; j++)
+			out[8 * b + j] = (uint8_t)(w[j / 4] >> (8 * (j % 4)));
+	}
 }
 
 // Pass 1: units are the rowwise copy's blocks (row-major), then the columnwise
-// copy's (consecutive threads take consecutive columns, so loads coalesce).
+// copy's groups of 4 blocks (consecutive threads take consecutive columns, so loads coalesce).
 __device__ __forceinline__ void cast_pass(const TgParams &p)
 {
 	const long long rows = p.n[0], cols = p.n[1];
 	const float s_enc = tg_nvfp4_s_enc(*(const float *)p.p[TG_P_AMAX]);
 	if (blockIdx.x == 0 && threadIdx.x == 0)
 		*(float *)p.p[TG_P_SCALE] = s_enc;
-	const long long nb = cols / 16, nbt = (rows + 15) / 16;
-	const long long urow = TG_ROWWISE ? rows * nb : 0, units = urow + (TG_COLWISE ? cols * nbt : 0);
+	const long long nb = cols / 16, ngt = ((rows + 15) / 16 + 3) / 4;
+	const long long urow = TG_ROWWISE ? rows * nb : 0, units = urow + (TG_COLWISE ? cols * ngt : 0);
 	for (long long u = (long long)blockIdx.x * TG_THREADS + threadIdx.x; u < units; u += (long long)gridDim.x * TG_THREADS) {
 		if (u < urow)
 			row_block(p, u / nb, u % nb, s_enc);
 		else
-			col_block(p, (u - urow) % cols, (u - urow) / cols, s_enc);
+			col_group(p, (u - urow) % cols, (u - urow) / cols, s_enc);
 	}
 }
 

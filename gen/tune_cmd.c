@@ -9,7 +9,8 @@
  * cold L2; the median counts). Variants that fail to compile, load or launch,
  * or spill to local memory (except the heuristic's own), are pruned. A table
  * per token count shows each variant's time and effective GB/s, the best one
- * and the heuristic's. Unless --no-check, the plan the
+ * and the heuristic's for that token count (what tg_layer_set_tokens gives
+ * without tuning data). Unless --no-check, the plan the
  * runtime would now pick is checked against the CPU reference at each token
  * count first (from a temporary copy of the DB); only then are all timings
  * appended to the tuning DB ($CACHE/tuning/v1.txt, gen/tune.c), in one
@@ -77,6 +78,17 @@ static int write_trial_db(const char *db, const char *trial, const Buf *lines)
 }
 
 /* Run the layer as the runtime would plan it now, at each token count, against the reference. */
+/* Index in cand[i..c0) of kernel ki's variant in plan pt (the heuristic's choice for the
+ * token count pt was planned for); i (the token-unknown heuristic's, listed first) if absent. */
+static int heuristic_of(const Plan *pt, int ki, const Cand *cand, int i, int c0)
+{
+	const char *v = pt && ki < pt->nkernels ? pt->kernels[ki].variant : NULL;
+	for (int j = i; v && j < c0; j++)
+		if (!strcmp(cand[j].v.name, v))
+			return j;
+	return i;
+}
+
 static int check_tuned(TgContext *ctx, const char *spec, const long *tokens, int ntok)
 {
 	int bad = 0;
@@ -344,7 +356,10 @@ int cmd_tune(int argc, char **argv)
 		}
 		Buf b = {0};
 		CheckKeep keep = {0};
-		int fails = tg_layer_load(l) ? -1 : check_layer(l, tokens[t], 1, 0, &keep, &b, err, sizeof err);
+		/* planned for this token count (no DB): its variants are the heuristic's for tokens[t] */
+		int fails = tg_layer_set_tokens(l, tokens[t]) || tg_layer_load(l) ? -1
+			: check_layer(l, tokens[t], 1, 0, &keep, &b, err, sizeof err);
+		const Plan *pt = tg_layer_plan(l);
 		buf_free(&b);
 		if (fails < 0) {
 			fprintf(stderr, "tegen tune: tokens=%ld: %s\n", tokens[t], err[0] ? err : tg_last_error());
@@ -382,9 +397,10 @@ int cmd_tune(int argc, char **argv)
 				buf_puts(&lines, tunedb_line(a, &e));
 				nlines++;
 			}
+			int h = heuristic_of(pt, ki, cand, i, c0);
 			for (int j = i; j < c0; j++) {
 				Cand *c = &cand[j];
-				bool heur = j == i; /* plan_variants lists the kernel's own (heuristic) variant first */
+				bool heur = j == h;
 				char us[32] = "-", gbs[32] = "-";
 				if (c->us > 0) {
 					snprintf(us, sizeof us, "%.1f", c->us);
@@ -394,9 +410,9 @@ int cmd_tune(int argc, char **argv)
 				printf("%-30s %-14s %7ld %10s %8s  %s%s%s\n", c->k.name, c->v.name, bucket, us, gbs,
 					j == best ? "* best" : "", j == best && heur ? ", " : "", heur ? "heuristic" : "");
 			}
-			if (best >= 0 && cand[i].us > 0)
+			if (best >= 0 && cand[h].us > 0)
 				printf("%-30s best %s: %.2fx the heuristic's speed\n", cand[i].k.name, cand[best].v.name,
-					cand[i].us / cand[best].us);
+					cand[h].us / cand[best].us);
 		}
 		printf("\n");
 		check_keep_free(&keep);

@@ -278,6 +278,30 @@ static void test_db(Arena *a, const Graph *g)
 	rmdir(dir);
 }
 
+/* The heuristic without a DB: row kernels by row length and kind; cast+transpose by
+ * the row count when the planner knows it (bench/RESULTS.md, the H100 sweep). */
+static void test_heuristics(Arena *a, const Graph *g)
+{
+	static const struct { long tokens; const char *ct; } cases[] = {
+		{0, "t256r64c128"}, {256, "t256r32c128"}, {8192, "t256r64c128"}, {131072, "t512r128c128"},
+	};
+	for (int i = 0; i < (int)(sizeof cases / sizeof *cases); i++) {
+		PlanOptions o = {NULL, NULL, 0, 0, NULL, cases[i].tokens};
+		Diag d = {0};
+		const Plan *p = plan_build_opts(a, &d, g, &o);
+		const Kernel *ct = p ? by_tmpl(p, "cast_transpose.cu", 0) : NULL;
+		for (int n = 0; p && ct && !(plan_slot(ct, "TG_COLWISE") && !strcmp(plan_slot(ct, "TG_COLWISE"), "1")); n++)
+			ct = by_tmpl(p, "cast_transpose.cu", n + 1); /* the per-tensor cast+transpose of x */
+		check(ct && !strcmp(ct->variant, cases[i].ct), arena_printf(a, "heuristic-ct-%ld", cases[i].tokens),
+			"cast_transpose at %ld tokens: %s, want %s", cases[i].tokens, ct ? ct->variant : "(none)", cases[i].ct);
+		if (i == 0) { /* row kernels do not depend on the token count */
+			const Kernel *glu = p ? by_tmpl(p, "glu_amax.cu", 0) : NULL, *nq = p ? by_tmpl(p, "norm_quantize.cu", 0) : NULL;
+			check(glu && !strcmp(glu->variant, "t512v4r1"), "heuristic-glu-4096", "GLU 4096 cols: %s", glu ? glu->variant : "-");
+			check(nq && !strcmp(nq->variant, "t128v8r1"), "heuristic-norm-4096", "norm 4096 cols: %s", nq ? nq->variant : "-");
+		}
+	}
+}
+
 int main(void)
 {
 	Arena *a = arena_new();
@@ -296,6 +320,7 @@ int main(void)
 			heur &= !strcmp(p->kernels[i].choice, "heuristic");
 	check(heur, "no-db-heuristic", "a kernel is not 'heuristic' without a DB");
 	test_variants(a, p);
+	test_heuristics(a, g);
 	test_db(a, g);
 	arena_free(a);
 	return failures ? 1 : 0;

@@ -197,6 +197,43 @@ __device__ __forceinline__ float warp_max(float m)
 	return m;
 }
 
+/* Recipes 1 (delayed: *SCALE) and 2 (current: from *AMAX): the per-tensor scale; CTA 0's
+ * thread 0 writes SCALE_INV (and, for current, SCALE). Other recipes: 1. */
+template <int RECIPE, int POW2> __device__ __forceinline__ float tensor_scale(const TgParams &p, float fmax, float eps)
+{
+	const bool first = blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0 && threadIdx.x == 0;
+	float scale = 1.0f;
+	if (RECIPE == 1) {
+		scale = *(const float *)p.p[TG_P_SCALE];
+		if (first)
+			*(float *)p.p[TG_P_SCALE_INV] = tg_scale_inv(scale);
+	} else if (RECIPE == 2) {
+		scale = tg_current_scale(*(const float *)p.p[TG_P_AMAX], fmax, eps, POW2);
+		if (first) {
+			*(float *)p.p[TG_P_SCALE] = scale;
+			*(float *)p.p[TG_P_SCALE_INV] = tg_scale_inv(scale);
+		}
+	}
+	return scale;
+}
+
+/* The CTA's max of every thread's m into AMAX with one atomic max (max of non-negative
+ * floats = max of their bits as ints). Every thread calls it; red has >= THREADS/32 floats. */
+template <int THREADS> __device__ __forceinline__ void amax_flush(const TgParams &p, float m, float *red)
+{
+	m = warp_max(m);
+	if ((threadIdx.x & 31) == 0)
+		red[threadIdx.x >> 5] = m;
+	__syncthreads();
+	if (threadIdx.x == 0) {
+		float r = 0.0f;
+#pragma unroll
+		for (int i = 0; i < THREADS / 32; i++)
+			r = fmaxf(r, red[i]);
+		atomicMax((int *)p.p[TG_P_AMAX], __float_as_int(r));
+	}
+}
+
 /* Block-wide max; every thread gets it. red has >= 32 floats. Contains two barriers. */
 template <int THREADS> __device__ __forceinline__ float block_max(float m, float *red)
 {
@@ -252,24 +289,12 @@ __device__ __forceinline__ void body(const TgParams &p, const float eps)
 	constexpr int TILES_C = (COLS + TC - 1) / TC;
 	const long long tiles = (rows + TR - 1) / TR * TILES_C;
 	const float fmax = tg_fmt_max(FMT);
-	const bool cta0 = blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0;
 	const char *in = (const char *)p.p[TG_P_IN];
 	unsigned char *out = (unsigned char *)p.p[TG_P_OUT];
 	unsigned char *out_t = (unsigned char *)p.p[TG_P_OUT_T];
 	constexpr int IES = IN_DT == 0 ? 4 : 2;
 
-	float scale = 1.0f;
-	if (RECIPE == 1) {
-		scale = *(const float *)p.p[TG_P_SCALE];
-		if (cta0 && tid == 0)
-			*(float *)p.p[TG_P_SCALE_INV] = tg_scale_inv(scale);
-	} else if (RECIPE == 2) {
-		scale = tg_current_scale(*(const float *)p.p[TG_P_AMAX], fmax, eps, POW2);
-		if (cta0 && tid == 0) {
-			*(float *)p.p[TG_P_SCALE] = scale;
-			*(float *)p.p[TG_P_SCALE_INV] = tg_scale_inv(scale);
-		}
-	}
+	const float scale = tensor_scale<RECIPE, POW2>(p, fmax, eps);
 	const bool want_amax = RECIPE == 1 || RECIPE == 3 || (RECIPE != 2 && p.p[TG_P_AMAX] != 0);
 	float tamax = 0.0f; /* this thread's per-tensor amax */
 
@@ -498,19 +523,8 @@ __device__ __forceinline__ void body(const TgParams &p, const float eps)
 		__syncthreads(); /* the shared tile is rewritten by the next tile */
 	}
 
-	if (want_amax) {
-		float m = warp_max(tamax);
-		if ((tid & 31) == 0)
-			s_red[tid >> 5] = m;
-		__syncthreads();
-		if (tid == 0) {
-			float r = 0.0f;
-#pragma unroll
-			for (int i = 0; i < THREADS / 32; i++)
-				r = fmaxf(r, s_red[i]);
-			atomicMax((int *)p.p[TG_P_AMAX], __float_as_int(r));
-		}
-	}
+	if (want_amax)
+		amax_flush<THREADS>(p, tamax, s_red);
 }
 
 
@@ -636,24 +650,12 @@ __device__ __forceinline__ void body_stage(const TgParams &p, const float eps)
 	const int tid = threadIdx.x, lane = tid & 31;
 	const long long tiles = (rows + TR - 1) / TR * TILES_C;
 	const float fmax = tg_fmt_max(FMT);
-	const bool cta0 = blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0;
 	const char *in = (const char *)p.p[TG_P_IN];
 	unsigned char *out = (unsigned char *)p.p[TG_P_OUT];
 	unsigned char *out_t = (unsigned char *)p.p[TG_P_OUT_T];
 	const long long nrb = (rows + 31) / 32;
 
-	float scale = 1.0f;
-	if (RECIPE == 1) {
-		scale = *(const float *)p.p[TG_P_SCALE];
-		if (cta0 && tid == 0)
-			*(float *)p.p[TG_P_SCALE_INV] = tg_scale_inv(scale);
-	} else if (RECIPE == 2) {
-		scale = tg_current_scale(*(const float *)p.p[TG_P_AMAX], fmax, eps, POW2);
-		if (cta0 && tid == 0) {
-			*(float *)p.p[TG_P_SCALE] = scale;
-			*(float *)p.p[TG_P_SCALE_INV] = tg_scale_inv(scale);
-		}
-	}
+	const float scale = tensor_scale<RECIPE, POW2>(p, fmax, eps);
 	const bool want_amax = !RAW && (RECIPE == 1 || (RECIPE == 6 && p.p[TG_P_AMAX] != 0));
 	float tamax = 0.0f;
 
@@ -811,19 +813,8 @@ __device__ __forceinline__ void body_stage(const TgParams &p, const float eps)
 	}
 	cp_async_wait<0>();
 
-	if (want_amax) {
-		float m = warp_max(tamax);
-		if (lane == 0)
-			s_red[tid >> 5] = m;
-		__syncthreads();
-		if (tid == 0) {
-			float r = 0.0f;
-#pragma unroll
-			for (int i = 0; i < THREADS / 32; i++)
-				r = fmaxf(r, s_red[i]);
-			atomicMax((int *)p.p[TG_P_AMAX], __float_as_int(r));
-		}
-	}
+	if (want_amax)
+		amax_flush<THREADS>(p, tamax, s_red);
 }
 
 /* ---------------- streaming amax (recipe 3) ----------------
@@ -862,17 +853,7 @@ template <int IN_DT, int THREADS> __device__ __forceinline__ void body_amax(cons
 			}
 		}
 	}
-	m = warp_max(m);
-	if ((threadIdx.x & 31) == 0)
-		s_red[threadIdx.x >> 5] = m;
-	__syncthreads();
-	if (threadIdx.x == 0) {
-		float r = 0.0f;
-#pragma unroll
-		for (int i = 0; i < THREADS / 32; i++)
-			r = fmaxf(r, s_red[i]);
-		atomicMax((int *)p.p[TG_P_AMAX], __float_as_int(r));
-	}
+	amax_flush<THREADS>(p, m, s_red);
 }
 
 /* Path choice. LEGACY (harness only, not a slot): 1 = the shared-tile body for

@@ -289,9 +289,9 @@ static void test_heuristics(Arena *a, const Graph *g)
 		PlanOptions o = {NULL, NULL, 0, 0, NULL, cases[i].tokens};
 		Diag d = {0};
 		const Plan *p = plan_build_opts(a, &d, g, &o);
-		const Kernel *ct = p ? by_tmpl(p, "cast_transpose.cu", 0) : NULL;
-		for (int n = 0; p && ct && !(plan_slot(ct, "TG_COLWISE") && !strcmp(plan_slot(ct, "TG_COLWISE"), "1")); n++)
-			ct = by_tmpl(p, "cast_transpose.cu", n + 1); /* the per-tensor cast+transpose of x */
+		const Kernel *ct = NULL; /* the first with a columnwise copy: the per-tensor cast+transpose of x */
+		for (int n = 0; p && (ct = by_tmpl(p, "cast_transpose.cu", n)) && slotl(ct, "TG_COLWISE") != 1; n++)
+			;
 		check(ct && !strcmp(ct->variant, cases[i].ct), arena_printf(a, "heuristic-ct-%ld", cases[i].tokens),
 			"cast_transpose at %ld tokens: %s, want %s", cases[i].tokens, ct ? ct->variant : "(none)", cases[i].ct);
 		if (i == 0) { /* row kernels do not depend on the token count */

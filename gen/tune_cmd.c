@@ -6,8 +6,9 @@
  * Then, per token count, the layer is bound to random inputs (check_layer) and
  * run once, and each variant is launched in place of its kernel with the same
  * bindings (tg_layer_time_kernel: 3 warm-ups, then K timed launches each from a
- * cold L2; the median counts). Variants that fail to compile, load or launch,
- * or spill to local memory (except the heuristic's own), are pruned. A table
+ * cold L2; the median counts). Variants that fail to compile, load or launch
+ * are pruned; variants that spill to local memory are timed and marked (a
+ * heuristic may pick one, and a small spill can still be fastest). A table
  * per token count shows each variant's time and effective GB/s, the best one
  * and the heuristic's for that token count (what tg_layer_set_tokens gives
  * without tuning data). Unless --no-check, the plan the
@@ -46,6 +47,7 @@ typedef struct Cand {
 	PlanVariant v;
 	void *fn;             /* NULL: pruned */
 	const char *why;      /* why pruned */
+	int spill;            /* spill bytes (stores + loads) reported by ptxas */
 	float us;             /* median of this token count; < 0 failed */
 	double bytes;
 } Cand;
@@ -330,11 +332,10 @@ int cmd_tune(int argc, char **argv)
 	int hits = 0, ok = 0;
 	for (int i = 0; i < ncand; i++) {
 		Cand *c = &cand[i];
-		bool own = i == 0 || cand[i - 1].kernel != c->kernel; /* the heuristic's variant (listed first) */
+		if (res[i].cubin)
+			c->spill = res[i].spill_stores + res[i].spill_loads;
 		if (!res[i].cubin)
 			c->why = "compile failed";
-		else if (!own && res[i].spill_stores + res[i].spill_loads > 0)
-			c->why = arena_printf(a, "spills to local memory (%d bytes)", res[i].spill_stores + res[i].spill_loads);
 		else if (tg_context_function(ctx, &res[i], src[i].name, &c->fn)) {
 			c->fn = NULL;
 			c->why = arena_printf(a, "load failed: %s", tg_last_error());
@@ -407,8 +408,11 @@ int cmd_tune(int argc, char **argv)
 					if (c->bytes > 0)
 						snprintf(gbs, sizeof gbs, "%.0f", c->bytes / c->us / 1e3);
 				}
-				printf("%-30s %-14s %7ld %10s %8s  %s%s%s\n", c->k.name, c->v.name, bucket, us, gbs,
-					j == best ? "* best" : "", j == best && heur ? ", " : "", heur ? "heuristic" : "");
+				char sp[32] = "";
+				if (c->spill)
+					snprintf(sp, sizeof sp, "%s(spills %d B)", j == best || heur ? " " : "", c->spill);
+				printf("%-30s %-14s %7ld %10s %8s  %s%s%s%s\n", c->k.name, c->v.name, bucket, us, gbs,
+					j == best ? "* best" : "", j == best && heur ? ", " : "", heur ? "heuristic" : "", sp);
 			}
 			if (best >= 0 && cand[h].us > 0)
 				printf("%-30s best %s: %.2fx the heuristic's speed\n", cand[i].k.name, cand[best].v.name,

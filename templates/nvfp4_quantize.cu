@@ -22,10 +22,11 @@
 //   row covers rows % 16 elements when rows is not a multiple of 16).
 // p[TG_P_IN]: [rows][cols] of TG_IN_DTYPE (0 fp32, 1 bf16, 2 fp16).
 // n[0] = rows, n[1] = cols (a multiple of 16), n[3] = SR offset (the layer's step count).
-// Launch: block (TG_THREADS,1,1), any grid.x >= 1: both passes grid-stride, the
-// amax pass over 16-element chunks, the cast pass over 16-element blocks of the rowwise
-// copy and groups of four blocks of the columnwise copy (each written by exactly one
-// thread, so no two threads touch one byte).
+// Launch: block (TG_THREADS,1,1) (a multiple of 32), any grid.x >= 1: both passes
+// grid-stride, the amax pass over 16-element chunks, the 1D cast pass over 16-element
+// blocks of the rowwise copy and groups of four blocks of the columnwise copy, the 2D
+// cast pass over 64x128 strips staged in shared memory (every byte of a copy is
+// written by exactly one thread).
 #include "tg_formats.h"
 #include "tg_recipe.h"
 #include "tg_kernel.h"
@@ -84,18 +85,6 @@ __device__ __forceinline__ void amax_pass(const TgParams &p)
 		atomicMax((int *)p.p[TG_P_AMAX], (int)tg_f2u(m));
 }
 
-// max|x| over rows [r0, min(rows, r0 + 16)) and columns [c0, c0 + 16) (the 2D tile).
-__device__ __forceinline__ float tile_amax(const void *in, long long r0, long long c0, long long rows, long long cols)
-{
-	const long long r1 = r0 + 16 < rows ? r0 + 16 : rows;
-	float m = 0.0f;
-	for (long long r = r0; r < r1; r++)
-#pragma unroll
-		for (int k = 0; k < 16; k++)
-			m = fmaxf(m, fabsf(load(in, r * cols + c0 + k)));
-	return m;
-}
-
 // One E2M1 code of x * mult; idx is the element's index in its copy (SR counter).
 __device__ __forceinline__ uint32_t code(float v, long long idx, unsigned long long offset)
 {
@@ -104,24 +93,31 @@ __device__ __forceinline__ uint32_t code(float v, long long idx, unsigned long l
 	return tg_f32_to_e2m1(v);
 }
 
+// 16 codes of x[0..len) * mult packed into w[0..1] (element 2k in the low nibble; codes
+// past len are 0); idx0 is the SR index of x[0] (the others follow it).
+__device__ __forceinline__ void encode16(const float x[16], int len, float mult, long long idx0, unsigned long long off,
+                                         uint32_t w[2])
+{
+	w[0] = w[1] = 0u;
+#pragma unroll
+	for (int k = 0; k < 16; k++)
+		if (k < len)
+			w[k / 8] |= code(x[k] * mult, idx0 + k, off) << (4 * (k % 8));
+}
+
 // Block b of row r of the rowwise copy: 16 elements, one 8-byte store, one scale byte.
 __device__ __forceinline__ void row_block(const TgParams &p, long long r, long long b, float s_enc)
 {
 	const void *in = p.p[TG_P_IN];
-	const long long rows = p.n[0], cols = p.n[1], c0 = b * 16;
+	const long long cols = p.n[1], c0 = b * 16;
 	float x[16], am = 0.0f;
 	load16(in, (r * cols + c0) / 16, x);
 #pragma unroll
 	for (int k = 0; k < 16; k++)
 		am = fmaxf(am, fabsf(x[k]));
-	if (TG_2D)
-		am = tile_amax(in, r / 16 * 16, c0, rows, cols);
 	const uint8_t sd = tg_nvfp4_block_scale(am, s_enc);
-	const float mult = tg_nvfp4_elem_scale(sd, s_enc);
-	uint32_t w[2] = {0u, 0u};
-#pragma unroll
-	for (int k = 0; k < 16; k++)
-		w[k / 8] |= code(x[k] * mult, r * cols + c0 + k, (unsigned long long)p.n[3]) << (4 * (k % 8));
+	uint32_t w[2];
+	encode16(x, 16, tg_nvfp4_elem_scale(sd, s_enc), r * cols + c0, (unsigned long long)p.n[3], w);
 	*(uint2 *)((uint8_t *)p.p[TG_P_OUT] + r * (cols / 2) + c0 / 2) = make_uint2(w[0], w[1]);
 	((uint8_t *)p.p[TG_P_SCALE_INV])[r * (cols / 16) + b] = sd;
 }
@@ -140,8 +136,6 @@ __device__ __forceinline__ uint8_t col_codes(const TgParams &p, long long c, lon
 		x[k] = k < len ? load(in, (r0 + k) * cols + c) : 0.0f;
 		am = fmaxf(am, fabsf(x[k]));
 	}
-	if (TG_2D)
-		am = tile_amax(in, r0, c / 16 * 16, rows, cols);
 	const uint8_t sd = tg_nvfp4_block_scale(am, s_enc);
 	const float mult = tg_nvfp4_elem_scale(sd, s_enc);
 	const unsigned long long off = (unsigned long long)p.n[3];
@@ -181,6 +175,157 @@ __device__ __forceinline__ void col_group(const TgParams &p, long long c, long l
 	}
 }
 
+// ---- TG_2D: 16x16 blocks, one strip of 64 rows x 128 columns at a time in shared memory ----
+// Each input element is read from global memory once: the strip is staged as FP32, the 32
+// tile amaxes are taken from shared memory, then the rowwise blocks (row-major units, one
+// 8-byte store each) and the columnwise blocks (a thread per column and 32 rows: two
+// blocks, one 16-byte store when rows % 32 == 0) are encoded from the same strip.
+constexpr int S2R = 64, S2C = 128, S2P = S2C + 4; // strip rows, columns, padded row stride (floats)
+
+// Strip (r0, c0) of the input into t as FP32 (zeros past the last row or column).
+__device__ __forceinline__ void stage_strip(const void *in, long long r0, long long c0, long long rows, long long cols,
+                                            float *t)
+{
+	constexpr int EV = TG_IN_DTYPE == 0 ? 4 : 8, VPR = S2C / EV; // elements per 16-byte vector, vectors per row
+	for (int i = threadIdx.x; i < S2R * VPR; i += TG_THREADS) {
+		const int r = i / VPR, c = i % VPR * EV;
+		float v[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+		if (r0 + r < rows && c0 + c < cols) { // cols % 16 == 0: a vector is all in or all out
+			const long long e = (r0 + r) * cols + c0 + c;
+			const uint4 a = *(const uint4 *)((const char *)in + e * (TG_IN_DTYPE == 0 ? 4 : 2));
+			const uint32_t u[4] = {a.x, a.y, a.z, a.w};
+#pragma unroll
+			for (int k = 0; k < 4; k++) {
+				if (TG_IN_DTYPE == 0) {
+					v[k] = __uint_as_float(u[k]);
+				} else {
+					const uint16_t lo = (uint16_t)(u[k] & 0xFFFFu), hi = (uint16_t)(u[k] >> 16);
+					v[2 * k] = TG_IN_DTYPE == 1 ? tg_bf16_to_f32(lo) : tg_f16_to_f32(lo);
+					v[2 * k + 1] = TG_IN_DTYPE == 1 ? tg_bf16_to_f32(hi) : tg_f16_to_f32(hi);
+				}
+			}
+		}
+		float4 *d = (float4 *)(t + r * S2P + c);
+		d[0] = make_float4(v[0], v[1], v[2], v[3]);
+		if (EV == 8)
+			d[1] = make_float4(v[4], v[5], v[6], v[7]);
+	}
+}
+
+// The 4 x 8 tile amaxes of the staged strip into tam[tile row * 8 + tile column]: 8 lanes
+// a tile, lane p reads rows p and p + 8 (conflict-free with the padded stride).
+__device__ __forceinline__ void strip_tile_amax(const float *t, float *tam)
+{
+	for (int i = threadIdx.x; i < 32 * 8; i += TG_THREADS) {
+		const int tile = i / 8, p = i % 8, tr = tile / 8, tc = tile % 8;
+		float m = 0.0f;
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			const float4 *row = (const float4 *)(t + (16 * tr + p + 8 * h) * S2P + 16 * tc);
+#pragma unroll
+			for (int q = 0; q < 4; q++) {
+				const float4 v = row[q];
+				m = fmaxf(fmaxf(m, fabsf(v.x)), fmaxf(fabsf(v.y), fmaxf(fabsf(v.z), fabsf(v.w))));
+			}
+		}
+		m = fmaxf(m, __shfl_xor_sync(0xFFFFFFFFu, m, 1));
+		m = fmaxf(m, __shfl_xor_sync(0xFFFFFFFFu, m, 2));
+		m = fmaxf(m, __shfl_xor_sync(0xFFFFFFFFu, m, 4));
+		if (p == 0)
+			tam[tile] = m;
+	}
+}
+
+// Rowwise blocks of the strip: unit (row r, block b), 8 units a row; the float4 reads of
+// a row's 8 blocks are rotated by b/2 so the 8 lanes of a phase hit distinct banks.
+__device__ __forceinline__ void strip_rows(const TgParams &p, const float *t, const float *tam, long long r0, long long c0,
+                                           float s_enc)
+{
+	const long long rows = p.n[0], cols = p.n[1];
+	for (int i = threadIdx.x; i < S2R * 8; i += TG_THREADS) {
+		const int r = i / 8, b = i % 8;
+		if (r0 + r >= rows || c0 + 16 * b >= cols)
+			continue;
+		float x[16];
+#pragma unroll
+		for (int q = 0; q < 4; q++) {
+			const int qq = (q + b / 2) & 3;
+			const float4 v = *(const float4 *)(t + r * S2P + 16 * b + 4 * qq);
+			x[4 * qq] = v.x, x[4 * qq + 1] = v.y, x[4 * qq + 2] = v.z, x[4 * qq + 3] = v.w;
+		}
+		const uint8_t sd = tg_nvfp4_block_scale(tam[(r / 16) * 8 + b], s_enc);
+		const long long row = r0 + r, c = c0 + 16 * b;
+		uint32_t w[2];
+		encode16(x, 16, tg_nvfp4_elem_scale(sd, s_enc), row * cols + c, (unsigned long long)p.n[3], w);
+		*(uint2 *)((uint8_t *)p.p[TG_P_OUT] + row * (cols / 2) + c / 2) = make_uint2(w[0], w[1]);
+		((uint8_t *)p.p[TG_P_SCALE_INV])[row * (cols / 16) + c / 16] = sd;
+	}
+}
+
+// Columnwise blocks of the strip: unit (column c, half h) encodes rows 32h .. 32h+31 of
+// the strip's column c as two blocks of the transposed copy.
+__device__ __forceinline__ void strip_cols(const TgParams &p, const float *t, const float *tam, long long r0, long long c0,
+                                           float s_enc)
+{
+	const long long rows = p.n[0], cols = p.n[1], nbt = (rows + 15) / 16;
+	for (int i = threadIdx.x; i < S2C * (S2R / 32); i += TG_THREADS) {
+		const int c = i % S2C, h = i / S2C;
+		const long long col = c0 + c, bt0 = (r0 + 32 * h) / 16;
+		if (col >= cols || 16 * bt0 >= rows)
+			continue;
+		uint8_t *out = (uint8_t *)p.p[TG_P_OUT_T] + col * ((rows + 1) / 2);
+		uint8_t *sc = (uint8_t *)p.p[TG_P_SCALE_INV_T] + col * nbt;
+		uint32_t w[4];
+		uint8_t sd[2];
+		int len[2];
+#pragma unroll
+		for (int j = 0; j < 2; j++) {
+			const long long rb = 16 * (bt0 + j);
+			len[j] = rb >= rows ? 0 : rows - rb < 16 ? (int)(rows - rb) : 16;
+			float x[16];
+#pragma unroll
+			for (int k = 0; k < 16; k++)
+				x[k] = t[(32 * h + 16 * j + k) * S2P + c];
+			sd[j] = tg_nvfp4_block_scale(tam[(2 * h + j) * 8 + c / 16], s_enc);
+			encode16(x, len[j], tg_nvfp4_elem_scale(sd[j], s_enc), col * rows + rb, (unsigned long long)p.n[3], &w[2 * j]);
+		}
+		if (rows % 32 == 0) { // both blocks full: one 16-byte store, one 2-byte scale store
+			*(uint4 *)(out + 8 * bt0) = make_uint4(w[0], w[1], w[2], w[3]);
+			*(uint16_t *)(sc + bt0) = (uint16_t)(sd[0] | sd[1] << 8);
+			continue;
+		}
+		for (int j = 0; j < 2 && len[j] > 0; j++) {
+			sc[bt0 + j] = sd[j];
+			for (int q = 0; 2 * q < len[j]; q++)
+				out[8 * (bt0 + j) + q] = (uint8_t)(w[2 * j + q / 4] >> (8 * (q % 4)));
+		}
+	}
+}
+
+// Pass 1 with TG_2D: grid-stride over strips (row-major), two barriers a strip.
+__device__ __forceinline__ void cast_pass_2d(const TgParams &p)
+{
+	__shared__ __align__(16) float t[S2R * S2P];
+	__shared__ float tam[32];
+	const long long rows = p.n[0], cols = p.n[1];
+	const float s_enc = tg_nvfp4_s_enc(*(const float *)p.p[TG_P_AMAX]);
+	if (blockIdx.x == 0 && threadIdx.x == 0)
+		*(float *)p.p[TG_P_SCALE] = s_enc;
+	const long long nsc = (cols + S2C - 1) / S2C, nstrip = (rows + S2R - 1) / S2R * nsc;
+	for (long long s = blockIdx.x; s < nstrip; s += gridDim.x) {
+		const long long r0 = s / nsc * S2R, c0 = s % nsc * S2C;
+		__syncthreads(); // the previous strip's readers are done
+		stage_strip(p.p[TG_P_IN], r0, c0, rows, cols, t);
+		__syncthreads();
+		strip_tile_amax(t, tam);
+		__syncthreads();
+		if (TG_ROWWISE)
+			strip_rows(p, t, tam, r0, c0, s_enc);
+		if (TG_COLWISE)
+			strip_cols(p, t, tam, r0, c0, s_enc);
+	}
+}
+
 // Pass 1: units are the rowwise copy's blocks (row-major), then the columnwise
 // copy's groups of 4 blocks (consecutive threads take consecutive columns, so loads coalesce).
 __device__ __forceinline__ void cast_pass(const TgParams &p)
@@ -203,8 +348,10 @@ __device__ __forceinline__ void cast_pass(const TgParams &p)
 
 extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParams p)
 {
-	if (TG_PASS == 0)
+	if constexpr (TG_PASS == 0)
 		tgnv::amax_pass(p);
+	else if constexpr (TG_2D != 0)
+		tgnv::cast_pass_2d(p);
 	else
 		tgnv::cast_pass(p);
 }

@@ -182,6 +182,17 @@ __device__ __forceinline__ void col_group(const TgParams &p, long long c, long l
 // blocks, one 16-byte store when rows % 32 == 0) are encoded from the same strip.
 constexpr int S2R = 64, S2C = 128, S2P = S2C + 4; // strip rows, columns, padded row stride (floats)
 
+// Offset in the staged strip of its element (r, c): float4 q of 16-column block b of a row
+// is stored at q ^ ((b >> 1) & 3) of the block, so the 8 lanes that read (or write) the
+// 8 blocks of a row in one phase hit distinct banks; the padded stride does the same for
+// 8 rows of one block. Indexing registers with a rotated q instead would put them in
+// local memory.
+__device__ __forceinline__ int sidx(int r, int c)
+{
+	const int b = c >> 4, q = (c >> 2) & 3;
+	return r * S2P + 16 * b + 4 * (q ^ ((b >> 1) & 3)) + (c & 3);
+}
+
 // Strip (r0, c0) of the input into t as FP32 (zeros past the last row or column).
 __device__ __forceinline__ void stage_strip(const void *in, long long r0, long long c0, long long rows, long long cols,
                                             float *t)
@@ -205,15 +216,14 @@ __device__ __forceinline__ void stage_strip(const void *in, long long r0, long l
 				}
 			}
 		}
-		float4 *d = (float4 *)(t + r * S2P + c);
-		d[0] = make_float4(v[0], v[1], v[2], v[3]);
+		*(float4 *)(t + sidx(r, c)) = make_float4(v[0], v[1], v[2], v[3]);
 		if (EV == 8)
-			d[1] = make_float4(v[4], v[5], v[6], v[7]);
+			*(float4 *)(t + sidx(r, c + 4)) = make_float4(v[4], v[5], v[6], v[7]);
 	}
 }
 
 // The 4 x 8 tile amaxes of the staged strip into tam[tile row * 8 + tile column]: 8 lanes
-// a tile, lane p reads rows p and p + 8 (conflict-free with the padded stride).
+// a tile, lane p reads rows p and p + 8 (the order of a row's float4s does not matter).
 __device__ __forceinline__ void strip_tile_amax(const float *t, float *tam)
 {
 	for (int i = threadIdx.x; i < 32 * 8; i += TG_THREADS) {
@@ -236,8 +246,8 @@ __device__ __forceinline__ void strip_tile_amax(const float *t, float *tam)
 	}
 }
 
-// Rowwise blocks of the strip: unit (row r, block b), 8 units a row; the float4 reads of
-// a row's 8 blocks are rotated by b/2 so the 8 lanes of a phase hit distinct banks.
+// Rowwise blocks of the strip: unit (row r, block b), 8 units a row (sidx's swizzle keeps
+// the 8 lanes of a row conflict-free).
 __device__ __forceinline__ void strip_rows(const TgParams &p, const float *t, const float *tam, long long r0, long long c0,
                                            float s_enc)
 {
@@ -249,9 +259,8 @@ __device__ __forceinline__ void strip_rows(const TgParams &p, const float *t, co
 		float x[16];
 #pragma unroll
 		for (int q = 0; q < 4; q++) {
-			const int qq = (q + b / 2) & 3;
-			const float4 v = *(const float4 *)(t + r * S2P + 16 * b + 4 * qq);
-			x[4 * qq] = v.x, x[4 * qq + 1] = v.y, x[4 * qq + 2] = v.z, x[4 * qq + 3] = v.w;
+			const float4 v = *(const float4 *)(t + sidx(r, 16 * b + 4 * q));
+			x[4 * q] = v.x, x[4 * q + 1] = v.y, x[4 * q + 2] = v.z, x[4 * q + 3] = v.w;
 		}
 		const uint8_t sd = tg_nvfp4_block_scale(tam[(r / 16) * 8 + b], s_enc);
 		const long long row = r0 + r, c = c0 + 16 * b;
@@ -285,7 +294,7 @@ __device__ __forceinline__ void strip_cols(const TgParams &p, const float *t, co
 			float x[16];
 #pragma unroll
 			for (int k = 0; k < 16; k++)
-				x[k] = t[(32 * h + 16 * j + k) * S2P + c];
+				x[k] = t[sidx(32 * h + 16 * j + k, c)];
 			sd[j] = tg_nvfp4_block_scale(tam[(2 * h + j) * 8 + c / 16], s_enc);
 			encode16(x, len[j], tg_nvfp4_elem_scale(sd[j], s_enc), col * rows + rb, (unsigned long long)p.n[3], &w[2 * j]);
 		}
@@ -294,10 +303,14 @@ __device__ __forceinline__ void strip_cols(const TgParams &p, const float *t, co
 			*(uint16_t *)(sc + bt0) = (uint16_t)(sd[0] | sd[1] << 8);
 			continue;
 		}
-		for (int j = 0; j < 2 && len[j] > 0; j++) {
+#pragma unroll
+		for (int j = 0; j < 2; j++) { // ceil(len / 2) bytes a block (registers indexed statically)
+			if (len[j] == 0)
+				break;
 			sc[bt0 + j] = sd[j];
+			const unsigned long long bytes = w[2 * j] | (unsigned long long)w[2 * j + 1] << 32;
 			for (int q = 0; 2 * q < len[j]; q++)
-				out[8 * (bt0 + j) + q] = (uint8_t)(w[2 * j + q / 4] >> (8 * (q % 4)));
+				out[8 * (bt0 + j) + q] = (uint8_t)(bytes >> (8 * q));
 		}
 	}
 }

@@ -274,7 +274,8 @@ typedef enum { KERNEL_GENERATED, KERNEL_GEMM } KernelKind;
 	X(COMP_SCALE_INV_T, "scale_inv_t") X(COMP_AMAX, "amax") X(COMP_STATE, "state") X(COMP_STATE_PARAMS, "state_params") \
 	X(COMP_DEQ, "deq") X(COMP_DEQ_T, "deq_t") /* BF16 copies of data / data_t for emulated GEMMs */ \
 	X(COMP_SCALE_SW, "scale_sw") X(COMP_SCALE_SW_T, "scale_sw_t") /* MXFP8/NVFP4 scales in the GEMM-swizzled layout */ \
-	X(COMP_HP, "hp") /* FP32 value of an op whose NVFP4 cast runs in separate kernels (unfused) */
+	X(COMP_HP, "hp") /* FP32 value of an op whose NVFP4 cast runs in separate kernels (unfused) */ \
+	X(COMP_ALPHA, "alpha") /* native NVFP4 GEMM output: float {alpha, beta} on the device, read by cuBLASLt */
 typedef enum {
 #define X(e, s) e,
 	TG_COMPONENTS(X)

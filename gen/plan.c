@@ -826,19 +826,65 @@ static void plan_swizzle(Planner *pl, const Op *op, const Tensor *t, Component f
 		: "native MXFP8 GEMM: scales to the 128x4 swizzled layout";
 }
 
+/* The alpha of a native NVFP4 GEMM: one thread writes {1/(S_enc_a*S_enc_b), beta}
+ * from the operands' recipe state into the output's alpha component, which
+ * cuBLASLt then reads in device pointer mode (nvfp4_gemm_alpha.cu). */
+static void plan_nvfp4_alpha(Planner *pl, const Op *op, const GemmCall *c)
+{
+	const Tensor *d = &pl->g->tensors[c->d];
+	Kernel *k = kernel_new(pl, arena_printf(pl->a, "nvfp4_alpha_%s", d->name), op->id);
+	k->kind = KERNEL_GENERATED;
+	k->tmpl = "nvfp4_gemm_alpha.cu";
+	slot(pl, k, "TG_KERNEL", emit_entry(pl->a, pl->p, k));
+	slot(pl, k, "TG_THREADS", "32");
+	slot(pl, k, "TG_ACCUMULATE", c->accumulate ? "1" : "0");
+	bind(pl, k, TG_P_SCALE, c->a, COMP_SCALE);
+	bind(pl, k, TG_P_SCALE_B, c->b, COMP_SCALE);
+	bind(pl, k, TG_P_OUT, c->d, COMP_ALPHA);
+	k->rows = (Extent){-1, 0, 1};
+	k->cols = 1;
+	k->threads = 32;
+	k->grid_rows = 1; /* one CTA */
+	k->variant = "t32";
+	k->choice = "fixed";
+	k->note = "native NVFP4 GEMM: alpha = 1/(S_enc_a*S_enc_b) and beta to the device (cuBLASLt pointer mode DEVICE)";
+}
+
+/* Take back the GEMM just planned (the last kernel) so that kernels it reads can
+ * be planned before it; gemm_readd puts it back after them. */
+static Kernel gemm_take_back(Planner *pl, Kernel *k)
+{
+	Kernel saved = *k;
+	pl->p->nkernels--;
+	return saved;
+}
+
+/* Re-add a GEMM taken back by gemm_take_back, renamed for its new position. */
+static Kernel *gemm_readd(Planner *pl, const Op *op, const Kernel *saved)
+{
+	Kernel *k = kernel_new(pl, "gemm", op->id);
+	*k = *saved;
+	k->name = arena_printf(pl->a, "k%d_gemm", pl->p->nkernels - 1);
+	return k;
+}
+
 /* Put per-operand kernels (dequantize or swizzle) before an already planned GEMM:
  * the GEMM is taken back, the operand kernels are added, the GEMM follows them. */
 static Kernel *gemm_after_operands(Planner *pl, const Op *op, Kernel *k,
 	void (*per_operand)(Planner *, const Op *, const Tensor *, Component), const Tensor *a, const Tensor *b)
 {
-	Kernel saved = *k;
-	pl->p->nkernels--;
+	Kernel saved = gemm_take_back(pl, k);
 	per_operand(pl, op, a, saved.gemm.a_comp);
 	per_operand(pl, op, b, saved.gemm.b_comp);
-	k = kernel_new(pl, "gemm", op->id);
-	*k = saved;
-	k->name = arena_printf(pl->a, "k%d_gemm", pl->p->nkernels - 1);
-	return k;
+	return gemm_readd(pl, op, &saved);
+}
+
+/* Put the alpha kernel of a native NVFP4 GEMM right before it. */
+static Kernel *gemm_after_alpha(Planner *pl, const Op *op, Kernel *k)
+{
+	Kernel saved = gemm_take_back(pl, k);
+	plan_nvfp4_alpha(pl, op, &saved.gemm);
+	return gemm_readd(pl, op, &saved);
 }
 
 static void plan_gemm(Planner *pl, const Op *op)
@@ -887,12 +933,18 @@ static void plan_gemm(Planner *pl, const Op *op)
 	 * which the swizzle kernel's fixed n[1] cannot express: that GEMM stays emulated
 	 * (MXFP8's columnwise scales are stored [rows/32][cols], which it reads at any rows) */
 	bool dyn_t = nv && ((c->a_comp == COMP_DATA_T && a->shape[0].dim >= 0) || (c->b_comp == COMP_DATA_T && b->shape[0].dim >= 0));
-	if (mx && !op->emulated && !dyn_t) {
-		/* every target has block-scaled MMA: swizzle both operands' scales, then cuBLASLt */
+	/* cuBLASLt's FP4 operands need a 16-byte row stride (K/2 bytes): K % 32 == 0 */
+	bool k_odd = nv && (c->k.dim >= 0 || c->k.add % 32);
+	if (mx && !op->emulated && !dyn_t && !k_odd) {
+		/* every target has block-scaled MMA: swizzle both operands' scales, then cuBLASLt
+		 * (NVFP4: after the kernel that puts alpha = 1/(S_enc_a*S_enc_b) on the device) */
 		k = gemm_after_operands(pl, op, k, plan_swizzle, a, b);
+		if (nv)
+			k = gemm_after_alpha(pl, op, k);
 		c = &k->gemm;
 		c->fast_accum = false;
-		k->note = nv ? "native NVFP4 (cuBLASLt VEC16_UE4M3, alpha = 1/(S_enc_a*S_enc_b))" : "native MXFP8 (cuBLASLt VEC32_UE8M0)";
+		k->note = nv ? "native NVFP4 (cuBLASLt VEC16_UE4M3, alpha = 1/(S_enc_a*S_enc_b) from the device)"
+			: "native MXFP8 (cuBLASLt VEC32_UE8M0)";
 	} else if (mx) {
 		/* no native block-scaled MMA on some target: dequantize both operands to BF16
 		 * (exact for MXFP8; NVFP4 rounds e2m1 * S_dec/S_enc once) and run a BF16 GEMM */
@@ -905,7 +957,9 @@ static void plan_gemm(Planner *pl, const Op *op)
 		c->a_dtype = c->b_dtype = DT_BF16;
 		c->fast_accum = false;
 		k->note = op->emulated ? op->emulated
-			: arena_printf(pl->a, "%s GEMM emulated: an activation's transposed NVFP4 scales are not swizzled natively yet", fmt);
+			: dyn_t ? arena_printf(pl->a, "%s GEMM emulated: an activation's transposed NVFP4 scales are not swizzled natively yet", fmt)
+			: arena_printf(pl->a, "%s GEMM emulated: cuBLASLt's FP4 GEMM needs a fixed K with K %% 32 == 0 (K = %s)", fmt,
+				extent_str(pl->a, g, c->k));
 	}
 	k->rows = c->m;
 	k->cols = c->n.add;

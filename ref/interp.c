@@ -38,6 +38,8 @@ size_t interp_comp_bytes(const Graph *g, const long *dims, const Tensor *t, Comp
 		return n * 2;
 	case COMP_HP:
 		return n * 4;
+	case COMP_ALPHA: /* {alpha, beta} of the native NVFP4 GEMM that writes t */
+		return 2 * sizeof(float);
 	case COMP_SCALE_SW: /* [rows][cols/blk] padded to 128 x 4 */
 		return (rows + 127) / 128 * 128 * ((cols + blk - 1) / blk + 3) / 4 * 4;
 	case COMP_SCALE_SW_T:
@@ -157,9 +159,11 @@ void interp_quantize(const Graph *g, const long *dims, const Tensor *t, RefTenso
 	emit_output(g, dims, t, r, (int)interp_rows(g, dims, t), (int)cols_of(t));
 }
 
-/* Dequantize a GEMM operand component into a float matrix [rows][k] (K contiguous). */
-static float *gemm_operand(const Graph *g, const long *dims, const Tensor *t, const RefTensor *r, Component c, int *rows_out,
-	int *k_out)
+/* Dequantize a GEMM operand component into a float matrix [rows][k] (K contiguous).
+ * native: an NVFP4 operand as the block-scaled MMA sees it, e2m1 * S_dec (exact in
+ * FP32), its S_enc left to the GEMM's alpha. */
+static float *gemm_operand(const Graph *g, const long *dims, const Tensor *t, const RefTensor *r, Component c, bool native,
+	int *rows_out, int *k_out)
 {
 	int rows = (int)interp_rows(g, dims, t), cols = (int)cols_of(t);
 	int R = c == COMP_DATA ? rows : cols, K = c == COMP_DATA ? cols : rows;
@@ -185,21 +189,22 @@ static float *gemm_operand(const Graph *g, const long *dims, const Tensor *t, co
 	case SCALING_BLOCK1X128: ref_dequant_block1x128(q, s, R, K, fmt, y); break;
 	case SCALING_BLOCK128X128: ref_dequant_block128x128(q, s, R, K, fmt, y); break;
 	case SCALING_MXFP8: ref_dequant_mxfp8(q, s, R, K, fmt, c != COMP_DATA, y); break;
-	case SCALING_NVFP4: ref_dequant_nvfp4(q, s, R, K, r->scale, y); break;
+	case SCALING_NVFP4: ref_dequant_nvfp4(q, s, R, K, native ? 1.0f : r->scale, y); break;
 	default: memset(y, 0, sizeof *y * n); break;
 	}
 	return y;
 }
 
-static int run_gemm(const Graph *g, const long *dims, const Op *op, RefTensor *t, char *err, size_t errlen)
+static int run_gemm(const Graph *g, const long *dims, const Op *op, unsigned flags, RefTensor *t, char *err, size_t errlen)
 {
 	const Tensor *ta = &g->tensors[op->arg[ARG_A]], *tb = &g->tensors[op->arg[ARG_B]];
 	const Tensor *td = &g->tensors[op->arg[ARG_OUT]];
 	Component ca = op->p.pass == PASS_WGRAD ? COMP_DATA_T : COMP_DATA;
 	Component cb = op->p.pass == PASS_FPROP ? COMP_DATA : COMP_DATA_T;
+	bool native = (flags & INTERP_NATIVE_NVFP4) && quantized(ta) && ta->recipe.scaling == SCALING_NVFP4;
 	int M, K, N, K2;
-	float *A = gemm_operand(g, dims, ta, &t[ta->id], ca, &M, &K);
-	float *B = gemm_operand(g, dims, tb, &t[tb->id], cb, &N, &K2);
+	float *A = gemm_operand(g, dims, ta, &t[ta->id], ca, native, &M, &K);
+	float *B = gemm_operand(g, dims, tb, &t[tb->id], cb, native, &N, &K2);
 	if (K != K2) {
 		snprintf(err, errlen, "reference gemm: K mismatch %d vs %d", K, K2);
 		free(A);
@@ -210,6 +215,11 @@ static int run_gemm(const Graph *g, const long *dims, const Op *op, RefTensor *t
 	free(rd->value);
 	rd->value = malloc(sizeof(float) * (size_t)M * (size_t)N + 1);
 	ref_gemm(A, B, M, N, K, rd->value);
+	if (native) { /* the MMA's FP32 sum times alpha, one FP32 rounding, before the epilogue */
+		float alpha = tg_nvfp4_gemm_alpha(t[ta->id].scale, t[tb->id].scale);
+		for (size_t i = 0; i < (size_t)M * N; i++)
+			rd->value[i] *= alpha;
+	}
 	if (op->arg[ARG_BIAS] >= 0) {
 		const Tensor *tbias = &g->tensors[op->arg[ARG_BIAS]];
 		for (int i = 0; i < M; i++)
@@ -228,11 +238,11 @@ static int run_gemm(const Graph *g, const long *dims, const Op *op, RefTensor *t
 	return 0;
 }
 
-int interp_run_op(const Graph *g, const long *dims, int oi, RefTensor *t, char *err, size_t errlen)
+int interp_run_op(const Graph *g, const long *dims, int oi, unsigned flags, RefTensor *t, char *err, size_t errlen)
 {
 	const Op *op = &g->ops[oi];
 	if (op->kind == OP_GEMM_CAST)
-		return run_gemm(g, dims, op, t, err, errlen);
+		return run_gemm(g, dims, op, flags, t, err, errlen);
 	const Tensor *in = &g->tensors[op->arg[ARG_IN]], *out = &g->tensors[op->arg[ARG_OUT]];
 	RefTensor *ri = &t[in->id], *ro = &t[out->id];
 	if (!ri->comp[COMP_DATA]) {
@@ -285,7 +295,7 @@ int interp_run_op(const Graph *g, const long *dims, int oi, RefTensor *t, char *
 int interp_run(const Graph *g, const long *dims, RefTensor *t, char *err, size_t errlen)
 {
 	for (int oi = 0; oi < g->nops; oi++)
-		if (interp_run_op(g, dims, oi, t, err, errlen))
+		if (interp_run_op(g, dims, oi, 0, t, err, errlen))
 			return -1;
 	return 0;
 }

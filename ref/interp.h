@@ -18,12 +18,17 @@ typedef struct RefTensor {
 size_t interp_comp_bytes(const Graph *g, const long *dims, const Tensor *t, Component c);
 /* interp_rows is the product of all but the last dim of t. */
 long interp_rows(const Graph *g, const long *dims, const Tensor *t);
-/* interp_run runs every op of g. Inputs: t[i].comp[COMP_DATA] for every layer input;
+/* interp_run runs every op of g (flags 0: NVFP4 GEMMs as dequantize, then GEMM). Inputs: t[i].comp[COMP_DATA] for every layer input;
  * t[i].scale for delayed-scaling tensors (the state before the run). Produced tensors
  * get every component their op writes. Returns 0, or -1 with a message. */
 int interp_run(const Graph *g, const long *dims, RefTensor *t, char *err, size_t errlen);
+/* interp_run_op flags: INTERP_NATIVE_NVFP4 computes an NVFP4 GEMM the way the native
+ * (cuBLASLt, sm_100+) one does: sum of (e2m1 * S_dec) products, times alpha =
+ * tg_nvfp4_gemm_alpha(S_enc_a, S_enc_b); without it each operand is dequantized
+ * with e2m1 * (S_dec / S_enc) first (the emulated GEMM's numerics, before its BF16 rounding). */
+enum { INTERP_NATIVE_NVFP4 = 1 };
 /* interp_run_op runs op oi alone, reading its inputs from t (so a caller can feed it the GPU's). */
-int interp_run_op(const Graph *g, const long *dims, int oi, RefTensor *t, char *err, size_t errlen);
+int interp_run_op(const Graph *g, const long *dims, int oi, unsigned flags, RefTensor *t, char *err, size_t errlen);
 /* interp_quantize (re)makes every component of produced tensor t from r->value (its FP32 value). */
 void interp_quantize(const Graph *g, const long *dims, const Tensor *t, RefTensor *r);
 /* interp_free frees what interp_run allocated. */

@@ -8,7 +8,10 @@
  *    element within one unit in the last place of its format, and at most
  *    ceil(1e-4 * n) elements off at all; amax within 1e-6 relative;
  *  - GEMMs (cuBLASLt, other summation order): relative Frobenius error of the
- *    decoded output under 2^-7 (BF16/FP16 out) or 2^-3 (FP8 out).
+ *    decoded output under 2^-7 (BF16/FP16 out) or 2^-3 (FP8 out). A native
+ *    NVFP4 GEMM (sm_100+) is referenced the way it computes (block-scaled
+ *    products, then alpha = 1/(S_enc_a*S_enc_b) from the GPU's S_enc), and the
+ *    alpha and beta its alpha kernel wrote are checked bit for bit.
  * Used by `tegen run --check` and tests/gpu/test_gpu.c. */
 #include "check.h"
 
@@ -180,6 +183,40 @@ void check_keep_free(CheckKeep *keep)
 	}
 }
 
+/* Does the plan run op oi's GEMM natively in NVFP4 (alpha on the device)? */
+static bool gemm_native_nvfp4(const Plan *p, int oi)
+{
+	for (int i = 0; i < p->nkernels; i++) {
+		const Kernel *k = &p->kernels[i];
+		if (k->kind == KERNEL_GEMM && k->gemm.op == oi)
+			return !k->gemm.emulated && k->gemm.scaling == SCALING_NVFP4;
+	}
+	return false;
+}
+
+/* The {alpha, beta} a native NVFP4 GEMM read, bit for bit: alpha =
+ * tg_nvfp4_gemm_alpha of the GPU's S_enc (already in rt), beta = accumulate. */
+static int check_gemm_alpha(TgLayer *l, const Graph *g, const Op *op, const RefTensor *rt, Buf *out)
+{
+	const Tensor *td = &g->tensors[op->arg[ARG_OUT]];
+	float want[2] = {tg_nvfp4_gemm_alpha(rt[op->arg[ARG_A]].scale, rt[op->arg[ARG_B]].scale), op->p.accumulate ? 1.0f : 0.0f};
+	float got[2];
+	void *dp;
+	size_t bytes;
+	if (tg_layer_tensor_component(l, td->id, COMP_ALPHA, &dp, &bytes) || bytes != sizeof got) {
+		buf_printf(out, "FAIL %s %s.alpha: the native NVFP4 GEMM has no alpha buffer\n", g->layer, td->name);
+		return 1;
+	}
+	cu.cuMemcpyDtoH_v2(got, (CUdeviceptr)(uintptr_t)dp, sizeof got);
+	if (memcmp(got, want, sizeof got)) {
+		buf_printf(out, "FAIL %s %s.alpha: gpu {%a, %a}, reference {%a, %a} (1/(S_enc_a*S_enc_b), beta)\n", g->layer,
+			td->name, got[0], got[1], want[0], want[1]);
+		return 1;
+	}
+	buf_printf(out, "ok %s %s.alpha: {%a, %a} bit-exact\n", g->layer, td->name, got[0], got[1]);
+	return 0;
+}
+
 int check_layer(TgLayer *l, long tokens, unsigned seed, int do_compare, CheckKeep *keep, Buf *out, char *err,
 	size_t errlen)
 {
@@ -284,13 +321,16 @@ int check_layer(TgLayer *l, long tokens, unsigned seed, int do_compare, CheckKee
 	 * so each op is judged alone and GEMM rounding does not leak downstream. */
 	fails = 0;
 	for (int oi = 0; oi < g->nops && fails >= 0; oi++) {
-		if (interp_run_op(g, dims, oi, rt, err, errlen)) {
+		bool native = gemm_native_nvfp4(tg_layer_plan(l), oi);
+		if (interp_run_op(g, dims, oi, native ? INTERP_NATIVE_NVFP4 : 0, rt, err, errlen)) {
 			fails = -1;
 			break;
 		}
 		const Op *op = &g->ops[oi];
 		bool elementwise = op->kind == OP_QUANTIZE || op->kind == OP_CAST_TRANSPOSE;
 		bool gemm = op->kind == OP_GEMM_CAST;
+		if (native)
+			fails += check_gemm_alpha(l, g, op, rt, out);
 		for (int a = 0; a < ARG_COUNT; a++) {
 			int i = op->arg[a];
 			if (i < 0 || !arg_is_output((ArgSlot)a))

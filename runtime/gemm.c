@@ -9,25 +9,30 @@
  *     cuBLAS B := our A, layout K x M, ld K, TRANSB = N   (B scale pointer := a_scale_inv)
  *     cuBLAS C, D := our D, layout N x M, ld N
  *     cuBLAS (m, n, k) = (N, M, K)
- * which is the "TN" form Hopper FP8 requires. The bias (length N = cuBLAS rows of
- * D) broadcasts along our rows, as a linear layer wants. Block-scale tensors are
+ * which is the "TN" form Hopper FP8 (and cuBLASLt's FP4) requires. The bias
+ * (length N = cuBLAS rows of D) broadcasts along our rows, as a linear layer wants. Block-scale tensors are
  * handed over unchanged: cuBLASLt's VEC128_32F layout for the K x rows operand is
  * "rows contiguous, one row of scales per 128-wide K block" = tegen's
  * [ceil(K/128)][rows], and its BLK128x128_32F layout is "K blocks contiguous per
  * 128-row block, row stride 16-byte aligned" = tegen's [ceil(rows/128)][ceil(K/128)]
- * when ceil(K/128) % 4 == 0.
+ * when ceil(K/128) % 4 == 0. E2M1 (NVFP4) operands are packed two per byte with
+ * the leading dimension in elements (K), like any other type.
+ *
+ * Scalars. alpha and beta come from the host, or (GemmArgs.alpha_ptr) from
+ * device memory in cuBLASLt's pointer mode DEVICE: that is how a native NVFP4
+ * GEMM gets alpha = 1/(S_enc_a*S_enc_b) when the S_enc are only on the GPU.
  *
  * Plans. Everything that does not change between calls (matmul descriptor,
  * four layouts, the chosen algorithm) is built once per key (GemmDesc fields,
- * whether amax is wanted, and the alignment class of the pointers) and kept on a
- * move-to-front list in the GemmCtx. The heuristic is asked for up to 8
- * candidates once; the first that passes cublasLtMatmulAlgoCheck and then
+ * whether amax is wanted, whether alpha/beta are device pointers, and the
+ * alignment class of the pointers) and kept on a move-to-front list in the
+ * GemmCtx. The heuristic is asked for up to 8 candidates once; the first that passes cublasLtMatmulAlgoCheck and then
  * launches is kept. Pointer-valued attributes (scales, amax, bias) are set on the
  * cached descriptor on every call, under the context's mutex.
  *
  * Missing: no on-disk tuning data (the heuristic's first working candidate is
- * used; nothing is timed or stored); no MXFP8 emulation (GEMM_ENOTSUP, the
- * caller dequantizes); no GELU-aux/backward epilogues. */
+ * used; nothing is timed or stored); no MXFP8/NVFP4 emulation (GEMM_ENOTSUP,
+ * the caller dequantizes); no E2M1 output; no GELU-aux/backward epilogues. */
 #include "gemm.h"
 
 #include <fcntl.h>
@@ -50,6 +55,7 @@ typedef struct GemmPlan {
 	/* key */
 	GemmDesc d;
 	int want_amax;
+	int dev_scalars;           /* alpha/beta are device pointers (CUBLASLT_POINTER_MODE_DEVICE) */
 	int align;                 /* min alignment of the data pointers, bytes (16..256) */
 	/* value */
 	cublasLtMatmulDesc_t op;
@@ -91,6 +97,9 @@ static const char *lt_str(cublasStatus_t s)
 }
 
 static int is_fp8(int t) { return t == DT_E4M3 || t == DT_E5M2; }
+static int is_fp4(int t) { return t == DT_E2M1; }
+/* FP8 or FP4: the inputs of scaled GEMMs, with FP8's bias and alignment rules */
+static int is_narrow(int t) { return is_fp8(t) || is_fp4(t); }
 
 static const char *dt_name(int t)
 {
@@ -100,6 +109,7 @@ static const char *dt_name(int t)
 	case DT_F16: return "fp16";
 	case DT_E4M3: return "e4m3";
 	case DT_E5M2: return "e5m2";
+	case DT_E2M1: return "e2m1";
 	default: return "unsupported";
 	}
 }
@@ -114,6 +124,9 @@ static int dt_size(int t)
 	}
 }
 
+/* dt_size for D (bytes); inputs may also be E2M1 (half a byte), which only NVFP4 takes */
+static int in_dtype_ok(int t) { return dt_size(t) || is_fp4(t); }
+
 static cudaDataType_t dt_cuda(int t)
 {
 	switch (t) {
@@ -121,6 +134,7 @@ static cudaDataType_t dt_cuda(int t)
 	case DT_BF16: return CUDA_R_16BF;
 	case DT_F16: return CUDA_R_16F;
 	case DT_E4M3: return CUDA_R_8F_E4M3;
+	case DT_E2M1: return CUDA_R_4F_E2M1;
 	default: return CUDA_R_8F_E5M2;
 	}
 }
@@ -128,7 +142,7 @@ static cudaDataType_t dt_cuda(int t)
 /* bias dtype cuBLASLt accepts for this combination (see gemm.h) */
 static int bias_dtype(const GemmDesc *d)
 {
-	if (!is_fp8(d->a_dtype)) return d->d_dtype;
+	if (!is_narrow(d->a_dtype)) return d->d_dtype;
 	return d->d_dtype == DT_F16 ? DT_F16 : DT_BF16;
 }
 
@@ -139,8 +153,41 @@ static const char *mode_name(int m)
 	case GEMM_SCALE_TENSOR: return "tensor";
 	case GEMM_SCALE_BLOCK: return "block";
 	case GEMM_SCALE_MXFP8: return "mxfp8";
+	case GEMM_SCALE_NVFP4: return "nvfp4";
 	default: return "?";
 	}
+}
+
+/* The NVFP4 rules (E2M1 operands, E4M3 block scales VEC16_UE4M3). The arch rule
+ * comes last, so a call that breaks a rule fails the same way on every GPU. */
+static int check_nvfp4(const GemmCtx *g, const GemmDesc *d, char *err, size_t errlen)
+{
+	if (!is_fp4(d->a_dtype) || !is_fp4(d->b_dtype))
+		return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: NVFP4 needs A and B both e2m1 (A %s, B %s)",
+			dt_name(d->a_dtype), dt_name(d->b_dtype));
+	if (d->scale_mode != GEMM_SCALE_NVFP4)
+		return gemm_fail(err, errlen, GEMM_EINVAL,
+			"gemm: e2m1 inputs need scale_mode nvfp4 (E4M3 block scales, cuBLASLt VEC16_UE4M3), not %s",
+			mode_name(d->scale_mode));
+	if (d->k % 32)
+		return gemm_fail(err, errlen, GEMM_EINVAL,
+			"gemm: NVFP4 needs K %% 32 == 0 (16-byte row stride of packed e2m1, K/2 bytes; K = %d)", d->k);
+	if (d->d_dtype != DT_BF16 && d->d_dtype != DT_F16 && d->d_dtype != DT_F32)
+		return gemm_fail(err, errlen, GEMM_EINVAL,
+			"gemm: NVFP4 GEMM here needs bf16, fp16 or fp32 output (D is %s; an e2m1 D needs an output block scale)",
+			dt_name(d->d_dtype));
+	int ds = dt_size(d->d_dtype);
+	if ((long)d->n * ds % 16)
+		return gemm_fail(err, errlen, GEMM_EINVAL,
+			"gemm: NVFP4 needs D's row stride (N * %d bytes) to be a multiple of 16 bytes (N = %d)", ds, d->n);
+	if (d->fast_accum)
+		return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: fast_accum applies to FP8 inputs only (NVFP4 has none)");
+	if (d->a_block128x128 || d->b_block128x128)
+		return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: the 128x128 block flags apply to scale_mode block only");
+	if (g && g->cc < 100)
+		return gemm_fail(err, errlen, GEMM_ENOTSUP,
+			"gemm: NVFP4 GEMM needs sm_100 or newer (this GPU is sm_%d); emulate it (dequantize to BF16, BF16 GEMM)", g->cc);
+	return GEMM_OK;
 }
 
 int gemm_check(const GemmCtx *g, const GemmDesc *d, char *err, size_t errlen)
@@ -148,13 +195,16 @@ int gemm_check(const GemmCtx *g, const GemmDesc *d, char *err, size_t errlen)
 	if (!d) return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: no descriptor");
 	if (d->m < 1 || d->n < 1 || d->k < 1)
 		return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: M, N, K must be >= 1 (M = %d, N = %d, K = %d)", d->m, d->n, d->k);
-	if (!dt_size(d->a_dtype) || !dt_size(d->b_dtype) || !dt_size(d->d_dtype))
-		return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: dtypes must be fp32, bf16, fp16, e4m3 or e5m2 (A %d, B %d, D %d)",
+	if (!in_dtype_ok(d->a_dtype) || !in_dtype_ok(d->b_dtype) || !dt_size(d->d_dtype))
+		return gemm_fail(err, errlen, GEMM_EINVAL,
+			"gemm: dtypes must be fp32, bf16, fp16, e4m3 or e5m2 (A and B also e2m1) (A %d, B %d, D %d)",
 			d->a_dtype, d->b_dtype, d->d_dtype);
-	if (d->scale_mode < GEMM_SCALE_NONE || d->scale_mode > GEMM_SCALE_MXFP8)
+	if (d->scale_mode < GEMM_SCALE_NONE || d->scale_mode > GEMM_SCALE_NVFP4)
 		return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: unknown scale_mode %d", d->scale_mode);
 	if (d->epilogue < GEMM_EPI_NONE || d->epilogue > GEMM_EPI_GELU_BIAS)
 		return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: unknown epilogue %d", d->epilogue);
+	if (is_fp4(d->a_dtype) || is_fp4(d->b_dtype) || d->scale_mode == GEMM_SCALE_NVFP4)
+		return check_nvfp4(g, d, err, errlen);
 	int fa = is_fp8(d->a_dtype), fb = is_fp8(d->b_dtype);
 	if (fa != fb)
 		return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: A and B must both be FP8 or both high precision (A %s, B %s)",
@@ -304,15 +354,22 @@ static int gemm_plan_build(GemmCtx *g, GemmPlan *p, const GemmArgs *a, char *err
 	int32_t opT = CUBLAS_OP_T, opN = CUBLAS_OP_N;
 	if ((rc = set_attr(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &opT, sizeof opT, "TRANSA", err, errlen))) goto out;
 	if ((rc = set_attr(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &opN, sizeof opN, "TRANSB", err, errlen))) goto out;
-	if (is_fp8(d->a_dtype)) {
+	if (p->dev_scalars) {
+		int32_t pm = CUBLASLT_POINTER_MODE_DEVICE;
+		if ((rc = set_attr(p->op, CUBLASLT_MATMUL_DESC_POINTER_MODE, &pm, sizeof pm, "POINTER_MODE", err, errlen))) goto out;
+	}
+	if (is_narrow(d->a_dtype)) {
 		int8_t fast = d->fast_accum ? 1 : 0;
-		if ((rc = set_attr(p->op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast, "FAST_ACCUM", err, errlen))) goto out;
+		if (is_fp8(d->a_dtype) &&
+			(rc = set_attr(p->op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast, "FAST_ACCUM", err, errlen))) goto out;
 		int32_t ma = CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F, mb = CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F;
 		if (d->scale_mode == GEMM_SCALE_BLOCK) {
 			ma = d->b_block128x128 ? CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F : CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
 			mb = d->a_block128x128 ? CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F : CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
 		} else if (d->scale_mode == GEMM_SCALE_MXFP8) {
 			ma = mb = CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0;
+		} else if (d->scale_mode == GEMM_SCALE_NVFP4) {
+			ma = mb = CUBLASLT_MATMUL_MATRIX_SCALE_VEC16_UE4M3;
 		}
 		if (d->scale_mode != GEMM_SCALE_TENSOR) {
 			if ((rc = set_attr(p->op, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &ma, sizeof ma, "A scale mode", err, errlen))) goto out;
@@ -354,11 +411,12 @@ static int gemm_plan_build(GemmCtx *g, GemmPlan *p, const GemmArgs *a, char *err
 		rc = GEMM_ENOALGO;
 		if (d->scale_mode == GEMM_SCALE_BLOCK && g->cc / 10 != 9) rc = GEMM_ENOTSUP;
 		gemm_fail(err, errlen, rc,
-			"gemm: cuBLASLt has no algorithm for M=%d N=%d K=%d A=%s B=%s D=%s scale=%s%s%s epilogue=%d%s%s on sm_%d",
+			"gemm: cuBLASLt has no algorithm for M=%d N=%d K=%d A=%s B=%s D=%s scale=%s%s%s epilogue=%d%s%s%s on sm_%d",
 			d->m, d->n, d->k, dt_name(d->a_dtype), dt_name(d->b_dtype), dt_name(d->d_dtype), mode_name(d->scale_mode),
 			d->scale_mode == GEMM_SCALE_BLOCK ? (d->a_block128x128 ? " (A 128x128" : " (A 1x128") : "",
 			d->scale_mode == GEMM_SCALE_BLOCK ? (d->b_block128x128 ? ", B 128x128)" : ", B 1x128)") : "",
-			d->epilogue, d->accumulate ? " accumulate" : "", p->want_amax ? " amax" : "", g->cc);
+			d->epilogue, d->accumulate ? " accumulate" : "", p->want_amax ? " amax" : "",
+			p->dev_scalars ? " device-alpha" : "", g->cc);
 		goto out;
 	}
 	if (st != CUBLAS_STATUS_SUCCESS) {
@@ -466,6 +524,17 @@ int gemm_describe(GemmCtx *g, const GemmDesc *d, char *buf, size_t len)
 	return rc;
 }
 
+/* alpha_ptr and beta_ptr: both or neither, each an aligned device float */
+static int check_scalars(const GemmArgs *a, char *err, size_t errlen)
+{
+	if (!a->alpha_ptr != !a->beta_ptr)
+		return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: alpha_ptr and beta_ptr go together (device pointer mode reads both)");
+	if (a->alpha_ptr && (ptr_align(a->alpha_ptr) < 4 || ptr_align(a->beta_ptr) < 4))
+		return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: alpha_ptr and beta_ptr must be 4-byte aligned device floats");
+	return GEMM_OK;
+}
+
+/* the per-call arguments against the descriptor: pointers present, aligned, consistent */
 static int check_args(const GemmDesc *d, const GemmArgs *a, char *err, size_t errlen)
 {
 	if (!a) return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: no arguments");
@@ -477,7 +546,8 @@ static int check_args(const GemmDesc *d, const GemmArgs *a, char *err, size_t er
 		if (a->a_scale_inv || a->b_scale_inv)
 			return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: scale_inv pointers given for a GEMM without scaling");
 	} else if (!a->a_scale_inv || !a->b_scale_inv) {
-		return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: FP8 GEMM needs a_scale_inv and b_scale_inv");
+		return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: scale_mode %s needs a_scale_inv and b_scale_inv",
+			mode_name(d->scale_mode));
 	}
 	if (is_fp8(d->d_dtype) && !a->d_scale)
 		return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: FP8 output needs d_scale");
@@ -485,16 +555,18 @@ static int check_args(const GemmDesc *d, const GemmArgs *a, char *err, size_t er
 		return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: d_scale given but D is %s (not FP8)", dt_name(d->d_dtype));
 	if (a->d_amax && !is_fp8(d->a_dtype))
 		return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: d_amax needs an FP8 GEMM");
-	if (is_fp8(d->a_dtype)) {
+	if (is_narrow(d->a_dtype)) {
 		const void *ps[] = {a->a, a->b, a->d, a->bias};
 		const char *nm[] = {"A", "B", "D", "bias"};
 		for (int i = 0; i < 4; i++)
 			if (ps[i] && ptr_align(ps[i]) < 16)
-				return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: FP8 needs 16-byte aligned pointers (%s = %p)", nm[i], ps[i]);
+				return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: %s needs 16-byte aligned pointers (%s = %p)",
+					is_fp4(d->a_dtype) ? "NVFP4" : "FP8", nm[i], ps[i]);
 	}
-	if (d->scale_mode == GEMM_SCALE_BLOCK && (ptr_align(a->a_scale_inv) < 16 || ptr_align(a->b_scale_inv) < 16))
-		return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: block scale_inv arrays must be 16-byte aligned");
-	return GEMM_OK;
+	if ((d->scale_mode == GEMM_SCALE_BLOCK || d->scale_mode == GEMM_SCALE_NVFP4) &&
+		(ptr_align(a->a_scale_inv) < 16 || ptr_align(a->b_scale_inv) < 16))
+		return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: %s scale arrays must be 16-byte aligned", mode_name(d->scale_mode));
+	return check_scalars(a, err, errlen);
 }
 
 /* ---- the chosen algorithm on disk: "KEY<TAB>HEX\n", one line per configuration ---- */
@@ -506,9 +578,11 @@ void gemm_ctx_set_algo_file(GemmCtx *g, const char *path)
 static void algo_key(const GemmCtx *g, const GemmPlan *p, char *key, size_t n)
 {
 	const GemmDesc *d = &p->d;
-	snprintf(key, n, "sm%d lt%zu m%d n%d k%d a%d b%d d%d s%d blk%d%d e%d f%d acc%d amax%d al%d", g->cc,
+	/* s%d is the scale mode (NVFP4: 4); " dptr" only with device alpha/beta, so older lines keep matching */
+	snprintf(key, n, "sm%d lt%zu m%d n%d k%d a%d b%d d%d s%d blk%d%d e%d f%d acc%d amax%d al%d%s", g->cc,
 		(size_t)cublasLtGetVersion(), d->m, d->n, d->k, d->a_dtype, d->b_dtype, d->d_dtype, d->scale_mode,
-		d->a_block128x128, d->b_block128x128, d->epilogue, d->fast_accum, d->accumulate, p->want_amax, p->align);
+		d->a_block128x128, d->b_block128x128, d->epilogue, d->fast_accum, d->accumulate, p->want_amax, p->align,
+		p->dev_scalars ? " dptr" : "");
 }
 
 /* A malformed or foreign line is skipped; cublasLtMatmulAlgoCheck still vets what is found. */
@@ -555,6 +629,29 @@ static void algo_store(const GemmCtx *g, const char *key, const cublasLtMatmulAl
 	}
 }
 
+/* The scalars and C of one call. Host mode: alpha, and beta only with accumulate
+ * (C = D then, else no C). Device mode: the pointers, and C = D always, because
+ * beta is only known on the GPU (BLAS semantics: C is not read where beta is 0;
+ * TE's NVFP4 GEMM passes C = D with a device beta of 0 the same way). */
+typedef struct Scalars { float alpha, beta; const void *pa, *pb, *c; } Scalars;
+
+static void scalars_init(Scalars *sc, const GemmDesc *d, const GemmArgs *a)
+{
+	sc->alpha = a->alpha;
+	sc->beta = d->accumulate ? a->beta : 0.0f;
+	sc->pa = a->alpha_ptr ? (const void *)a->alpha_ptr : (const void *)&sc->alpha;
+	sc->pb = a->beta_ptr ? (const void *)a->beta_ptr : (const void *)&sc->beta;
+	sc->c = d->accumulate || a->alpha_ptr ? a->d : NULL;
+}
+
+/* One cublasLtMatmul of plan p with algorithm algo (cuBLAS A := our B, see the top). */
+static cublasStatus_t matmul(GemmCtx *g, const GemmPlan *p, const cublasLtMatmulAlgo_t *algo, const GemmArgs *a,
+	const Scalars *sc, cudaStream_t s)
+{
+	return cublasLtMatmul(g->h, p->op, sc->pa, a->b, p->la, a->a, p->lb, sc->pb, sc->c, p->lc, a->d, p->ld, algo,
+		(void *)(uintptr_t)g->ws, g->ws_bytes, s);
+}
+
 int gemm_run(GemmCtx *g, const GemmDesc *d, const GemmArgs *a, CUstream stream, char *err, size_t errlen)
 {
 	if (!g) return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: no context");
@@ -566,14 +663,15 @@ int gemm_run(GemmCtx *g, const GemmDesc *d, const GemmArgs *a, CUstream stream, 
 	const void *ps[] = {a->a, a->b, a->d, a->bias};
 	for (int i = 0; i < 4; i++)
 		if (ps[i] && ptr_align(ps[i]) < align) align = ptr_align(ps[i]);
-	int want_amax = a->d_amax != NULL;
-	float beta = d->accumulate ? a->beta : 0.0f;
-	float alpha = a->alpha;
+	int want_amax = a->d_amax != NULL, dev_scalars = a->alpha_ptr != NULL;
+	Scalars sc;
+	scalars_init(&sc, d, a);
 
 	pthread_mutex_lock(&g->mu);
 	GemmPlan *p = NULL, **pp = &g->plans;
 	for (; *pp; pp = &(*pp)->next)
-		if (same_desc(&(*pp)->d, d) && (*pp)->want_amax == want_amax && (*pp)->align == align) {
+		if (same_desc(&(*pp)->d, d) && (*pp)->want_amax == want_amax && (*pp)->dev_scalars == dev_scalars &&
+			(*pp)->align == align) {
 			p = *pp;
 			*pp = p->next;        /* unlink; re-inserted at the front below */
 			break;
@@ -590,6 +688,7 @@ int gemm_run(GemmCtx *g, const GemmDesc *d, const GemmArgs *a, CUstream stream, 
 		p->d.fast_accum = !!d->fast_accum;
 		p->d.accumulate = !!d->accumulate;
 		p->want_amax = want_amax;
+		p->dev_scalars = dev_scalars;
 		p->align = align;
 		if ((rc = gemm_plan_build(g, p, a, err, errlen))) {
 			gemm_plan_free(p);
@@ -598,11 +697,9 @@ int gemm_run(GemmCtx *g, const GemmDesc *d, const GemmArgs *a, CUstream stream, 
 		g->nplans++;
 	}
 
-	const void *cptr = d->accumulate ? a->d : NULL;
 	cudaStream_t s = (cudaStream_t)stream;
 	if (p->chosen) {
-		cublasStatus_t st = cublasLtMatmul(g->h, p->op, &alpha, a->b, p->la, a->a, p->lb, &beta, cptr, p->lc,
-			a->d, p->ld, &p->algo, (void *)(uintptr_t)g->ws, g->ws_bytes, s);
+		cublasStatus_t st = matmul(g, p, &p->algo, a, &sc, s);
 		if (st != CUBLAS_STATUS_SUCCESS)
 			rc = gemm_fail(err, errlen, GEMM_ECUDA, "gemm: cublasLtMatmul failed: %s (M=%d N=%d K=%d)", lt_str(st),
 				d->m, d->n, d->k);
@@ -617,9 +714,7 @@ int gemm_run(GemmCtx *g, const GemmDesc *d, const GemmArgs *a, CUstream stream, 
 		cublasLtMatmulHeuristicResult_t chk;
 		memset(&chk, 0, sizeof chk);
 		if (cublasLtMatmulAlgoCheck(g->h, p->op, p->la, p->lb, p->lc, p->ld, &saved, &chk) == CUBLAS_STATUS_SUCCESS &&
-			chk.workspaceSize <= g->ws_bytes &&
-			cublasLtMatmul(g->h, p->op, &alpha, a->b, p->la, a->a, p->lb, &beta, cptr, p->lc, a->d, p->ld, &saved,
-				(void *)(uintptr_t)g->ws, g->ws_bytes, s) == CUBLAS_STATUS_SUCCESS) {
+			chk.workspaceSize <= g->ws_bytes && matmul(g, p, &saved, a, &sc, s) == CUBLAS_STATUS_SUCCESS) {
 			p->algo = saved;
 			p->ws = chk.workspaceSize;
 			p->algo_index = -2; /* from the disk */
@@ -640,8 +735,7 @@ int gemm_run(GemmCtx *g, const GemmDesc *d, const GemmArgs *a, CUstream stream, 
 			continue;
 		}
 		/* a failing cublasLtMatmul returns before launching, so trying the next one is safe */
-		last = cublasLtMatmul(g->h, p->op, &alpha, a->b, p->la, a->a, p->lb, &beta, cptr, p->lc, a->d, p->ld,
-			&p->cand[i].algo, (void *)(uintptr_t)g->ws, g->ws_bytes, s);
+		last = matmul(g, p, &p->cand[i].algo, a, &sc, s);
 		if (last == CUBLAS_STATUS_SUCCESS) {
 			p->algo = p->cand[i].algo;
 			p->ws = ws;

@@ -1,5 +1,5 @@
 /* gemm.h: linear-layer GEMMs through cuBLASLt (FP8 per-tensor, FP8 block
- * scaling, MXFP8 on sm_100, BF16/FP16/FP32), with fused epilogues.
+ * scaling, MXFP8 and NVFP4 on sm_100, BF16/FP16/FP32), with fused epilogues.
  *
  * Semantics, row-major like the rest of tegen ("TN", K contiguous in both inputs):
  *
@@ -23,12 +23,29 @@
  *   GEMM_SCALE_MXFP8: E8M0 bytes in cuBLASLt's swizzled (128x4 tile) layout, made
  *       by the swizzle pass. Native on sm_100+; on older GPUs gemm_run returns
  *       GEMM_ENOTSUP so the caller can take the emulated (dequantize + BF16) path.
+ *   GEMM_SCALE_NVFP4: A and B are E2M1 (DT_E2M1, cuBLASLt CUDA_R_4F_E2M1), two
+ *       per byte, element 2k in the low nibble, row stride K/2 bytes; the scale
+ *       pointers hold E4M3 bytes, one per 16 elements along K, in the same
+ *       swizzled 128x4 layout (cuBLASLt VEC16_UE4M3). Rules: K % 32 == 0 (a
+ *       16-byte row stride), D bf16, fp16 or fp32 (cuBLASLt's E2M1 output needs
+ *       an output block scale, not offered here), no fast_accum (FP8 only),
+ *       16-byte aligned A, B, D, bias and scales. The per-tensor scales are not
+ *       applied: pass them in alpha (tegen: alpha = 1/(S_enc_a*S_enc_b), from
+ *       the device, see alpha_ptr). Native on sm_100+; elsewhere GEMM_ENOTSUP
+ *       (the caller dequantizes to BF16).
  *   GEMM_SCALE_NONE: BF16/FP16/FP32 inputs; scale pointers must be NULL.
  *   FP8 output (E4M3/E5M2): d_scale (device float, required) multiplies the result
  *       before the cast; d_amax (device float, optional) receives max|result| taken
  *       before d_scale is applied (cuBLASLt overwrites it; it does not max into it).
  *   bias: device vector [N]; BF16 when D is BF16, FP8 or FP32 with FP8 inputs;
- *       FP16 when D is FP16; for non-FP8 inputs the bias has D's dtype.
+ *       FP16 when D is FP16; for high-precision inputs the bias has D's dtype.
+ *       E2M1 inputs take FP8's rule (assumed, not yet run on an sm_100).
+ *   alpha, beta: host floats (beta used only with accumulate), or, with
+ *       alpha_ptr set, device floats read when the GEMM runs (cuBLASLt pointer
+ *       mode DEVICE; part of the plan key), so a scale computed on the GPU needs
+ *       no host sync. beta_ptr is then required and is always applied, with
+ *       C = D: *beta_ptr must be 0 unless accumulate (cuBLASLt skips C when the
+ *       beta it reads is 0).
  *
  * Threading: a GemmCtx owns one cuBLASLt handle and one workspace; gemm_run locks
  * it, so calls are safe from several threads, but calls on different streams
@@ -43,7 +60,7 @@
 #include "cudrv.h"
 #include "gen.h"
 
-enum { GEMM_SCALE_NONE, GEMM_SCALE_TENSOR, GEMM_SCALE_BLOCK, GEMM_SCALE_MXFP8 };
+enum { GEMM_SCALE_NONE, GEMM_SCALE_TENSOR, GEMM_SCALE_BLOCK, GEMM_SCALE_MXFP8, GEMM_SCALE_NVFP4 };
 enum { GEMM_EPI_NONE, GEMM_EPI_BIAS, GEMM_EPI_GELU, GEMM_EPI_GELU_BIAS };
 
 /* return codes of gemm_run (and gemm_ctx_create's err) */
@@ -57,7 +74,7 @@ enum {
 
 typedef struct GemmDesc {
 	int m, n, k;
-	int a_dtype, b_dtype, d_dtype;  /* DType from gen.h: DT_F32 DT_BF16 DT_F16 DT_E4M3 DT_E5M2 */
+	int a_dtype, b_dtype, d_dtype;  /* DType from gen.h: DT_F32 DT_BF16 DT_F16 DT_E4M3 DT_E5M2 (DT_E2M1: A, B with NVFP4) */
 	int scale_mode;                 /* GEMM_SCALE_* */
 	int a_block128x128, b_block128x128; /* GEMM_SCALE_BLOCK: operand uses 128x128 blocks (else 1x128) */
 	int epilogue;                   /* GEMM_EPI_* (GELU is cuBLASLt's tanh approximation) */
@@ -73,6 +90,7 @@ typedef struct GemmArgs {
 	const float *d_scale;           /* device float, FP8 output only */
 	float *d_amax;                  /* device float or NULL, FP8 output only */
 	float alpha, beta;              /* host values; beta used only with accumulate */
+	const float *alpha_ptr, *beta_ptr; /* device floats instead of alpha, beta (both or neither) */
 } GemmArgs;
 
 typedef struct GemmCtx GemmCtx;

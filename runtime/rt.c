@@ -687,6 +687,18 @@ static TgStatus launch_gemm(TgLayer *l, int ki, CUstream s)
 		ga.a_scale_inv = (const float *)(uintptr_t)l->t[c->a].ptr[c->a_comp == COMP_DATA ? COMP_SCALE_SW : COMP_SCALE_SW_T];
 		ga.b_scale_inv = (const float *)(uintptr_t)l->t[c->b].ptr[c->b_comp == COMP_DATA ? COMP_SCALE_SW : COMP_SCALE_SW_T];
 		break;
+	case SCALING_NVFP4: { /* native: swizzled E4M3 scales (plan_swizzle), alpha/beta on the device (plan_nvfp4_alpha) */
+		gd.scale_mode = GEMM_SCALE_NVFP4;
+		ga.a_scale_inv = (const float *)(uintptr_t)l->t[c->a].ptr[c->a_comp == COMP_DATA ? COMP_SCALE_SW : COMP_SCALE_SW_T];
+		ga.b_scale_inv = (const float *)(uintptr_t)l->t[c->b].ptr[c->b_comp == COMP_DATA ? COMP_SCALE_SW : COMP_SCALE_SW_T];
+		const float *ab = (const float *)(uintptr_t)l->t[c->d].ptr[COMP_ALPHA];
+		if (!ab)
+			return fail(TG_ERR_UNSUPPORTED, "%s: the native NVFP4 GEMM has no alpha on the device (no alpha kernel planned)",
+				k->name);
+		ga.alpha_ptr = ab;     /* 1/(S_enc_a*S_enc_b), written by the alpha kernel just before */
+		ga.beta_ptr = ab + 1;  /* 1 with accumulate, else 0 */
+		break;
+	}
 	default:
 		return fail(TG_ERR_UNSUPPORTED, "%s: %s GEMM operands are not supported by the runtime yet", k->name,
 			scaling_name(c->scaling));

@@ -28,7 +28,9 @@
  *  - nvfp4: OUT is packed E2M1 [rows][cols/2] (element 2k in the low nibble),
  *    OUT_T [cols][ceil(rows/2)] (each row packed, an odd row padded with a zero
  *    nibble); SCALE_INV E4M3 bytes [rows][cols/16], SCALE_INV_T [cols][ceil(rows/16)];
- *    SCALE is S_enc (written by the cast pass), AMAX the global amax.
+ *    SCALE is S_enc (written by the cast pass), AMAX the global amax. A native
+ *    NVFP4 GEMM (sm_100+) reads the scales swizzled (mxfp8_swizzle.cu) and its
+ *    alpha = 1/(S_enc_a*S_enc_b) from the device (nvfp4_gemm_alpha.cu).
  */
 #ifndef TG_KERNEL_H
 #define TG_KERNEL_H
@@ -56,7 +58,10 @@ typedef struct TgParams {
 #define TG_P_AMAX        10   /* per-tensor amax (float, atomic max) */
 #define TG_P_RSIGMA      11   /* norm: 1/sigma per row (float [rows]) for the backward pass; may be NULL */
 #define TG_P_MU          12   /* layernorm: mean per row (float [rows]); may be NULL */
-/* recipe_update.cu uses its own meaning: p[0] = state buffer, p[1] = per-tensor params
+#define TG_P_SCALE_B     13   /* a second per-tensor scale (nvfp4_gemm_alpha: S_enc of GEMM operand B) */
+/* nvfp4_gemm_alpha.cu: p[TG_P_SCALE] = S_enc of A, p[TG_P_SCALE_B] = S_enc of B,
+ * p[TG_P_OUT] = float {alpha, beta} (the GEMM output's alpha component).
+ * recipe_update.cu uses its own meaning: p[0] = state buffer, p[1] = per-tensor params
  * (int {fmt, margin, algo, history length (0: not delayed, skip)}), n[0] = tensors, n[1] = history length */
 
 /* The recipe state of a layer: one float buffer. Each scale and scale_inv has a

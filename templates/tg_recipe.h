@@ -87,6 +87,22 @@ TG_HD float tg_nvfp4_elem_scale(uint8_t s_dec, float s_enc)
 	return r < TG_FLT_MAX ? r : TG_FLT_MAX;
 }
 
+/* alpha of a native NVFP4 GEMM (cuBLASLt VEC16_UE4M3): the MMA applies the
+ * E4M3 block scales S_dec, so the product is multiplied by
+ *     alpha = 1 / (S_enc_a * S_enc_b)
+ * with the product rounded once to FP32 (RN, never fused) and the quotient an
+ * IEEE division (RN). A product above FLT_MAX (both global amaxes tiny: their
+ * product below 2688^2 / FLT_MAX, about 2.1e-32) gives alpha 0. Used by
+ * nvfp4_gemm_alpha.cu and by the reference of the native GEMM. */
+TG_HD float tg_nvfp4_gemm_alpha(float s_enc_a, float s_enc_b)
+{
+#ifdef __CUDA_ARCH__
+	return tg_div_rn(1.0f, __fmul_rn(s_enc_a, s_enc_b));
+#else
+	return tg_div_rn(1.0f, s_enc_a * s_enc_b);
+#endif
+}
+
 /* ---- Philox4x32-10 (Salmon et al., SC'11; Random123 constants) ---- */
 
 TG_HD uint32_t tg__mulhilo(uint32_t a, uint32_t b, uint32_t *hi)

@@ -1,12 +1,16 @@
 #!/bin/sh
 # nvrtc.sh: every example spec generates and NVRTC-compiles for sm_90a and
 # sm_100a (no GPU needed), with no NVRTC warnings and no local-memory spills;
-# a second build is all cache hits; a corrupted entry is rebuilt.
+# a second build is all cache hits; a corrupted entry is rebuilt. The golden
+# specs that target sm_100a alone (tests/gen/plan_*_native*.yaml) are built too:
+# only their plans hold the native MXFP8/NVFP4 GEMM kernels (scale swizzle,
+# NVFP4 alpha), which a spec that also targets sm_90a plans emulated.
 cd "$(dirname "$0")/.." || exit 2
 TEGEN=${TEGEN:-build/tegen}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-for spec in specs/*.yaml; do
+for spec in specs/*.yaml tests/gen/plan_*_native*.yaml; do
+	[ -e "$spec" ] || continue
 	name=$(basename "$spec" .yaml)
 	out=$($TEGEN build "$spec" --arch sm_90a,sm_100a --cache-dir "$dir" 2>"$dir/err"); rc=$?
 	if [ $rc -ne 0 ]; then

@@ -1,6 +1,8 @@
 /* test_gemm.c: correctness and speed of runtime/gemm.c (cuBLASLt) on a real GPU.
  *
- * Without a GPU (cudrv_load fails) it prints "skip gemm: no GPU (reason)" and
+ * First, on any machine, gemm_check's NVFP4 rules with no context (no GPU
+ * needed): each rule's message, and a valid descriptor passing. Then, without
+ * a GPU (cudrv_load fails) it prints "skip gemm: no GPU (reason)" and
  * exits 0. On a GPU it:
  *  1. checks small GEMMs against a CPU reference computed in double precision
  *     over the exactly dequantized inputs (the host quantizes with its own
@@ -9,6 +11,9 @@
  *     with D scale and amax, bias, GELU+bias, accumulate, fast accumulation, FP8
  *     block scaling (1x128 x 128x128 and 1x128 x 1x128, pow2 scales), an odd
  *     shape, plan reuse with new scale values, and the validation errors;
+ *     NVFP4 (E2M1 x E2M1, swizzled E4M3 block scales, alpha and beta from
+ *     device pointers) natively on sm_100+; below sm_100 it checks that
+ *     gemm_run returns GEMM_ENOTSUP and reports "skip", never "ok";
  *  2. times Llama-3 8B shapes at 8192 tokens in BF16, FP8 (BF16 out), FP8 with
  *     E4M3 out + amax, and FP8 block scaling; median of 20 runs with CUDA events,
  *     operands rotated among several buffers so they do not sit in L2.
@@ -466,6 +471,213 @@ static void expect_err(GemmCtx *g, CUstream s, const char *name, GemmDesc d, int
 	if (rc == want && strstr(err, substr)) ok(name, msg); else bad(name, msg);
 }
 
+/* ---------- NVFP4 ---------- */
+
+/* gemm_check's NVFP4 rules with no context: each broken rule is GEMM_EINVAL with
+ * a message naming it; runs without a GPU. */
+static void nvfp4_rule(const char *name, GemmDesc d, int want, const char *substr)
+{
+	char err[512] = "", msg[700];
+	int rc = gemm_check(NULL, &d, err, sizeof err);
+	snprintf(msg, sizeof msg, "rc=%d (want %d) \"%s\"", rc, want, err);
+	if (rc == want && strstr(err, substr)) ok(name, msg); else bad(name, msg);
+}
+
+static void nvfp4_rules(void)
+{
+	const GemmDesc v = {.m = 72, .n = 256, .k = 512, .a_dtype = DT_E2M1, .b_dtype = DT_E2M1, .d_dtype = DT_BF16,
+		.scale_mode = GEMM_SCALE_NVFP4};
+	GemmDesc d = v;
+	nvfp4_rule("gemm_check nvfp4 valid bf16 out", d, GEMM_OK, "");
+	d.d_dtype = DT_F32, d.accumulate = 1, d.epilogue = GEMM_EPI_BIAS;
+	nvfp4_rule("gemm_check nvfp4 valid fp32 out, accumulate, bias", d, GEMM_OK, "");
+	d = v, d.k = 48;
+	nvfp4_rule("gemm_check nvfp4 K%32", d, GEMM_EINVAL, "K % 32 == 0 (16-byte row stride of packed e2m1, K/2 bytes; K = 48)");
+	d = v, d.d_dtype = DT_E4M3;
+	nvfp4_rule("gemm_check nvfp4 fp8 out", d, GEMM_EINVAL, "needs bf16, fp16 or fp32 output (D is e4m3");
+	d = v, d.n = 4;
+	nvfp4_rule("gemm_check nvfp4 D row stride", d, GEMM_EINVAL, "multiple of 16 bytes (N = 4)");
+	d = v, d.b_dtype = DT_E4M3;
+	nvfp4_rule("gemm_check nvfp4 e2m1 x e4m3", d, GEMM_EINVAL, "A and B both e2m1 (A e2m1, B e4m3)");
+	d = v, d.a_dtype = d.b_dtype = DT_E4M3;
+	nvfp4_rule("gemm_check nvfp4 mode with fp8 inputs", d, GEMM_EINVAL, "A and B both e2m1");
+	d = v, d.scale_mode = GEMM_SCALE_MXFP8;
+	nvfp4_rule("gemm_check e2m1 with mxfp8 scales", d, GEMM_EINVAL, "e2m1 inputs need scale_mode nvfp4");
+	d = v, d.fast_accum = 1;
+	nvfp4_rule("gemm_check nvfp4 fast_accum", d, GEMM_EINVAL, "fast_accum applies to FP8 inputs only");
+	d = v, d.b_block128x128 = 1;
+	nvfp4_rule("gemm_check nvfp4 block flag", d, GEMM_EINVAL, "128x128 block flags apply to scale_mode block only");
+	d = v, d.scale_mode = GEMM_SCALE_NVFP4 + 1;
+	nvfp4_rule("gemm_check unknown scale_mode", d, GEMM_EINVAL, "unknown scale_mode");
+}
+
+static float e2m1_to_f32(unsigned c)
+{
+	static const float mag[8] = {0, 0.5f, 1, 1.5f, 2, 3, 4, 6};
+	return c & 8 ? -mag[c & 7] : mag[c & 7];
+}
+
+/* plain scales [rows][scols] -> cuBLASLt's 128x4-tile layout (padding 0), as the swizzle kernel writes it */
+static uint8_t *swizzle(const uint8_t *in, int rows, int scols, size_t *bytes)
+{
+	int rp = (rows + 127) / 128 * 128, tpr = (scols + 3) / 4;
+	*bytes = (size_t)rp * tpr * 4;
+	uint8_t *out = calloc(*bytes, 1);
+	for (int r = 0; r < rows; r++)
+		for (int c = 0; c < scols; c++)
+			out[((size_t)(r / 128) * tpr + c / 4) * 512 + (r % 32) * 16 + (r % 128 / 32) * 4 + c % 4] =
+				in[(size_t)r * scols + c];
+	return out;
+}
+
+/* One NVFP4 operand [rows][K]: random E2M1 codes (two per byte, element 2k low),
+ * random E4M3 block scales in [2^-3, 2^3], swizzled; deq = e2m1 * S_dec (exact). */
+static Operand make_nvfp4(int rows, int K)
+{
+	Operand o;
+	memset(&o, 0, sizeof o);
+	int nb = K / 16;
+	uint8_t *q = malloc((size_t)rows * K / 2), *sc = malloc((size_t)rows * nb);
+	o.deq = malloc(sizeof *o.deq * (size_t)rows * K);
+	for (size_t i = 0; i < (size_t)rows * nb; i++)
+		sc[i] = (uint8_t)(((4 + rng_next() % 7) << 3) | (rng_next() & 7)); /* exponent field 4..10: 2^-3..2^3 */
+	for (int r = 0; r < rows; r++)
+		for (int k = 0; k < K; k += 2) {
+			unsigned c0 = rng_next() & 15, c1 = rng_next() & 15;
+			q[((size_t)r * K + k) / 2] = (uint8_t)(c0 | c1 << 4);
+			float s = e4m3_to_f32(sc[(size_t)r * nb + k / 16]);
+			o.deq[(size_t)r * K + k] = e2m1_to_f32(c0) * s;
+			o.deq[(size_t)r * K + k + 1] = e2m1_to_f32(c1) * s;
+		}
+	size_t sb;
+	uint8_t *sw = swizzle(sc, rows, nb, &sb);
+	o.data = dalloc((size_t)rows * K / 2);
+	h2d(o.data, q, (size_t)rows * K / 2);
+	o.sinv = dalloc(sb);
+	h2d(o.sinv, sw, sb);
+	free(q), free(sc), free(sw);
+	return o;
+}
+
+typedef struct Nv4Case { const char *name; int m, n, k, dt, acc, dev; float s_enc_a, s_enc_b; double tol; } Nv4Case;
+
+/* |D - reference| over |reference|, D = alpha * A B^T (+ beta C); alpha = 1/(S_enc_a*S_enc_b) as tegen computes it */
+static double nvfp4_error(const Nv4Case *c, const Operand *A, const Operand *B, const float *cinit, const void *hd,
+	float alpha)
+{
+	double num = 0, den = 0;
+	for (int i = 0; i < c->m; i++)
+		for (int j = 0; j < c->n; j++) {
+			double acc = 0;
+			for (int k = 0; k < c->k; k++) acc += (double)A->deq[(size_t)i * c->k + k] * B->deq[(size_t)j * c->k + k];
+			double ref = alpha * acc + (c->acc ? cinit[(size_t)i * c->n + j] : 0.0);
+			size_t x = (size_t)i * c->n + j;
+			double gv;
+			if (c->dt == DT_F32) { float f; memcpy(&f, (const char *)hd + 4 * x, 4); gv = f; }
+			else { uint16_t h; memcpy(&h, (const char *)hd + 2 * x, 2); gv = bf16_to_f32(h); }
+			num += (gv - ref) * (gv - ref);
+			den += ref * ref;
+		}
+	double rel = den > 0 ? sqrt(num / den) : sqrt(num);
+	return isnan(rel) ? INFINITY : rel;
+}
+
+/* D's initial contents: C for accumulate (returned on the host), else 0xff garbage */
+static float *nvfp4_init_d(const Nv4Case *c, CUdeviceptr D)
+{
+	size_t nd = (size_t)c->m * c->n, ds = (size_t)dts(c->dt);
+	float *cinit = calloc(nd, sizeof *cinit);
+	unsigned char *hc = malloc(nd * ds);
+	memset(hc, 0xff, nd * ds);
+	for (size_t j = 0; c->acc && j < nd; j++) {
+		float v = rng_uniform() * 4.0f;
+		if (c->dt == DT_BF16) { uint16_t h = f32_to_bf16(v); memcpy(hc + 2 * j, &h, 2); v = bf16_to_f32(h); }
+		else memcpy(hc + 4 * j, &v, 4);
+		cinit[j] = v;
+	}
+	h2d(D, hc, nd * ds);
+	free(hc);
+	return cinit;
+}
+
+/* One native NVFP4 GEMM (sm_100+) against the double-precision reference. */
+static void nvfp4_case(GemmCtx *g, CUstream s, const Nv4Case *c)
+{
+	char err[512], msg[800];
+	Operand A = make_nvfp4(c->m, c->k), B = make_nvfp4(c->n, c->k);
+	size_t nd = (size_t)c->m * c->n;
+	CUdeviceptr D = dalloc(nd * dts(c->dt)), ab = dalloc(2 * sizeof(float));
+	float *cinit = nvfp4_init_d(c, D);
+	float alpha = 1.0f / (c->s_enc_a * c->s_enc_b), hab[2] = {alpha, c->acc ? 1.0f : 0.0f};
+	h2d(ab, hab, sizeof hab);
+	GemmDesc d = {.m = c->m, .n = c->n, .k = c->k, .a_dtype = DT_E2M1, .b_dtype = DT_E2M1, .d_dtype = c->dt,
+		.scale_mode = GEMM_SCALE_NVFP4, .accumulate = c->acc};
+	GemmArgs a = {.a = P(A.data), .b = P(B.data), .d = P(D), .a_scale_inv = P(A.sinv), .b_scale_inv = P(B.sinv),
+		.alpha = c->dev ? 0.0f : alpha, .beta = hab[1]};
+	if (c->dev) {
+		a.alpha_ptr = (const float *)P(ab);
+		a.beta_ptr = (const float *)P(ab + sizeof(float));
+	}
+	int rc = gemm_run(g, &d, &a, s, err, sizeof err);
+	CUresult r = rc ? 0 : cu.cuStreamSynchronize(s);
+	if (rc || r) {
+		snprintf(msg, sizeof msg, "gemm_run returned %d: %s%s", rc, rc ? err : "stream sync: ", rc ? "" : cudrv_errstr(r));
+		bad(c->name, msg);
+		row(c->name, NAN, c->tol, "FAIL");
+	} else {
+		unsigned char *hd = malloc(nd * dts(c->dt));
+		d2h(hd, D, nd * dts(c->dt));
+		double rel = nvfp4_error(c, &A, &B, cinit, hd, alpha);
+		char plan[160] = "";
+		gemm_describe(g, &d, plan, sizeof plan);
+		snprintf(msg, sizeof msg, "M=%d N=%d K=%d e2m1->%s alpha=%g (%s) rel_fro=%.3e (tol %.1e) [%s]", c->m, c->n, c->k,
+			dtn(c->dt), alpha, c->dev ? "device" : "host", rel, c->tol, plan);
+		if (rel <= c->tol) ok(c->name, msg); else bad(c->name, msg);
+		row(c->name, rel, c->tol, rel <= c->tol ? "ok" : "FAIL");
+		free(hd);
+	}
+	free_operand(&A);
+	free_operand(&B);
+	cu.cuMemFree_v2(D);
+	cu.cuMemFree_v2(ab);
+	free(cinit);
+}
+
+/* Below sm_100, a valid NVFP4 GEMM must be GEMM_ENOTSUP (the caller emulates):
+ * reported as skip, never ok; anything else fails. */
+static void nvfp4_not_native(GemmCtx *g, CUstream s)
+{
+	char err[512] = "", msg[800];
+	CUdeviceptr buf = dalloc(1 << 20);
+	GemmDesc d = {.m = 128, .n = 256, .k = 512, .a_dtype = DT_E2M1, .b_dtype = DT_E2M1, .d_dtype = DT_BF16,
+		.scale_mode = GEMM_SCALE_NVFP4};
+	GemmArgs a = {.a = P(buf), .b = P(buf), .d = P(buf), .a_scale_inv = P(buf), .b_scale_inv = P(buf), .alpha = 1};
+	int rc = gemm_run(g, &d, &a, s, err, sizeof err);
+	cu.cuStreamSynchronize(s);
+	cu.cuMemFree_v2(buf);
+	snprintf(msg, sizeof msg, "gemm_run returned %d (want GEMM_ENOTSUP = %d): \"%s\"", rc, GEMM_ENOTSUP, err);
+	if (rc == GEMM_ENOTSUP && strstr(err, "NVFP4 GEMM needs sm_100"))
+		printf("skip nvfp4 native GEMM: not native on sm_%d; %s\n", g_cc, msg);
+	else
+		bad("nvfp4 native GEMM below sm_100", msg);
+}
+
+static void nvfp4_gpu(GemmCtx *g, CUstream s)
+{
+	if (g_cc < 100) {
+		nvfp4_not_native(g, s);
+		return;
+	}
+	const int BF = DT_BF16, F32 = DT_F32;
+	const Nv4Case cases[] = {
+		{"nvfp4 ->bf16 (device alpha)", 128, 256, 512, BF, 0, 1, 2.5f, 0.375f, 4.5e-3},
+		{"nvfp4 ->bf16 M=72 (host alpha)", 72, 256, 512, BF, 0, 0, 2.5f, 0.375f, 4.5e-3},
+		{"nvfp4 ->fp32 accumulate (device beta 1)", 128, 256, 1024, F32, 1, 1, 1000.0f, 3.0f, 5e-4},
+	};
+	for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++)
+		nvfp4_case(g, s, &cases[i]);
+}
+
 /* ---------- benchmark ---------- */
 
 typedef struct Shape { int m, k, n; const char *what; double ref_fp8; } Shape;
@@ -643,14 +855,15 @@ int main(int argc, char **argv)
 {
 	char why[256];
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	nvfp4_rules();
 	if (cudrv_load(why, sizeof why)) {
 		printf("skip gemm: no GPU (%s)\n", why);
-		return 0;
+		return g_failed;
 	}
 	int ndev = 0;
 	if (cu.cuDeviceGetCount(&ndev) || ndev < 1) {
 		printf("skip gemm: no GPU (no CUDA device)\n");
-		return 0;
+		return g_failed;
 	}
 	int no_bench = argc > 1 && !strcmp(argv[1], "--no-bench");
 	CUdevice dev;
@@ -736,6 +949,10 @@ int main(int argc, char **argv)
 	e.scale_mode = GEMM_SCALE_MXFP8;
 	if (g_cc < 100) expect_err(g, s, "error MXFP8 on sm_90 -> ENOTSUP", e, GEMM_ENOTSUP, "MXFP8 GEMM needs sm_100");
 	else printf("skip MXFP8 native GEMM: needs swizzled E8M0 scales from the swizzle pass; not tested here\n");
+	nvfp4_gpu(g, s);
+	GemmDesc f4 = {.m = 128, .n = 256, .k = 48, .a_dtype = DT_E2M1, .b_dtype = DT_E2M1, .d_dtype = BF,
+		.scale_mode = GEMM_SCALE_NVFP4};
+	expect_err(g, s, "error NVFP4 K%32 (rules before the arch)", f4, GEMM_EINVAL, "K % 32 == 0");
 	GemmDesc h = {.m = 64, .n = 64, .k = 64, .a_dtype = BF, .b_dtype = DT_F16, .d_dtype = BF};
 	expect_err(g, s, "error mixed bf16 x fp16", h, GEMM_EINVAL, "one dtype");
 	printf("correctness took %.1f s\n", now_s() - t0);

@@ -5,8 +5,8 @@
  * padding nibble, short last blocks of the columnwise copy), S_enc from the
  * global amax, both copies decoding back to the input within the format's
  * error, stochastic rounding that depends on its offset and is repeatable,
- * distinct SR seeds per tensor, and an emulated NVFP4 GEMM close to the FP32
- * product. Protocol: ok/FAIL lines, exit 1 on failure. */
+ * distinct SR seeds per tensor, an emulated NVFP4 GEMM close to the FP32
+ * product, and the native GEMM's reference (alpha) close to the emulated one. Protocol: ok/FAIL lines, exit 1 on failure. */
 #include "interp.h"
 #include "ref.h"
 
@@ -111,6 +111,27 @@ static void test_copies(const Graph *g, const long *dims, RefTensor *rt, const c
 	free(xt);
 }
 
+/* The native NVFP4 GEMM's reference (block-scaled products, then alpha =
+ * 1/(S_enc_a*S_enc_b)) rounds differently from the emulated one (each operand
+ * scaled by S_dec/S_enc first), so the two agree to FP32 rounding, not bits;
+ * a missing alpha would be off by S_enc_a*S_enc_b. op3 is the GEMM. */
+static void test_native_gemm(const Graph *g, const long *dims, RefTensor *rt, int n)
+{
+	RefTensor *ry = &rt[tensor_id(g, "y")];
+	float *emu = malloc(sizeof *emu * (size_t)n);
+	memcpy(emu, ry->comp[COMP_DATA], sizeof *emu * (size_t)n);
+	char err[256] = "";
+	check(interp_run_op(g, dims, 3, INTERP_NATIVE_NVFP4, rt, err, sizeof err) == 0, "gemm_native/run", "%s", err);
+	const float *y = ry->comp[COMP_DATA];
+	double num = 0, den = 0;
+	for (int i = 0; i < n; i++)
+		num += (y[i] - emu[i]) * (double)(y[i] - emu[i]), den += (double)emu[i] * emu[i];
+	check(sqrt(num / den) < 1e-5, "gemm_native/close_to_emulated", "relative difference %g", sqrt(num / den));
+	float alpha = tg_nvfp4_gemm_alpha(rt[tensor_id(g, "xq")].scale, rt[tensor_id(g, "wq")].scale);
+	check(alpha != 1.0f && alpha > 0, "gemm_native/alpha", "alpha %g: pick inputs whose S_enc are not 1", alpha);
+	free(emu);
+}
+
 int main(void)
 {
 	Arena *a = arena_new();
@@ -165,6 +186,7 @@ int main(void)
 	for (int i = 0; i < rows * f; i++)
 		num += (y[i] - ref[i]) * (double)(y[i] - ref[i]), den += (double)ref[i] * ref[i];
 	check(y && sqrt(num / den) < 0.2, "gemm", "relative error %g", sqrt(num / den));
+	test_native_gemm(g, dims, rt, rows * f);
 
 	free(first);
 	free(ref);

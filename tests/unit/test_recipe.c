@@ -127,6 +127,23 @@ static void test_current_block(void)
 	check("ref_current_scale_nan_ignored", s == 224.0f && si == 1.0f / 224, "%g %g", s, si);
 }
 
+/* alpha of the native NVFP4 GEMM: 1/(S_enc_a*S_enc_b), the product rounded once
+ * to FP32, then one IEEE division; checked against double arithmetic, which
+ * reproduces both roundings exactly (a float product is exact in double). */
+static void test_nvfp4_gemm_alpha(void)
+{
+	float sa = tg_nvfp4_s_enc(3.7f), sb = tg_nvfp4_s_enc(0.011f);
+	float prod = (float)((double)sa * sb), want = (float)(1.0 / (double)prod);
+	check("nvfp4_gemm_alpha_rounding", fb(tg_nvfp4_gemm_alpha(sa, sb)) == fb(want), "%a vs %a",
+	      tg_nvfp4_gemm_alpha(sa, sb), want);
+	/* S_enc = 2688/amax: alpha ~ amax_a*amax_b/2688^2 */
+	check("nvfp4_gemm_alpha_amax", fabs(tg_nvfp4_gemm_alpha(sa, sb) / (3.7 * 0.011 / (2688.0 * 2688.0)) - 1) < 1e-6,
+	      "%g vs %g", tg_nvfp4_gemm_alpha(sa, sb), 3.7 * 0.011 / (2688.0 * 2688.0));
+	check("nvfp4_gemm_alpha_unit", tg_nvfp4_gemm_alpha(1.0f, 1.0f) == 1.0f, "%g %g", tg_nvfp4_gemm_alpha(1.0f, 1.0f), 1);
+	check("nvfp4_gemm_alpha_overflow_zero", tg_nvfp4_gemm_alpha(FLT_MAX, 2.0f) == 0.0f, "%g %g",
+	      tg_nvfp4_gemm_alpha(FLT_MAX, 2.0f), 0);
+}
+
 static void test_mx_nvfp4(void)
 {
 	check("e8m0_448", tg_e8m0_from_amax(448.0f, 448.0f) == 127, "%g %g", tg_e8m0_from_amax(448, 448), 127);
@@ -157,6 +174,7 @@ static void test_mx_nvfp4(void)
 	float s_enc = tg_nvfp4_s_enc(10.0f);
 	float es = tg_nvfp4_elem_scale(0x7E, s_enc);
 	check("nvfp4_elem_scale", tg_f32_to_e2m1(10.0f * es) == 0x7, "%g %g", 10.0f * es, 6);
+	test_nvfp4_gemm_alpha();
 }
 
 static void test_philox_sr_rht(void)

@@ -251,12 +251,20 @@ TG_HD uint16_t tg_f32x2_to_e5m2x2(float lo, float hi)
 #endif
 
 /* ---- FP4 E2M1 (values 0, .5, 1, 1.5, 2, 3, 4, 6; no inf/NaN) ---- */
+/* RNE to the 8 magnitudes, saturating, by counting the midpoints below |x|: a tie
+ * (0.25, 0.75, ..., 5) goes to the even code, so the comparison is > below an even
+ * code and >= below an odd one. NaN -> 0x7 (no sign), inf -> +-6, -0 -> 0x8, as the
+ * generic tg__to_narrow_sat would give (seven compares instead of its shifts and
+ * branches: the NVFP4 casts run this per element). */
 TG_HD uint8_t tg_f32_to_e2m1(float x)
 {
 	uint32_t u = tg_f2u(x);
 	if ((u & 0x7FFFFFFFu) > 0x7F800000u)
 		return 0x7;
-	return tg__to_narrow_sat(x, 1, 0, 0x7u, 3, 0x7u);
+	float a = tg_u2f(u & 0x7FFFFFFFu);
+	uint32_t c = (uint32_t)(a > 0.25f) + (uint32_t)(a >= 0.75f) + (uint32_t)(a > 1.25f) + (uint32_t)(a >= 1.75f) +
+	             (uint32_t)(a > 2.5f) + (uint32_t)(a >= 3.5f) + (uint32_t)(a > 5.0f);
+	return (uint8_t)((u >> 31) << 3 | c);
 }
 
 TG_HD float tg_e2m1_to_f32(uint8_t c) { return tg__from_narrow(c & 0xFu, 1, 0, 3); }

@@ -86,7 +86,9 @@ static float *load_f32(const Tensor *t, const RefTensor *r, size_t n)
 }
 
 /* NVFP4: global amax, S_enc (kept as the tensor's scale), then the rowwise copy
- * and the columnwise one (the transpose quantized rowwise, same S_enc). */
+ * and the columnwise one (the transpose quantized rowwise, same S_enc; with
+ * nvfp4_rht the transpose's rows Hadamard-transformed first, with their own
+ * global amax and S_enc: amax_t, scale_t). */
 static void quant_nvfp4(const Graph *g, const long *dims, const Tensor *t, RefTensor *r, int rows, int cols, uint8_t *o,
 	uint8_t *ot)
 {
@@ -101,6 +103,11 @@ static void quant_nvfp4(const Graph *g, const long *dims, const Tensor *t, RefTe
 	if (ot) {
 		float *xt = malloc(sizeof *xt * (n ? n : 1));
 		ref_transpose(r->value, rows, cols, xt);
+		if (tensor_rht_t(t)) {
+			ref_rht_rows(xt, cols, rows, tg_rht_sign_mask(TG_RHT_SEED), xt);
+			opt.global_amax = r->amax_t = ref_amax(xt, n);
+			r->scale_t = tg_nvfp4_s_enc(r->amax_t);
+		}
 		ref_quant_nvfp4(xt, cols, rows, &opt, ot,
 			xalloc(r, COMP_SCALE_INV_T, interp_comp_bytes(g, dims, t, COMP_SCALE_INV_T)), NULL);
 		free(xt);
@@ -185,7 +192,9 @@ static float *gemm_operand(const Graph *g, const long *dims, const Tensor *t, co
 	case SCALING_BLOCK1X128: ref_dequant_block1x128(q, s, R, K, fmt, y); break;
 	case SCALING_BLOCK128X128: ref_dequant_block128x128(q, s, R, K, fmt, y); break;
 	case SCALING_MXFP8: ref_dequant_mxfp8(q, s, R, K, fmt, c != COMP_DATA, y); break;
-	case SCALING_NVFP4: ref_dequant_nvfp4(q, s, R, K, r->scale, y); break;
+	case SCALING_NVFP4: /* a Hadamard-transformed copy: its own S_enc; the product along K is unchanged */
+		ref_dequant_nvfp4(q, s, R, K, tensor_s_enc_comp(t, c) == COMP_SCALE_T ? r->scale_t : r->scale, y);
+		break;
 	default: memset(y, 0, sizeof *y * n); break;
 	}
 	return y;

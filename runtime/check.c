@@ -168,6 +168,22 @@ static int check_unfused_hp(TgLayer *l, const Graph *g, const long *dims, int i,
 	return fails;
 }
 
+/* nvfp4_rht: the columnwise copy's own global amax (over the transformed values)
+ * and S_enc in its state slot, judged like the tensor's; downstream ops (the
+ * dequantized wgrad operand) then read the GPU's S_enc. */
+static int check_rht_state(const Graph *g, const Tensor *t, RefTensor *r, const float *hstate, const TgStateLayout *lay,
+	bool exact, bool gemm, Buf *out)
+{
+	size_t s = (size_t)t->state_slot_t;
+	char what[256];
+	snprintf(what, sizeof what, "%s %s.amax_t", g->layer, t->name);
+	int fails = compare_float(out, what, hstate[lay->amax + s], r->amax_t, exact ? 0 : gemm ? 1e-3 : 1e-6);
+	snprintf(what, sizeof what, "%s %s.s_enc_t", g->layer, t->name);
+	fails += compare_float(out, what, hstate[lay->scale + lay->stride * s], r->scale_t, 0);
+	r->scale_t = hstate[lay->scale + lay->stride * s];
+	return fails;
+}
+
 void check_keep_free(CheckKeep *keep)
 {
 	for (int i = 0; keep && i < keep->n; i++)
@@ -346,6 +362,8 @@ int check_layer(TgLayer *l, long tokens, unsigned seed, int do_compare, CheckKee
 				rt[i].scale = hstate[lay.scale + lay.stride * s];
 				rt[i].scale_inv = hstate[lay.scale_inv + lay.stride * s];
 			}
+			if (t->state_slot_t >= 0)
+				fails += check_rht_state(g, t, &rt[i], hstate, &lay, exact, gemm, out);
 		}
 	}
 	free(hstate);

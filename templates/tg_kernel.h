@@ -29,6 +29,10 @@
  *    OUT_T [cols][ceil(rows/2)] (each row packed, an odd row padded with a zero
  *    nibble); SCALE_INV E4M3 bytes [rows][cols/16], SCALE_INV_T [cols][ceil(rows/16)];
  *    SCALE is S_enc (written by the cast pass), AMAX the global amax.
+ *    With the random Hadamard transform (nvfp4_rht) the columnwise copy is
+ *    quantized from tg_rht16 of every 16 consecutive rows of a column (a last
+ *    partial group is left as is) with its own global amax AMAX_T (over the
+ *    transformed values) and S_enc SCALE_T; the rowwise copy keeps AMAX/SCALE.
  */
 #ifndef TG_KERNEL_H
 #define TG_KERNEL_H
@@ -56,6 +60,8 @@ typedef struct TgParams {
 #define TG_P_AMAX        10   /* per-tensor amax (float, atomic max) */
 #define TG_P_RSIGMA      11   /* norm: 1/sigma per row (float [rows]) for the backward pass; may be NULL */
 #define TG_P_MU          12   /* layernorm: mean per row (float [rows]); may be NULL */
+#define TG_P_SCALE_T     13   /* nvfp4_rht: S_enc of the columnwise (transformed) copy (float, written by the cast pass) */
+#define TG_P_AMAX_T      14   /* nvfp4_rht: global amax of the transformed columnwise values (float, atomic max) */
 /* recipe_update.cu uses its own meaning: p[0] = state buffer, p[1] = per-tensor params
  * (int {fmt, margin, algo, history length (0: not delayed, skip)}), n[0] = tensors, n[1] = history length */
 

@@ -2,7 +2,7 @@
  * component with the reference interpreter, under the numerics contract:
  *  - casts and per-element ops (quantize, cast_transpose): bit-exact bytes,
  *    scales and amax; NVFP4: data nibbles, E4M3 block scales, global amax and
- *    S_enc, also after a norm or GLU (unfused: its FP32 value is judged by the
+ *    S_enc (with nvfp4_rht also the columnwise copy's amax_t and S_enc), also after a norm or GLU (unfused: its FP32 value is judged by the
  *    rule below, then the cast of the GPU's value bit for bit);
  *  - ops with a reduction or a transcendental (norm_quantize, glu_amax): each
  *    element within one unit in the last place of its format, and at most

@@ -350,7 +350,9 @@ static int write_outputs(TgLayer *l, const char *dir)
 		const Tensor *t = &g->tensors[i];
 		if (!t->output)
 			continue;
-		for (int c = COMP_DATA; c <= COMP_AMAX; c++) {
+		for (int c = COMP_DATA; c < COMP_COUNT; c++) {
+			if (c > COMP_AMAX && c != COMP_SCALE_T && c != COMP_AMAX_T)
+				continue; /* state buffers, GEMM-side copies and intermediates are not outputs */
 			void *dp;
 			size_t bytes;
 			if (tg_layer_tensor_component(l, i, (Component)c, &dp, &bytes) || !bytes)
@@ -361,7 +363,8 @@ static int write_outputs(TgLayer *l, const char *dir)
 				fprintf(stderr, "tegen: cannot read %s.%s from the GPU\n", t->name, comp_name(c));
 				return -1;
 			}
-			bool scalar = c == COMP_SCALE || c == COMP_AMAX || tensor_comp_in_state(t, (Component)c);
+			bool scalar = c == COMP_SCALE || c == COMP_AMAX || c == COMP_SCALE_T || c == COMP_AMAX_T ||
+				tensor_comp_in_state(t, (Component)c);
 			bool byte_scales = (c == COMP_SCALE_INV || c == COMP_SCALE_INV_T) && !scalar &&
 				(t->recipe.scaling == SCALING_MXFP8 || t->recipe.scaling == SCALING_NVFP4);
 			const char *descr = scalar || ((c == COMP_SCALE_INV || c == COMP_SCALE_INV_T) && !byte_scales) ? "<f4"

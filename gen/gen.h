@@ -221,6 +221,7 @@ typedef struct Tensor {
 	int producer;         /* op id; -1 = layer input */
 	bool output;
 	int state_slot;       /* per-tensor recipes: index into the recipe state; -1 none */
+	int state_slot_t;     /* nvfp4_rht with a columnwise copy: that copy's own slot (S_enc, amax); -1 none */
 } Tensor;
 
 typedef struct Op {
@@ -275,7 +276,8 @@ typedef enum { KERNEL_GENERATED, KERNEL_GEMM } KernelKind;
 	X(COMP_DEQ, "deq") X(COMP_DEQ_T, "deq_t") /* BF16 copies of data / data_t for emulated GEMMs */ \
 	X(COMP_SCALE_SW, "scale_sw") X(COMP_SCALE_SW_T, "scale_sw_t") /* MXFP8/NVFP4 scales in the GEMM-swizzled layout */ \
 	X(COMP_HP, "hp") /* FP32 value of an op whose NVFP4 cast runs in separate kernels (unfused) */ \
-	X(COMP_ALPHA, "alpha") /* native NVFP4 GEMM output: float {alpha, beta} on the device, read by cuBLASLt */
+	X(COMP_ALPHA, "alpha") /* native NVFP4 GEMM output: float {alpha, beta} on the device, read by cuBLASLt */ \
+	X(COMP_SCALE_T, "scale_t") X(COMP_AMAX_T, "amax_t") /* nvfp4_rht: S_enc and global amax of the transformed columnwise copy */
 typedef enum {
 #define X(e, s) e,
 	TG_COMPONENTS(X)
@@ -286,6 +288,13 @@ typedef enum {
 /* tensor_comp_in_state: component c of t lives in the layer's recipe state (per-tensor
  * scale, scale_inv, amax; NVFP4: S_enc as the scale and the global amax). */
 bool tensor_comp_in_state(const Tensor *t, Component c);
+/* tensor_rht_t: t's columnwise copy is quantized after the random Hadamard
+ * transform along its rows (NVFP4 with nvfp4_rht and a columnwise copy). */
+bool tensor_rht_t(const Tensor *t);
+/* tensor_s_enc_comp names the component holding the S_enc of an NVFP4 copy
+ * (COMP_DATA or COMP_DATA_T, or their BF16 copies COMP_DEQ/COMP_DEQ_T):
+ * COMP_SCALE_T for a transformed columnwise copy, else COMP_SCALE. */
+Component tensor_s_enc_comp(const Tensor *t, Component copy);
 /* tensor_sr_seed is the Philox key of t's stochastic rounding (NVFP4 sr): a hash of
  * the layer and tensor names, so kernels and the reference agree. */
 uint64_t tensor_sr_seed(const Graph *g, const Tensor *t);
@@ -308,6 +317,7 @@ typedef struct GemmCall {
 	DType a_dtype, b_dtype, d_dtype;
 	bool fast_accum, accumulate, gelu;
 	bool emulated;        /* block-scaled operands dequantized to BF16 by earlier kernels (a_comp/b_comp = COMP_DEQ*) */
+	Component a_senc, b_senc; /* NVFP4: the component holding each operand copy's S_enc (scale, or scale_t) */
 } GemmCall;
 
 typedef struct Kernel {

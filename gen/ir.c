@@ -281,6 +281,7 @@ static int tensor_add(B *b, const char *name, Loc loc)
 	t->id = id;
 	t->producer = -1;
 	t->state_slot = -1;
+	t->state_slot_t = -1;
 	t->recipe.scaling = SCALING_NONE;
 	b->decl[id] = NULL;
 	return id;
@@ -505,6 +506,35 @@ static void check_declared(B *b, int id, const SpecOp *o)
 			role_name(st->role), op_name(o->kind), o->loc.line, role_name(t->role));
 }
 
+/* nvfp4_rht: TE transforms the wgrad operands (activations and gradients),
+ * never weights. The layer recipe's nvfp4_rht skips weights; an override that
+ * sets it on a weight is an error, and so is nvfp4_rht with nvfp4_2d (16x16
+ * blocks are for weights). Errors point at the tensor's override key when it
+ * has one (nvfp4_rht, else nvfp4_2d), else at the layer recipe's nvfp4_rht. */
+static void check_rht(B *b, Tensor *t)
+{
+	Recipe *r = &t->recipe;
+	if (r->scaling != SCALING_NVFP4 || !r->nvfp4_rht)
+		return;
+	const int key = __builtin_ctz(RECIPE_SET_NVFP4_RHT);
+	const SpecOverride *ov = override_for(b, t->name);
+	bool own = ov && (ov->set & RECIPE_SET_NVFP4_RHT);
+	Loc at = own ? ov->keys[key] : b->s->recipe_keys[key];
+	if (t->role == ROLE_WEIGHT && !own) {
+		r->nvfp4_rht = false; /* the layer's option is for activations and gradients */
+		return;
+	}
+	if (t->role == ROLE_WEIGHT)
+		diag_error(b->d, at, "nvfp4_rht on weight '%s': the random Hadamard transform is for the wgrad operands "
+			"(activations and gradients), never weights; remove nvfp4_rht from the override of '%s'", t->name, t->name);
+	if (r->nvfp4_2d && !own && ov && (ov->set & RECIPE_SET_NVFP4_2D))
+		at = ov->keys[__builtin_ctz(RECIPE_SET_NVFP4_2D)]; /* the override added 2d to the layer's rht */
+	if (r->nvfp4_2d)
+		diag_error(b->d, at, "nvfp4_rht and nvfp4_2d both apply to '%s': the Hadamard transform is for the 1D-block "
+			"columnwise copies of activations and gradients, 16x16 blocks are for weights; set one of them to false for '%s'",
+			t->name, t->name);
+}
+
 /* The output of a quantizing op: quantized with its recipe, or kept in high precision. */
 static void quantize_out(B *b, const SpecOp *o, int out, const Tensor *in, Role role)
 {
@@ -526,9 +556,7 @@ static void quantize_out(B *b, const SpecOp *o, int out, const Tensor *in, Role 
 	if (t->columnwise && t->rank < 2)
 		diag_error(b->d, or_loc(o->layout_loc, o->loc), "the columnwise copy of '%s' needs a tensor of rank 2 or more; '%s' is %s",
 			t->name, t->name, shape_str(b, t->shape, t->rank));
-	if (t->recipe.scaling == SCALING_NVFP4 && t->recipe.nvfp4_rht && t->columnwise)
-		diag_error(b->d, o->loc, "%s: the nvfp4_rht option (random Hadamard transform of the columnwise copy of '%s') "
-			"is not supported by the planner yet; remove nvfp4_rht", op_name(o->kind), t->name);
+	check_rht(b, t);
 	long block = t->recipe.scaling == SCALING_MXFP8 ? 32 : t->recipe.scaling == SCALING_NVFP4 ? 16 : 0;
 	Extent last = t->shape[t->rank - 1];
 	if (block && (last.dim >= 0 || last.add % block))
@@ -645,6 +673,22 @@ static void need_copy(B *b, const SpecOp *o, ArgSlot a, const Tensor *t, bool co
 		pass_name(o->p.pass), copy, t->name, copy, prod->loc.line);
 }
 
+/* The Hadamard transform runs along K (the columnwise copy's rows) with one sign
+ * mask, so the product is unchanged only when both operand copies have it. */
+static void check_rht_pair(B *b, const SpecOp *o, const Tensor *A, bool a_col, const Tensor *Bt, bool b_col)
+{
+	bool ra = a_col && tensor_rht_t(A), rb = b_col && tensor_rht_t(Bt);
+	if (ra == rb)
+		return;
+	const Tensor *h = ra ? A : Bt, *p = ra ? Bt : A;
+	bool p_col = ra ? b_col : a_col;
+	diag_error(b->d, op_arg_loc(o, ra ? ARG_B : ARG_A), "gemm_cast (%s) pairs the Hadamard-transformed columnwise copy of '%s' "
+		"(nvfp4_rht) with the untransformed %s copy of '%s'; the transform runs along K, so both operands need it or neither: %s",
+		pass_name(o->p.pass), h->name, p_col ? "columnwise" : "rowwise", p->name,
+		p_col ? "set nvfp4_rht on both (or neither)"
+		      : arena_printf(b->a, "a rowwise copy is never transformed, so remove nvfp4_rht from '%s'", h->name));
+}
+
 static void infer_gemm(B *b, const SpecOp *o, Op *op)
 {
 	const Tensor *A = arg_t(b, op, ARG_A), *Bt = arg_t(b, op, ARG_B);
@@ -670,6 +714,7 @@ static void infer_gemm(B *b, const SpecOp *o, Op *op)
 		bool a_col = o->p.pass == PASS_WGRAD, b_col = o->p.pass != PASS_FPROP;
 		need_copy(b, o, ARG_A, A, a_col);
 		need_copy(b, o, ARG_B, Bt, b_col);
+		check_rht_pair(b, o, A, a_col, Bt, b_col);
 	} else if (A->dtype != Bt->dtype) {
 		diag_error(b->d, o->loc, "gemm_cast operands have different dtypes: '%s' is %s, '%s' is %s", A->name,
 			dtype_name(A->dtype), Bt->name, dtype_name(Bt->dtype));
@@ -860,6 +905,8 @@ static void assign_slots(B *b)
 				Tensor *t = &g->tensors[g->ops[k].arg[a]];
 				if (is_quantized(t) && t->recipe.scaling == want) {
 					t->state_slot = n++;
+					if (tensor_rht_t(t))
+						t->state_slot_t = n++; /* the transformed copy's S_enc and amax */
 					if (want == SCALING_DELAYED && t->recipe.history > g->history)
 						g->history = t->recipe.history;
 				}
@@ -873,8 +920,19 @@ bool tensor_comp_in_state(const Tensor *t, Component c)
 	if (t->state_slot < 0)
 		return false;
 	if (t->recipe.scaling == SCALING_NVFP4) /* its scale_inv components are the E4M3 block scales */
-		return c == COMP_SCALE || c == COMP_AMAX;
+		return c == COMP_SCALE || c == COMP_AMAX || (t->state_slot_t >= 0 && (c == COMP_SCALE_T || c == COMP_AMAX_T));
 	return c == COMP_SCALE || c == COMP_SCALE_INV || c == COMP_AMAX;
+}
+
+bool tensor_rht_t(const Tensor *t)
+{
+	return is_quantized(t) && t->recipe.scaling == SCALING_NVFP4 && t->recipe.nvfp4_rht && t->columnwise;
+}
+
+Component tensor_s_enc_comp(const Tensor *t, Component copy)
+{
+	bool col = copy == COMP_DATA_T || copy == COMP_DEQ_T;
+	return col && tensor_rht_t(t) ? COMP_SCALE_T : COMP_SCALE;
 }
 
 uint64_t tensor_sr_seed(const Graph *g, const Tensor *t)
@@ -1026,6 +1084,8 @@ void ir_print(const Graph *g, Buf *out)
 		}
 		if (t->state_slot >= 0)
 			buf_printf(out, " slot=%d", t->state_slot);
+		if (t->state_slot_t >= 0)
+			buf_printf(out, " slot_t=%d", t->state_slot_t);
 		if (t->producer < 0)
 			buf_puts(out, " input");
 		else

@@ -23,6 +23,7 @@
  * the ops one by one through the CPU reference. */
 #include "gen.h"
 #include "tg_kernel.h"
+#include "tg_recipe.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -715,6 +716,23 @@ static Kernel *fixed_kernel(Planner *pl, const char *what, const Op *op, const c
 	return k;
 }
 
+/* The random Hadamard transform of an NVFP4 kernel's columnwise copy: TG_RHT and
+ * the sign mask (one for every tensor: tg_rht_sign_mask(TG_RHT_SEED)), and the
+ * copy's own amax (both passes) and S_enc (cast pass) in its state slot. */
+static void nvfp4_rht_slots(Planner *pl, Kernel *k, const Tensor *out, int pass)
+{
+	bool rht = tensor_rht_t(out);
+	slot(pl, k, "TG_RHT", rht ? "1" : "0");
+	slot(pl, k, "TG_RHT_MASK", arena_printf(pl->a, "0x%04xu", rht ? tg_rht_sign_mask(TG_RHT_SEED) : 0u));
+	if (!rht)
+		return;
+	bind(pl, k, TG_P_AMAX_T, out->id, COMP_AMAX_T);
+	if (pass)
+		bind(pl, k, TG_P_SCALE_T, out->id, COMP_SCALE_T);
+	k->note = arena_printf(pl->a, "%s; RHT: the columnwise copy 16-point Hadamard-transformed along its rows, %s", k->note,
+		pass ? "with its own S_enc (scale_t) from amax_t" : "its own global amax (amax_t)");
+}
+
 /* NVFP4 output of op: an amax pass and a cast pass of nvfp4_quantize.cu over the
  * op's input (quantize, cast_transpose) or over the FP32 value its own kernel
  * writes first (norm_quantize, glu_amax: unfused for now). */
@@ -755,6 +773,7 @@ static void plan_nvfp4(Planner *pl, const Op *op, const Tensor *in, const Tensor
 			bind_outputs(pl, k, out, COMP_DATA);
 		k->note = arena_printf(pl->a, "%sNVFP4, %d of %d: %s", unfused ? "unfused " : "", pass + 1 + unfused, 2 + unfused,
 			pass ? "S_enc from the global amax, E4M3 block scales, E2M1 data" : "global amax, nothing written");
+		nvfp4_rht_slots(pl, k, out, pass);
 	}
 }
 
@@ -784,9 +803,11 @@ static void plan_dequantize_nvfp4(Planner *pl, const Op *op, const Tensor *t, Co
 	slot(pl, k, "TG_COPY_T", from == COMP_DATA_T ? "1" : "0");
 	bind(pl, k, TG_P_IN, t->id, from);
 	bind(pl, k, TG_P_SCALE_INV, t->id, from == COMP_DATA ? COMP_SCALE_INV : COMP_SCALE_INV_T);
-	bind(pl, k, TG_P_SCALE, t->id, COMP_SCALE);
+	bind(pl, k, TG_P_SCALE, t->id, tensor_s_enc_comp(t, from)); /* an RHT columnwise copy has its own S_enc */
 	bind(pl, k, TG_P_OUT, t->id, from == COMP_DATA ? COMP_DEQ : COMP_DEQ_T);
-	k->note = "emulated NVFP4 GEMM: operand to BF16";
+	k->note = tensor_s_enc_comp(t, from) == COMP_SCALE_T
+		? "emulated NVFP4 GEMM: operand to BF16 (Hadamard-transformed copy: the product along K is unchanged)"
+		: "emulated NVFP4 GEMM: operand to BF16";
 }
 
 /* Block scales of one operand copy into cuBLASLt's swizzled layout (native
@@ -838,8 +859,8 @@ static void plan_nvfp4_alpha(Planner *pl, const Op *op, const GemmCall *c)
 	slot(pl, k, "TG_KERNEL", emit_entry(pl->a, pl->p, k));
 	slot(pl, k, "TG_THREADS", "32");
 	slot(pl, k, "TG_ACCUMULATE", c->accumulate ? "1" : "0");
-	bind(pl, k, TG_P_SCALE, c->a, COMP_SCALE);
-	bind(pl, k, TG_P_SCALE_B, c->b, COMP_SCALE);
+	bind(pl, k, TG_P_SCALE, c->a, c->a_senc); /* scale, or scale_t for a Hadamard-transformed copy */
+	bind(pl, k, TG_P_SCALE_B, c->b, c->b_senc);
 	bind(pl, k, TG_P_OUT, c->d, COMP_ALPHA);
 	k->rows = (Extent){-1, 0, 1};
 	k->cols = 1;
@@ -928,6 +949,10 @@ static void plan_gemm(Planner *pl, const Op *op)
 	if (c->scaling == SCALING_NONE || c->scaling == SCALING_BLOCK1X128 || c->scaling == SCALING_BLOCK128X128)
 		c->fast_accum = false; /* cuBLASLt's block-scaled FP8 GEMM has no fast-accumulation mode */
 	bool nv = c->scaling == SCALING_NVFP4, mx = c->scaling == SCALING_MXFP8 || nv;
+	if (nv) {
+		c->a_senc = tensor_s_enc_comp(a, c->a_comp);
+		c->b_senc = tensor_s_enc_comp(b, c->b_comp);
+	}
 	const char *fmt = nv ? "NVFP4" : "MXFP8";
 	/* the transposed NVFP4 copy of an activation has scale columns that grow with tokens,
 	 * which the swizzle kernel's fixed n[1] cannot express: that GEMM stays emulated
@@ -943,8 +968,10 @@ static void plan_gemm(Planner *pl, const Op *op)
 			k = gemm_after_alpha(pl, op, k);
 		c = &k->gemm;
 		c->fast_accum = false;
-		k->note = nv ? "native NVFP4 (cuBLASLt VEC16_UE4M3, alpha = 1/(S_enc_a*S_enc_b) from the device)"
-			: "native MXFP8 (cuBLASLt VEC32_UE8M0)";
+		k->note = !nv ? "native MXFP8 (cuBLASLt VEC32_UE8M0)"
+			: c->a_senc == COMP_SCALE && c->b_senc == COMP_SCALE ? "native NVFP4 (cuBLASLt VEC16_UE4M3, alpha = 1/(S_enc_a*S_enc_b) from the device)"
+			: arena_printf(pl->a, "native NVFP4 (cuBLASLt VEC16_UE4M3, alpha = 1/(%s.%s*%s.%s): Hadamard-transformed copies, from the device)",
+				a->name, c->a_senc == COMP_SCALE_T ? "scale_t" : "scale", b->name, c->b_senc == COMP_SCALE_T ? "scale_t" : "scale");
 	} else if (mx) {
 		/* no native block-scaled MMA on some target: dequantize both operands to BF16
 		 * (exact for MXFP8; NVFP4 rounds e2m1 * S_dec/S_enc once) and run a BF16 GEMM */

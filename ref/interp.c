@@ -88,7 +88,9 @@ static float *load_f32(const Tensor *t, const RefTensor *r, size_t n)
 }
 
 /* NVFP4: global amax, S_enc (kept as the tensor's scale), then the rowwise copy
- * and the columnwise one (the transpose quantized rowwise, same S_enc). */
+ * and the columnwise one (the transpose quantized rowwise, same S_enc; with
+ * nvfp4_rht the transpose's rows Hadamard-transformed first, with their own
+ * global amax and S_enc: amax_t, scale_t). */
 static void quant_nvfp4(const Graph *g, const long *dims, const Tensor *t, RefTensor *r, int rows, int cols, uint8_t *o,
 	uint8_t *ot)
 {
@@ -103,6 +105,11 @@ static void quant_nvfp4(const Graph *g, const long *dims, const Tensor *t, RefTe
 	if (ot) {
 		float *xt = malloc(sizeof *xt * (n ? n : 1));
 		ref_transpose(r->value, rows, cols, xt);
+		if (tensor_rht_t(t)) {
+			ref_rht_rows(xt, cols, rows, tg_rht_sign_mask(TG_RHT_SEED), xt);
+			opt.global_amax = r->amax_t = ref_amax(xt, n);
+			r->scale_t = tg_nvfp4_s_enc(r->amax_t);
+		}
 		ref_quant_nvfp4(xt, cols, rows, &opt, ot,
 			xalloc(r, COMP_SCALE_INV_T, interp_comp_bytes(g, dims, t, COMP_SCALE_INV_T)), NULL);
 		free(xt);
@@ -189,7 +196,9 @@ static float *gemm_operand(const Graph *g, const long *dims, const Tensor *t, co
 	case SCALING_BLOCK1X128: ref_dequant_block1x128(q, s, R, K, fmt, y); break;
 	case SCALING_BLOCK128X128: ref_dequant_block128x128(q, s, R, K, fmt, y); break;
 	case SCALING_MXFP8: ref_dequant_mxfp8(q, s, R, K, fmt, c != COMP_DATA, y); break;
-	case SCALING_NVFP4: ref_dequant_nvfp4(q, s, R, K, native ? 1.0f : r->scale, y); break;
+	case SCALING_NVFP4: /* native: S_dec only (alpha applies S_enc); a Hadamard-transformed copy has its own S_enc */
+		ref_dequant_nvfp4(q, s, R, K, native ? 1.0f : interp_s_enc(t, r, c), y);
+		break;
 	default: memset(y, 0, sizeof *y * n); break;
 	}
 	return y;
@@ -216,7 +225,7 @@ static int run_gemm(const Graph *g, const long *dims, const Op *op, unsigned fla
 	rd->value = malloc(sizeof(float) * (size_t)M * (size_t)N + 1);
 	ref_gemm(A, B, M, N, K, rd->value);
 	if (native) { /* the MMA's FP32 sum times alpha, one FP32 rounding, before the epilogue */
-		float alpha = tg_nvfp4_gemm_alpha(t[ta->id].scale, t[tb->id].scale);
+		float alpha = interp_nvfp4_alpha(g, op, t);
 		for (size_t i = 0; i < (size_t)M * N; i++)
 			rd->value[i] *= alpha;
 	}
@@ -309,4 +318,17 @@ void interp_free(const Graph *g, RefTensor *t)
 		free(t[i].value);
 		memset(&t[i], 0, sizeof t[i]);
 	}
+}
+
+float interp_s_enc(const Tensor *t, const RefTensor *r, Component copy)
+{
+	return tensor_s_enc_comp(t, copy) == COMP_SCALE_T ? r->scale_t : r->scale;
+}
+
+float interp_nvfp4_alpha(const Graph *g, const Op *op, const RefTensor *t)
+{
+	const Tensor *ta = &g->tensors[op->arg[ARG_A]], *tb = &g->tensors[op->arg[ARG_B]];
+	Component ca = op->p.pass == PASS_WGRAD ? COMP_DATA_T : COMP_DATA;
+	Component cb = op->p.pass == PASS_FPROP ? COMP_DATA : COMP_DATA_T;
+	return tg_nvfp4_gemm_alpha(interp_s_enc(ta, &t[ta->id], ca), interp_s_enc(tb, &t[tb->id], cb));
 }

@@ -10,6 +10,7 @@ typedef struct RefTensor {
 	size_t bytes[COMP_COUNT];
 	float *value;             /* FP32 value before quantization (produced tensors) */
 	float scale, scale_inv, amax; /* per-tensor recipes; NVFP4: scale = S_enc, amax = the global amax */
+	float scale_t, amax_t;    /* NVFP4 with nvfp4_rht: S_enc and global amax of the transformed columnwise copy */
 	uint64_t sr_offset;       /* NVFP4 stochastic rounding: Philox offset (the layer's tg_step count) */
 	int owned;                /* comps allocated by the interpreter */
 } RefTensor;
@@ -33,5 +34,10 @@ int interp_run_op(const Graph *g, const long *dims, int oi, unsigned flags, RefT
 void interp_quantize(const Graph *g, const long *dims, const Tensor *t, RefTensor *r);
 /* interp_free frees what interp_run allocated. */
 void interp_free(const Graph *g, RefTensor *t);
+/* The S_enc of NVFP4 copy `copy` (COMP_DATA or COMP_DATA_T) of t: r->scale_t for a
+ * Hadamard-transformed columnwise copy, else r->scale. */
+float interp_s_enc(const Tensor *t, const RefTensor *r, Component copy);
+/* alpha of a native NVFP4 GEMM op (wgrad reads both columnwise copies, dgrad B's). */
+float interp_nvfp4_alpha(const Graph *g, const Op *op, const RefTensor *t);
 
 #endif

@@ -391,12 +391,18 @@ void ref_dequant_nvfp4(const uint8_t *q, const uint8_t *scale, int rows, int col
 
 void ref_rht_rows(const float *x, int rows, int cols, uint16_t sign_mask, float *y)
 {
-	for (int r = 0; r < rows; r++)
-		for (int c = 0; c + 16 <= cols; c += 16) {
+	for (int r = 0; r < rows; r++) {
+		const float *xr = x + (size_t)r * cols;
+		float *yr = y + (size_t)r * cols;
+		int c = 0;
+		for (; c + 16 <= cols; c += 16) {
 			float t[16];
-			tg_rht16(x + (size_t)r * cols + c, sign_mask, t);
-			memcpy(y + (size_t)r * cols + c, t, sizeof t);
+			tg_rht16(xr + c, sign_mask, t);
+			memcpy(yr + c, t, sizeof t);
 		}
+		if (yr != xr) /* the last partial group is left as is */
+			memcpy(yr + c, xr + c, sizeof *yr * (size_t)(cols - c));
+	}
 }
 
 void ref_gemm(const float *A, const float *B, int M, int N, int K, float *y)

@@ -91,14 +91,17 @@ typedef struct RefNvfp4 {
 } RefNvfp4;
 /* NVFP4 rowwise: out packed [rows][ceil(cols/2)] (element 2k in the low nibble),
  * scale E4M3 [rows][ceil(cols/16)]; *s_enc_out = S_enc (may be NULL). Columnwise copy:
- * call on ref_transpose'd input (optionally ref_rht_cols'd). */
+ * call on ref_transpose'd input (with nvfp4_rht: then ref_rht_rows'd). */
 void ref_quant_nvfp4(const float *x, int rows, int cols, const RefNvfp4 *o, uint8_t *out,
                      uint8_t *scale, float *s_enc_out);
 /* Dequantize NVFP4: y = e2m1(q) * float(S_dec) / S_enc. */
 void ref_dequant_nvfp4(const uint8_t *q, const uint8_t *scale, int rows, int cols, float s_enc,
                        float *y);
 /* Random Hadamard transform of every 16-element group of each row of x [rows][cols]
- * (cols % 16 == 0) with tg_rht16(sign_mask); in place allowed. */
+ * with tg_rht16(sign_mask); a last partial group (cols % 16 elements) is copied as is,
+ * so the transform stays orthonormal and a product along the rows unchanged when both
+ * factors get it. In place allowed. (The NVFP4 columnwise copy with nvfp4_rht is
+ * ref_quant_nvfp4 of the transpose after this, with its own global amax.) */
 void ref_rht_rows(const float *x, int rows, int cols, uint16_t sign_mask, float *y);
 
 /* y[M][N] = A[M][K] * B[N][K]^T, FP32 accumulation in k order. */

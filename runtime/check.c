@@ -2,7 +2,7 @@
  * component with the reference interpreter, under the numerics contract:
  *  - casts and per-element ops (quantize, cast_transpose): bit-exact bytes,
  *    scales and amax; NVFP4: data nibbles, E4M3 block scales, global amax and
- *    S_enc, also after a norm or GLU (unfused: its FP32 value is judged by the
+ *    S_enc (with nvfp4_rht also the columnwise copy's amax_t and S_enc), also after a norm or GLU (unfused: its FP32 value is judged by the
  *    rule below, then the cast of the GPU's value bit for bit);
  *  - ops with a reduction or a transcendental (norm_quantize, glu_amax): each
  *    element within one unit in the last place of its format, and at most
@@ -171,6 +171,22 @@ static int check_unfused_hp(TgLayer *l, const Graph *g, const long *dims, int i,
 	return fails;
 }
 
+/* nvfp4_rht: the columnwise copy's own global amax (over the transformed values)
+ * and S_enc in its state slot, judged like the tensor's; downstream ops (the
+ * dequantized wgrad operand) then read the GPU's S_enc. */
+static int check_rht_state(const Graph *g, const Tensor *t, RefTensor *r, const float *hstate, const TgStateLayout *lay,
+	bool exact, bool gemm, Buf *out)
+{
+	size_t s = (size_t)t->state_slot_t;
+	char what[256];
+	snprintf(what, sizeof what, "%s %s.amax_t", g->layer, t->name);
+	int fails = compare_float(out, what, hstate[lay->amax + s], r->amax_t, exact ? 0 : gemm ? 1e-3 : 1e-6);
+	snprintf(what, sizeof what, "%s %s.s_enc_t", g->layer, t->name);
+	fails += compare_float(out, what, hstate[lay->scale + lay->stride * s], r->scale_t, 0);
+	r->scale_t = hstate[lay->scale + lay->stride * s];
+	return fails;
+}
+
 void check_keep_free(CheckKeep *keep)
 {
 	for (int i = 0; keep && i < keep->n; i++)
@@ -195,11 +211,12 @@ static bool gemm_native_nvfp4(const Plan *p, int oi)
 }
 
 /* The {alpha, beta} a native NVFP4 GEMM read, bit for bit: alpha =
- * tg_nvfp4_gemm_alpha of the GPU's S_enc (already in rt), beta = accumulate. */
+ * tg_nvfp4_gemm_alpha of the GPU's S_enc of the copies it read (already in rt;
+ * scale_t for a Hadamard-transformed copy), beta = accumulate. */
 static int check_gemm_alpha(TgLayer *l, const Graph *g, const Op *op, const RefTensor *rt, Buf *out)
 {
 	const Tensor *td = &g->tensors[op->arg[ARG_OUT]];
-	float want[2] = {tg_nvfp4_gemm_alpha(rt[op->arg[ARG_A]].scale, rt[op->arg[ARG_B]].scale), op->p.accumulate ? 1.0f : 0.0f};
+	float want[2] = {interp_nvfp4_alpha(g, op, rt), op->p.accumulate ? 1.0f : 0.0f};
 	float got[2];
 	void *dp;
 	size_t bytes;
@@ -386,6 +403,8 @@ int check_layer(TgLayer *l, long tokens, unsigned seed, int do_compare, CheckKee
 				rt[i].scale = hstate[lay.scale + lay.stride * s];
 				rt[i].scale_inv = hstate[lay.scale_inv + lay.stride * s];
 			}
+			if (t->state_slot_t >= 0)
+				fails += check_rht_state(g, t, &rt[i], hstate, &lay, exact, gemm, out);
 		}
 	}
 	free(hstate);

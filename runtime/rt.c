@@ -571,9 +571,10 @@ static TgStatus prepare(TgLayer *l, CUstream s)
 				continue;
 			if (tensor_comp_in_state(t, (Component)c)) {
 				size_t n = (size_t)g->nstate;
-				size_t si = (size_t)t->state_slot;
-				size_t off = c == COMP_SCALE ? TG_STATE_SCALE(n, si) : c == COMP_SCALE_INV ? TG_STATE_SCALE_INV(n, si)
-					: TG_STATE_HISTORY(n) + si;
+				bool tcopy = c == COMP_SCALE_T || c == COMP_AMAX_T; /* nvfp4_rht: the columnwise copy's own slot */
+				size_t si = (size_t)(tcopy ? t->state_slot_t : t->state_slot);
+				size_t off = c == COMP_SCALE || c == COMP_SCALE_T ? TG_STATE_SCALE(n, si)
+					: c == COMP_SCALE_INV ? TG_STATE_SCALE_INV(n, si) : TG_STATE_HISTORY(n) + si;
 				r->ptr[c] = l->state + off * sizeof(float);
 				continue;
 			}

@@ -1,5 +1,5 @@
 // nvfp4_quantize.cu: NVFP4 quantization (Transformer Engine's recipe), two passes.
-// tegen-slots: TG_KERNEL TG_THREADS TG_IN_DTYPE TG_PASS TG_ROWWISE TG_COLWISE TG_2D TG_SR TG_SEED
+// tegen-slots: TG_KERNEL TG_THREADS TG_IN_DTYPE TG_PASS TG_ROWWISE TG_COLWISE TG_2D TG_SR TG_SEED TG_RHT TG_RHT_MASK
 //
 // NVFP4 needs the tensor's global amax before it can cast (S_enc = 448*6/amax),
 // so it runs like FP8 current scaling:
@@ -13,6 +13,12 @@
 // TG_2D: the block amax is over the 16x16 tile holding the block (cut at the
 // tensor's last row). TG_SR: stochastic rounding with
 // tg_philox_rand(TG_SEED, n[3], index of the element in its copy).
+// TG_RHT (with TG_COLWISE, never TG_2D): the columnwise copy is quantized from
+// tg_rht16(x, TG_RHT_MASK) of every 16 consecutive rows of a column (a last
+// partial group, rows % 16 elements, is left as is). That copy has its own global
+// amax p[TG_P_AMAX_T] (over the transformed values; the amax pass reads the input
+// once, column by column, for both amaxes) and S_enc p[TG_P_SCALE_T]; the rowwise
+// copy is unchanged.
 //
 // Copies (templates/tg_kernel.h):
 //   rowwise (TG_ROWWISE): p[TG_P_OUT] [rows][cols/2] bytes, p[TG_P_SCALE_INV] [rows][cols/16];
@@ -23,10 +29,10 @@
 // p[TG_P_IN]: [rows][cols] of TG_IN_DTYPE (0 fp32, 1 bf16, 2 fp16).
 // n[0] = rows, n[1] = cols (a multiple of 16), n[3] = SR offset (the layer's step count).
 // Launch: block (TG_THREADS,1,1) (a multiple of 32), any grid.x >= 1: both passes
-// grid-stride, the amax pass over 16-element chunks, the 1D cast pass over 16-element
-// blocks of the rowwise copy and groups of four blocks of the columnwise copy, the 2D
-// cast pass over 64x128 strips staged in shared memory (every byte of a copy is
-// written by exactly one thread).
+// grid-stride, the amax pass over 16-element chunks (TG_RHT: columns in groups of 16
+// rows), the 1D cast pass over 16-element blocks of the rowwise copy and groups of four
+// blocks of the columnwise copy, the 2D cast pass over 64x128 strips staged in shared
+// memory (every byte of a copy is written by exactly one thread).
 #include "tg_formats.h"
 #include "tg_recipe.h"
 #include "tg_kernel.h"
@@ -64,10 +70,68 @@ __device__ __forceinline__ void load16(const void *p, long long i, float x[16])
 	}
 }
 
+static_assert(!(TG_RHT && TG_2D), "the Hadamard transform is for 1D blocks (the planner rejects nvfp4_rht with nvfp4_2d)");
+
+// Warp max of m, one atomic per warp into dst (max of non-negative floats = max of
+// their bit patterns as signed ints).
+__device__ __forceinline__ void amax_flush(float m, void *dst)
+{
+#pragma unroll
+	for (int o = 16; o > 0; o >>= 1)
+		m = fmaxf(m, __shfl_xor_sync(0xFFFFFFFFu, m, o));
+	if ((threadIdx.x & 31) == 0 && m > 0.0f)
+		atomicMax((int *)dst, (int)tg_f2u(m));
+}
+
+// Rows r0 .. r0 + len - 1 of column c (len <= 16) as FP32; x[k] = 0 from len on.
+__device__ __forceinline__ void col_load(const void *in, long long r0, long long c, int len, long long cols, float x[16])
+{
+#pragma unroll
+	for (int k = 0; k < 16; k++)
+		x[k] = k < len ? load(in, (r0 + k) * cols + c) : 0.0f;
+}
+
+// The columnwise copy's transform of one group of len rows: the RHT of a full group
+// (TG_RHT), a partial group as is.
+__device__ __forceinline__ void col_rht(float x[16], int len)
+{
+	if (TG_RHT && len == 16)
+		tg_rht16(x, (uint16_t)TG_RHT_MASK, x);
+}
+
+// Pass 0 with the RHT: every column in groups of 16 rows (consecutive threads take
+// consecutive columns, so loads coalesce): max|x| into AMAX and max|RHT(x)| into
+// AMAX_T, one read of the input.
+__device__ __forceinline__ void amax_pass_rht(const TgParams &p)
+{
+	const void *in = p.p[TG_P_IN];
+	const long long rows = p.n[0], cols = p.n[1], units = cols * ((rows + 15) / 16);
+	float m = 0.0f, mt = 0.0f;
+	for (long long u = (long long)blockIdx.x * TG_THREADS + threadIdx.x; u < units; u += (long long)gridDim.x * TG_THREADS) {
+		const long long c = u % cols, r0 = u / cols * 16;
+		const int len = rows - r0 < 16 ? (int)(rows - r0) : 16;
+		float x[16];
+		col_load(in, r0, c, len, cols, x);
+#pragma unroll
+		for (int k = 0; k < 16; k++)
+			m = fmaxf(m, fabsf(x[k])); // fmaxf drops a NaN operand
+		col_rht(x, len);
+#pragma unroll
+		for (int k = 0; k < 16; k++)
+			mt = fmaxf(mt, fabsf(x[k]));
+	}
+	amax_flush(m, p.p[TG_P_AMAX]);
+	amax_flush(mt, p.p[TG_P_AMAX_T]);
+}
+
 // Pass 0: per-thread max over 16-element chunks (vector loads), warp max, one atomic per
-// warp (max of non-negative floats = max of their bit patterns as signed ints).
+// warp; with the RHT, amax_pass_rht.
 __device__ __forceinline__ void amax_pass(const TgParams &p)
 {
+	if (TG_RHT && TG_COLWISE) {
+		amax_pass_rht(p);
+		return;
+	}
 	const void *in = p.p[TG_P_IN];
 	const long long n16 = p.n[0] * p.n[1] / 16; // cols % 16 == 0
 	float m = 0.0f;
@@ -78,11 +142,7 @@ __device__ __forceinline__ void amax_pass(const TgParams &p)
 		for (int k = 0; k < 16; k++)
 			m = fmaxf(m, fabsf(x[k])); // fmaxf drops a NaN operand
 	}
-#pragma unroll
-	for (int o = 16; o > 0; o >>= 1)
-		m = fmaxf(m, __shfl_xor_sync(0xFFFFFFFFu, m, o));
-	if ((threadIdx.x & 31) == 0 && m > 0.0f)
-		atomicMax((int *)p.p[TG_P_AMAX], (int)tg_f2u(m));
+	amax_flush(m, p.p[TG_P_AMAX]);
 }
 
 // One E2M1 code of x * mult; idx is the element's index in its copy (SR counter).
@@ -123,18 +183,28 @@ __device__ __forceinline__ void row_block(const TgParams &p, long long r, long l
 }
 
 // Block b of row c of the columnwise copy (column c of the input, rows 16b ..
-// 16b + len - 1): its 16 codes packed into w[0..1] (element 2k in the low nibble;
-// codes past len are 0, as a padding nibble is), the scale byte returned.
-__device__ __forceinline__ uint8_t col_codes(const TgParams &p, long long c, long long b, float s_enc, uint32_t w[2])
+// 16b + len - 1, Hadamard-transformed with TG_RHT; s_enc is the copy's own):
+// its 16 codes packed into w[0..1] (element 2k in the low nibble; codes past len
+// are 0, as a padding nibble is), the scale byte returned. full: the caller knows the
+// block has 16 rows (so the compiler drops the partial-block paths).
+__device__ __forceinline__ uint8_t col_codes(const TgParams &p, long long c, long long b, float s_enc, uint32_t w[2],
+	bool full = false)
 {
 	const void *in = p.p[TG_P_IN];
 	const long long rows = p.n[0], cols = p.n[1], r0 = b * 16;
-	const int len = rows - r0 < 16 ? (int)(rows - r0) : 16;
+	const int len = full ? 16 : rows - r0 < 16 ? (int)(rows - r0) : 16;
 	float x[16], am = 0.0f;
 #pragma unroll
 	for (int k = 0; k < 16; k++) {
 		x[k] = k < len ? load(in, (r0 + k) * cols + c) : 0.0f;
 		am = fmaxf(am, fabsf(x[k]));
+	}
+	if (TG_RHT && len == 16) { // the block amax of the transformed values
+		col_rht(x, len);
+		am = 0.0f;
+#pragma unroll
+		for (int k = 0; k < 16; k++)
+			am = fmaxf(am, fabsf(x[k]));
 	}
 	const uint8_t sd = tg_nvfp4_block_scale(am, s_enc);
 	const float mult = tg_nvfp4_elem_scale(sd, s_enc);
@@ -147,6 +217,21 @@ __device__ __forceinline__ uint8_t col_codes(const TgParams &p, long long c, lon
 	return sd;
 }
 
+// col_group's 64-row group with the RHT: one block at a time (not unrolled, so the 16
+// transformed values of only one block are live), an 8-byte store each, one scale word.
+__device__ __forceinline__ void col_group_rht64(const TgParams &p, long long c, long long g, float s_enc, uint8_t *out,
+	uint8_t *sc)
+{
+	uint32_t e = 0u;
+#pragma unroll 1
+	for (int j = 0; j < 4; j++) {
+		uint32_t w[2];
+		e |= (uint32_t)col_codes(p, c, 4 * g + j, s_enc, w, true) << (8 * j);
+		*(uint2 *)(out + 32 * g + 8 * j) = make_uint2(w[0], w[1]);
+	}
+	*(uint32_t *)(sc + 4 * g) = e;
+}
+
 // Blocks 4g .. 4g+3 of row c of the columnwise copy (64 rows of input column c): when
 // rows % 64 == 0 the 32 bytes are one sector of OUT_T and the 4 scale bytes one word;
 // otherwise byte stores, ceil(len/2) bytes a block, since a copy row has ceil(rows/2).
@@ -155,6 +240,10 @@ __device__ __forceinline__ void col_group(const TgParams &p, long long c, long l
 	const long long rows = p.n[0], nbt = (rows + 15) / 16;
 	uint8_t *out = (uint8_t *)p.p[TG_P_OUT_T] + c * ((rows + 1) / 2);
 	uint8_t *sc = (uint8_t *)p.p[TG_P_SCALE_INV_T] + c * nbt;
+	if (rows % 64 == 0 && TG_RHT) {
+		col_group_rht64(p, c, g, s_enc, out, sc);
+		return;
+	}
 	if (rows % 64 == 0) {
 		uint32_t w[8], e = 0u;
 #pragma unroll
@@ -345,15 +434,20 @@ __device__ __forceinline__ void cast_pass(const TgParams &p)
 {
 	const long long rows = p.n[0], cols = p.n[1];
 	const float s_enc = tg_nvfp4_s_enc(*(const float *)p.p[TG_P_AMAX]);
-	if (blockIdx.x == 0 && threadIdx.x == 0)
+	// the columnwise copy's S_enc: its own with the RHT (from the transformed values' amax)
+	const float s_enc_t = TG_RHT ? tg_nvfp4_s_enc(*(const float *)p.p[TG_P_AMAX_T]) : s_enc;
+	if (blockIdx.x == 0 && threadIdx.x == 0) {
 		*(float *)p.p[TG_P_SCALE] = s_enc;
+		if (TG_RHT)
+			*(float *)p.p[TG_P_SCALE_T] = s_enc_t;
+	}
 	const long long nb = cols / 16, ngt = ((rows + 15) / 16 + 3) / 4;
 	const long long urow = TG_ROWWISE ? rows * nb : 0, units = urow + (TG_COLWISE ? cols * ngt : 0);
 	for (long long u = (long long)blockIdx.x * TG_THREADS + threadIdx.x; u < units; u += (long long)gridDim.x * TG_THREADS) {
 		if (u < urow)
 			row_block(p, u / nb, u % nb, s_enc);
 		else
-			col_group(p, (u - urow) % cols, (u - urow) / cols, s_enc);
+			col_group(p, (u - urow) % cols, (u - urow) / cols, s_enc_t);
 	}
 }
 

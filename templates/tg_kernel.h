@@ -31,6 +31,10 @@
  *    SCALE is S_enc (written by the cast pass), AMAX the global amax. A native
  *    NVFP4 GEMM (sm_100+) reads the scales swizzled (mxfp8_swizzle.cu) and its
  *    alpha = 1/(S_enc_a*S_enc_b) from the device (nvfp4_gemm_alpha.cu).
+ *    With the random Hadamard transform (nvfp4_rht) the columnwise copy is
+ *    quantized from tg_rht16 of every 16 consecutive rows of a column (a last
+ *    partial group is left as is) with its own global amax AMAX_T (over the
+ *    transformed values) and S_enc SCALE_T; the rowwise copy keeps AMAX/SCALE.
  */
 #ifndef TG_KERNEL_H
 #define TG_KERNEL_H
@@ -59,6 +63,8 @@ typedef struct TgParams {
 #define TG_P_RSIGMA      11   /* norm: 1/sigma per row (float [rows]) for the backward pass; may be NULL */
 #define TG_P_MU          12   /* layernorm: mean per row (float [rows]); may be NULL */
 #define TG_P_SCALE_B     13   /* a second per-tensor scale (nvfp4_gemm_alpha: S_enc of GEMM operand B) */
+#define TG_P_SCALE_T     14   /* nvfp4_rht: S_enc of the columnwise (transformed) copy (float, written by the cast pass) */
+#define TG_P_AMAX_T      15   /* nvfp4_rht: global amax of the transformed columnwise values (float, atomic max) */
 /* nvfp4_gemm_alpha.cu: p[TG_P_SCALE] = S_enc of A, p[TG_P_SCALE_B] = S_enc of B,
  * p[TG_P_OUT] = float {alpha, beta} (the GEMM output's alpha component).
  * recipe_update.cu uses its own meaning: p[0] = state buffer, p[1] = per-tensor params

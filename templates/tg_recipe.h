@@ -176,35 +176,97 @@ TG_HD uint8_t tg_f32_to_e2m1_sr(float x, uint32_t rand)
 	return (uint8_t)(s | tg_f32_to_e2m1(r));
 }
 
-/* ---- Random Hadamard transform (16x16), host only ---- */
-#ifndef __CUDACC__
+/* ---- Random Hadamard transform (16x16), host and device ---- */
+
+/* The seed of the RHT sign mask: one fixed value ("tegenRHT" in ASCII) for
+ * every tensor of every layer, so both operands of a wgrad GEMM, and layers
+ * built from different specs, use the same signs (TE also uses one fixed
+ * sign vector for all wgrad operands). */
+#define TG_RHT_SEED 0x746567656E524854ull
+
+/* Fully unroll a loop with constant bounds on the device (registers, no local memory). */
+#ifdef __CUDACC__
+#define TG_UNROLL _Pragma("unroll")
+#else
+#define TG_UNROLL
+#endif
+
 /* Sign vector of the RHT from a seed: bit i of the first Philox word of
  * (key = seed, counter = 0, offset = 0x52485400 "RHT") gives sign i
  * (1 = negative). Returns the 16-bit mask. */
-static inline uint16_t tg_rht_sign_mask(uint64_t seed)
+TG_HD uint16_t tg_rht_sign_mask(uint64_t seed)
 {
 	return (uint16_t)(tg_philox_rand(seed, 0x52485400u, 0) & 0xFFFFu);
 }
 
-/* y = x * diag(signs) * H16 / 4 (H16 Sylvester Hadamard, H[i][j] =
- * (-1)^popcount(i&j)); sums in double, one rounding to float. Orthonormal,
- * so applying it twice with the same mask in the right order inverts it. */
-static inline void tg_rht16(const float x[16], uint16_t sign_mask, float y[16])
+/* FP32 add/sub/mul rounded to nearest even on host and device (the device
+ * intrinsics are never contracted into an FMA nor affected by -use_fast_math). */
+TG_HD float tg__add_rn(float a, float b)
 {
-	for (int j = 0; j < 16; j++) {
-		double acc = 0.0;
-		for (int i = 0; i < 16; i++) {
-			double v = (double)x[i];
-			if ((sign_mask >> i) & 1)
-				v = -v;
-			if (__builtin_popcount((unsigned)(i & j)) & 1)
-				v = -v;
-			acc += v;
-		}
-		y[j] = (float)(acc * 0.25);
-	}
+#ifdef __CUDA_ARCH__
+	return __fadd_rn(a, b);
+#else
+	return a + b;
+#endif
 }
 
+/* a - b rounded to nearest even (see tg__add_rn). */
+TG_HD float tg__sub_rn(float a, float b)
+{
+#ifdef __CUDA_ARCH__
+	return __fsub_rn(a, b);
+#else
+	return a - b;
+#endif
+}
+
+/* a * b rounded to nearest even (see tg__add_rn). */
+TG_HD float tg__mul_rn(float a, float b)
+{
+#ifdef __CUDA_ARCH__
+	return __fmul_rn(a, b);
+#else
+	return a * b;
+#endif
+}
+
+/* y = x * diag(s) * H16 / 4, H16 the Sylvester Hadamard matrix (H[i][j] =
+ * (-1)^popcount(i&j)), s_i = -1 where bit i of sign_mask is set. In place
+ * (y == x) is allowed.
+ *
+ * The arithmetic is the definition (the numerics contract), identical on the
+ * host and the GPU: (1) flip the signs (exact); (2) a fast Walsh-Hadamard
+ * transform in FP32, four butterfly stages h = 1, 2, 4, 8 in that order, each
+ * pair (i, i+h) with (i & h) == 0 becoming (v_i + v_{i+h}, v_i - v_{i+h}),
+ * every add and subtract rounded to nearest even; (3) multiply by 0.25 (a
+ * power of two: exact unless the result is subnormal, and then RN on both
+ * sides). Each output is a fixed tree of 4 FP32 roundings, so host and device
+ * agree bit for bit, where a double sum rounded once (the previous definition)
+ * would cost the GPU 16 FP64 adds per element and a float sum in another
+ * order would not match. NaN: every output of a group holding a NaN is NaN
+ * (the payload may differ between host and device; E2M1 and the amax treat all
+ * NaNs alike). Partial sums overflow to inf only for |x| > FLT_MAX/16. */
+TG_HD void tg_rht16(const float x[16], uint16_t sign_mask, float y[16])
+{
+	float v[16];
+	TG_UNROLL
+	for (int i = 0; i < 16; i++)
+		v[i] = ((sign_mask >> i) & 1) ? -x[i] : x[i];
+	TG_UNROLL
+	for (int h = 1; h < 16; h <<= 1)
+		TG_UNROLL
+		for (int i = 0; i < 16; i++)
+			if (!(i & h)) {
+				float a = v[i], b = v[i + h];
+				v[i] = tg__add_rn(a, b);
+				v[i + h] = tg__sub_rn(a, b);
+			}
+	TG_UNROLL
+	for (int i = 0; i < 16; i++)
+		y[i] = tg__mul_rn(v[i], 0.25f);
+}
+
+#ifndef __CUDACC__
 /* Delayed-scaling history roll: new[i] = old[i+1], new[L-1] = old[0],
  * new[0] = 0. */
 static inline void tg_history_roll(float *hist, int L)

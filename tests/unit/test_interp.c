@@ -6,7 +6,11 @@
  * global amax, both copies decoding back to the input within the format's
  * error, stochastic rounding that depends on its offset and is repeatable,
  * distinct SR seeds per tensor, an emulated NVFP4 GEMM close to the FP32
- * product, and the native GEMM's reference (alpha) close to the emulated one. Protocol: ok/FAIL lines, exit 1 on failure. */
+ * product, and the native GEMM's reference (alpha) close to the emulated one.
+ * With nvfp4_rht: the rowwise copy unchanged, the columnwise copy
+ * decoding to the transform of the input (a last partial group as is) with its
+ * own amax_t and S_enc, and the wgrad product matching the untransformed one
+ * within NVFP4 tolerance. Protocol: ok/FAIL lines, exit 1 on failure. */
 #include "interp.h"
 #include "ref.h"
 
@@ -132,6 +136,159 @@ static void test_native_gemm(const Graph *g, const long *dims, RefTensor *rt, in
 	free(emu);
 }
 
+/* ---- nvfp4_rht ---- */
+
+static const char rht_spec[] =
+	"layer: r\n"
+	"dims: {tokens: dynamic, h: 48, f: 32}\n"
+	"recipe: {scaling: nvfp4, nvfp4_rht: %s}\n"
+	"overrides:\n"
+	"  dyq: {nvfp4_sr: true}\n"
+	"tensors:\n"
+	"  x: {shape: [tokens, h]}\n"
+	"  dy: {shape: [tokens, f], role: gradient}\n"
+	"ops:\n"
+	"  - cast_transpose: {in: x, out: xq}\n"
+	"  - cast_transpose: {in: dy, out: dyq}\n"
+	"  - gemm_cast: {a: dyq, b: xq, out: dw, dtype: fp32, pass: wgrad}\n";
+
+/* The graph of rht_spec with nvfp4_rht on or off (NULL and a FAIL line on error). */
+static const Graph *rht_graph(Arena *a, int rht)
+{
+	Diag d = {0};
+	d.file = rht ? "rht_on.yaml" : "rht_off.yaml";
+	char *text = arena_printf(a, rht_spec, rht ? "true" : "false");
+	Spec *s = spec_load(a, &d, d.file, text, strlen(text));
+	const Graph *g = s ? ir_build(a, &d, s, (Arch){90, true}) : NULL;
+	if (!g)
+		printf("FAIL interp/rht/load: %s\n", d.msg);
+	return g;
+}
+
+/* x^T [cols][rows] with every 16 consecutive rows of a column through tg_rht16 (a
+ * last partial group as is): the columnwise copy's value, computed here without
+ * ref_rht_rows. */
+static float *rht_cols(const float *x, int rows, int cols)
+{
+	float *y = malloc(sizeof *y * (size_t)rows * cols + 1);
+	uint16_t mask = tg_rht_sign_mask(TG_RHT_SEED);
+	for (int c = 0; c < cols; c++)
+		for (int r0 = 0; r0 < rows; r0 += 16) {
+			float g[16];
+			int len = rows - r0 < 16 ? rows - r0 : 16;
+			for (int k = 0; k < len; k++)
+				g[k] = x[(size_t)(r0 + k) * cols + c];
+			if (len == 16)
+				tg_rht16(g, mask, g);
+			memcpy(y + (size_t)c * rows + r0, g, sizeof *g * (size_t)len);
+		}
+	return y;
+}
+
+/* Relative Frobenius distance |y - ref| / |ref| over n values. */
+static double rel_err(const float *y, const float *ref, size_t n)
+{
+	double num = 0, den = 0;
+	for (size_t i = 0; i < n; i++)
+		num += (y[i] - (double)ref[i]) * (y[i] - (double)ref[i]), den += (double)ref[i] * ref[i];
+	return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+/* Deterministic BF16 inputs [n]: uniform in [-4, 4] with every 61st value an outlier x 40. */
+static void rht_inputs(uint16_t *b, float *x, size_t n, uint64_t st)
+{
+	for (size_t i = 0; i < n; i++) {
+		st = st * 6364136223846793005ull + 1442695040888963407ull;
+		float v = (float)((int)(st >> 40) % 2001 - 1000) / 250.0f;
+		ref_store(b, REF_BF16, i, i % 61 == 7 ? 40.0f * v : v);
+		x[i] = ref_load(b, REF_BF16, i);
+	}
+}
+
+/* One token count: the RHT layer against the same layer without the transform. */
+static void test_rht_tokens(const Graph *on, const Graph *off, int rows)
+{
+	const int h = 48, f = 32;
+	long dims[3] = {rows, h, f};
+	RefTensor *ro = calloc((size_t)on->ntensors, sizeof *ro), *rf = calloc((size_t)off->ntensors, sizeof *rf);
+	float *x = malloc(sizeof *x * (size_t)rows * h), *dy = malloc(sizeof *dy * (size_t)rows * f);
+	uint16_t *xb = malloc(2 * (size_t)rows * h), *dyb = malloc(2 * (size_t)rows * f);
+	rht_inputs(xb, x, (size_t)rows * h, 777);
+	rht_inputs(dyb, dy, (size_t)rows * f, 4242);
+	int ix = tensor_id(on, "x"), idy = tensor_id(on, "dy"), ixq = tensor_id(on, "xq"), idw = tensor_id(on, "dw");
+	ro[ix].comp[COMP_DATA] = rf[ix].comp[COMP_DATA] = xb;
+	ro[idy].comp[COMP_DATA] = rf[idy].comp[COMP_DATA] = dyb;
+	char err[256], nm[64];
+	snprintf(nm, sizeof nm, "rht/run/%d", rows);
+	check(!interp_run(on, dims, ro, err, sizeof err) && !interp_run(off, dims, rf, err, sizeof err), nm, "%s", err);
+	const RefTensor *q = &ro[ixq], *p = &rf[ixq];
+	const Tensor *tq = &on->tensors[ixq];
+
+	/* the rowwise copy, its amax and S_enc are those of the untransformed layer */
+	snprintf(nm, sizeof nm, "rht/rowwise-unchanged/%d", rows);
+	check(!memcmp(q->comp[COMP_DATA], p->comp[COMP_DATA], q->bytes[COMP_DATA]) &&
+			!memcmp(q->comp[COMP_SCALE_INV], p->comp[COMP_SCALE_INV], q->bytes[COMP_SCALE_INV]) && q->amax == p->amax &&
+			q->scale == p->scale,
+		nm, "amax %g vs %g", q->amax, p->amax);
+	/* the columnwise copy: its own slot, amax over the transformed values, S_enc from it */
+	float *xr = rht_cols(x, rows, h);
+	snprintf(nm, sizeof nm, "rht/amax_t/%d", rows);
+	check(tq->state_slot_t >= 0 && tensor_s_enc_comp(tq, COMP_DATA_T) == COMP_SCALE_T &&
+			q->amax_t == ref_amax(xr, (size_t)rows * h) && q->scale_t == tg_nvfp4_s_enc(q->amax_t),
+		nm, "slot_t %d amax_t %g (want %g) scale_t %g", tq->state_slot_t, q->amax_t, ref_amax(xr, (size_t)rows * h), q->scale_t);
+	double et = copy_error(q->comp[COMP_DATA_T], q->comp[COMP_SCALE_INV_T], h, rows, q->scale_t, xr);
+	snprintf(nm, sizeof nm, "rht/columnwise-round-trip/%d", rows);
+	check(et <= 0.25, nm, "worst error / block amax %g", et);
+	if (rows < 16) { /* no full group: the copy is the untransformed one */
+		snprintf(nm, sizeof nm, "rht/partial-group-identity/%d", rows);
+		check(!memcmp(q->comp[COMP_DATA_T], p->comp[COMP_DATA_T], q->bytes[COMP_DATA_T]) && q->scale_t == p->scale, nm,
+			"the copy of a tensor shorter than one group differs from the untransformed one");
+	}
+
+	/* wgrad: the transform is orthonormal along K on both operands, so the product is
+	 * unchanged exactly in real arithmetic (checked on the unquantized values) and
+	 * within NVFP4 tolerance after quantization */
+	float *dyr = rht_cols(dy, rows, f), *xt = malloc(sizeof *xt * (size_t)rows * h), *dyt = malloc(sizeof *dyt * (size_t)rows * f);
+	float *exact = malloc(sizeof *exact * (size_t)f * h), *rotated = malloc(sizeof *rotated * (size_t)f * h);
+	ref_transpose(x, rows, h, xt);
+	ref_transpose(dy, rows, f, dyt);
+	ref_gemm(dyt, xt, f, h, rows, exact);
+	ref_gemm(dyr, xr, f, h, rows, rotated);
+	double e_rot = rel_err(rotated, exact, (size_t)f * h);
+	const float *dw_on = ro[idw].comp[COMP_DATA], *dw_off = rf[idw].comp[COMP_DATA];
+	double e_on = rel_err(dw_on, exact, (size_t)f * h), e_off = rel_err(dw_off, exact, (size_t)f * h);
+	double e_diff = rel_err(dw_on, dw_off, (size_t)f * h);
+	snprintf(nm, sizeof nm, "rht/wgrad-invariant/%d", rows);
+	check(e_rot < 1e-5, nm, "unquantized product moved by %g", e_rot);
+	/* NVFP4 tolerance of a wgrad GEMM here (RN on x, SR on dy, outliers): 0.3 relative
+	 * (Frobenius) from the exact product, with or without the transform; below one
+	 * group of 16 the two are the same computation */
+	snprintf(nm, sizeof nm, "rht/wgrad/%d", rows);
+	check(e_on < 0.3 && e_off < 0.3 && (rows >= 16 || e_diff == 0), nm, "relative error: rht %g, plain %g, rht vs plain %g",
+		e_on, e_off, e_diff);
+
+	free(xr), free(dyr), free(xt), free(dyt), free(exact), free(rotated);
+	ro[ix].comp[COMP_DATA] = rf[ix].comp[COMP_DATA] = ro[idy].comp[COMP_DATA] = rf[idy].comp[COMP_DATA] = NULL;
+	interp_free(on, ro);
+	interp_free(off, rf);
+	free(ro), free(rf), free(x), free(dy), free(xb), free(dyb);
+}
+
+/* nvfp4_rht at token counts with and without a partial last group of 16. */
+static void test_rht(void)
+{
+	Arena *a = arena_new();
+	const Graph *on = rht_graph(a, 1), *off = rht_graph(a, 0);
+	if (on && off) {
+		static const int tokens[] = {5, 16, 217, 1024};
+		for (int i = 0; i < 4; i++)
+			test_rht_tokens(on, off, tokens[i]);
+	} else {
+		failures++;
+	}
+	arena_free(a);
+}
+
 int main(void)
 {
 	Arena *a = arena_new();
@@ -195,5 +352,6 @@ int main(void)
 	free(rt);
 	free(x), free(w), free(xb), free(wb);
 	arena_free(a);
+	test_rht();
 	return failures ? 1 : 0;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 #include "ref.h"
 #include "vectors.h"
+#include "rht_device.h"
 
 static int failed;
 
@@ -200,8 +201,30 @@ static void test_philox_sr_rht(void)
 			ok = 0;
 	}
 	check("sr_unbiased", ok, "%g %g", 0, 0);
-	/* RHT: orthonormal, so applying it twice restores x (H D H D / 16 = I only if D = I;
-	 * check norm preservation and inverse via transpose instead) */
+}
+
+/* One group of 16 test inputs from a generator state: kind 0 small integers, 1 uniform
+ * floats, 2 wide exponent range, 3 special values mixed in (0, -0, subnormals, inf, NaN, huge). */
+static void rht_group(uint64_t *st, int kind, float x[16])
+{
+	static const float special[] = {0.0f, -0.0f, 1e-40f, -3e-39f, INFINITY, -INFINITY, NAN, 3e38f, -2.5e38f, FLT_MIN};
+	for (int i = 0; i < 16; i++) {
+		*st = *st * 6364136223846793005ull + 1442695040888963407ull;
+		uint32_t r = (uint32_t)(*st >> 32);
+		float u = (float)(r >> 8) / 16777216.0f * 2.0f - 1.0f;
+		x[i] = kind == 0 ? (float)((int)(r % 2001) - 1000)
+			: kind == 1 ? 8.0f * u
+			: kind == 2 ? ldexpf(u, (int)(r % 60) - 30)
+			: r % 4 == 0 ? special[r / 4 % 10] : ldexpf(u, (int)(r % 250) - 125);
+	}
+}
+
+/* The RHT's definition: orthonormal (norm kept, inverse = transform without signs, then
+ * the signs), signs applied to the input, in place allowed, close to the exact matrix
+ * product (exact where every partial sum is: small integers), and the device formula
+ * (tg_recipe.h's __CUDA_ARCH__ branches compiled on the host) bit for bit the host's. */
+static void test_rht(void)
+{
 	uint16_t mask = tg_rht_sign_mask(1234);
 	float x[16], y[16];
 	double n0 = 0, n1 = 0;
@@ -212,7 +235,7 @@ static void test_philox_sr_rht(void)
 	tg_rht16(x, mask, y);
 	for (int i = 0; i < 16; i++)
 		n1 += (double)y[i] * y[i];
-	/* inverse: x = (y H / 4) with signs applied after */
+	/* inverse: (x D H / 4) H / 4 = x D, then the signs again */
 	float z[16], back[16];
 	tg_rht16(y, 0, z);
 	for (int i = 0; i < 16; i++)
@@ -224,6 +247,52 @@ static void test_philox_sr_rht(void)
 	      fabs(n0 - n1), err);
 	check("rht_mask_depends_on_seed", tg_rht_sign_mask(1) != tg_rht_sign_mask(2), "%g %g",
 	      tg_rht_sign_mask(1), tg_rht_sign_mask(2));
+	/* the fixed mask every tensor uses (a change here changes every RHT copy) */
+	check("rht_mask_fixed_seed", tg_rht_sign_mask(TG_RHT_SEED) == 0x0452, "mask %g, want %g",
+	      tg_rht_sign_mask(TG_RHT_SEED), 0x0452);
+	float xs[16], w[16], inplace[16];
+	for (int i = 0; i < 16; i++)
+		xs[i] = ((mask >> i) & 1) ? -x[i] : x[i];
+	tg_rht16(xs, 0, w);
+	memcpy(inplace, x, sizeof x);
+	tg_rht16(inplace, mask, inplace);
+	check("rht_signs_then_transform", !memcmp(w, y, sizeof y) && !memcmp(inplace, y, sizeof y), "y[0] %g vs %g", w[0], y[0]);
+
+	uint64_t st = 99;
+	int exact_ok = 1, close_ok = 1, dev_ok = 1, mask_ok = 1;
+	double worst = 0;
+	for (int n = 0; n < 200000; n++) {
+		int kind = n % 4;
+		uint16_t m = (uint16_t)(n * 40503u);
+		rht_group(&st, kind, x);
+		tg_rht16(x, m, y);
+		rht16_device(x, m, z);
+		for (int j = 0; j < 16; j++)
+			dev_ok &= tg_f2u(y[j]) == tg_f2u(z[j]) || (isnan(y[j]) && isnan(z[j]));
+		if (kind == 3)
+			continue;
+		for (int j = 0; j < 16; j++) {
+			double acc = 0, mag = 0;
+			for (int i = 0; i < 16; i++) {
+				double v = ((m >> i) & 1) ? -(double)x[i] : x[i];
+				acc += __builtin_popcount((unsigned)(i & j)) & 1 ? -v : v;
+				mag += fabs(v);
+			}
+			acc *= 0.25;
+			if (kind == 0)
+				exact_ok &= (double)y[j] == acc;
+			/* four roundings, each within 2^-24 of a partial sum bounded by sum|x| */
+			double e = fabs(y[j] - acc) / (mag * 0x1p-24);
+			worst = fmax(worst, e);
+			close_ok &= e <= 1.0;
+		}
+	}
+	for (uint64_t seed = 0; seed < 1000; seed++)
+		mask_ok &= tg_rht_sign_mask(seed * 0x9E3779B97F4A7C15ull) == rht_sign_mask_device(seed * 0x9E3779B97F4A7C15ull);
+	check("rht_exact_on_integers", exact_ok, "%g %g", 0, 0);
+	check("rht_close_to_matrix", close_ok, "worst error %g x 2^-24 sum|x|, limit %g", worst, 1);
+	check("rht_device_formula_bitexact", dev_ok, "%g %g", 0, 0);
+	check("rht_device_sign_mask", mask_ok, "%g %g", 0, 0);
 }
 
 /* tests/vectors/recipes.txt: "kind args = expected" per line (delayed, current, s_enc, philox). */
@@ -280,6 +349,7 @@ int main(void)
 	test_current_block();
 	test_mx_nvfp4();
 	test_philox_sr_rht();
+	test_rht();
 	test_vectors();
 	return failed;
 }

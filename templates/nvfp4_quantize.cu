@@ -145,12 +145,25 @@ __device__ __forceinline__ void amax_pass(const TgParams &p)
 	amax_flush(m, p.p[TG_P_AMAX]);
 }
 
-// One E2M1 code of x * mult; idx is the element's index in its copy (SR counter).
-__device__ __forceinline__ uint32_t code(float v, long long idx, unsigned long long offset)
+// The SR random numbers of elements idx0 .. idx0+15 of a copy, each
+// tg_philox_rand(TG_SEED, off, idx) bit for bit: one Philox block yields the 4
+// consecutive counters 4i .. 4i+3, so an aligned run (idx0 % 4 == 0: every rowwise
+// block, and a columnwise one when rows % 4 == 0) takes 4 blocks instead of 16.
+__device__ __forceinline__ void sr_rand16(long long idx0, unsigned long long off, uint32_t rnd[16])
 {
-	if (TG_SR)
-		return tg_f32_to_e2m1_sr(v, tg_philox_rand(TG_SEED, offset, (uint64_t)idx));
-	return tg_f32_to_e2m1(v);
+	if ((idx0 & 3) == 0) {
+		const uint32_t key[2] = {(uint32_t)TG_SEED, (uint32_t)((unsigned long long)TG_SEED >> 32)};
+#pragma unroll
+		for (int q = 0; q < 4; q++) {
+			const unsigned long long blk = ((unsigned long long)idx0 >> 2) + q;
+			const uint32_t ctr[4] = {(uint32_t)blk, (uint32_t)(blk >> 32), (uint32_t)off, (uint32_t)(off >> 32)};
+			tg_philox4x32_10(ctr, key, &rnd[4 * q]);
+		}
+		return;
+	}
+#pragma unroll
+	for (int k = 0; k < 16; k++)
+		rnd[k] = tg_philox_rand(TG_SEED, off, (uint64_t)(idx0 + k));
 }
 
 // 16 codes of x[0..len) * mult packed into w[0..1] (element 2k in the low nibble; codes
@@ -158,11 +171,15 @@ __device__ __forceinline__ uint32_t code(float v, long long idx, unsigned long l
 __device__ __forceinline__ void encode16(const float x[16], int len, float mult, long long idx0, unsigned long long off,
                                          uint32_t w[2])
 {
+	uint32_t rnd[16];
+	if (TG_SR)
+		sr_rand16(idx0, off, rnd);
 	w[0] = w[1] = 0u;
 #pragma unroll
 	for (int k = 0; k < 16; k++)
 		if (k < len)
-			w[k / 8] |= code(x[k] * mult, idx0 + k, off) << (4 * (k % 8));
+			w[k / 8] |= (uint32_t)(TG_SR ? tg_f32_to_e2m1_sr(x[k] * mult, rnd[k]) : tg_f32_to_e2m1(x[k] * mult))
+				<< (4 * (k % 8));
 }
 
 // Block b of row r of the rowwise copy: 16 elements, one 8-byte store, one scale byte.
@@ -207,13 +224,7 @@ __device__ __forceinline__ uint8_t col_codes(const TgParams &p, long long c, lon
 			am = fmaxf(am, fabsf(x[k]));
 	}
 	const uint8_t sd = tg_nvfp4_block_scale(am, s_enc);
-	const float mult = tg_nvfp4_elem_scale(sd, s_enc);
-	const unsigned long long off = (unsigned long long)p.n[3];
-	w[0] = w[1] = 0u;
-#pragma unroll
-	for (int k = 0; k < 16; k++)
-		if (k < len)
-			w[k / 8] |= code(x[k] * mult, c * rows + r0 + k, off) << (4 * (k % 8));
+	encode16(x, len, tg_nvfp4_elem_scale(sd, s_enc), c * rows + r0, (unsigned long long)p.n[3], w);
 	return sd;
 }
 

@@ -56,43 +56,12 @@ static_assert((GL_VEC & (GL_VEC - 1)) == 0 && GL_VEC >= 2, "TG_VEC must be a pow
 static_assert(TG_THREADS % 32 == 0 && TG_THREADS <= 1024, "TG_THREADS must be a multiple of 32, <= 1024");
 static_assert(TG_THREADS % TG_ROWS_PER_CTA == 0, "TG_ROWS_PER_CTA must divide TG_THREADS");
 
-// Quantize one vector of a row with a group of G lanes forming one scale block
-// (G == 1: per-tensor scale s). Writes the rowwise output and block scale.
+// The rowwise store (tg_rowvec.h) with this kernel's slots.
 template <int G>
 __device__ __forceinline__ void gl_emit_row(const TgParams &p, long long rows, long long r, int c,
                                             const float (&y)[GL_VEC], bool valid, float s)
 {
-	(void)G;
-	long long e = r * GL_COLS + c;
-	if (TG_RECIPE == 0) {
-		if (valid)
-			tg_store_hp<TG_OUT_DTYPE, GL_VEC>(p.p[TG_P_OUT], e, y);
-	} else if (TG_RECIPE == 1 || TG_RECIPE == 2) {
-		if (valid)
-			tg_store_fp8<TG_FMT, GL_VEC>(p.p[TG_P_OUT], e, y, s);
-	} else if (TG_RECIPE == 4 || TG_RECIPE == 6) {
-		constexpr float fmax = TG_FMT == TG_FMT_E4M3 ? TG_E4M3_MAX : TG_E5M2_MAX;
-		float a = 0.0f;
-		if (valid) {
-#pragma unroll
-			for (int k = 0; k < GL_VEC; k++)
-				a = tg_absmax(a, y[k]);
-		}
-		a = tg_group_max<G>(a);
-		float bs;
-		if (TG_RECIPE == 4) {
-			bs = tg_block_scale(a, fmax, TG_EPS_SCALE, TG_POW2);
-			if (valid && (threadIdx.x % G) == 0)
-				((float *)p.p[TG_P_SCALE_INV])[(long long)(c / 128) * rows + r] = tg_scale_inv(bs);
-		} else {
-			uint8_t eb = tg_e8m0_from_amax(a, fmax);
-			bs = tg_e8m0_rcp(eb);
-			if (valid && (threadIdx.x % G) == 0)
-				((uint8_t *)p.p[TG_P_SCALE_INV])[r * ((GL_COLS + 31) / 32) + c / 32] = eb;
-		}
-		if (valid)
-			tg_store_fp8<TG_FMT, GL_VEC>(p.p[TG_P_OUT], e, y, bs);
-	}
+	tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, G, GL_VEC, GL_COLS>(p, rows, r, c, y, valid, s, TG_EPS_SCALE, TG_POW2);
 }
 
 // Lanes per scale block for the rowwise output.

@@ -101,43 +101,12 @@ __device__ __forceinline__ void nq_input(const TgParams &p, long long e, float (
 	}
 }
 
-// Quantize one vector of a row with a group of G lanes forming one scale block
-// (G == 1: per-tensor scale s). Writes the rowwise output and block scale.
+// The rowwise store (tg_rowvec.h) with this kernel's slots.
 template <int G>
 __device__ __forceinline__ void nq_emit_row(const TgParams &p, long long rows, long long r, int c,
                                             const float (&y)[NQ_VEC], bool valid, float s)
 {
-	(void)G;
-	long long e = r * NQ_COLS + c;
-	if (TG_RECIPE == 0) {
-		if (valid)
-			tg_store_hp<TG_OUT_DTYPE, NQ_VEC>(p.p[TG_P_OUT], e, y);
-	} else if (TG_RECIPE == 1 || TG_RECIPE == 2) {
-		if (valid)
-			tg_store_fp8<TG_FMT, NQ_VEC>(p.p[TG_P_OUT], e, y, s);
-	} else if (TG_RECIPE == 4 || TG_RECIPE == 6) {
-		constexpr float fmax = TG_FMT == TG_FMT_E4M3 ? TG_E4M3_MAX : TG_E5M2_MAX;
-		float a = 0.0f;
-		if (valid) {
-#pragma unroll
-			for (int k = 0; k < NQ_VEC; k++)
-				a = tg_absmax(a, y[k]);
-		}
-		a = tg_group_max<G>(a);
-		float bs;
-		if (TG_RECIPE == 4) {
-			bs = tg_block_scale(a, fmax, TG_EPS_SCALE, TG_POW2);
-			if (valid && (threadIdx.x % G) == 0)
-				((float *)p.p[TG_P_SCALE_INV])[(long long)(c / 128) * rows + r] = tg_scale_inv(bs);
-		} else {
-			uint8_t eb = tg_e8m0_from_amax(a, fmax);
-			bs = tg_e8m0_rcp(eb);
-			if (valid && (threadIdx.x % G) == 0)
-				((uint8_t *)p.p[TG_P_SCALE_INV])[r * ((NQ_COLS + 31) / 32) + c / 32] = eb;
-		}
-		if (valid)
-			tg_store_fp8<TG_FMT, NQ_VEC>(p.p[TG_P_OUT], e, y, bs);
-	}
+	tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, G, NQ_VEC, NQ_COLS>(p, rows, r, c, y, valid, s, TG_EPS_SCALE, TG_POW2);
 }
 
 // Lanes per scale block for the rowwise output.

@@ -228,6 +228,48 @@ __device__ __forceinline__ float tg_tensor_scale(const TgParams &p, float eps_sc
 	return s;
 }
 
+// Rowwise store of one vector y[V] of tensor row r from column c, on the row paths of
+// norm_quantize.cu and glu_amax.cu: RECIPE 0 in OUT_DTYPE; 1/2 FP8 (format FMT) with the
+// per-tensor scale s; 4 FP8 with a 1x128 block scale (tg_block_scale(amax, eps, pow2);
+// scale_inv [COLS/128][rows]); 6 MXFP8 with an E8M0 scale per 32 elements (scale_inv
+// [rows][ceil(COLS/32)]). The G lanes of one scale block call it together (tg_group_max);
+// valid: this lane's vector lies inside the tensor.
+template <int FMT, int RECIPE, int OUT_DTYPE, int G, int V, int COLS>
+__device__ __forceinline__ void tg_emit_row(const TgParams &p, long long rows, long long r, int c, const float (&y)[V],
+                                            bool valid, float s, float eps, int pow2)
+{
+	long long e = r * COLS + c;
+	if (RECIPE == 0) {
+		if (valid)
+			tg_store_hp<OUT_DTYPE, V>(p.p[TG_P_OUT], e, y);
+	} else if (RECIPE == 1 || RECIPE == 2) {
+		if (valid)
+			tg_store_fp8<FMT, V>(p.p[TG_P_OUT], e, y, s);
+	} else if (RECIPE == 4 || RECIPE == 6) {
+		constexpr float fmax = FMT == TG_FMT_E4M3 ? TG_E4M3_MAX : TG_E5M2_MAX;
+		float a = 0.0f;
+		if (valid) {
+#pragma unroll
+			for (int k = 0; k < V; k++)
+				a = tg_absmax(a, y[k]);
+		}
+		a = tg_group_max<G>(a);
+		float bs;
+		if (RECIPE == 4) {
+			bs = tg_block_scale(a, fmax, eps, pow2);
+			if (valid && (threadIdx.x % G) == 0)
+				((float *)p.p[TG_P_SCALE_INV])[(long long)(c / 128) * rows + r] = tg_scale_inv(bs);
+		} else {
+			uint8_t eb = tg_e8m0_from_amax(a, fmax);
+			bs = tg_e8m0_rcp(eb);
+			if (valid && (threadIdx.x % G) == 0)
+				((uint8_t *)p.p[TG_P_SCALE_INV])[r * ((COLS + 31) / 32) + c / 32] = eb;
+		}
+		if (valid)
+			tg_store_fp8<FMT, V>(p.p[TG_P_OUT], e, y, bs);
+	}
+}
+
 // Columnwise (transposed) FP8 store of one staged chunk on the tile path of norm_quantize.cu and
 // glu_amax.cu. Contract: every thread of the CTA calls it (it holds a __syncthreads on entry, so the
 // staging is complete, and one on exit, so ys may be restaged), after writing its FP32 outputs for

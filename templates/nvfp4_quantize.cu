@@ -31,8 +31,8 @@
 // Launch: block (TG_THREADS,1,1) (a multiple of 32), any grid.x >= 1: both passes
 // grid-stride, the amax pass over 16-element chunks (TG_RHT: columns in groups of 16
 // rows), the 1D cast pass over 16-element blocks of the rowwise copy and groups of four
-// blocks of the columnwise copy, the 2D cast pass over 64x128 strips staged in shared
-// memory (every byte of a copy is written by exactly one thread).
+// blocks of the columnwise copy, the cast pass with TG_2D or TG_RHT over 64x128 strips
+// staged in shared memory (every byte of a copy is written by exactly one thread).
 #include "tg_formats.h"
 #include "tg_recipe.h"
 #include "tg_kernel.h"
@@ -71,6 +71,7 @@ __device__ __forceinline__ void load16(const void *p, long long i, float x[16])
 }
 
 static_assert(!(TG_RHT && TG_2D), "the Hadamard transform is for 1D blocks (the planner rejects nvfp4_rht with nvfp4_2d)");
+static_assert(!TG_RHT || TG_COLWISE, "the Hadamard transform applies to the columnwise copy");
 
 // Warp max of m, one atomic per warp into dst (max of non-negative floats = max of
 // their bit patterns as signed ints).
@@ -200,47 +201,23 @@ __device__ __forceinline__ void row_block(const TgParams &p, long long r, long l
 }
 
 // Block b of row c of the columnwise copy (column c of the input, rows 16b ..
-// 16b + len - 1, Hadamard-transformed with TG_RHT; s_enc is the copy's own):
-// its 16 codes packed into w[0..1] (element 2k in the low nibble; codes past len
-// are 0, as a padding nibble is), the scale byte returned. full: the caller knows the
-// block has 16 rows (so the compiler drops the partial-block paths).
-__device__ __forceinline__ uint8_t col_codes(const TgParams &p, long long c, long long b, float s_enc, uint32_t w[2],
-	bool full = false)
+// 16b + len - 1; without the RHT, which takes the strip path): its 16 codes packed
+// into w[0..1] (element 2k in the low nibble; codes past len are 0, as a padding
+// nibble is), the scale byte returned.
+__device__ __forceinline__ uint8_t col_codes(const TgParams &p, long long c, long long b, float s_enc, uint32_t w[2])
 {
 	const void *in = p.p[TG_P_IN];
 	const long long rows = p.n[0], cols = p.n[1], r0 = b * 16;
-	const int len = full ? 16 : rows - r0 < 16 ? (int)(rows - r0) : 16;
+	const int len = rows - r0 < 16 ? (int)(rows - r0) : 16;
 	float x[16], am = 0.0f;
 #pragma unroll
 	for (int k = 0; k < 16; k++) {
 		x[k] = k < len ? load(in, (r0 + k) * cols + c) : 0.0f;
 		am = fmaxf(am, fabsf(x[k]));
 	}
-	if (TG_RHT && len == 16) { // the block amax of the transformed values
-		col_rht(x, len);
-		am = 0.0f;
-#pragma unroll
-		for (int k = 0; k < 16; k++)
-			am = fmaxf(am, fabsf(x[k]));
-	}
 	const uint8_t sd = tg_nvfp4_block_scale(am, s_enc);
 	encode16(x, len, tg_nvfp4_elem_scale(sd, s_enc), c * rows + r0, (unsigned long long)p.n[3], w);
 	return sd;
-}
-
-// col_group's 64-row group with the RHT: one block at a time (not unrolled, so the 16
-// transformed values of only one block are live), an 8-byte store each, one scale word.
-__device__ __forceinline__ void col_group_rht64(const TgParams &p, long long c, long long g, float s_enc, uint8_t *out,
-	uint8_t *sc)
-{
-	uint32_t e = 0u;
-#pragma unroll 1
-	for (int j = 0; j < 4; j++) {
-		uint32_t w[2];
-		e |= (uint32_t)col_codes(p, c, 4 * g + j, s_enc, w, true) << (8 * j);
-		*(uint2 *)(out + 32 * g + 8 * j) = make_uint2(w[0], w[1]);
-	}
-	*(uint32_t *)(sc + 4 * g) = e;
 }
 
 // Blocks 4g .. 4g+3 of row c of the columnwise copy (64 rows of input column c): when
@@ -251,10 +228,6 @@ __device__ __forceinline__ void col_group(const TgParams &p, long long c, long l
 	const long long rows = p.n[0], nbt = (rows + 15) / 16;
 	uint8_t *out = (uint8_t *)p.p[TG_P_OUT_T] + c * ((rows + 1) / 2);
 	uint8_t *sc = (uint8_t *)p.p[TG_P_SCALE_INV_T] + c * nbt;
-	if (rows % 64 == 0 && TG_RHT) {
-		col_group_rht64(p, c, g, s_enc, out, sc);
-		return;
-	}
 	if (rows % 64 == 0) {
 		uint32_t w[8], e = 0u;
 #pragma unroll
@@ -362,7 +335,15 @@ __device__ __forceinline__ void strip_rows(const TgParams &p, const float *t, co
 			const float4 v = *(const float4 *)(t + sidx(r, 16 * b + 4 * q));
 			x[4 * q] = v.x, x[4 * q + 1] = v.y, x[4 * q + 2] = v.z, x[4 * q + 3] = v.w;
 		}
-		const uint8_t sd = tg_nvfp4_block_scale(tam[(r / 16) * 8 + b], s_enc);
+		float am = 0.0f;
+		if (TG_2D) {
+			am = tam[(r / 16) * 8 + b];
+		} else {
+#pragma unroll
+			for (int k = 0; k < 16; k++)
+				am = fmaxf(am, fabsf(x[k]));
+		}
+		const uint8_t sd = tg_nvfp4_block_scale(am, s_enc);
 		const long long row = r0 + r, c = c0 + 16 * b;
 		uint32_t w[2];
 		encode16(x, 16, tg_nvfp4_elem_scale(sd, s_enc), row * cols + c, (unsigned long long)p.n[3], w);
@@ -372,7 +353,8 @@ __device__ __forceinline__ void strip_rows(const TgParams &p, const float *t, co
 }
 
 // Columnwise blocks of the strip: unit (column c, half h) encodes rows 32h .. 32h+31 of
-// the strip's column c as two blocks of the transposed copy.
+// the strip's column c as two blocks of the transposed copy (Hadamard-transformed with
+// TG_RHT; s_enc is the copy's own).
 __device__ __forceinline__ void strip_cols(const TgParams &p, const float *t, const float *tam, long long r0, long long c0,
                                            float s_enc)
 {
@@ -394,8 +376,17 @@ __device__ __forceinline__ void strip_cols(const TgParams &p, const float *t, co
 			float x[16];
 #pragma unroll
 			for (int k = 0; k < 16; k++)
-				x[k] = t[sidx(32 * h + 16 * j + k, c)];
-			sd[j] = tg_nvfp4_block_scale(tam[(2 * h + j) * 8 + c / 16], s_enc);
+				x[k] = t[sidx(32 * h + 16 * j + k, c)]; // 0 past the last row
+			col_rht(x, len[j]);
+			float am = 0.0f;
+			if (TG_2D) {
+				am = tam[(2 * h + j) * 8 + c / 16];
+			} else {
+#pragma unroll
+				for (int k = 0; k < 16; k++)
+					am = fmaxf(am, fabsf(x[k]));
+			}
+			sd[j] = tg_nvfp4_block_scale(am, s_enc);
 			encode16(x, len[j], tg_nvfp4_elem_scale(sd[j], s_enc), col * rows + rb, (unsigned long long)p.n[3], &w[2 * j]);
 		}
 		if (rows % 32 == 0) { // both blocks full: one 16-byte store, one 2-byte scale store
@@ -415,34 +406,12 @@ __device__ __forceinline__ void strip_cols(const TgParams &p, const float *t, co
 	}
 }
 
-// Pass 1 with TG_2D: grid-stride over strips (row-major), two barriers a strip.
-__device__ __forceinline__ void cast_pass_2d(const TgParams &p)
+// Pass 1 over strips (TG_2D, or a columnwise copy with TG_RHT): grid-stride over strips
+// (row-major), two barriers a strip (three with TG_2D).
+__device__ __forceinline__ void cast_pass_strip(const TgParams &p)
 {
 	__shared__ __align__(16) float t[S2R * S2P];
 	__shared__ float tam[32];
-	const long long rows = p.n[0], cols = p.n[1];
-	const float s_enc = tg_nvfp4_s_enc(*(const float *)p.p[TG_P_AMAX]);
-	if (blockIdx.x == 0 && threadIdx.x == 0)
-		*(float *)p.p[TG_P_SCALE] = s_enc;
-	const long long nsc = (cols + S2C - 1) / S2C, nstrip = (rows + S2R - 1) / S2R * nsc;
-	for (long long s = blockIdx.x; s < nstrip; s += gridDim.x) {
-		const long long r0 = s / nsc * S2R, c0 = s % nsc * S2C;
-		__syncthreads(); // the previous strip's readers are done
-		stage_strip(p.p[TG_P_IN], r0, c0, rows, cols, t);
-		__syncthreads();
-		strip_tile_amax(t, tam);
-		__syncthreads();
-		if (TG_ROWWISE)
-			strip_rows(p, t, tam, r0, c0, s_enc);
-		if (TG_COLWISE)
-			strip_cols(p, t, tam, r0, c0, s_enc);
-	}
-}
-
-// Pass 1: units are the rowwise copy's blocks (row-major), then the columnwise
-// copy's groups of 4 blocks (consecutive threads take consecutive columns, so loads coalesce).
-__device__ __forceinline__ void cast_pass(const TgParams &p)
-{
 	const long long rows = p.n[0], cols = p.n[1];
 	const float s_enc = tg_nvfp4_s_enc(*(const float *)p.p[TG_P_AMAX]);
 	// the columnwise copy's S_enc: its own with the RHT (from the transformed values' amax)
@@ -452,13 +421,39 @@ __device__ __forceinline__ void cast_pass(const TgParams &p)
 		if (TG_RHT)
 			*(float *)p.p[TG_P_SCALE_T] = s_enc_t;
 	}
+	const long long nsc = (cols + S2C - 1) / S2C, nstrip = (rows + S2R - 1) / S2R * nsc;
+	for (long long s = blockIdx.x; s < nstrip; s += gridDim.x) {
+		const long long r0 = s / nsc * S2R, c0 = s % nsc * S2C;
+		__syncthreads(); // the previous strip's readers are done
+		stage_strip(p.p[TG_P_IN], r0, c0, rows, cols, t);
+		__syncthreads();
+		if (TG_2D) {
+			strip_tile_amax(t, tam);
+			__syncthreads();
+		}
+		if (TG_ROWWISE)
+			strip_rows(p, t, tam, r0, c0, s_enc);
+		if (TG_COLWISE)
+			strip_cols(p, t, tam, r0, c0, s_enc_t);
+	}
+}
+
+// Pass 1 with 1D blocks and no RHT: units are the rowwise copy's blocks (row-major), then
+// the columnwise copy's groups of 4 blocks (consecutive threads take consecutive columns,
+// so loads coalesce).
+__device__ __forceinline__ void cast_pass(const TgParams &p)
+{
+	const long long rows = p.n[0], cols = p.n[1];
+	const float s_enc = tg_nvfp4_s_enc(*(const float *)p.p[TG_P_AMAX]);
+	if (blockIdx.x == 0 && threadIdx.x == 0)
+		*(float *)p.p[TG_P_SCALE] = s_enc;
 	const long long nb = cols / 16, ngt = ((rows + 15) / 16 + 3) / 4;
 	const long long urow = TG_ROWWISE ? rows * nb : 0, units = urow + (TG_COLWISE ? cols * ngt : 0);
 	for (long long u = (long long)blockIdx.x * TG_THREADS + threadIdx.x; u < units; u += (long long)gridDim.x * TG_THREADS) {
 		if (u < urow)
 			row_block(p, u / nb, u % nb, s_enc);
 		else
-			col_group(p, (u - urow) % cols, (u - urow) / cols, s_enc_t);
+			col_group(p, (u - urow) % cols, (u - urow) / cols, s_enc);
 	}
 }
 
@@ -468,8 +463,8 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParam
 {
 	if constexpr (TG_PASS == 0)
 		tgnv::amax_pass(p);
-	else if constexpr (TG_2D != 0)
-		tgnv::cast_pass_2d(p);
+	else if constexpr (TG_2D != 0 || (TG_RHT != 0 && TG_COLWISE != 0))
+		tgnv::cast_pass_strip(p);
 	else
 		tgnv::cast_pass(p);
 }

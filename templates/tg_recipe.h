@@ -144,7 +144,8 @@ TG_HD uint32_t tg_philox_rand(uint64_t seed, uint64_t offset, uint64_t counter)
 	uint32_t key[2] = {(uint32_t)seed, (uint32_t)(seed >> 32)};
 	uint32_t out[4];
 	tg_philox4x32_10(ctr, key, out);
-	return out[counter & 3];
+	uint32_t i = (uint32_t)(counter & 3); /* selects, not out[i]: a dynamic index puts out[] in local memory */
+	return i == 0 ? out[0] : i == 1 ? out[1] : i == 2 ? out[2] : out[3];
 }
 
 /* Stochastic rounding to E2M1: |x| (saturated to 6) lies between neighbours

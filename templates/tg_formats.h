@@ -251,20 +251,24 @@ TG_HD uint16_t tg_f32x2_to_e5m2x2(float lo, float hi)
 #endif
 
 /* ---- FP4 E2M1 (values 0, .5, 1, 1.5, 2, 3, 4, 6; no inf/NaN) ---- */
-/* RNE to the 8 magnitudes, saturating, by counting the midpoints below |x|: a tie
- * (0.25, 0.75, ..., 5) goes to the even code, so the comparison is > below an even
- * code and >= below an odd one. NaN -> 0x7 (no sign), inf -> +-6, -0 -> 0x8, as the
- * generic tg__to_narrow_sat would give (seven compares instead of its shifts and
- * branches: the NVFP4 casts run this per element). */
+/* RNE to the 8 magnitudes, saturating, by ranges: |x| in [0, 2) has code RNE(2|x|),
+ * [2, 4) 4 + RNE(|x| - 2), [4, inf] 6 + RNE((|x| - 4) / 2), at most 7. Each argument
+ * t = |x| * m + b is exact (a power-of-two scale, then Sterbenz), and RNE(t) comes from
+ * adding 2^23 (the integer lands in the low mantissa bits; larger t only saturate).
+ * Ties go to the even code, as the generic tg__to_narrow_sat would round. NaN -> 0x7
+ * (no sign), inf -> +-6, -0 -> 0x8. About half the instructions of a compare per
+ * midpoint: the NVFP4 casts are instruction-bound and run this per element. */
 TG_HD uint8_t tg_f32_to_e2m1(float x)
 {
 	uint32_t u = tg_f2u(x);
 	if ((u & 0x7FFFFFFFu) > 0x7F800000u)
 		return 0x7;
 	float a = tg_u2f(u & 0x7FFFFFFFu);
-	uint32_t c = (uint32_t)(a > 0.25f) + (uint32_t)(a >= 0.75f) + (uint32_t)(a > 1.25f) + (uint32_t)(a >= 1.75f) +
-	             (uint32_t)(a > 2.5f) + (uint32_t)(a >= 3.5f) + (uint32_t)(a > 5.0f);
-	return (uint8_t)((u >> 31) << 3 | c);
+	float m = a < 2.0f ? 2.0f : a < 4.0f ? 1.0f : 0.5f;
+	float b = a < 2.0f ? 0.0f : -2.0f;
+	uint32_t base = a < 2.0f ? 0u : a < 4.0f ? 4u : 6u;
+	uint32_t c = base + (tg_f2u(a * m + b + 8388608.0f) - 0x4B000000u);
+	return (uint8_t)((u >> 31) << 3 | (c < 7u ? c : 7u));
 }
 
 TG_HD float tg_e2m1_to_f32(uint8_t c) { return tg__from_narrow(c & 0xFu, 1, 0, 3); }

@@ -84,12 +84,27 @@ __device__ __forceinline__ void amax_flush(float m, void *dst)
 		atomicMax((int *)dst, (int)tg_f2u(m));
 }
 
-// Rows r0 .. r0 + len - 1 of column c (len <= 16) as FP32; x[k] = 0 from len on.
-__device__ __forceinline__ void col_load(const void *in, long long r0, long long c, int len, long long cols, float x[16])
+// Rows r0 .. r0 + len - 1 (len <= 16) of columns c (into x) and c + 1 (into y) as FP32,
+// one 4- or 8-byte load a row (c is even, and so is cols); 0 from len on.
+__device__ __forceinline__ void col_load2(const void *in, long long r0, long long c, int len, long long cols, float x[16],
+                                          float y[16])
 {
 #pragma unroll
-	for (int k = 0; k < 16; k++)
-		x[k] = k < len ? load(in, (r0 + k) * cols + c) : 0.0f;
+	for (int k = 0; k < 16; k++) {
+		x[k] = y[k] = 0.0f;
+		if (k >= len)
+			continue;
+		const long long e = (r0 + k) * cols + c;
+		if (TG_IN_DTYPE == 0) {
+			const float2 v = *(const float2 *)((const float *)in + e);
+			x[k] = v.x, y[k] = v.y;
+		} else {
+			const uint32_t w = *(const uint32_t *)((const uint16_t *)in + e);
+			const uint16_t lo = (uint16_t)(w & 0xFFFFu), hi = (uint16_t)(w >> 16);
+			x[k] = TG_IN_DTYPE == 1 ? tg_bf16_to_f32(lo) : tg_f16_to_f32(lo);
+			y[k] = TG_IN_DTYPE == 1 ? tg_bf16_to_f32(hi) : tg_f16_to_f32(hi);
+		}
+	}
 }
 
 // The columnwise copy's transform of one group of len rows: the RHT of a full group
@@ -100,26 +115,27 @@ __device__ __forceinline__ void col_rht(float x[16], int len)
 		tg_rht16(x, (uint16_t)TG_RHT_MASK, x);
 }
 
-// Pass 0 with the RHT: every column in groups of 16 rows (consecutive threads take
-// consecutive columns, so loads coalesce): max|x| into AMAX and max|RHT(x)| into
+// Pass 0 with the RHT: every pair of columns in groups of 16 rows (consecutive threads
+// take consecutive pairs, so loads coalesce): max|x| into AMAX and max|RHT(x)| into
 // AMAX_T, one read of the input.
 __device__ __forceinline__ void amax_pass_rht(const TgParams &p)
 {
 	const void *in = p.p[TG_P_IN];
-	const long long rows = p.n[0], cols = p.n[1], units = cols * ((rows + 15) / 16);
+	const long long rows = p.n[0], cols = p.n[1], pairs = cols / 2, units = pairs * ((rows + 15) / 16);
 	float m = 0.0f, mt = 0.0f;
 	for (long long u = (long long)blockIdx.x * TG_THREADS + threadIdx.x; u < units; u += (long long)gridDim.x * TG_THREADS) {
-		const long long c = u % cols, r0 = u / cols * 16;
+		const long long c = 2 * (u % pairs), r0 = u / pairs * 16;
 		const int len = rows - r0 < 16 ? (int)(rows - r0) : 16;
-		float x[16];
-		col_load(in, r0, c, len, cols, x);
+		float x[16], y[16];
+		col_load2(in, r0, c, len, cols, x, y);
 #pragma unroll
 		for (int k = 0; k < 16; k++)
-			m = fmaxf(m, fabsf(x[k])); // fmaxf drops a NaN operand
+			m = fmaxf(m, fmaxf(fabsf(x[k]), fabsf(y[k]))); // fmaxf drops a NaN operand
 		col_rht(x, len);
+		col_rht(y, len);
 #pragma unroll
 		for (int k = 0; k < 16; k++)
-			mt = fmaxf(mt, fabsf(x[k]));
+			mt = fmaxf(mt, fmaxf(fabsf(x[k]), fabsf(y[k])));
 	}
 	amax_flush(m, p.p[TG_P_AMAX]);
 	amax_flush(mt, p.p[TG_P_AMAX_T]);

@@ -199,8 +199,23 @@ __device__ __forceinline__ void encode16(const float x[16], int len, float mult,
 				<< (4 * (k % 8));
 }
 
+// A copy's encode scale and its per-block element multipliers: mult[S_dec] =
+// tg_nvfp4_elem_scale(S_dec, s_enc) for all 256 scale bytes, filled once a CTA in
+// shared memory (fill_mult), so a block costs one load instead of two IEEE divisions.
+struct Scales {
+	float s_enc;
+	const float *mult;
+};
+
+// mult[i] = tg_nvfp4_elem_scale(i, s_enc), i < 256; the caller syncs before use.
+__device__ __forceinline__ void fill_mult(float *mult, float s_enc)
+{
+	for (int i = threadIdx.x; i < 256; i += TG_THREADS)
+		mult[i] = tg_nvfp4_elem_scale((uint8_t)i, s_enc);
+}
+
 // Block b of row r of the rowwise copy: 16 elements, one 8-byte store, one scale byte.
-__device__ __forceinline__ void row_block(const TgParams &p, long long r, long long b, float s_enc)
+__device__ __forceinline__ void row_block(const TgParams &p, long long r, long long b, const Scales &sc)
 {
 	const void *in = p.p[TG_P_IN];
 	const long long cols = p.n[1], c0 = b * 16;
@@ -209,9 +224,9 @@ __device__ __forceinline__ void row_block(const TgParams &p, long long r, long l
 #pragma unroll
 	for (int k = 0; k < 16; k++)
 		am = fmaxf(am, fabsf(x[k]));
-	const uint8_t sd = tg_nvfp4_block_scale(am, s_enc);
+	const uint8_t sd = tg_nvfp4_block_scale(am, sc.s_enc);
 	uint32_t w[2];
-	encode16(x, 16, tg_nvfp4_elem_scale(sd, s_enc), r * cols + c0, (unsigned long long)p.n[3], w);
+	encode16(x, 16, sc.mult[sd], r * cols + c0, (unsigned long long)p.n[3], w);
 	*(uint2 *)((uint8_t *)p.p[TG_P_OUT] + r * (cols / 2) + c0 / 2) = make_uint2(w[0], w[1]);
 	((uint8_t *)p.p[TG_P_SCALE_INV])[r * (cols / 16) + b] = sd;
 }
@@ -220,7 +235,7 @@ __device__ __forceinline__ void row_block(const TgParams &p, long long r, long l
 // 16b + len - 1; without the RHT, which takes the strip path): its 16 codes packed
 // into w[0..1] (element 2k in the low nibble; codes past len are 0, as a padding
 // nibble is), the scale byte returned.
-__device__ __forceinline__ uint8_t col_codes(const TgParams &p, long long c, long long b, float s_enc, uint32_t w[2])
+__device__ __forceinline__ uint8_t col_codes(const TgParams &p, long long c, long long b, const Scales &sc, uint32_t w[2])
 {
 	const void *in = p.p[TG_P_IN];
 	const long long rows = p.n[0], cols = p.n[1], r0 = b * 16;
@@ -231,36 +246,37 @@ __device__ __forceinline__ uint8_t col_codes(const TgParams &p, long long c, lon
 		x[k] = k < len ? load(in, (r0 + k) * cols + c) : 0.0f;
 		am = fmaxf(am, fabsf(x[k]));
 	}
-	const uint8_t sd = tg_nvfp4_block_scale(am, s_enc);
-	encode16(x, len, tg_nvfp4_elem_scale(sd, s_enc), c * rows + r0, (unsigned long long)p.n[3], w);
+	const uint8_t sd = tg_nvfp4_block_scale(am, sc.s_enc);
+	encode16(x, len, sc.mult[sd], c * rows + r0, (unsigned long long)p.n[3], w);
 	return sd;
 }
 
 // Blocks 4g .. 4g+3 of row c of the columnwise copy (64 rows of input column c): when
 // rows % 64 == 0 the 32 bytes are one sector of OUT_T and the 4 scale bytes one word;
 // otherwise byte stores, ceil(len/2) bytes a block, since a copy row has ceil(rows/2).
-__device__ __forceinline__ void col_group(const TgParams &p, long long c, long long g, float s_enc)
+__device__ __forceinline__ void col_group(const TgParams &p, long long c, long long g, const Scales &sc)
 {
 	const long long rows = p.n[0], nbt = (rows + 15) / 16;
 	uint8_t *out = (uint8_t *)p.p[TG_P_OUT_T] + c * ((rows + 1) / 2);
-	uint8_t *sc = (uint8_t *)p.p[TG_P_SCALE_INV_T] + c * nbt;
+	uint8_t *sct = (uint8_t *)p.p[TG_P_SCALE_INV_T] + c * nbt;
 	if (rows % 64 == 0) {
 		uint32_t w[8], e = 0u;
 #pragma unroll
 		for (int j = 0; j < 4; j++)
-			e |= (uint32_t)col_codes(p, c, 4 * g + j, s_enc, &w[2 * j]) << (8 * j);
+			e |= (uint32_t)col_codes(p, c, 4 * g + j, sc, &w[2 * j]) << (8 * j);
 		uint4 *d = (uint4 *)(out + 32 * g);
 		d[0] = make_uint4(w[0], w[1], w[2], w[3]);
 		d[1] = make_uint4(w[4], w[5], w[6], w[7]);
-		*(uint32_t *)(sc + 4 * g) = e;
+		*(uint32_t *)(sct + 4 * g) = e;
 		return;
 	}
 	for (long long b = 4 * g; b < 4 * g + 4 && b < nbt; b++) {
 		uint32_t w[2];
-		sc[b] = col_codes(p, c, b, s_enc, w);
+		sct[b] = col_codes(p, c, b, sc, w);
 		const int len = rows - 16 * b < 16 ? (int)(rows - 16 * b) : 16;
+		const unsigned long long bytes = w[0] | (unsigned long long)w[1] << 32; // no dynamic register index
 		for (int j = 0; 2 * j < len; j++)
-			out[8 * b + j] = (uint8_t)(w[j / 4] >> (8 * (j % 4)));
+			out[8 * b + j] = (uint8_t)(bytes >> (8 * j));
 	}
 }
 
@@ -338,7 +354,7 @@ __device__ __forceinline__ void strip_tile_amax(const float *t, float *tam)
 // Rowwise blocks of the strip: unit (row r, block b), 8 units a row (sidx's swizzle keeps
 // the 8 lanes of a row conflict-free).
 __device__ __forceinline__ void strip_rows(const TgParams &p, const float *t, const float *tam, long long r0, long long c0,
-                                           float s_enc)
+                                           const Scales &sc)
 {
 	const long long rows = p.n[0], cols = p.n[1];
 	for (int i = threadIdx.x; i < S2R * 8; i += TG_THREADS) {
@@ -359,10 +375,10 @@ __device__ __forceinline__ void strip_rows(const TgParams &p, const float *t, co
 			for (int k = 0; k < 16; k++)
 				am = fmaxf(am, fabsf(x[k]));
 		}
-		const uint8_t sd = tg_nvfp4_block_scale(am, s_enc);
+		const uint8_t sd = tg_nvfp4_block_scale(am, sc.s_enc);
 		const long long row = r0 + r, c = c0 + 16 * b;
 		uint32_t w[2];
-		encode16(x, 16, tg_nvfp4_elem_scale(sd, s_enc), row * cols + c, (unsigned long long)p.n[3], w);
+		encode16(x, 16, sc.mult[sd], row * cols + c, (unsigned long long)p.n[3], w);
 		*(uint2 *)((uint8_t *)p.p[TG_P_OUT] + row * (cols / 2) + c / 2) = make_uint2(w[0], w[1]);
 		((uint8_t *)p.p[TG_P_SCALE_INV])[row * (cols / 16) + c / 16] = sd;
 	}
@@ -372,7 +388,7 @@ __device__ __forceinline__ void strip_rows(const TgParams &p, const float *t, co
 // the strip's column c as two blocks of the transposed copy (Hadamard-transformed with
 // TG_RHT; s_enc is the copy's own).
 __device__ __forceinline__ void strip_cols(const TgParams &p, const float *t, const float *tam, long long r0, long long c0,
-                                           float s_enc)
+                                           const Scales &sc)
 {
 	const long long rows = p.n[0], cols = p.n[1], nbt = (rows + 15) / 16;
 	for (int i = threadIdx.x; i < S2C * (S2R / 32); i += TG_THREADS) {
@@ -381,7 +397,7 @@ __device__ __forceinline__ void strip_cols(const TgParams &p, const float *t, co
 		if (col >= cols || 16 * bt0 >= rows)
 			continue;
 		uint8_t *out = (uint8_t *)p.p[TG_P_OUT_T] + col * ((rows + 1) / 2);
-		uint8_t *sc = (uint8_t *)p.p[TG_P_SCALE_INV_T] + col * nbt;
+		uint8_t *sct = (uint8_t *)p.p[TG_P_SCALE_INV_T] + col * nbt;
 		uint32_t w[4];
 		uint8_t sd[2];
 		int len[2];
@@ -402,19 +418,19 @@ __device__ __forceinline__ void strip_cols(const TgParams &p, const float *t, co
 				for (int k = 0; k < 16; k++)
 					am = fmaxf(am, fabsf(x[k]));
 			}
-			sd[j] = tg_nvfp4_block_scale(am, s_enc);
-			encode16(x, len[j], tg_nvfp4_elem_scale(sd[j], s_enc), col * rows + rb, (unsigned long long)p.n[3], &w[2 * j]);
+			sd[j] = tg_nvfp4_block_scale(am, sc.s_enc);
+			encode16(x, len[j], sc.mult[sd[j]], col * rows + rb, (unsigned long long)p.n[3], &w[2 * j]);
 		}
 		if (rows % 32 == 0) { // both blocks full: one 16-byte store, one 2-byte scale store
 			*(uint4 *)(out + 8 * bt0) = make_uint4(w[0], w[1], w[2], w[3]);
-			*(uint16_t *)(sc + bt0) = (uint16_t)(sd[0] | sd[1] << 8);
+			*(uint16_t *)(sct + bt0) = (uint16_t)(sd[0] | sd[1] << 8);
 			continue;
 		}
 #pragma unroll
 		for (int j = 0; j < 2; j++) { // ceil(len / 2) bytes a block (registers indexed statically)
 			if (len[j] == 0)
 				break;
-			sc[bt0 + j] = sd[j];
+			sct[bt0 + j] = sd[j];
 			const unsigned long long bytes = w[2 * j] | (unsigned long long)w[2 * j + 1] << 32;
 			for (int q = 0; 2 * q < len[j]; q++)
 				out[8 * (bt0 + j) + q] = (uint8_t)(bytes >> (8 * q));
@@ -427,7 +443,7 @@ __device__ __forceinline__ void strip_cols(const TgParams &p, const float *t, co
 __device__ __forceinline__ void cast_pass_strip(const TgParams &p)
 {
 	__shared__ __align__(16) float t[S2R * S2P];
-	__shared__ float tam[32];
+	__shared__ float tam[32], mult[TG_RHT ? 2 : 1][256];
 	const long long rows = p.n[0], cols = p.n[1];
 	const float s_enc = tg_nvfp4_s_enc(*(const float *)p.p[TG_P_AMAX]);
 	// the columnwise copy's S_enc: its own with the RHT (from the transformed values' amax)
@@ -437,6 +453,10 @@ __device__ __forceinline__ void cast_pass_strip(const TgParams &p)
 		if (TG_RHT)
 			*(float *)p.p[TG_P_SCALE_T] = s_enc_t;
 	}
+	fill_mult(mult[0], s_enc); // ready after the loop's first barrier
+	if (TG_RHT)
+		fill_mult(mult[TG_RHT ? 1 : 0], s_enc_t);
+	const Scales sc = {s_enc, mult[0]}, sct = {s_enc_t, mult[TG_RHT ? 1 : 0]};
 	const long long nsc = (cols + S2C - 1) / S2C, nstrip = (rows + S2R - 1) / S2R * nsc;
 	for (long long s = blockIdx.x; s < nstrip; s += gridDim.x) {
 		const long long r0 = s / nsc * S2R, c0 = s % nsc * S2C;
@@ -448,9 +468,9 @@ __device__ __forceinline__ void cast_pass_strip(const TgParams &p)
 			__syncthreads();
 		}
 		if (TG_ROWWISE)
-			strip_rows(p, t, tam, r0, c0, s_enc);
+			strip_rows(p, t, tam, r0, c0, sc);
 		if (TG_COLWISE)
-			strip_cols(p, t, tam, r0, c0, s_enc_t);
+			strip_cols(p, t, tam, r0, c0, sct);
 	}
 }
 
@@ -463,13 +483,17 @@ __device__ __forceinline__ void cast_pass(const TgParams &p)
 	const float s_enc = tg_nvfp4_s_enc(*(const float *)p.p[TG_P_AMAX]);
 	if (blockIdx.x == 0 && threadIdx.x == 0)
 		*(float *)p.p[TG_P_SCALE] = s_enc;
+	__shared__ float mult[256];
+	fill_mult(mult, s_enc);
+	__syncthreads();
+	const Scales sc = {s_enc, mult};
 	const long long nb = cols / 16, ngt = ((rows + 15) / 16 + 3) / 4;
 	const long long urow = TG_ROWWISE ? rows * nb : 0, units = urow + (TG_COLWISE ? cols * ngt : 0);
 	for (long long u = (long long)blockIdx.x * TG_THREADS + threadIdx.x; u < units; u += (long long)gridDim.x * TG_THREADS) {
 		if (u < urow)
-			row_block(p, u / nb, u % nb, s_enc);
+			row_block(p, u / nb, u % nb, sc);
 		else
-			col_group(p, (u - urow) % cols, (u - urow) / cols, s_enc);
+			col_group(p, (u - urow) % cols, (u - urow) / cols, sc);
 	}
 }
 

@@ -151,7 +151,11 @@ TG_HD uint32_t tg_philox_rand(uint64_t seed, uint64_t offset, uint64_t counter)
 /* Stochastic rounding to E2M1: |x| (saturated to 6) lies between neighbours
  * lo <= |x| <= hi one E2M1 step apart; round away from lo when
  * rand < frac * 2^32, frac = (|x| - lo) / step (exact). So P(hi) = frac.
- * NaN -> 0x7 like the RN path; sign kept (zero results keep it too). */
+ * NaN -> 0x7 like the RN path; sign kept (zero results keep it too).
+ * Computed without float<->int conversions (a quarter-rate pipe on the GPU):
+ * t = |x| / step is exact; floor(t) from the 2^23 add; rand < frac * 2^32 as
+ * rand < ceil(frac * 2^32), taken from frac's bits (tests/unit/test_recipe.c
+ * checks it against the conversion-based definition). */
 TG_HD uint8_t tg_f32_to_e2m1_sr(float x, uint32_t rand)
 {
 	uint32_t u = tg_f2u(x);
@@ -162,19 +166,31 @@ TG_HD uint8_t tg_f32_to_e2m1_sr(float x, uint32_t rand)
 	if (a >= 0x40C00000u) /* >= 6 or inf */
 		return (uint8_t)(s | 0x7);
 	float ax = tg_u2f(a);
-	/* step: 0.5 below 2, 1 in [2,4), 2 in [4,6) */
-	float step = ax < 2.0f ? 0.5f : ax < 4.0f ? 1.0f : 2.0f;
-	float t = ax * (ax < 2.0f ? 2.0f : ax < 4.0f ? 1.0f : 0.5f); /* exact */
-	float fl = (float)(int)t;         /* t < 6 */
-	float frac = t - fl;              /* exact */
-	/* frac has <= 24 significant bits, so lim = frac * 2^32 is exact;
-	 * for an integer rand, rand < lim <=> rand < li (lim integral) or
-	 * rand <= floor(lim) (lim not integral). */
-	float lim = frac * 4294967296.0f;
-	uint32_t li = (uint32_t)lim;      /* lim < 2^32 since frac < 1 */
-	uint32_t up = lim > (float)li ? rand <= li : rand < li;
-	float r = (fl + (float)up) * step;
-	return (uint8_t)(s | tg_f32_to_e2m1(r));
+	/* t = ax / step (step 0.5 below 2, 1 in [2,4), 2 in [4,6)): exact, in [0, 4);
+	 * the code of lo is floor(t) + base */
+	float t = ax * (ax < 2.0f ? 2.0f : ax < 4.0f ? 1.0f : 0.5f);
+	uint32_t base = ax < 2.0f ? 0u : ax < 4.0f ? 2u : 4u;
+	float rn = (t + 8388608.0f) - 8388608.0f; /* RNE(t), exact */
+	float fl = rn > t ? rn - 1.0f : rn;
+	uint32_t fb = tg_f2u(t - fl);             /* frac, exact, in [0, 1) */
+	/* c = ceil(frac * 2^32) from frac = m * 2^(e - 23) (e <= -1) */
+	int e = (int)(fb >> 23) - 127;
+	uint32_t m = fb & 0x7FFFFFu;
+	if (e > -127)
+		m |= 0x800000u;
+	else
+		e = -126; /* subnormal frac */
+	int sh = e + 9;                           /* frac * 2^32 = m * 2^sh */
+	uint32_t c;
+	if (sh >= 0)
+		c = m << sh;                          /* < 2^32: m < 2^24, sh <= 8 */
+	else if (sh > -25)
+		c = (m >> -sh) + ((m & ((1u << -sh) - 1u)) != 0u);
+	else
+		c = m != 0u;
+	uint32_t up = rand < c;
+	uint32_t code = base + (tg_f2u(fl + 8388608.0f) - 0x4B000000u) + up;
+	return (uint8_t)(s | code);
 }
 
 /* ---- Random Hadamard transform (16x16), host and device ---- */

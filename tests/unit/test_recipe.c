@@ -178,6 +178,61 @@ static void test_mx_nvfp4(void)
 	test_nvfp4_gemm_alpha();
 }
 
+/* The stochastic E2M1 rounding as first defined (float<->int conversions): the
+ * oracle for tg_f32_to_e2m1_sr. */
+static uint8_t sr_oracle(float x, uint32_t rand)
+{
+	uint32_t u = tg_f2u(x), a = u & 0x7FFFFFFFu;
+	uint8_t s = (uint8_t)((u >> 31) << 3);
+	if (a > 0x7F800000u)
+		return 0x7;
+	if (a >= 0x40C00000u)
+		return (uint8_t)(s | 0x7);
+	float ax = tg_u2f(a);
+	float step = ax < 2.0f ? 0.5f : ax < 4.0f ? 1.0f : 2.0f;
+	float t = ax * (ax < 2.0f ? 2.0f : ax < 4.0f ? 1.0f : 0.5f);
+	float fl = (float)(int)t, frac = t - fl, lim = frac * 4294967296.0f;
+	uint32_t li = (uint32_t)lim;
+	uint32_t up = lim > (float)li ? rand <= li : rand < li;
+	return (uint8_t)(s | tg_f32_to_e2m1((fl + (float)up) * step));
+}
+
+/* tg_f32_to_e2m1_sr against sr_oracle: every FP32 pattern with its low 8 bits clear
+ * (all exponents, 15 mantissa bits; both signs) with the random numbers at and around
+ * each input's threshold and at the ends, then 2^24 random (x, rand) pairs. */
+static void test_sr_oracle(void)
+{
+	uint64_t bad = 0, n = 0;
+	uint32_t first = 0, first_r = 0;
+	uint64_t st = 12345;
+	for (uint64_t i = 0; i < (1ull << 24) + (1ull << 24); i++) {
+		uint32_t ub, r[8];
+		int nr;
+		if (i < (1ull << 24)) {
+			ub = (uint32_t)(i << 8);
+			float ax = fabsf(tg_u2f(ub)), t = ax * (ax < 2.0f ? 2.0f : ax < 4.0f ? 1.0f : 0.5f);
+			float lim = (t - (float)(int)(t < 6.0f ? t : 0.0f)) * 4294967296.0f;
+			uint32_t li = ax < 6.0f ? (uint32_t)lim : 0u;
+			uint32_t c[8] = {0u, 1u, li - 1u, li, li + 1u, 0xFFFFFFFFu, 0x80000000u, (uint32_t)(i * 2654435761u)};
+			memcpy(r, c, sizeof r);
+			nr = 8;
+		} else {
+			st = st * 6364136223846793005ull + 1442695040888963407ull;
+			ub = (uint32_t)(st >> 32);
+			r[0] = (uint32_t)st;
+			nr = 1;
+		}
+		for (int k = 0; k < nr; k++, n++) {
+			float x = tg_u2f(ub);
+			if (tg_f32_to_e2m1_sr(x, r[k]) != sr_oracle(x, r[k]) && bad++ == 0)
+				first = ub, first_r = r[k];
+		}
+	}
+	check("sr_matches_oracle", bad == 0, "%g mismatches, first x bits %g", (double)bad, (double)first);
+	(void)first_r;
+	printf("# sr oracle: %llu (x, rand) pairs\n", (unsigned long long)n);
+}
+
 static void test_philox_sr_rht(void)
 {
 	uint32_t c[4] = {0, 0, 0, 0}, k[2] = {0, 0}, o[4];
@@ -349,6 +404,7 @@ int main(void)
 	test_current_block();
 	test_mx_nvfp4();
 	test_philox_sr_rht();
+	test_sr_oracle();
 	test_rht();
 	test_vectors();
 	return failed;

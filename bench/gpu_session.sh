@@ -3,7 +3,8 @@
 # Correctness first (GPU tests, GEMM tests), then the kernel harnesses (correctness
 # and bandwidth), then tegen end to end and the PyTorch anchors, side by side.
 # Logs under $OUT (at most 8 files); a short summary is printed last.
-# Usage: bench/gpu_session.sh [STAGE...]  (stages: gpu gemm ct rows run anchors; default all; also: bench sweep tune ...)
+# Usage: bench/gpu_session.sh [STAGE...]  (stages: gpu gemm ct rows run anchors; default all; also: rowsq
+# anchors2 bench tune sweep sweep1 nvfp4 specs example gemmdisk npy jit sanitize)
 O=${OUT:-/tmp/tegen-out}
 mkdir -p "$O"
 export PYTHONUNBUFFERED=1 TEGEN_CACHE_DIR=/tmp/tegen-cache

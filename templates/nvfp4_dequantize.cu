@@ -17,6 +17,9 @@
 #include "tg_recipe.h"
 #include "tg_kernel.h"
 
+// One element: e2m1 code cd times s, rounded once to BF16.
+__device__ __forceinline__ uint32_t deq1(uint32_t cd, float s) { return tg_f32_to_bf16(tg_e2m1_to_f32((uint8_t)cd) * s); }
+
 // The 16 elements of block u (row r, columns c0 ..): one 8-byte load of codes and two
 // 16-byte stores when K % 16 == 0 (every row and block aligned), else element by element.
 __device__ __forceinline__ void dequant_block(const uint8_t *q, uint16_t *out, long long K, long long r, long long c0, float s)
@@ -29,8 +32,7 @@ __device__ __forceinline__ void dequant_block(const uint8_t *q, uint16_t *out, l
 #pragma unroll
 		for (int k = 0; k < 8; k++) {
 			const uint32_t lo = (w[k / 4] >> (8 * (k % 4))) & 0xFu, hi = (w[k / 4] >> (8 * (k % 4) + 4)) & 0xFu;
-			h[k] = (uint32_t)tg_f32_to_bf16(tg_e2m1_to_f32((uint8_t)lo) * s) |
-			       (uint32_t)tg_f32_to_bf16(tg_e2m1_to_f32((uint8_t)hi) * s) << 16;
+			h[k] = deq1(lo, s) | deq1(hi, s) << 16;
 		}
 		uint4 *d = (uint4 *)(out + r * K + c0);
 		d[0] = make_uint4(h[0], h[1], h[2], h[3]);
@@ -40,7 +42,7 @@ __device__ __forceinline__ void dequant_block(const uint8_t *q, uint16_t *out, l
 	for (int k = 0; k < 16 && c0 + k < K; k++) {
 		const long long c = c0 + k;
 		const uint32_t cd = (row[c / 2] >> (4 * (c & 1))) & 0xFu;
-		out[r * K + c] = tg_f32_to_bf16(tg_e2m1_to_f32((uint8_t)cd) * s);
+		out[r * K + c] = (uint16_t)deq1(cd, s);
 	}
 }
 

@@ -48,6 +48,24 @@ __device__ __forceinline__ float load(const void *p, long long i)
 	return TG_IN_DTYPE == 1 ? tg_bf16_to_f32(h) : tg_f16_to_f32(h);
 }
 
+// The two 16-bit input elements of word w (TG_IN_DTYPE 1 bf16, 2 fp16) as FP32, low half first.
+__device__ __forceinline__ void unpack2(uint32_t w, float &lo, float &hi)
+{
+	const uint16_t l = (uint16_t)(w & 0xFFFFu), h = (uint16_t)(w >> 16);
+	lo = TG_IN_DTYPE == 1 ? tg_bf16_to_f32(l) : tg_f16_to_f32(l);
+	hi = TG_IN_DTYPE == 1 ? tg_bf16_to_f32(h) : tg_f16_to_f32(h);
+}
+
+// max|x[k]| over a block of 16 (fmaxf drops a NaN operand).
+__device__ __forceinline__ float amax16(const float x[16])
+{
+	float m = 0.0f;
+#pragma unroll
+	for (int k = 0; k < 16; k++)
+		m = fmaxf(m, fabsf(x[k]));
+	return m;
+}
+
 // 16 input elements from p + 16 i elements (32-byte aligned: cols % 16 == 0) as FP32.
 __device__ __forceinline__ void load16(const void *p, long long i, float x[16])
 {
@@ -62,9 +80,7 @@ __device__ __forceinline__ void load16(const void *p, long long i, float x[16])
 			if (TG_IN_DTYPE == 0) {
 				x[4 * q + k] = __uint_as_float(w[k]);
 			} else {
-				const uint16_t lo = (uint16_t)(w[k] & 0xFFFFu), hi = (uint16_t)(w[k] >> 16);
-				x[(8 * q + 2 * k) % 16] = TG_IN_DTYPE == 1 ? tg_bf16_to_f32(lo) : tg_f16_to_f32(lo);
-				x[(8 * q + 2 * k + 1) % 16] = TG_IN_DTYPE == 1 ? tg_bf16_to_f32(hi) : tg_f16_to_f32(hi);
+				unpack2(w[k], x[(8 * q + 2 * k) % 16], x[(8 * q + 2 * k + 1) % 16]);
 			}
 		}
 	}
@@ -99,10 +115,7 @@ __device__ __forceinline__ void col_load2(const void *in, long long r0, long lon
 			const float2 v = *(const float2 *)((const float *)in + e);
 			x[k] = v.x, y[k] = v.y;
 		} else {
-			const uint32_t w = *(const uint32_t *)((const uint16_t *)in + e);
-			const uint16_t lo = (uint16_t)(w & 0xFFFFu), hi = (uint16_t)(w >> 16);
-			x[k] = TG_IN_DTYPE == 1 ? tg_bf16_to_f32(lo) : tg_f16_to_f32(lo);
-			y[k] = TG_IN_DTYPE == 1 ? tg_bf16_to_f32(hi) : tg_f16_to_f32(hi);
+			unpack2(*(const uint32_t *)((const uint16_t *)in + e), x[k], y[k]);
 		}
 	}
 }
@@ -128,14 +141,10 @@ __device__ __forceinline__ void amax_pass_rht(const TgParams &p)
 		const int len = rows - r0 < 16 ? (int)(rows - r0) : 16;
 		float x[16], y[16];
 		col_load2(in, r0, c, len, cols, x, y);
-#pragma unroll
-		for (int k = 0; k < 16; k++)
-			m = fmaxf(m, fmaxf(fabsf(x[k]), fabsf(y[k]))); // fmaxf drops a NaN operand
+		m = fmaxf(m, fmaxf(amax16(x), amax16(y)));
 		col_rht(x, len);
 		col_rht(y, len);
-#pragma unroll
-		for (int k = 0; k < 16; k++)
-			mt = fmaxf(mt, fmaxf(fabsf(x[k]), fabsf(y[k])));
+		mt = fmaxf(mt, fmaxf(amax16(x), amax16(y)));
 	}
 	amax_flush(m, p.p[TG_P_AMAX]);
 	amax_flush(mt, p.p[TG_P_AMAX_T]);
@@ -155,9 +164,7 @@ __device__ __forceinline__ void amax_pass(const TgParams &p)
 	for (long long i = (long long)blockIdx.x * TG_THREADS + threadIdx.x; i < n16; i += (long long)gridDim.x * TG_THREADS) {
 		float x[16];
 		load16(in, i, x);
-#pragma unroll
-		for (int k = 0; k < 16; k++)
-			m = fmaxf(m, fabsf(x[k])); // fmaxf drops a NaN operand
+		m = fmaxf(m, amax16(x));
 	}
 	amax_flush(m, p.p[TG_P_AMAX]);
 }
@@ -169,13 +176,9 @@ __device__ __forceinline__ void amax_pass(const TgParams &p)
 __device__ __forceinline__ void sr_rand16(long long idx0, unsigned long long off, uint32_t rnd[16])
 {
 	if ((idx0 & 3) == 0) {
-		const uint32_t key[2] = {(uint32_t)TG_SEED, (uint32_t)((unsigned long long)TG_SEED >> 32)};
 #pragma unroll
-		for (int q = 0; q < 4; q++) {
-			const unsigned long long blk = ((unsigned long long)idx0 >> 2) + q;
-			const uint32_t ctr[4] = {(uint32_t)blk, (uint32_t)(blk >> 32), (uint32_t)off, (uint32_t)(off >> 32)};
-			tg_philox4x32_10(ctr, key, &rnd[4 * q]);
-		}
+		for (int q = 0; q < 4; q++)
+			tg_philox_block(TG_SEED, off, ((uint64_t)idx0 >> 2) + q, &rnd[4 * q]);
 		return;
 	}
 #pragma unroll
@@ -214,17 +217,23 @@ __device__ __forceinline__ void fill_mult(float *mult, float s_enc)
 		mult[i] = tg_nvfp4_elem_scale((uint8_t)i, s_enc);
 }
 
+// The first ceil(len/2) bytes of a block's packed codes w[0..1] to dst (a copy row of odd
+// or short length; a 64-bit shift, not a dynamic register index).
+__device__ __forceinline__ void store_partial(uint8_t *dst, const uint32_t w[2], int len)
+{
+	const unsigned long long bytes = w[0] | (unsigned long long)w[1] << 32;
+	for (int q = 0; 2 * q < len; q++)
+		dst[q] = (uint8_t)(bytes >> (8 * q));
+}
+
 // Block b of row r of the rowwise copy: 16 elements, one 8-byte store, one scale byte.
 __device__ __forceinline__ void row_block(const TgParams &p, long long r, long long b, const Scales &sc)
 {
 	const void *in = p.p[TG_P_IN];
 	const long long cols = p.n[1], c0 = b * 16;
-	float x[16], am = 0.0f;
+	float x[16];
 	load16(in, (r * cols + c0) / 16, x);
-#pragma unroll
-	for (int k = 0; k < 16; k++)
-		am = fmaxf(am, fabsf(x[k]));
-	const uint8_t sd = tg_nvfp4_block_scale(am, sc.s_enc);
+	const uint8_t sd = tg_nvfp4_block_scale(amax16(x), sc.s_enc);
 	uint32_t w[2];
 	encode16(x, 16, sc.mult[sd], r * cols + c0, (unsigned long long)p.n[3], w);
 	*(uint2 *)((uint8_t *)p.p[TG_P_OUT] + r * (cols / 2) + c0 / 2) = make_uint2(w[0], w[1]);
@@ -240,13 +249,11 @@ __device__ __forceinline__ uint8_t col_codes(const TgParams &p, long long c, lon
 	const void *in = p.p[TG_P_IN];
 	const long long rows = p.n[0], cols = p.n[1], r0 = b * 16;
 	const int len = rows - r0 < 16 ? (int)(rows - r0) : 16;
-	float x[16], am = 0.0f;
+	float x[16];
 #pragma unroll
-	for (int k = 0; k < 16; k++) {
+	for (int k = 0; k < 16; k++)
 		x[k] = k < len ? load(in, (r0 + k) * cols + c) : 0.0f;
-		am = fmaxf(am, fabsf(x[k]));
-	}
-	const uint8_t sd = tg_nvfp4_block_scale(am, sc.s_enc);
+	const uint8_t sd = tg_nvfp4_block_scale(amax16(x), sc.s_enc);
 	encode16(x, len, sc.mult[sd], c * rows + r0, (unsigned long long)p.n[3], w);
 	return sd;
 }
@@ -273,10 +280,7 @@ __device__ __forceinline__ void col_group(const TgParams &p, long long c, long l
 	for (long long b = 4 * g; b < 4 * g + 4 && b < nbt; b++) {
 		uint32_t w[2];
 		sct[b] = col_codes(p, c, b, sc, w);
-		const int len = rows - 16 * b < 16 ? (int)(rows - 16 * b) : 16;
-		const unsigned long long bytes = w[0] | (unsigned long long)w[1] << 32; // no dynamic register index
-		for (int j = 0; 2 * j < len; j++)
-			out[8 * b + j] = (uint8_t)(bytes >> (8 * j));
+		store_partial(out + 8 * b, w, rows - 16 * b < 16 ? (int)(rows - 16 * b) : 16);
 	}
 }
 
@@ -315,9 +319,7 @@ __device__ __forceinline__ void stage_strip(const void *in, long long r0, long l
 				if (TG_IN_DTYPE == 0) {
 					v[k] = __uint_as_float(u[k]);
 				} else {
-					const uint16_t lo = (uint16_t)(u[k] & 0xFFFFu), hi = (uint16_t)(u[k] >> 16);
-					v[2 * k] = TG_IN_DTYPE == 1 ? tg_bf16_to_f32(lo) : tg_f16_to_f32(lo);
-					v[2 * k + 1] = TG_IN_DTYPE == 1 ? tg_bf16_to_f32(hi) : tg_f16_to_f32(hi);
+					unpack2(u[k], v[2 * k], v[2 * k + 1]);
 				}
 			}
 		}
@@ -367,15 +369,7 @@ __device__ __forceinline__ void strip_rows(const TgParams &p, const float *t, co
 			const float4 v = *(const float4 *)(t + sidx(r, 16 * b + 4 * q));
 			x[4 * q] = v.x, x[4 * q + 1] = v.y, x[4 * q + 2] = v.z, x[4 * q + 3] = v.w;
 		}
-		float am = 0.0f;
-		if (TG_2D) {
-			am = tam[(r / 16) * 8 + b];
-		} else {
-#pragma unroll
-			for (int k = 0; k < 16; k++)
-				am = fmaxf(am, fabsf(x[k]));
-		}
-		const uint8_t sd = tg_nvfp4_block_scale(am, sc.s_enc);
+		const uint8_t sd = tg_nvfp4_block_scale(TG_2D ? tam[(r / 16) * 8 + b] : amax16(x), sc.s_enc);
 		const long long row = r0 + r, c = c0 + 16 * b;
 		uint32_t w[2];
 		encode16(x, 16, sc.mult[sd], row * cols + c, (unsigned long long)p.n[3], w);
@@ -410,15 +404,7 @@ __device__ __forceinline__ void strip_cols(const TgParams &p, const float *t, co
 			for (int k = 0; k < 16; k++)
 				x[k] = t[sidx(32 * h + 16 * j + k, c)]; // 0 past the last row
 			col_rht(x, len[j]);
-			float am = 0.0f;
-			if (TG_2D) {
-				am = tam[(2 * h + j) * 8 + c / 16];
-			} else {
-#pragma unroll
-				for (int k = 0; k < 16; k++)
-					am = fmaxf(am, fabsf(x[k]));
-			}
-			sd[j] = tg_nvfp4_block_scale(am, sc.s_enc);
+			sd[j] = tg_nvfp4_block_scale(TG_2D ? tam[(2 * h + j) * 8 + c / 16] : amax16(x), sc.s_enc);
 			encode16(x, len[j], sc.mult[sd[j]], col * rows + rb, (unsigned long long)p.n[3], &w[2 * j]);
 		}
 		if (rows % 32 == 0) { // both blocks full: one 16-byte store, one 2-byte scale store
@@ -427,15 +413,24 @@ __device__ __forceinline__ void strip_cols(const TgParams &p, const float *t, co
 			continue;
 		}
 #pragma unroll
-		for (int j = 0; j < 2; j++) { // ceil(len / 2) bytes a block (registers indexed statically)
+		for (int j = 0; j < 2; j++) {
 			if (len[j] == 0)
 				break;
 			sct[bt0 + j] = sd[j];
-			const unsigned long long bytes = w[2 * j] | (unsigned long long)w[2 * j + 1] << 32;
-			for (int q = 0; 2 * q < len[j]; q++)
-				out[8 * (bt0 + j) + q] = (uint8_t)(bytes >> (8 * q));
+			store_partial(out + 8 * (bt0 + j), &w[2 * j], len[j]);
 		}
 	}
+}
+
+// The cast pass's S_enc of the copy whose global amax is at amax (CTA 0 also writes it to
+// *scale) and, in mult, its element multipliers (the caller syncs before use).
+__device__ __forceinline__ Scales cast_scales(const void *amax, void *scale, float *mult)
+{
+	const float s_enc = tg_nvfp4_s_enc(*(const float *)amax);
+	if (blockIdx.x == 0 && threadIdx.x == 0)
+		*(float *)scale = s_enc;
+	fill_mult(mult, s_enc);
+	return {s_enc, mult};
 }
 
 // Pass 1 over strips (TG_2D, or a columnwise copy with TG_RHT): grid-stride over strips
@@ -445,18 +440,10 @@ __device__ __forceinline__ void cast_pass_strip(const TgParams &p)
 	__shared__ __align__(16) float t[S2R * S2P];
 	__shared__ float tam[32], mult[TG_RHT ? 2 : 1][256];
 	const long long rows = p.n[0], cols = p.n[1];
-	const float s_enc = tg_nvfp4_s_enc(*(const float *)p.p[TG_P_AMAX]);
-	// the columnwise copy's S_enc: its own with the RHT (from the transformed values' amax)
-	const float s_enc_t = TG_RHT ? tg_nvfp4_s_enc(*(const float *)p.p[TG_P_AMAX_T]) : s_enc;
-	if (blockIdx.x == 0 && threadIdx.x == 0) {
-		*(float *)p.p[TG_P_SCALE] = s_enc;
-		if (TG_RHT)
-			*(float *)p.p[TG_P_SCALE_T] = s_enc_t;
-	}
-	fill_mult(mult[0], s_enc); // ready after the loop's first barrier
-	if (TG_RHT)
-		fill_mult(mult[TG_RHT ? 1 : 0], s_enc_t);
-	const Scales sc = {s_enc, mult[0]}, sct = {s_enc_t, mult[TG_RHT ? 1 : 0]};
+	// ready after the loop's first barrier; the columnwise copy has its own S_enc with the
+	// RHT (from the transformed values' amax)
+	const Scales sc = cast_scales(p.p[TG_P_AMAX], p.p[TG_P_SCALE], mult[0]);
+	const Scales sct = TG_RHT ? cast_scales(p.p[TG_P_AMAX_T], p.p[TG_P_SCALE_T], mult[TG_RHT]) : sc;
 	const long long nsc = (cols + S2C - 1) / S2C, nstrip = (rows + S2R - 1) / S2R * nsc;
 	for (long long s = blockIdx.x; s < nstrip; s += gridDim.x) {
 		const long long r0 = s / nsc * S2R, c0 = s % nsc * S2C;
@@ -480,13 +467,9 @@ __device__ __forceinline__ void cast_pass_strip(const TgParams &p)
 __device__ __forceinline__ void cast_pass(const TgParams &p)
 {
 	const long long rows = p.n[0], cols = p.n[1];
-	const float s_enc = tg_nvfp4_s_enc(*(const float *)p.p[TG_P_AMAX]);
-	if (blockIdx.x == 0 && threadIdx.x == 0)
-		*(float *)p.p[TG_P_SCALE] = s_enc;
 	__shared__ float mult[256];
-	fill_mult(mult, s_enc);
+	const Scales sc = cast_scales(p.p[TG_P_AMAX], p.p[TG_P_SCALE], mult);
 	__syncthreads();
-	const Scales sc = {s_enc, mult};
 	const long long nb = cols / 16, ngt = ((rows + 15) / 16 + 3) / 4;
 	const long long urow = TG_ROWWISE ? rows * nb : 0, units = urow + (TG_COLWISE ? cols * ngt : 0);
 	for (long long u = (long long)blockIdx.x * TG_THREADS + threadIdx.x; u < units; u += (long long)gridDim.x * TG_THREADS) {

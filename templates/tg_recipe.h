@@ -134,16 +134,22 @@ TG_HD void tg_philox4x32_10(const uint32_t ctr[4], const uint32_t key[2], uint32
 	out[0] = c0; out[1] = c1; out[2] = c2; out[3] = c3;
 }
 
-/* Counter-based random word for stochastic rounding: key = seed (lo, hi),
- * counter = (counter/4 lo, counter/4 hi, offset lo, offset hi), result word
- * counter%4. Element i of a tensor uses counter = i; a new step bumps offset. */
-TG_HD uint32_t tg_philox_rand(uint64_t seed, uint64_t offset, uint64_t counter)
+/* The 4 stochastic-rounding words of counters 4 blk .. 4 blk + 3: Philox with key =
+ * seed (lo, hi) and counter = (blk lo, blk hi, offset lo, offset hi). */
+TG_HD void tg_philox_block(uint64_t seed, uint64_t offset, uint64_t blk, uint32_t out[4])
 {
-	uint64_t blk = counter >> 2;
 	uint32_t ctr[4] = {(uint32_t)blk, (uint32_t)(blk >> 32), (uint32_t)offset, (uint32_t)(offset >> 32)};
 	uint32_t key[2] = {(uint32_t)seed, (uint32_t)(seed >> 32)};
-	uint32_t out[4];
 	tg_philox4x32_10(ctr, key, out);
+}
+
+/* Counter-based random word for stochastic rounding: word counter%4 of
+ * tg_philox_block(seed, offset, counter/4). Element i of a tensor uses
+ * counter = i; a new step bumps offset. */
+TG_HD uint32_t tg_philox_rand(uint64_t seed, uint64_t offset, uint64_t counter)
+{
+	uint32_t out[4];
+	tg_philox_block(seed, offset, counter >> 2, out);
 	uint32_t i = (uint32_t)(counter & 3); /* selects, not out[i]: a dynamic index puts out[] in local memory */
 	return i == 0 ? out[0] : i == 1 ? out[1] : i == 2 ? out[2] : out[3];
 }

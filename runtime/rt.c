@@ -640,6 +640,13 @@ static TgStatus launch_kernel(TgLayer *l, const Kernel *k, CUfunction fn, CUstre
 
 static TgStatus launch_generated(TgLayer *l, int ki, CUstream s) { return launch_kernel(l, &l->plan->kernels[ki], l->fn[ki], s); }
 
+/* The block scales of the operand copy `copy` (data or data_t) of tensor t: component
+ * row for the rowwise copy, col for the columnwise one. */
+static const float *copy_scales(const TgLayer *l, int t, Component copy, Component row, Component col)
+{
+	return (const float *)(uintptr_t)l->t[t].ptr[copy == COMP_DATA ? row : col];
+}
+
 static TgStatus launch_gemm(TgLayer *l, int ki, CUstream s)
 {
 	const Kernel *k = &l->plan->kernels[ki];
@@ -680,26 +687,23 @@ static TgStatus launch_gemm(TgLayer *l, int ki, CUstream s)
 		gd.scale_mode = GEMM_SCALE_BLOCK;
 		gd.a_block128x128 = a->recipe.scaling == SCALING_BLOCK128X128;
 		gd.b_block128x128 = b->recipe.scaling == SCALING_BLOCK128X128;
-		ga.a_scale_inv = (const float *)(uintptr_t)l->t[c->a].ptr[c->a_comp == COMP_DATA ? COMP_SCALE_INV : COMP_SCALE_INV_T];
-		ga.b_scale_inv = (const float *)(uintptr_t)l->t[c->b].ptr[c->b_comp == COMP_DATA ? COMP_SCALE_INV : COMP_SCALE_INV_T];
+		ga.a_scale_inv = copy_scales(l, c->a, c->a_comp, COMP_SCALE_INV, COMP_SCALE_INV_T);
+		ga.b_scale_inv = copy_scales(l, c->b, c->b_comp, COMP_SCALE_INV, COMP_SCALE_INV_T);
 		break;
-	case SCALING_MXFP8: /* native: swizzled E8M0 scales (plan_swizzle) */
-		gd.scale_mode = GEMM_SCALE_MXFP8;
-		ga.a_scale_inv = (const float *)(uintptr_t)l->t[c->a].ptr[c->a_comp == COMP_DATA ? COMP_SCALE_SW : COMP_SCALE_SW_T];
-		ga.b_scale_inv = (const float *)(uintptr_t)l->t[c->b].ptr[c->b_comp == COMP_DATA ? COMP_SCALE_SW : COMP_SCALE_SW_T];
+	case SCALING_MXFP8: /* native: swizzled E8M0 (MXFP8) or E4M3 (NVFP4) scales (plan_swizzle) */
+	case SCALING_NVFP4:
+		gd.scale_mode = c->scaling == SCALING_MXFP8 ? GEMM_SCALE_MXFP8 : GEMM_SCALE_NVFP4;
+		ga.a_scale_inv = copy_scales(l, c->a, c->a_comp, COMP_SCALE_SW, COMP_SCALE_SW_T);
+		ga.b_scale_inv = copy_scales(l, c->b, c->b_comp, COMP_SCALE_SW, COMP_SCALE_SW_T);
+		if (c->scaling == SCALING_NVFP4) { /* alpha/beta on the device (plan_nvfp4_alpha) */
+			const float *ab = (const float *)(uintptr_t)l->t[c->d].ptr[COMP_ALPHA];
+			if (!ab)
+				return fail(TG_ERR_UNSUPPORTED, "%s: the native NVFP4 GEMM has no alpha on the device (no alpha kernel planned)",
+					k->name);
+			ga.alpha_ptr = ab;     /* 1/(S_enc_a*S_enc_b), written by the alpha kernel just before */
+			ga.beta_ptr = ab + 1;  /* 1 with accumulate, else 0 */
+		}
 		break;
-	case SCALING_NVFP4: { /* native: swizzled E4M3 scales (plan_swizzle), alpha/beta on the device (plan_nvfp4_alpha) */
-		gd.scale_mode = GEMM_SCALE_NVFP4;
-		ga.a_scale_inv = (const float *)(uintptr_t)l->t[c->a].ptr[c->a_comp == COMP_DATA ? COMP_SCALE_SW : COMP_SCALE_SW_T];
-		ga.b_scale_inv = (const float *)(uintptr_t)l->t[c->b].ptr[c->b_comp == COMP_DATA ? COMP_SCALE_SW : COMP_SCALE_SW_T];
-		const float *ab = (const float *)(uintptr_t)l->t[c->d].ptr[COMP_ALPHA];
-		if (!ab)
-			return fail(TG_ERR_UNSUPPORTED, "%s: the native NVFP4 GEMM has no alpha on the device (no alpha kernel planned)",
-				k->name);
-		ga.alpha_ptr = ab;     /* 1/(S_enc_a*S_enc_b), written by the alpha kernel just before */
-		ga.beta_ptr = ab + 1;  /* 1 with accumulate, else 0 */
-		break;
-	}
 	default:
 		return fail(TG_ERR_UNSUPPORTED, "%s: %s GEMM operands are not supported by the runtime yet", k->name,
 			scaling_name(c->scaling));

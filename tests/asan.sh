@@ -36,7 +36,7 @@ san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-fram
 cmp -s $out/build.ninja.tmp $out/build.ninja && rm -f $out/build.ninja.tmp || mv $out/build.ninja.tmp $out/build.ninja
 
 # the CPU unit tests: every tests/unit/*.c test build.ninja builds, but the long exhaustive_f32
-# (a test is a tests/unit/*.c object with a link edge of its own; vectors.c is a helper)
+# (a test is a tests/unit/*.c object with a link edge of its own; vectors.c and check.c are helpers)
 units=$(sed -n 's#^build build/tests/\([a-z0-9_]*\)\.o: cc tests/unit/.*#\1#p' build.ninja | grep -v '^exhaustive_f32$' |
 	while read -r u; do grep -q "^build build/tests/$u: link" build.ninja && echo "$u"; done)
 targets="$out/tegen"

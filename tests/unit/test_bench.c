@@ -10,6 +10,7 @@
  *    with a message, --list prints the GEMMs without a GPU, and a real run on a
  *    machine without a GPU exits 1 with "tegen bench: needs a GPU (...)".
  * Prints "ok NAME" or "FAIL NAME: why" per case; exit 1 on any FAIL. */
+#include "check.h"
 #include "bench_model.h"
 
 #include <stdio.h>
@@ -17,23 +18,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-static int failed;
-
-static void check(int cond, const char *name, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void check(int cond, const char *name, const char *fmt, ...)
-{
-	if (cond) {
-		printf("ok %s\n", name);
-		return;
-	}
-	va_list ap;
-	va_start(ap, fmt);
-	printf("FAIL %s: ", name);
-	vprintf(fmt, ap);
-	printf("\n");
-	va_end(ap);
-	failed = 1;
-}
+#define check(ok, ...) check_line("", ok, __VA_ARGS__)
 
 static int dims_are(BenchDims d, long m, long k, long n) { return d.m == m && d.k == k && d.n == n; }
 
@@ -347,5 +332,5 @@ int main(void)
 	test_quant_specs();
 	test_spec_linears();
 	test_cli();
-	return failed;
+	return check_failures ? 1 : 0;
 }

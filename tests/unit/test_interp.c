@@ -11,32 +11,16 @@
  * decoding to the transform of the input (a last partial group as is) with its
  * own amax_t and S_enc, and the wgrad product matching the untransformed one
  * within NVFP4 tolerance. Protocol: ok/FAIL lines, exit 1 on failure. */
+#include "check.h"
 #include "interp.h"
 #include "ref.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int failures;
-
-static void check(int ok, const char *name, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void check(int ok, const char *name, const char *fmt, ...)
-{
-	if (ok) {
-		printf("ok interp/%s\n", name);
-		return;
-	}
-	va_list ap;
-	va_start(ap, fmt);
-	printf("FAIL interp/%s: ", name);
-	vprintf(fmt, ap);
-	printf("\n");
-	va_end(ap);
-	failures++;
-}
+#define check(ok, ...) check_line("interp/", ok, __VA_ARGS__)
 
 static const char spec_text[] =
 	"layer: t\n"
@@ -284,7 +268,7 @@ static void test_rht(void)
 		for (int i = 0; i < 4; i++)
 			test_rht_tokens(on, off, tokens[i]);
 	} else {
-		failures++;
+		check_failures++;
 	}
 	arena_free(a);
 }
@@ -353,5 +337,5 @@ int main(void)
 	free(x), free(w), free(xb), free(wb);
 	arena_free(a);
 	test_rht();
-	return failures ? 1 : 0;
+	return check_failures ? 1 : 0;
 }

@@ -8,31 +8,15 @@
  * unknown or illegal variant cannot change the plan; plan_build_opts picks the
  * fastest measured variant for the bucket (latest line wins) and says
  * "tuned", otherwise "heuristic". Protocol: ok/FAIL lines, exit 1 on failure. */
+#include "check.h"
 #include "gen.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-static int failures;
-
-static void check(bool ok, const char *name, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void check(bool ok, const char *name, const char *fmt, ...)
-{
-	if (ok) {
-		printf("ok tune/%s\n", name);
-		return;
-	}
-	va_list ap;
-	va_start(ap, fmt);
-	printf("FAIL tune/%s: ", name);
-	vprintf(fmt, ap);
-	printf("\n");
-	va_end(ap);
-	failures++;
-}
+#define check(ok, ...) check_line("tune/", ok, __VA_ARGS__)
 
 static const char *spec_text =
 	"layer: tunetest\n"
@@ -323,5 +307,5 @@ int main(void)
 	test_heuristics(a, g);
 	test_db(a, g);
 	arena_free(a);
-	return failures ? 1 : 0;
+	return check_failures ? 1 : 0;
 }

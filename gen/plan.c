@@ -302,8 +302,8 @@ static bool variant_legal(const Kernel *k, const PlanVariant *v, bool sane)
 		if (vec * isz < 4 || vec * isz > 32 || vec * osz < 2 || vec * osz > 32)
 			return false;
 		if (!glu) {
-			long wsz = slot_long(k, "TG_W_DTYPE", 1) == 0 ? 4 : 2;
-			if (vec * wsz < 4 || vec * wsz > 32)
+			long wsz = slot_long(k, "TG_W_DTYPE", 1) == 0 ? 4 : 2, bsz = slot_long(k, "TG_B_DTYPE", 1) == 0 ? 4 : 2;
+			if (vec * wsz < 4 || vec * wsz > 32 || vec * bsz < 4 || vec * bsz > 32)
 				return false;
 		}
 		long group = recipe == R_BLOCK1X128 ? 128 / vec : recipe == R_MXFP8 ? 32 / vec : 1;
@@ -668,7 +668,9 @@ static void plan_op_kernels(Planner *pl, const Op *op, const Tensor *in, const T
 		bind(pl, k, TG_P_IN, in->id, COMP_DATA);
 		if (op->kind == OP_NORM_QUANTIZE) {
 			slot(pl, k, "TG_NORM", op->p.norm == NORM_LAYER ? "1" : "0");
-			slot(pl, k, "TG_W_DTYPE", istr(pl, dtype_code(g->tensors[op->arg[ARG_GAMMA]].dtype)));
+			DType gdt = g->tensors[op->arg[ARG_GAMMA]].dtype;
+			slot(pl, k, "TG_W_DTYPE", istr(pl, dtype_code(gdt)));
+			slot(pl, k, "TG_B_DTYPE", istr(pl, dtype_code(op->arg[ARG_BETA] >= 0 ? g->tensors[op->arg[ARG_BETA]].dtype : gdt)));
 			slot(pl, k, "TG_EPS", flit(pl, op->p.eps));
 			slot(pl, k, "TG_ZERO_CENTERED", op->p.zero_centered_gamma ? "1" : "0");
 			slot(pl, k, "TG_HAS_RESIDUAL", op->arg[ARG_RESIDUAL] >= 0 ? "1" : "0");

@@ -101,12 +101,12 @@
 #ifdef TG_LIST
 /* One line per variant for bench/run_rows.sh: template name, then nvcc flags. */
 #define N(name, norm, in, w, out, fmt, rec, row, col, vec, thr, rpc, cols, zc, res, epss, pow2, bench) \
-	norm_quantize.cu name -DTG_KERNEL=name -DTG_NORM=norm -DTG_IN_DTYPE=in -DTG_W_DTYPE=w -DTG_OUT_DTYPE=out \
+	norm_quantize.cu name -DTG_KERNEL=name -DTG_NORM=norm -DTG_IN_DTYPE=in -DTG_W_DTYPE=w -DTG_B_DTYPE=w -DTG_OUT_DTYPE=out \
 	-DTG_FMT=fmt -DTG_RECIPE=rec -DTG_ROWWISE=row -DTG_COLWISE=col -DTG_VEC=vec -DTG_THREADS=thr \
 	-DTG_ROWS_PER_CTA=rpc -DTG_COLS=cols -DTG_ZERO_CENTERED=zc -DTG_HAS_RESIDUAL=res -DTG_EPS=1e-5f \
 	-DTG_EPS_SCALE=epss -DTG_POW2=pow2 -DTG_MARGIN=0 @@
 #define NPF(name, norm, in, w, out, fmt, rec, row, col, vec, thr, rpc, cols, zc, res, epss, pow2, bench) \
-	norm_quantize.cu name -DTG_KERNEL=name -DTG_NORM=norm -DTG_IN_DTYPE=in -DTG_W_DTYPE=w -DTG_OUT_DTYPE=out \
+	norm_quantize.cu name -DTG_KERNEL=name -DTG_NORM=norm -DTG_IN_DTYPE=in -DTG_W_DTYPE=w -DTG_B_DTYPE=w -DTG_OUT_DTYPE=out \
 	-DTG_FMT=fmt -DTG_RECIPE=rec -DTG_ROWWISE=row -DTG_COLWISE=col -DTG_VEC=vec -DTG_THREADS=thr \
 	-DTG_ROWS_PER_CTA=rpc -DTG_COLS=cols -DTG_ZERO_CENTERED=zc -DTG_HAS_RESIDUAL=res -DTG_EPS=1e-5f \
 	-DTG_EPS_SCALE=epss -DTG_POW2=pow2 -DTG_MARGIN=0 -DTG_PREFETCH=1 @@

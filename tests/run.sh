@@ -31,6 +31,7 @@ part nvrtc sh tests/nvrtc.sh
 part tune sh tests/tune.sh
 part gemm build/tests/test_gemm --no-bench
 part gpu build/tests/test_gpu
+part conf13 sh tests/gpu/conf13/run.sh
 part bench build/tests/test_bench
 part bench-report build/tests/test_bench_report
 part abi sh tests/abi.sh

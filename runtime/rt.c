@@ -16,6 +16,7 @@
 #include "cache.h"
 #include "cudrv.h"
 #include "gemm.h"
+#include "gemm_pad.h"
 #include "gen.h"
 #include "interp.h"
 #include "jit.h"
@@ -194,7 +195,7 @@ struct TgLayer {
 	CUdeviceptr zero_amax_begin; size_t zero_amax_count; /* current-scaling and NVFP4 amaxes to clear per run */
 	long tokens;         /* the token count the tile variants are planned for (0: unknown) */
 	unsigned long long steps; /* tg_step calls so far: every launch's n[3], the NVFP4 SR offset */
-	CUdeviceptr pad; size_t pad_cap; /* scratch for FP8 GEMM operands padded along K (gemm_pad) */
+	CUdeviceptr pad; size_t pad_cap; /* scratch for GEMMs on zero-padded copies (gemm_pad.h) */
 };
 
 void tg_context_plan_options(const TgContext *c, long tokens, PlanOptions *o)
@@ -534,41 +535,7 @@ static void plan_needs(TgLayer *l)
 	}
 }
 
-/* ---- FP8 GEMMs whose K is not a multiple of 16 ----
- * cuBLASLt's FP8 GEMMs need K % 16 == 0 (16-byte row strides of the K-major operands).
- * A wgrad's K is the token count, which can be anything, so such a GEMM runs on copies
- * of both operands with K rounded up to a multiple of 16 and zeros in the new columns:
- * exact (zeros add nothing to the dot products), and the block scales along K keep
- * their count (ceil(K16/128) == ceil(K/128)). The copies live in one scratch buffer. */
-static size_t align256(size_t n) { return (n + 255) & ~(size_t)255; }
-static bool fp8_dtype(DType t) { return t == DT_E4M3 || t == DT_E5M2; }
-
-/* Bytes of scratch GEMM kernel k needs at the current dims (0: none). */
-static size_t gemm_pad_bytes(const TgLayer *l, const Kernel *k)
-{
-	const GemmCall *c = &k->gemm;
-	if (k->kind != KERNEL_GEMM || c->emulated || !fp8_dtype(c->a_dtype))
-		return 0;
-	long m = extent_val(l, c->m), n = extent_val(l, c->n), kk = extent_val(l, c->k);
-	if (kk % 16 == 0 || kk <= 0)
-		return 0;
-	size_t k16 = (size_t)(kk + 15) / 16 * 16;
-	return align256((size_t)m * k16) + align256((size_t)n * k16);
-}
-
-/* Copy a [rows][k] byte matrix into dst as [rows][k16] (dst already zeroed). */
-static CUresult copy_pitched(CUdeviceptr dst, CUdeviceptr src, size_t rows, size_t k, size_t k16, CUstream s)
-{
-	TgMemcpy2D cp = {0};
-	cp.srcMemoryType = cp.dstMemoryType = TG_CU_MEMORYTYPE_DEVICE;
-	cp.srcDevice = src;
-	cp.srcPitch = k;
-	cp.dstDevice = dst;
-	cp.dstPitch = k16;
-	cp.WidthInBytes = k;
-	cp.Height = rows;
-	return cu.cuMemcpy2DAsync_v2(&cp, s);
-}
+static TgStatus gemm_setup(TgLayer *l, const Kernel *k, GemmDesc *out_gd, GemmArgs *out_ga);
 
 /* Resolve the dynamic dims from the bindings, check that inputs are bound,
  * size every buffer and allocate what is missing. */
@@ -643,9 +610,13 @@ static TgStatus prepare(TgLayer *l, CUstream s)
 			r->ptr[c] = r->owned[c];
 		}
 	}
-	size_t pad = 0;
+	size_t pad = 0; /* scratch for GEMMs that run on zero-padded copies (gemm_pad.h) */
 	for (int ki = 0; ki < l->plan->nkernels; ki++) {
-		size_t b = gemm_pad_bytes(l, &l->plan->kernels[ki]);
+		GemmDesc gd;
+		GemmArgs ga;
+		if (l->plan->kernels[ki].kind != KERNEL_GEMM || gemm_setup(l, &l->plan->kernels[ki], &gd, &ga))
+			continue;
+		size_t b = gemm_pad_bytes(&gd);
 		pad = b > pad ? b : pad;
 	}
 	if (pad > l->pad_cap) {
@@ -704,9 +675,9 @@ static const float *copy_scales(const TgLayer *l, int t, Component copy, Compone
 	return (const float *)(uintptr_t)l->t[t].ptr[copy == COMP_DATA ? row : col];
 }
 
-static TgStatus launch_gemm(TgLayer *l, int ki, CUstream s)
+/* The cuBLASLt call of GEMM kernel k at the current dims and pointers. */
+static TgStatus gemm_setup(TgLayer *l, const Kernel *k, GemmDesc *out_gd, GemmArgs *out_ga)
 {
-	const Kernel *k = &l->plan->kernels[ki];
 	const GemmCall *c = &k->gemm;
 	const Graph *g = l->g;
 	const Tensor *a = &g->tensors[c->a], *b = &g->tensors[c->b], *d = &g->tensors[c->d];
@@ -769,23 +740,21 @@ static TgStatus launch_gemm(TgLayer *l, int ki, CUstream s)
 		ga.d_scale = (const float *)(uintptr_t)l->t[c->d].ptr[COMP_SCALE];
 		ga.d_amax = (float *)(uintptr_t)l->t[c->d].ptr[COMP_AMAX];
 	}
-	size_t pad = gemm_pad_bytes(l, k);
-	if (pad) { /* K % 16 != 0: run on zero-padded copies of both operands (see gemm_pad_bytes) */
-		size_t k16 = (size_t)(gd.k + 15) / 16 * 16;
-		CUdeviceptr pa = l->pad, pb = l->pad + align256((size_t)gd.m * k16);
-		CUresult cr = cu.cuMemsetD8Async(l->pad, 0, pad, s);
-		if (!cr)
-			cr = copy_pitched(pa, (CUdeviceptr)(uintptr_t)ga.a, (size_t)gd.m, (size_t)gd.k, k16, s);
-		if (!cr)
-			cr = copy_pitched(pb, (CUdeviceptr)(uintptr_t)ga.b, (size_t)gd.n, (size_t)gd.k, k16, s);
-		if (cr)
-			return fail(TG_ERR_CUDA, "%s: padding the operands along K: %s", k->name, cudrv_errstr(cr));
-		ga.a = (void *)(uintptr_t)pa;
-		ga.b = (void *)(uintptr_t)pb;
-		gd.k = (int)k16;
-	}
+	*out_gd = gd;
+	*out_ga = ga;
+	return TG_OK;
+}
+
+static TgStatus launch_gemm(TgLayer *l, int ki, CUstream s)
+{
+	const Kernel *k = &l->plan->kernels[ki];
+	GemmDesc gd;
+	GemmArgs ga;
+	TgStatus st = gemm_setup(l, k, &gd, &ga);
+	if (st)
+		return st;
 	char err[1024];
-	int r = gemm_run(l->ctx->gemm, &gd, &ga, s, err, sizeof err);
+	int r = gemm_run_padded(l->ctx->gemm, &gd, &ga, l->pad, l->pad_cap, s, err, sizeof err);
 	if (r)
 		return fail(r == GEMM_ENOTSUP ? TG_ERR_UNSUPPORTED : r == GEMM_EINVAL ? TG_ERR_BINDING : TG_ERR_CUDA, "%s: %s",
 			k->name, err);

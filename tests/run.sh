@@ -24,6 +24,7 @@ part() { # part NAME COMMAND...: run a part, echo its output, keep it for counti
 part formats build/tests/test_formats
 part recipe build/tests/test_recipe
 part ref build/tests/test_ref
+part backward build/tests/test_backward
 part cache build/tests/test_cache
 part interp build/tests/test_interp
 part golden sh tests/golden.sh

@@ -822,6 +822,16 @@ static void infer_gemm(B *b, const SpecOp *o, Op *op)
 		out->hp_dtype = DT_F32;
 		out->rowwise = true;
 	}
+	/* cuBLASLt's high-precision GEMMs: BF16 x BF16 -> BF16/FP32, FP16 x FP16 -> FP16/FP32,
+	 * FP32 x FP32 -> FP32; MXFP8/NVFP4 run as a BF16 GEMM wherever they are emulated */
+	DType hin = !qa ? A->dtype : (A->recipe.scaling == SCALING_MXFP8 || A->recipe.scaling == SCALING_NVFP4) ? DT_BF16 : DT_NONE;
+	if (hin != DT_NONE && out->dtype != DT_F32 && out->dtype != hin) {
+		if (qa)
+			diag_error(b->d, or_loc(o->dtype_loc, o->loc), "gemm_cast of %s operands has no %s output: where it is emulated it runs as a BF16 GEMM, and cuBLASLt computes bf16 x bf16 -> bf16 or fp32; use dtype bf16 or fp32",
+				scaling_name(A->recipe.scaling), dtype_name(out->dtype));
+		diag_error(b->d, or_loc(o->dtype_loc, o->loc), "gemm_cast has no %s output from %s operands (cuBLASLt computes %s x %s -> %s or fp32); use dtype %s or fp32",
+			dtype_name(out->dtype), dtype_name(hin), dtype_name(hin), dtype_name(hin), dtype_name(hin), dtype_name(hin));
+	}
 	if (o->p.accumulate) {
 		const SpecTensor *st = b->decl[op->arg[ARG_OUT]];
 		if (!st)

@@ -909,6 +909,33 @@ static Kernel *gemm_after_alpha(Planner *pl, const Op *op, Kernel *k)
 	return gemm_readd(pl, op, &saved);
 }
 
+DType gemm_bias_dtype(const GemmCall *c)
+{
+	bool lowp = c->a_dtype == DT_E4M3 || c->a_dtype == DT_E5M2 || c->a_dtype == DT_E2M1;
+	return lowp ? (c->d_dtype == DT_F16 ? DT_F16 : DT_BF16) : c->d_dtype;
+}
+
+/* Put the bias conversion (convert.cu, into the bias's `bias` component) right before
+ * a GEMM whose bias dtype is not the one its epilogue reads. */
+static Kernel *gemm_after_bias_cast(Planner *pl, const Op *op, Kernel *k)
+{
+	Kernel saved = gemm_take_back(pl, k);
+	const Tensor *bias = &pl->g->tensors[saved.gemm.bias];
+	DType want = gemm_bias_dtype(&saved.gemm);
+	Kernel *cv = fixed_kernel(pl, arena_printf(pl->a, "convert_%s", bias->name), op, "convert.cu",
+		(Extent){-1, 0, 1}, tensor_cols(bias));
+	slot(pl, cv, "TG_IN_DTYPE", istr(pl, dtype_code(bias->dtype)));
+	slot(pl, cv, "TG_OUT_DTYPE", istr(pl, dtype_code(want)));
+	bind(pl, cv, TG_P_IN, bias->id, COMP_DATA);
+	bind(pl, cv, TG_P_OUT, bias->id, COMP_BIAS);
+	cv->grid_rows = 1; /* one row: grid.x = ceil(cols / 256) */
+	cv->grid_cols = 256;
+	cv->note = arena_printf(pl->a, "GEMM bias: %s -> %s, the dtype cuBLASLt's epilogue reads", dtype_name(bias->dtype),
+		dtype_name(want));
+	saved.gemm.bias_comp = COMP_BIAS;
+	return gemm_readd(pl, op, &saved);
+}
+
 static void plan_gemm(Planner *pl, const Op *op)
 {
 	const Graph *g = pl->g;
@@ -922,6 +949,7 @@ static void plan_gemm(Planner *pl, const Op *op)
 	c->b = b->id;
 	c->d = d->id;
 	c->bias = op->arg[ARG_BIAS];
+	c->bias_comp = COMP_DATA;
 	Extent arows = tensor_rows(pl, a, op->loc), brows = tensor_rows(pl, b, op->loc);
 	long acols = tensor_cols(a), bcols = tensor_cols(b);
 	/* TN: both operands K-contiguous. fprop: A[M][K], B[N][K]; dgrad: dY[M][N] rowwise,
@@ -988,6 +1016,10 @@ static void plan_gemm(Planner *pl, const Op *op)
 			: dyn_t ? arena_printf(pl->a, "%s GEMM emulated: an activation's transposed NVFP4 scales are not swizzled natively yet", fmt)
 			: arena_printf(pl->a, "%s GEMM emulated: cuBLASLt's FP4 GEMM needs a fixed K with K %% 32 == 0 (K = %s)", fmt,
 				extent_str(pl->a, g, c->k));
+	}
+	if (c->bias >= 0 && g->tensors[c->bias].dtype != gemm_bias_dtype(c)) {
+		k = gemm_after_bias_cast(pl, op, k);
+		c = &k->gemm;
 	}
 	k->rows = c->m;
 	k->cols = c->n.add;

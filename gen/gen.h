@@ -320,6 +320,7 @@ typedef struct GemmCall {
 	bool emulated;        /* block-scaled operands dequantized to BF16 by earlier kernels (a_comp/b_comp = COMP_DEQ*) */
 	Component a_senc, b_senc; /* NVFP4: the component holding each operand copy's S_enc (scale, or scale_t) */
 	Component bias_comp;  /* COMP_DATA, or COMP_BIAS when the bias is converted first (gemm_bias_dtype) */
+	bool a_trans, b_trans; /* high-precision dgrad/wgrad: the operand's data read transposed (no columnwise copy) */
 } GemmCall;
 
 typedef struct Kernel {

@@ -969,6 +969,11 @@ static void plan_gemm(Planner *pl, const Op *op)
 		break;
 	}
 	c->scaling = is_quantized(a) ? a->recipe.scaling : SCALING_NONE;
+	if (c->scaling == SCALING_NONE) { /* high precision: no columnwise copies, cuBLASLt reads the data transposed */
+		c->a_trans = c->a_comp == COMP_DATA_T;
+		c->b_trans = c->b_comp == COMP_DATA_T;
+		c->a_comp = c->b_comp = COMP_DATA;
+	}
 	c->a_dtype = a->dtype;
 	c->b_dtype = b->dtype;
 	c->d_dtype = d->dtype;
@@ -1025,7 +1030,7 @@ static void plan_gemm(Planner *pl, const Op *op)
 	k->cols = c->n.add;
 	k->choice = "cuBLASLt heuristic, cached per shape";
 	if (!k->note && c->scaling == SCALING_NONE)
-		k->note = "cuBLASLt BF16";
+		k->note = arena_printf(pl->a, "cuBLASLt %s", dtype_name(c->a_dtype));
 }
 
 static void plan_recipe_update(Planner *pl)
@@ -1121,9 +1126,10 @@ void plan_print(const Plan *p, Buf *out)
 		}
 		if (k->kind == KERNEL_GEMM) {
 			const GemmCall *c = &k->gemm;
-			buf_printf(out, " cublaslt m=%s n=%s k=%s a=%s.%s b=%s.%s d=%s %s->%s%s%s%s", extent_str(a, g, c->m),
+			buf_printf(out, " cublaslt m=%s n=%s k=%s a=%s.%s%s b=%s.%s%s d=%s %s->%s%s%s%s", extent_str(a, g, c->m),
 				extent_str(a, g, c->n), extent_str(a, g, c->k), g->tensors[c->a].name, comp_names[c->a_comp],
-				g->tensors[c->b].name, comp_names[c->b_comp], g->tensors[c->d].name,
+				c->a_trans ? "^T" : "", g->tensors[c->b].name, comp_names[c->b_comp], c->b_trans ? "^T" : "",
+				g->tensors[c->d].name,
 				c->scaling == SCALING_NONE ? dtype_name(c->a_dtype) : scaling_name(c->scaling), dtype_name(c->d_dtype),
 				c->fast_accum ? " fast_accum" : "", c->accumulate ? " accumulate" : "",
 				c->bias >= 0 ? arena_printf(a, " bias=%s", g->tensors[c->bias].name) : "");

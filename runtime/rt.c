@@ -692,6 +692,8 @@ static TgStatus gemm_setup(TgLayer *l, const Kernel *k, GemmDesc *out_gd, GemmAr
 	gd.d_dtype = c->d_dtype;
 	gd.fast_accum = c->fast_accum;
 	gd.accumulate = c->accumulate;
+	gd.a_trans = c->a_trans;
+	gd.b_trans = c->b_trans;
 	gd.epilogue = c->bias >= 0 ? (c->gelu ? GEMM_EPI_GELU_BIAS : GEMM_EPI_BIAS) : (c->gelu ? GEMM_EPI_GELU : GEMM_EPI_NONE);
 	GemmArgs ga = {0};
 	ga.a = (void *)(uintptr_t)l->t[c->a].ptr[c->a_comp];

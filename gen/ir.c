@@ -644,6 +644,54 @@ static void infer_cast(B *b, const SpecOp *o, Op *op)
 	quantize_out(b, o, op->arg[ARG_OUT], in, in->role);
 }
 
+/* What the kernels of a quantizing op can do, checked here so that `tegen check`
+ * rejects what plan or build would (the planner and templates have the same
+ * rules: variant_legal in plan.c, the static_asserts of the templates):
+ * - fused norm/GLU kernels: no fused block128x128 or columnwise block1x128 copy;
+ * - row lengths: the row kernels (norm_quantize.cu, glu_amax.cu) load vectors of
+ *   at least 2 elements, 4 for block1x128 and for the columnwise tile path; the
+ *   tile kernel (cast_transpose.cu: quantize, cast_transpose, and the byte
+ *   transpose that makes a per-tensor columnwise copy of a fused op) moves
+ *   16-element column chunks. NVFP4 copies need 16 (quantize_out). */
+static void check_kernel_shape(B *b, const SpecOp *o, const Op *op)
+{
+	const Tensor *out = &b->g->tensors[op->arg[ARG_OUT]];
+	const char *name = op_name(op->kind);
+	bool fused = op->kind == OP_NORM_QUANTIZE || op->kind == OP_GLU_AMAX;
+	Scaling sc = is_quantized(out) ? out->recipe.scaling : SCALING_NONE;
+	if (fused && sc == SCALING_BLOCK1X128 && out->columnwise)
+		diag_error(b->d, o->loc, "%s: a columnwise block1x128 copy of '%s' is not supported in the fused kernel yet; "
+			"write '%s' in bf16 (precision: bf16) and add a cast_transpose", name, out->name, out->name);
+	if (fused && sc == SCALING_BLOCK128X128)
+		diag_error(b->d, o->loc, "%s: block128x128 scaling is for weights; fused %s supports block1x128 for '%s'", name,
+			name, out->name);
+	Extent last = out->shape[out->rank - 1];
+	if (last.dim >= 0)
+		diag_error(b->d, o->loc, "%s: the kernels are compiled for a fixed row length, but the last extent of '%s' is %s (dynamic)",
+			name, out->name, extent_str(b->a, b->g, last));
+	if (sc == SCALING_NVFP4 && !fused)
+		return; /* nvfp4_quantize.cu: 16-element blocks, checked by quantize_out */
+	long cols = last.add, need;
+	const char *why;
+	if (!fused) {
+		need = 16;
+		why = "the tile kernel moves 16-element column chunks";
+	} else if ((sc == SCALING_DELAYED || sc == SCALING_CURRENT) && out->rowwise && out->columnwise) {
+		need = 16;
+		why = "its columnwise copy is the rowwise FP8 bytes transposed in 16-element column chunks (write one copy, or pad)";
+	} else if (sc == SCALING_BLOCK1X128 || (sc != SCALING_NONE && sc != SCALING_NVFP4 && out->columnwise)) {
+		need = 4;
+		why = sc == SCALING_BLOCK1X128 ? "the row kernel's 1x128 blocks need vectors of 4 elements"
+			: "the columnwise tile path loads vectors of 4 elements";
+	} else {
+		need = 2;
+		why = "the row kernel loads vectors of at least 2 elements";
+	}
+	if (cols % need)
+		diag_error(b->d, o->loc, "%s: the last extent of '%s' must be a multiple of %ld, found %ld: %s", name, out->name, need,
+			cols, why);
+}
+
 /* Scaling classes that cuBLASLt can pair. */
 static int scaling_class(Scaling s)
 {
@@ -1019,6 +1067,9 @@ Graph *ir_build(Arena *a, Diag *d, const Spec *s, Arch default_arch)
 			if (arg_is_output((ArgSlot)x) && op->arg[x] >= 0)
 				check_declared(b, op->arg[x], o);
 	}
+	for (int k = 0; k < g->nops; k++) /* after every op's own checks: those name the spec's defect first */
+		if (g->ops[k].kind != OP_GEMM_CAST)
+			check_kernel_shape(b, b->sop[k], &g->ops[k]);
 	build_outputs(b);
 	check_overrides(b);
 	check_targets(b);

@@ -63,6 +63,13 @@ static const PlanVariant row_variants[] = {
 	{"t512v4r1", 512, 4, 1, 0, 0},
 	{"t128v16r1", 128, 16, 1, 0, 0},
 	{"t256v16r1", 256, 16, 1, 0, 0},
+	/* rows whose length is a multiple of 2 but not 4 (or of 4 but not 8 where
+	 * v4 rows would spill), e.g. 4098: taken only when no variant above is legal */
+	{"t128v2r1", 128, 2, 1, 0, 0},
+	{"t256v2r1", 256, 2, 1, 0, 0},
+	{"t512v2r1", 512, 2, 1, 0, 0},
+	{"t1024v2r1", 1024, 2, 1, 0, 0},
+	{"t1024v4r1", 1024, 4, 1, 0, 0},
 };
 /* The heuristics for the row path, by row length (output columns): the variant
  * whose worst time over 1..65536 tokens is least, from the `tegen tune` sweep
@@ -302,8 +309,8 @@ static bool variant_legal(const Kernel *k, const PlanVariant *v, bool sane)
 		if (vec * isz < 4 || vec * isz > 32 || vec * osz < 2 || vec * osz > 32)
 			return false;
 		if (!glu) {
-			long wsz = slot_long(k, "TG_W_DTYPE", 1) == 0 ? 4 : 2;
-			if (vec * wsz < 4 || vec * wsz > 32)
+			long wsz = slot_long(k, "TG_W_DTYPE", 1) == 0 ? 4 : 2, bsz = slot_long(k, "TG_B_DTYPE", 1) == 0 ? 4 : 2;
+			if (vec * wsz < 4 || vec * wsz > 32 || vec * bsz < 4 || vec * bsz > 32)
 				return false;
 		}
 		long group = recipe == R_BLOCK1X128 ? 128 / vec : recipe == R_MXFP8 ? 32 / vec : 1;
@@ -381,6 +388,10 @@ int plan_variants(const Kernel *k, PlanVariant *out, int max)
 			out[got++] = tab[i];
 	for (int i = 0; i < n && got < max; i++)
 		if (!(k->variant && !strcmp(tab[i].name, k->variant)) && variant_legal(k, &tab[i], true))
+			out[got++] = tab[i];
+	/* none passes the tuning filter (a long row at a small vector): every legal one */
+	for (int i = 0; got == 0 && i < n; i++)
+		if (variant_legal(k, &tab[i], false))
 			out[got++] = tab[i];
 	return got;
 }
@@ -584,17 +595,6 @@ static void apply_tuning(Planner *pl, const PlanOptions *o)
 	}
 }
 
-static void check_supported(Planner *pl, const Op *op, const Tensor *out)
-{
-	bool fused = op->kind != OP_QUANTIZE && op->kind != OP_CAST_TRANSPOSE;
-	if (fused && out->recipe.scaling == SCALING_BLOCK1X128 && out->columnwise)
-		diag_error(pl->d, op->loc, "%s: a columnwise block1x128 copy of '%s' is not supported in the fused kernel yet; "
-			"write '%s' in bf16 (precision: bf16) and add a cast_transpose", op_name(op->kind), out->name, out->name);
-	if (fused && out->recipe.scaling == SCALING_BLOCK128X128)
-		diag_error(pl->d, op->loc, "%s: block128x128 scaling is for weights; fused %s supports block1x128 for '%s'",
-			op_name(op->kind), op_name(op->kind), out->name);
-}
-
 /* One or two kernels (current scaling) for a quantizing op. */
 /* The columnwise copy of a per-tensor FP8 tensor is its rowwise bytes transposed
  * (one scale): a byte transpose after the fused kernel (H200: ~1.6x faster than
@@ -629,7 +629,6 @@ static void plan_quantizing_op(Planner *pl, const Op *op)
 	const Graph *g = pl->g;
 	const Tensor *in = &g->tensors[op->arg[ARG_IN]];
 	const Tensor *out = &g->tensors[op->arg[ARG_OUT]];
-	check_supported(pl, op, out);
 	if (is_quantized(out) && out->recipe.scaling == SCALING_NVFP4) {
 		plan_nvfp4(pl, op, in, out);
 		return;
@@ -668,7 +667,9 @@ static void plan_op_kernels(Planner *pl, const Op *op, const Tensor *in, const T
 		bind(pl, k, TG_P_IN, in->id, COMP_DATA);
 		if (op->kind == OP_NORM_QUANTIZE) {
 			slot(pl, k, "TG_NORM", op->p.norm == NORM_LAYER ? "1" : "0");
-			slot(pl, k, "TG_W_DTYPE", istr(pl, dtype_code(g->tensors[op->arg[ARG_GAMMA]].dtype)));
+			DType gdt = g->tensors[op->arg[ARG_GAMMA]].dtype;
+			slot(pl, k, "TG_W_DTYPE", istr(pl, dtype_code(gdt)));
+			slot(pl, k, "TG_B_DTYPE", istr(pl, dtype_code(op->arg[ARG_BETA] >= 0 ? g->tensors[op->arg[ARG_BETA]].dtype : gdt)));
 			slot(pl, k, "TG_EPS", flit(pl, op->p.eps));
 			slot(pl, k, "TG_ZERO_CENTERED", op->p.zero_centered_gamma ? "1" : "0");
 			slot(pl, k, "TG_HAS_RESIDUAL", op->arg[ARG_RESIDUAL] >= 0 ? "1" : "0");
@@ -1017,6 +1018,28 @@ static void plan_recipe_update(Planner *pl)
 
 Plan *plan_build(Arena *a, Diag *d, const Graph *g) { return plan_build_opts(a, d, g, NULL); }
 
+/* The last guard between plan and NVRTC: every tunable kernel's variant meets its
+ * template's static_asserts. gen/ir.c rejects the shapes no variant handles
+ * (check_kernel_shape), so this fires only if the two disagree. */
+static void check_variants(Planner *pl)
+{
+	for (int i = 0; i < pl->p->nkernels; i++) {
+		const Kernel *k = &pl->p->kernels[i];
+		Family f = kernel_family(k);
+		if (f == FAM_NONE || !k->variant || !k->nops)
+			continue;
+		const PlanVariant *tab = f == FAM_TILE ? tile_variants : row_tile_path(k) ? colwise_variants : row_variants;
+		int n = f == FAM_TILE ? NELEMS(tile_variants) : row_tile_path(k) ? NELEMS(colwise_variants) : NELEMS(row_variants);
+		const PlanVariant *v = NULL;
+		for (int j = 0; j < n && !v; j++)
+			if (!strcmp(tab[j].name, k->variant))
+				v = &tab[j];
+		if (!v || !variant_legal(k, v, false))
+			diag_error(pl->d, pl->g->ops[k->ops[0]].loc, "%s: no %s variant handles this kernel (%s, row length %ld); "
+				"tegen check should have rejected the shape: please report it", k->name, k->tmpl, k->variant, k->cols);
+	}
+}
+
 Plan *plan_build_opts(Arena *a, Diag *d, const Graph *g, const PlanOptions *o)
 {
 	Plan *p = arena_alloc(a, sizeof *p);
@@ -1038,6 +1061,7 @@ Plan *plan_build_opts(Arena *a, Diag *d, const Graph *g, const PlanOptions *o)
 	if (p->ndelayed)
 		plan_recipe_update(&pl);
 	apply_tuning(&pl, o);
+	check_variants(&pl);
 	return p;
 }
 

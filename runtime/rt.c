@@ -16,6 +16,7 @@
 #include "cache.h"
 #include "cudrv.h"
 #include "gemm.h"
+#include "gemm_pad.h"
 #include "gen.h"
 #include "jit.h"
 #include "layout.h"
@@ -195,6 +196,7 @@ struct TgLayer {
 	CUdeviceptr zero_amax_begin; size_t zero_amax_count; /* current-scaling and NVFP4 amaxes to clear per run */
 	long tokens;         /* the token count the tile variants are planned for (0: unknown) */
 	unsigned long long steps; /* tg_step calls so far: every launch's n[3], the NVFP4 SR offset */
+	CUdeviceptr pad; size_t pad_cap; /* scratch for GEMMs on zero-padded copies (gemm_pad.h) */
 };
 
 void tg_context_plan_options(const TgContext *c, long tokens, PlanOptions *o)
@@ -301,6 +303,8 @@ void tg_layer_destroy(TgLayer *l)
 		cu.cuMemFree_v2(l->state);
 	if (l->state_params)
 		cu.cuMemFree_v2(l->state_params);
+	if (l->pad)
+		cu.cuMemFree_v2(l->pad);
 	arena_free(l->arena);
 	free(l);
 }
@@ -521,6 +525,8 @@ static void plan_needs(TgLayer *l)
 	}
 }
 
+static TgStatus gemm_setup(TgLayer *l, const Kernel *k, GemmDesc *out_gd, GemmArgs *out_ga);
+
 /* Resolve the dynamic dims from the bindings, check that inputs are bound,
  * size every buffer and allocate what is missing. */
 static TgStatus prepare(TgLayer *l, CUstream s)
@@ -594,6 +600,28 @@ static TgStatus prepare(TgLayer *l, CUstream s)
 			r->ptr[c] = r->owned[c];
 		}
 	}
+	size_t pad = 0; /* scratch for GEMMs that run on zero-padded copies (gemm_pad.h) */
+	for (int ki = 0; ki < l->plan->nkernels; ki++) {
+		GemmDesc gd;
+		GemmArgs ga;
+		if (l->plan->kernels[ki].kind != KERNEL_GEMM || gemm_setup(l, &l->plan->kernels[ki], &gd, &ga))
+			continue;
+		size_t b = gemm_pad_bytes(&gd);
+		pad = b > pad ? b : pad;
+	}
+	if (pad > l->pad_cap) {
+		if (capturing < 0 ? stream_capturing(s) : capturing)
+			return fail(TG_ERR_CAPTURING, "layer %s needs a larger GEMM padding buffer while the stream is capturing; "
+				"run once before capturing", g->layer);
+		if (l->pad)
+			cu.cuMemFree_v2(l->pad);
+		l->pad = 0;
+		l->pad_cap = 0;
+		CUresult cr = cu.cuMemAlloc_v2(&l->pad, pad);
+		if (cr)
+			return fail(TG_ERR_NOMEM, "allocating %zu bytes of GEMM padding: %s", pad, cudrv_errstr(cr));
+		l->pad_cap = pad;
+	}
 	return TG_OK;
 }
 
@@ -637,9 +665,9 @@ static const float *copy_scales(const TgLayer *l, int t, Component copy, Compone
 	return (const float *)(uintptr_t)l->t[t].ptr[copy == COMP_DATA ? row : col];
 }
 
-static TgStatus launch_gemm(TgLayer *l, int ki, CUstream s)
+/* The cuBLASLt call of GEMM kernel k at the current dims and pointers. */
+static TgStatus gemm_setup(TgLayer *l, const Kernel *k, GemmDesc *out_gd, GemmArgs *out_ga)
 {
-	const Kernel *k = &l->plan->kernels[ki];
 	const GemmCall *c = &k->gemm;
 	const Graph *g = l->g;
 	const Tensor *a = &g->tensors[c->a], *b = &g->tensors[c->b], *d = &g->tensors[c->d];
@@ -702,8 +730,21 @@ static TgStatus launch_gemm(TgLayer *l, int ki, CUstream s)
 		ga.d_scale = (const float *)(uintptr_t)l->t[c->d].ptr[COMP_SCALE];
 		ga.d_amax = (float *)(uintptr_t)l->t[c->d].ptr[COMP_AMAX];
 	}
+	*out_gd = gd;
+	*out_ga = ga;
+	return TG_OK;
+}
+
+static TgStatus launch_gemm(TgLayer *l, int ki, CUstream s)
+{
+	const Kernel *k = &l->plan->kernels[ki];
+	GemmDesc gd;
+	GemmArgs ga;
+	TgStatus st = gemm_setup(l, k, &gd, &ga);
+	if (st)
+		return st;
 	char err[1024];
-	int r = gemm_run(l->ctx->gemm, &gd, &ga, s, err, sizeof err);
+	int r = gemm_run_padded(l->ctx->gemm, &gd, &ga, l->pad, l->pad_cap, s, err, sizeof err);
 	if (r)
 		return fail(r == GEMM_ENOTSUP ? TG_ERR_UNSUPPORTED : r == GEMM_EINVAL ? TG_ERR_BINDING : TG_ERR_CUDA, "%s: %s",
 			k->name, err);

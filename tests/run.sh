@@ -24,6 +24,7 @@ part() { # part NAME COMMAND...: run a part, echo its output, keep it for counti
 part formats build/tests/test_formats
 part recipe build/tests/test_recipe
 part ref build/tests/test_ref
+part backward build/tests/test_backward
 part cache build/tests/test_cache
 part interp build/tests/test_interp
 part golden sh tests/golden.sh
@@ -31,6 +32,7 @@ part nvrtc sh tests/nvrtc.sh
 part tune sh tests/tune.sh
 part gemm build/tests/test_gemm --no-bench
 part gpu build/tests/test_gpu
+part conf13 sh tests/gpu/conf13/run.sh
 part bench build/tests/test_bench
 part bench-report build/tests/test_bench_report
 part abi sh tests/abi.sh

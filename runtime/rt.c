@@ -18,8 +18,9 @@
 #include "gemm.h"
 #include "gemm_pad.h"
 #include "gen.h"
-#include "interp.h"
 #include "jit.h"
+#include "layout.h"
+#include "pipeline.h"
 #include "rt_internal.h"
 #include "tg_kernel.h"
 
@@ -224,20 +225,16 @@ TgStatus tg_layer_create(TgContext *c, const char *name, const char *text, size_
 	const char *file = arena_strdup(l->arena, name ? name : "<spec>");
 	l->diag.file = file;
 	l->diag.src = l->text;
-	Spec *s = spec_load(l->arena, &l->diag, file, l->text, len);
-	Arch arch = {c->cc, c->cc >= 90};
-	if (s)
-		s->ntargets = 0; /* the runtime compiles for the GPU it runs on, whatever the spec targets */
-	const Graph *g = s ? ir_build(l->arena, &l->diag, s, arch) : NULL;
 	PlanOptions po;
 	tg_context_plan_options(c, 0, &po); /* tokens not known yet: tg_layer_set_tokens re-plans */
-	Plan *p = g ? plan_build_opts(l->arena, &l->diag, g, &po) : NULL;
+	/* the runtime compiles for the GPU it runs on, whatever the spec targets */
+	Plan *p = pipeline_plan(l->arena, &l->diag, file, l->text, len, (Arch){c->cc, c->cc >= 90}, true, &po);
 	if (!p) {
 		fail(TG_ERR_SPEC, "%s", l->diag.msg);
 		tg_layer_destroy(l);
 		return TG_ERR_SPEC;
 	}
-	l->g = g;
+	const Graph *g = l->g = p->g;
 	l->plan = p;
 	l->t = arena_alloc(l->arena, sizeof *l->t * (size_t)(g->ntensors ? g->ntensors : 1));
 	l->dim = arena_alloc(l->arena, sizeof *l->dim * (size_t)(g->ndims ? g->ndims : 1));
@@ -317,29 +314,22 @@ TgStatus tg_layer_compile(TgLayer *l)
 	if (l->compiled)
 		return TG_OK;
 	const Plan *p = l->plan;
+	KernelSource *ks;
+	int n = pipeline_emit(l->arena, &l->diag, p, &ks);
+	if (n < 0)
+		return fail(TG_ERR_COMPILE, "%s", l->diag.msg);
 	const char *const *hn, *const *ht;
 	int nh = emit_headers(&hn, &ht);
-	JitSource *src = arena_alloc(l->arena, sizeof *src * (size_t)(p->nkernels ? p->nkernels : 1));
-	int *idx = arena_alloc(l->arena, sizeof *idx * (size_t)(p->nkernels ? p->nkernels : 1));
-	int n = 0;
-	for (int i = 0; i < p->nkernels; i++) {
-		const Kernel *k = &p->kernels[i];
-		if (k->kind != KERNEL_GENERATED)
-			continue;
-		char *code = emit_kernel(l->arena, &l->diag, p, k);
-		if (!code)
-			return fail(TG_ERR_COMPILE, "%s", l->diag.msg);
-		src[n] = (JitSource){emit_entry(l->arena, p, k), code,
-			arena_printf(l->arena, "%s.%s.cu", p->g->layer, k->name), nh, hn, ht};
-		idx[n++] = i;
-	}
+	JitSource *src = arena_alloc(l->arena, sizeof *src * (size_t)(n ? n : 1));
+	for (int i = 0; i < n; i++)
+		src[i] = (JitSource){ks[i].entry, ks[i].code, ks[i].file, nh, hn, ht};
 	JitResult *res = arena_alloc(l->arena, sizeof *res * (size_t)(n ? n : 1));
 	const char *arch = l->ctx->arch;
 	char err[8192];
 	if (n && jit_compile_many(l->ctx->jit, src, n, &arch, 1, NULL, 0, res, 0, err, sizeof err))
 		return fail(strstr(err, "frozen") ? TG_ERR_FROZEN : TG_ERR_COMPILE, "%s", err);
 	for (int i = 0; i < n; i++)
-		l->jit[idx[i]] = res[i];
+		l->jit[ks[i].kernel] = res[i];
 	l->compiled = 1;
 	return TG_OK;
 }
@@ -497,10 +487,10 @@ TgStatus tg_bind(TgLayer *l, const char *name, const TgTensorDesc *d)
 	return TG_OK;
 }
 
-/* ---- sizes (the reference interpreter defines the layouts) ---- */
-static long extent_val(const TgLayer *l, Extent e) { return e.dim < 0 ? e.add : e.mul * l->dim[e.dim] + e.add; }
+/* ---- sizes (gen/layout.c defines the layouts) ---- */
+static long extent_val(const TgLayer *l, Extent e) { return layout_extent(l->dim, e); }
 
-static size_t comp_bytes(const TgLayer *l, const Tensor *t, Component c) { return interp_comp_bytes(l->g, l->dim, t, c); }
+static size_t comp_bytes(const TgLayer *l, const Tensor *t, Component c) { return layout_comp_bytes(l->dim, t, c); }
 
 /* Which components of which tensors the plan touches: fixed once the plan is
  * (tg_layer_load), so tg_run only sizes and allocates. */
@@ -859,14 +849,6 @@ TgStatus tg_state(TgLayer *l, void **dev, size_t *bytes, TgStateLayout *lay)
 	return TG_OK;
 }
 
-static const char *const comp_names[] = {
-#define X(e, s) s,
-	TG_COMPONENTS(X)
-#undef X
-};
-
-const char *comp_name(int c) { return c >= 0 && c < COMP_COUNT ? comp_names[c] : "?"; }
-
 TgStatus tg_layer_tensor_component(TgLayer *l, int i, Component c, void **dev, size_t *bytes)
 {
 	if (i < 0 || i >= l->g->ntensors || !l->t[i].ptr[c])
@@ -884,9 +866,9 @@ TgStatus tg_tensor_ptr(TgLayer *l, const char *name, const char *component, void
 	int i = find_tensor(l->g, name);
 	if (i < 0)
 		return fail(TG_ERR_ARG, "tg_tensor_ptr: no tensor '%s'", name);
-	for (int c = 0; c < COMP_COUNT; c++)
-		if (!strcmp(comp_names[c], component))
-			return tg_layer_tensor_component(l, i, (Component)c, dev, bytes);
+	int c = comp_lookup(component);
+	if (c >= 0)
+		return tg_layer_tensor_component(l, i, (Component)c, dev, bytes);
 	return fail(TG_ERR_ARG, "tg_tensor_ptr: unknown component '%s'", component);
 }
 

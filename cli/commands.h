@@ -1,16 +1,8 @@
-/* commands.h: CLI subcommands beyond check/ir (see commands.c). */
+/* commands.h: CLI subcommands beyond check/ir (see commands.c); tune_cmd.c adds tune. */
 #ifndef TG_COMMANDS_H
 #define TG_COMMANDS_H
 
-#include "gen.h"
 
-/* cli_read_file reads a whole spec file into the arena (NUL-terminated); prints the error and returns NULL on failure. */
-char *cli_read_file(Arena *a, const char *path, size_t *len);
-/* cli_default_arch is the GPU present (sm_90a style), else sm_90a. */
-Arch cli_default_arch(void);
-/* cli_plan_options: the planner's options for the GPU present (none: heuristic
- * only) and the tuning DB under cachedir (NULL: the default cache dir). */
-PlanOptions *cli_plan_options(Arena *a, const char *cachedir, long tokens);
 /* cmd_tune: `tegen tune SPEC --tokens N[,N...]` on a GPU (tune_cmd.c). */
 int cmd_tune(int argc, char **argv);
 /* cmd_plan: `tegen plan SPEC`, the kernels and launch shapes. */

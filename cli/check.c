@@ -17,6 +17,7 @@
 
 #include "cudrv.h"
 #include "interp.h"
+#include "layout.h"
 #include "npy.h"
 #include "ref.h"
 
@@ -155,7 +156,7 @@ static int check_unfused_hp(TgLayer *l, const Graph *g, const long *dims, int i,
 {
 	const Tensor *t = &g->tensors[i];
 	void *dp;
-	size_t bytes, n = (size_t)interp_rows(g, dims, t) * (size_t)t->shape[t->rank - 1].add;
+	size_t bytes, n = (size_t)layout_rows(dims, t) * (size_t)layout_cols(t);
 	if (tg_layer_tensor_component(l, i, COMP_HP, &dp, &bytes) || bytes != n * sizeof(float)) {
 		buf_printf(out, "FAIL %s %s.hp: no FP32 intermediate of %zu bytes on the GPU\n", g->layer, t->name, n * sizeof(float));
 		return 1;
@@ -269,14 +270,14 @@ int check_layer(TgLayer *l, long tokens, unsigned seed, int do_compare, CheckKee
 	int fails = -1;
 	uint64_t rng = 0x9E3779B97F4A7C15ULL ^ seed;
 	for (int d = 0; d < g->ndims; d++)
-		dims[d] = g->dims[d].value < 0 ? tokens : g->dims[d].value;
+		dims[d] = layout_dim_at(g, d, tokens);
 	/* random inputs, uploaded and bound */
 	for (int i = 0; i < g->ntensors; i++) {
 		const Tensor *t = &g->tensors[i];
 		if (t->producer >= 0)
 			continue;
-		size_t n = (size_t)interp_rows(g, dims, t) * (size_t)t->shape[t->rank - 1].add;
-		size_t bytes = interp_comp_bytes(g, dims, t, COMP_DATA);
+		size_t n = (size_t)layout_rows(dims, t) * (size_t)layout_cols(t);
+		size_t bytes = layout_comp_bytes(dims, t, COMP_DATA);
 		void *h = NULL;
 		char path[4096];
 		if (keep && keep->in_dir && snprintf(path, sizeof path, "%s/%s.npy", keep->in_dir, t->name) > 0 &&
@@ -285,10 +286,8 @@ int check_layer(TgLayer *l, long tokens, unsigned seed, int do_compare, CheckKee
 			if (npy_read(path, &a, err, errlen))
 				goto done;
 			int same = !strcmp(a.descr, npy_descr(t->dtype)) && a.rank == t->rank && a.bytes == bytes;
-			for (int k = 0; same && k < t->rank; k++) {
-				Extent e = t->shape[k];
-				same = a.shape[k] == (e.dim < 0 ? e.add : e.mul * dims[e.dim] + e.add);
-			}
+			for (int k = 0; same && k < t->rank; k++)
+				same = a.shape[k] == layout_extent(dims, t->shape[k]);
 			if (!same) {
 				snprintf(err, errlen, "%s: expected dtype %s and the shape of '%s' with %s = %ld", path, npy_descr(t->dtype),
 					t->name, "the dynamic dims", tokens);
@@ -312,10 +311,8 @@ int check_layer(TgLayer *l, long tokens, unsigned seed, int do_compare, CheckKee
 		static const TgDtype map[DT_COUNT] = {[DT_F32] = TG_FP32, [DT_BF16] = TG_BF16, [DT_F16] = TG_FP16,
 			[DT_E4M3] = TG_E4M3, [DT_E5M2] = TG_E5M2};
 		desc.dtype = map[t->dtype];
-		for (int k = 0; k < t->rank; k++) {
-			Extent e = t->shape[k];
-			desc.shape[k] = e.dim < 0 ? e.add : e.mul * dims[e.dim] + e.add;
-		}
+		for (int k = 0; k < t->rank; k++)
+			desc.shape[k] = layout_extent(dims, t->shape[k]);
 		if (tg_bind(l, t->name, &desc)) {
 			snprintf(err, errlen, "%s", tg_last_error());
 			goto done;

@@ -15,6 +15,7 @@
  * S_enc and the global amax) have state slots, delayed ones first. Otherwise NULL and the message in d->msg. */
 #include "gen.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -227,6 +228,9 @@ static Extent eval_extent(B *b, const char *src, Loc loc, const char *tensor)
 	if (e.dim >= 0 && e.mul < 0)
 		diag_error(b->d, loc, "extent '%s' of '%s' is negative for large %s; extents must be positive", src, tensor,
 			b->g->dims[e.dim].name);
+	if (e.add > INT32_MAX || e.mul > INT32_MAX)
+		diag_error(b->d, loc, "extent '%s' of '%s' reaches past 2^31-1 (%s); the kernels and cuBLASLt take 32-bit "
+			"dimensions", src, tensor, extent_str(b->a, b->g, e));
 	if (e.dim < 0)
 		e.mul = 0;
 	return e;
@@ -690,6 +694,13 @@ static void check_kernel_shape(B *b, const SpecOp *o, const Op *op)
 	if (cols % need)
 		diag_error(b->d, o->loc, "%s: the last extent of '%s' must be a multiple of %ld, found %ld: %s", name, out->name, need,
 			cols, why);
+	/* a row kernel keeps its row in registers: at most 448 bytes of input a thread, 1024 threads */
+	const Tensor *in = &b->g->tensors[op->arg[ARG_IN]];
+	long isz = (in->dtype == DT_F32 ? 4 : 2) * (op->kind == OP_GLU_AMAX ? 2 : 1), most = 1024L * 448 / isz;
+	if (fused && cols > most)
+		diag_error(b->d, o->loc, "%s: a row of %ld elements of '%s' is longer than the row kernel holds (it keeps a row in "
+			"registers: at most %ld %s elements%s)", name, cols, in->name, most, dtype_name(in->dtype),
+			op->kind == OP_GLU_AMAX ? " per half" : "");
 }
 
 /* Scaling classes that cuBLASLt can pair. */

@@ -472,6 +472,25 @@ static void heuristic_launch(Planner *pl, Kernel *k, const PlanVariant *v, Famil
 	k->grid_cols = f == FAM_ROW ? 0 : v->tile_cols;
 }
 
+/* The legal row-path variant whose threads hold the fewest elements of a row
+ * (the first in the table on ties), for rows the heuristic's choice cannot hold
+ * without spilling (or cannot take at all); v if none is legal. */
+static const PlanVariant *lightest_row_variant(const Kernel *k, const PlanVariant *v)
+{
+	long cols = slot_long(k, "TG_COLS", 0), best = -1;
+	for (int i = 0; i < NELEMS(row_variants); i++) {
+		const PlanVariant *c = &row_variants[i];
+		if (!variant_legal(k, c, false))
+			continue;
+		long tpr = c->threads / c->rows_per_cta, held = (cols / c->vec + tpr - 1) / tpr * c->vec;
+		if (best < 0 || held < best) {
+			best = held;
+			v = c;
+		}
+	}
+	return v;
+}
+
 static void row_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, long cols)
 {
 	const PlanVariant *v;
@@ -491,6 +510,8 @@ static void row_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, l
 			i++;
 		v = find_variant(row_variants, NELEMS(row_variants), h[i].variant);
 	}
+	if (!row_tile_path(k) && !variant_legal(k, v, true))
+		v = lightest_row_variant(k, v);
 	heuristic_launch(pl, k, v, FAM_ROW, rows, cols);
 }
 

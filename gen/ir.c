@@ -653,10 +653,11 @@ static void infer_cast(B *b, const SpecOp *o, Op *op)
  * rules: variant_legal in plan.c, the static_asserts of the templates):
  * - fused norm/GLU kernels: no fused block128x128 or columnwise block1x128 copy;
  * - row lengths: the row kernels (norm_quantize.cu, glu_amax.cu) load vectors of
- *   at least 2 elements, 4 for block1x128 and for the columnwise tile path; the
- *   tile kernel (cast_transpose.cu: quantize, cast_transpose, and the byte
- *   transpose that makes a per-tensor columnwise copy of a fused op) moves
- *   16-element column chunks. NVFP4 copies need 16 (quantize_out). */
+ *   at least 2 elements, 4 for block1x128 and for the columnwise tile path (the
+ *   planner makes a per-tensor columnwise copy of a fused op there, unless the
+ *   byte transpose's 16-byte vectors fit); the tile kernel (cast_transpose.cu:
+ *   quantize, cast_transpose) moves 8-element column chunks. NVFP4 copies need
+ *   16 (quantize_out). */
 static void check_kernel_shape(B *b, const SpecOp *o, const Op *op)
 {
 	const Tensor *out = &b->g->tensors[op->arg[ARG_OUT]];
@@ -678,11 +679,8 @@ static void check_kernel_shape(B *b, const SpecOp *o, const Op *op)
 	long cols = last.add, need;
 	const char *why;
 	if (!fused) {
-		need = 16;
-		why = "the tile kernel moves 16-element column chunks";
-	} else if ((sc == SCALING_DELAYED || sc == SCALING_CURRENT) && out->rowwise && out->columnwise) {
-		need = 16;
-		why = "its columnwise copy is the rowwise FP8 bytes transposed in 16-element column chunks (write one copy, or pad)";
+		need = 8;
+		why = "the tile kernel moves 8-element column chunks";
 	} else if (sc == SCALING_BLOCK1X128 || (sc != SCALING_NONE && sc != SCALING_NVFP4 && out->columnwise)) {
 		need = 4;
 		why = sc == SCALING_BLOCK1X128 ? "the row kernel's 1x128 blocks need vectors of 4 elements"

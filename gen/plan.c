@@ -333,7 +333,7 @@ static bool variant_legal(const Kernel *k, const PlanVariant *v, bool sane)
 	}
 	case FAM_TILE: {
 		long tr = v->tile_rows, tc = v->tile_cols;
-		if (v->vec || v->rows_per_cta || tr <= 0 || tc <= 0 || tc % 128 || cols % 16)
+		if (v->vec || v->rows_per_cta || tr <= 0 || tc <= 0 || tc % 128 || cols % (idt == 3 ? 16 : 8))
 			return false;
 		long cpr = tc / 8, g = t / cpr, nk;
 		if (t % cpr || g < 1 || tr % g || (nk = tr / g) < 1)
@@ -472,6 +472,29 @@ static void heuristic_launch(Planner *pl, Kernel *k, const PlanVariant *v, Famil
 	k->grid_cols = f == FAM_ROW ? 0 : v->tile_cols;
 }
 
+/* For rows the heuristic's variant cannot take (its vector does not divide the
+ * row) or cannot hold without spilling: the legal variant passing the tuning
+ * filter with the widest vector (the first in the table on ties), else the legal
+ * one whose threads hold the fewest elements; v if none is legal. */
+static const PlanVariant *fallback_row_variant(const Kernel *k, const PlanVariant *v)
+{
+	const PlanVariant *widest = NULL, *lightest = NULL;
+	long cols = slot_long(k, "TG_COLS", 0), least = -1;
+	for (int i = 0; i < NELEMS(row_variants); i++) {
+		const PlanVariant *c = &row_variants[i];
+		if (!variant_legal(k, c, false))
+			continue;
+		if (variant_legal(k, c, true) && (!widest || c->vec > widest->vec))
+			widest = c;
+		long tpr = c->threads / c->rows_per_cta, held = (cols / c->vec + tpr - 1) / tpr * c->vec;
+		if (least < 0 || held < least) {
+			least = held;
+			lightest = c;
+		}
+	}
+	return widest ? widest : lightest ? lightest : v;
+}
+
 static void row_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, long cols)
 {
 	const PlanVariant *v;
@@ -491,6 +514,8 @@ static void row_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, l
 			i++;
 		v = find_variant(row_variants, NELEMS(row_variants), h[i].variant);
 	}
+	if (!row_tile_path(k) && !variant_legal(k, v, true))
+		v = fallback_row_variant(k, v);
 	heuristic_launch(pl, k, v, FAM_ROW, rows, cols);
 }
 
@@ -635,7 +660,9 @@ static void plan_quantizing_op(Planner *pl, const Op *op)
 	}
 	bool fused = op->kind == OP_NORM_QUANTIZE || op->kind == OP_GLU_AMAX;
 	Scaling sc = is_quantized(out) ? out->recipe.scaling : SCALING_NONE;
-	bool split = fused && (sc == SCALING_DELAYED || sc == SCALING_CURRENT) && out->rowwise && out->columnwise;
+	/* the byte transpose moves 16-byte vectors: other rows take the fused tile path */
+	bool split = fused && (sc == SCALING_DELAYED || sc == SCALING_CURRENT) && out->rowwise && out->columnwise &&
+		tensor_cols(out) % 16 == 0;
 	Tensor rowonly;
 	if (split) { /* the fused kernel sees a rowwise-only tensor; the transpose follows */
 		rowonly = *out;

@@ -78,6 +78,7 @@ REJECT = {
     "tile_width8": r"multiple of 8",
     "row_width": r"multiple of [24]",
     "row_too_long": r"longer than the row kernel holds",
+    "gemm_hp_out_dtype": r"has no fp(16|32)? ?\w* ?output|no \w+ output",
 }
 
 
@@ -264,6 +265,11 @@ def expected_rejections(c):
             out.append("gemm_accumulate_fp8")
         if c["dout"] == "fp8" and c["recipe"] != "delayed":
             out.append("gemm_fp8_out_not_delayed")
+        # cuBLASLt's high-precision GEMMs (MXFP8/NVFP4 run as BF16 where emulated):
+        # bf16 -> bf16/fp32, fp16 -> fp16/fp32, fp32 -> fp32
+        hin = c["din"] if not q else "bf16" if c["recipe"] == "mxfp8" or c["recipe"].startswith("nvfp4") else None
+        if hin and c["dout"] not in ("fp32", "fp8", hin):
+            out.append("gemm_hp_out_dtype")
         if q and quant_dtype(c, "gradient" if c["gpass"] != "fprop" else "activation") == "e5m2" and \
                 quant_dtype(c, gemm_b_role(c)) == "e5m2":
             out.append("gemm_e5m2_both")

@@ -11,6 +11,7 @@
 #include "jit.h"
 #include "npy.h"
 
+#include <errno.h>
 #include <nvrtc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +59,18 @@ PlanOptions *cli_plan_options(Arena *a, const char *cachedir, long tokens)
 	return o;
 }
 
+long cli_tokens(const char *s)
+{
+	char *end;
+	errno = 0;
+	long v = s[0] >= '0' && s[0] <= '9' ? strtol(s, &end, 10) : 0;
+	if (v < 1 || *end || errno || v > CLI_MAX_TOKENS) {
+		fprintf(stderr, "tegen: --tokens: '%.64s' is not a whole number from 1 to %ld\n", s, CLI_MAX_TOKENS);
+		return 0;
+	}
+	return v;
+}
+
 /* Load + plan a spec; prints the diagnostic and returns NULL on error. */
 static const Plan *load_plan(Arena *a, const char *path, const Arch *force, const PlanOptions *o)
 {
@@ -82,9 +95,10 @@ int cmd_plan(int argc, char **argv)
 	long tokens = 0;
 	int bad = 0;
 	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--tokens") && i + 1 < argc && atol(argv[i + 1]) > 0)
-			tokens = atol(argv[++i]);
-		else if (!strcmp(argv[i], "--cache-dir") && i + 1 < argc)
+		if (!strcmp(argv[i], "--tokens") && i + 1 < argc) {
+			if (!(tokens = cli_tokens(argv[++i])))
+				return 2;
+		} else if (!strcmp(argv[i], "--cache-dir") && i + 1 < argc)
 			cachedir = argv[++i];
 		else if (argv[i][0] == '-' || spec)
 			bad = 1;
@@ -169,9 +183,10 @@ int cmd_build(int argc, char **argv)
 	for (int i = 0; i < argc; i++) {
 		if (!strcmp(argv[i], "--arch") && i + 1 < argc)
 			archlist = argv[++i];
-		else if (!strcmp(argv[i], "--tokens") && i + 1 < argc && atol(argv[i + 1]) > 0)
-			tokens = atol(argv[++i]); /* the row bucket for tuned variants (this GPU's DB) */
-		else if (!strcmp(argv[i], "--cache-dir") && i + 1 < argc)
+		else if (!strcmp(argv[i], "--tokens") && i + 1 < argc) {
+			if (!(tokens = cli_tokens(argv[++i]))) /* the row bucket for tuned variants (this GPU's DB) */
+				return 2;
+		} else if (!strcmp(argv[i], "--cache-dir") && i + 1 < argc)
 			cachedir = argv[++i];
 		else if (!strcmp(argv[i], "-q"))
 			quiet = 1;
@@ -403,9 +418,10 @@ int cmd_run(int argc, char **argv)
 	long tokens = 1024;
 	int check = 0, iters = 20;
 	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--tokens") && i + 1 < argc)
-			tokens = atol(argv[++i]);
-		else if (!strcmp(argv[i], "--iters") && i + 1 < argc)
+		if (!strcmp(argv[i], "--tokens") && i + 1 < argc) {
+			if (!(tokens = cli_tokens(argv[++i])))
+				return 2;
+		} else if (!strcmp(argv[i], "--iters") && i + 1 < argc)
 			iters = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--in") && i + 1 < argc)
 			in_dir = argv[++i];

@@ -11,6 +11,10 @@ Arch cli_default_arch(void);
 /* cli_plan_options: the planner's options for the GPU present (none: heuristic
  * only) and the tuning DB under cachedir (NULL: the default cache dir). */
 PlanOptions *cli_plan_options(Arena *a, const char *cachedir, long tokens);
+/* The largest --tokens value: a dim's range in a spec (1..2^31-1), so every extent stays in 64 bits. */
+#define CLI_MAX_TOKENS 2147483647L
+/* cli_tokens reads a --tokens value (decimal digits only, 1..CLI_MAX_TOKENS); 0 after printing why if it is not one. */
+long cli_tokens(const char *s);
 /* cmd_tune: `tegen tune SPEC --tokens N[,N...]` on a GPU (tune_cmd.c). */
 int cmd_tune(int argc, char **argv);
 /* cmd_plan: `tegen plan SPEC`, the kernels and launch shapes. */

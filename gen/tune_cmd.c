@@ -272,7 +272,7 @@ int cmd_tune(int argc, char **argv)
 	for (const char *s = toklist; *s;) {
 		char *end;
 		long v = strtol(s, &end, 10);
-		if (end == s || v < 1 || ntok == MAX_TOKENS || (*end && *end != ','))
+		if (end == s || v < 1 || v > CLI_MAX_TOKENS || ntok == MAX_TOKENS || (*end && *end != ','))
 			return usage();
 		tokens[ntok++] = v;
 		s = *end ? end + 1 : end;

@@ -333,8 +333,8 @@ int cmd_cache(int argc, char **argv)
 	if (!strcmp(verb, "ls")) {
 		int n = 0;
 		if (cache_list(path, list_entry, &n) < 0) {
-			printf("%s: empty\n", path);
-			return 0;
+			fprintf(stderr, "tegen: cache dir %s: %s\n", path, strerror(errno));
+			return 1;
 		}
 		printf("%s: %d entries\n", path, n);
 		return 0;
@@ -348,8 +348,13 @@ int cmd_cache(int argc, char **argv)
 		printf("%s: removed %d entries\n", path, removed);
 		return 0;
 	}
-	int bad = cache_verify(path, 1, bad_entry, NULL);
-	printf("%s: %d bad entries%s\n", path, bad < 0 ? 0 : bad, bad > 0 ? " (removed)" : "");
+	int removed = 0, bad = cache_verify(path, 1, &removed, bad_entry, NULL);
+	if (bad < 0) {
+		fprintf(stderr, "tegen: cache dir %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	printf("%s: %d bad entries%s\n", path, bad,
+		bad == 0 ? "" : removed == bad ? " (removed)" : removed ? " (some could not be removed)" : " (none removed)");
 	return bad > 0 ? 1 : 0;
 }
 

@@ -71,8 +71,54 @@ long cli_tokens(const char *s)
 	return v;
 }
 
-/* Load + plan a spec; prints the diagnostic and returns NULL on error. */
-static const Plan *load_plan(Arena *a, const char *path, const Arch *force, const PlanOptions *o)
+int cli_make_dir(const char *dir)
+{
+	if (mkdir(dir, 0777) == 0)
+		return 0;
+	int e = errno;
+	struct stat st;
+	if (e == EEXIST) /* fine if it is a directory we may write to */
+		e = stat(dir, &st) != 0 ? errno : !S_ISDIR(st.st_mode) ? ENOTDIR : access(dir, W_OK) != 0 ? errno : 0;
+	if (e)
+		fprintf(stderr, "tegen: cannot create %s: %s\n", dir, strerror(e));
+	return e ? -1 : 0;
+}
+
+int cli_archs(Arena *a, const char *list, const char **out)
+{
+	int n = 0, count = 1;
+	for (const char *p = list; *p; p++)
+		count += *p == ',';
+	if (count > CLI_MAX_ARCHS) {
+		fprintf(stderr, "tegen: --arch: %d architectures; at most %d\n", count, CLI_MAX_ARCHS);
+		return -1;
+	}
+	const char *why = NULL, *bad = "";
+	for (const char *p = list;; p++) {
+		const char *e = strchr(p, ',');
+		char *tok = arena_strndup(a, p, e ? (size_t)(e - p) : strlen(p));
+		if (!*tok)
+			why = "an empty architecture in the list; write e.g. --arch sm_90a,sm_100a";
+		else if (!arch_known(tok))
+			why = "is not a target tegen knows (sm_80, sm_86, sm_89, sm_90, sm_90a, sm_100, sm_100a, sm_103a, sm_120, "
+				"sm_120a)", bad = tok;
+		for (int i = 0; i < n && !why; i++)
+			if (!strcmp(out[i], tok))
+				why = "is listed twice", bad = tok;
+		if (why) {
+			fprintf(stderr, "tegen: --arch: %s%.64s%s%s\n", *bad ? "'" : "", bad, *bad ? "' " : "", why);
+			return -1;
+		}
+		out[n++] = tok;
+		if (!e)
+			return n;
+		p = e;
+	}
+}
+
+/* Load + plan a spec; prints the diagnostic and returns NULL on error. narch > 0: archs (from
+ * --arch, checked by cli_archs) replace the spec's targets, checked like them (messages say --arch). */
+static const Plan *load_plan(Arena *a, const char *path, const char *const *archs, int narch, const PlanOptions *o)
 {
 	Diag d = {0};
 	size_t len;
@@ -82,7 +128,14 @@ static const Plan *load_plan(Arena *a, const char *path, const Arch *force, cons
 	d.file = path;
 	d.src = text;
 	Spec *s = spec_load(a, &d, path, text, len);
-	Graph *g = s ? ir_build(a, &d, s, force ? *force : cli_default_arch()) : NULL;
+	if (s && narch > 0) {
+		s->targets = (const char **)archs;
+		s->ntargets = narch;
+		s->target_locs = arena_alloc(a, sizeof *s->target_locs * (size_t)narch);
+		for (int i = 0; i < narch; i++)
+			s->target_locs[i] = (Loc){"--arch", 0, 0};
+	}
+	Graph *g = s ? ir_build(a, &d, s, cli_default_arch()) : NULL;
 	const Plan *p = g ? plan_build_opts(a, &d, g, o) : NULL;
 	if (!p)
 		fputs(d.msg, stderr);
@@ -110,7 +163,7 @@ int cmd_plan(int argc, char **argv)
 		return 2;
 	}
 	Arena *a = arena_new();
-	const Plan *p = load_plan(a, spec, NULL, cli_plan_options(a, cachedir, tokens));
+	const Plan *p = load_plan(a, spec, NULL, 0, cli_plan_options(a, cachedir, tokens));
 	int rc = 1;
 	if (p) {
 		Buf b = {0};
@@ -140,12 +193,10 @@ int cmd_emit(int argc, char **argv)
 		return 2;
 	}
 	Arena *a = arena_new();
-	const Plan *p = load_plan(a, spec, NULL, cli_plan_options(a, NULL, 0));
+	const Plan *p = load_plan(a, spec, NULL, 0, cli_plan_options(a, NULL, 0));
 	int rc = p ? 0 : 1;
-	if (dir && p && mkdir(dir, 0777) && access(dir, W_OK)) {
-		fprintf(stderr, "tegen: cannot create %s\n", dir);
+	if (dir && p && cli_make_dir(dir) != 0)
 		rc = 1;
-	}
 	for (int i = 0; p && !rc && i < p->nkernels; i++) {
 		const Kernel *k = &p->kernels[i];
 		if (k->kind != KERNEL_GENERATED)
@@ -163,8 +214,11 @@ int cmd_emit(int argc, char **argv)
 		}
 		char *path = arena_printf(a, "%s/%s.cu", dir, emit_entry(a, p, k));
 		FILE *f = fopen(path, "w");
-		if (!f || fputs(src, f) < 0 || fclose(f)) {
-			fprintf(stderr, "tegen: cannot write %s\n", path);
+		int bad = !f || fputs(src, f) < 0;
+		if (f && fclose(f) != 0)
+			bad = 1;
+		if (bad) {
+			fprintf(stderr, "tegen: cannot write %s: %s\n", path, strerror(errno));
 			rc = 1;
 			break;
 		}
@@ -202,29 +256,22 @@ int cmd_build(int argc, char **argv)
 	}
 	Arena *a = arena_new();
 	double t0 = now_ms();
-	const Plan *p = load_plan(a, spec, NULL, cli_plan_options(a, cachedir, tokens));
+	/* targets: --arch replaces the spec's (and is checked like them) */
+	const char *archs[CLI_MAX_ARCHS];
+	int narch = archlist ? cli_archs(a, archlist, archs) : 0;
+	if (narch < 0) {
+		arena_free(a);
+		return 2;
+	}
+	const Plan *p = load_plan(a, spec, archs, narch, cli_plan_options(a, cachedir, tokens));
 	if (!p) {
 		arena_free(a);
 		return 1;
 	}
 	const Graph *g = p->g;
-	/* targets: --arch overrides the spec's */
-	const char *archs[16];
-	int narch = 0;
-	if (archlist) {
-		char *list = arena_strdup(a, archlist);
-		for (char *tok = strtok(list, ","); tok && narch < 16; tok = strtok(NULL, ",")) {
-			Arch x;
-			if (!arch_parse(tok, &x)) {
-				fprintf(stderr, "tegen: --arch: '%s' is not an architecture like sm_90a\n", tok);
-				arena_free(a);
-				return 2;
-			}
-			archs[narch++] = tok;
-		}
-	} else
-		for (int i = 0; i < g->ntargets && narch < 16; i++)
-			archs[narch++] = arch_str(a, g->targets[i]);
+	narch = 0;
+	for (int i = 0; i < g->ntargets && i < CLI_MAX_ARCHS; i++)
+		archs[narch++] = arch_str(a, g->targets[i]);
 	const char *const *hn, *const *ht;
 	int nh = emit_headers(&hn, &ht);
 	JitSource *src = arena_alloc(a, sizeof *src * (size_t)(p->nkernels + 1));
@@ -362,10 +409,8 @@ int cmd_cache(int argc, char **argv)
 static int write_outputs(TgLayer *l, const char *dir)
 {
 	const Graph *g = tg_layer_plan(l)->g;
-	if (mkdir(dir, 0777) && access(dir, W_OK)) {
-		fprintf(stderr, "tegen: cannot create %s\n", dir);
+	if (cli_make_dir(dir) != 0)
 		return -1;
-	}
 	for (int i = 0; i < g->ntensors; i++) {
 		const Tensor *t = &g->tensors[i];
 		if (!t->output)

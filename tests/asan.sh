@@ -87,6 +87,7 @@ sed 's/ffn: 14336/ffn: 14236/' $spec >"$tmp/odd_ffn.yaml"
 check plan-odd-ffn 'k3_glu_amax' $out/tegen plan "$tmp/odd_ffn.yaml"
 check emit-odd-ffn '' $out/tegen emit "$tmp/odd_ffn.yaml" -o "$tmp/emit-odd"
 check plan-max-tokens 'k0_' $out/tegen plan specs/llama3_8b_mlp_backward.yaml --tokens 2147483647
+check cli '' env TEGEN=$out/tegen sh tests/cli.sh # hostile arguments and caches
 check cache-ls '' $out/tegen cache ls --cache-dir "$tmp/cache"
 check cache-verify '' $out/tegen cache verify --cache-dir "$tmp/cache"
 wait $golden

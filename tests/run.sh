@@ -27,6 +27,7 @@ part ref build/tests/test_ref
 part cache build/tests/test_cache
 part interp build/tests/test_interp
 part golden sh tests/golden.sh
+part cli sh tests/cli.sh
 part nvrtc sh tests/nvrtc.sh
 part tune sh tests/tune.sh
 part gemm build/tests/test_gemm --no-bench

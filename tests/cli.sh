@@ -104,6 +104,18 @@ else
 	fails=$((fails + 1))
 fi
 expect cache_verify_clean 0 '' "$tegen" cache verify --cache-dir "$tmp/cache"
+# build over a cache whose entry has a FIFO as its cubin: the entry is recompiled, nothing hangs
+bf16=specs/llama3_8b_mlp_bf16.yaml
+expect build_cache_fill 0 '' "$tegen" build $bf16 --cache-dir "$tmp/bcache" -q
+cubin=$(ls "$tmp"/bcache/v1/*/*/kernel.cubin | head -1)
+rm -f "$cubin" && mkfifo "$cubin"
+expect build_cache_fifo 0 '' "$tegen" build $bf16 --cache-dir "$tmp/bcache" -q
+if grep -q ' 1 compiled, ' "$tmp/out" && [ -f "$cubin" ]; then
+	echo "ok cli/build_cache_fifo_repaired"
+else
+	echo "FAIL cli/build_cache_fifo_repaired: $(tr '\n' '|' <"$tmp/out")"
+	fails=$((fails + 1))
+fi
 : >"$tmp/plainfile"
 expect cache_ls_file 1 'cache dir .*plainfile: Not a directory' "$tegen" cache ls --cache-dir "$tmp/plainfile"
 expect cache_verify_file 1 'cache dir .*plainfile: Not a directory' "$tegen" cache verify --cache-dir "$tmp/plainfile"

@@ -191,8 +191,8 @@ static JitSource *sources(Arena *a, const Plan *p, const Cand *cand, int n)
 static int compile_only(const char *spec, const char *cachedir, const char *arch)
 {
 	Arch ar;
-	if (!arch_parse(arch, &ar)) {
-		fprintf(stderr, "tegen tune: --arch: '%s' is not an architecture like sm_90a\n", arch);
+	if (!arch_known(arch) || !arch_parse(arch, &ar)) {
+		fprintf(stderr, "tegen tune: --arch: '%s' is not a target tegen knows (like sm_90a)\n", arch);
 		return 2;
 	}
 	Arena *a = arena_new();

@@ -40,6 +40,7 @@ expect arch_trailing_comma 2 'empty architecture' "$tegen" build $fp8 --arch sm_
 expect arch_sm00 2 "'sm_00' is not a target" "$tegen" build $fp8 --arch sm_00
 expect arch_sm9999 2 "'sm_9999' is not a target" "$tegen" build $fp8 --arch sm_9999
 expect arch_main_sm00 2 "'sm_00' is not a target" "$tegen" $fp8 --arch sm_00
+expect arch_tune_sm9999 2 "'sm_9999' is not a target" "$tegen" tune $fp8 --compile-only --arch sm_9999
 expect arch_twice 2 'listed twice' "$tegen" build $fp8 --arch sm_90a,sm_90a
 many=sm_80
 for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16; do many=$many,sm_90a; done

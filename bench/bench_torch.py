@@ -15,7 +15,7 @@ the same table layout (kernel-only: torch has no fused quantize to compare).
 Method: operands from torch.randn (FP8: the BF16 values cast), rotated over
 enough sets to cover >= 3x the L2 cache (2..8 sets), --warmup runs, then CUDA
 events around each of --iters back-to-back runs; median (mean of the middle two
-for an even count), as runtime/bench.c does. Exit: 0 ok, 1 no GPU, 2 bad usage.
+for an even count), as cli/bench.c does. Exit: 0 ok, 1 no GPU, 2 bad usage.
 """
 import argparse
 import math
@@ -26,7 +26,7 @@ PASSES = ("Fprop", "Dgrad", "Wgrad")
 
 
 def linears(args):
-    """The linear layers (name, M tokens, K in, N out), as gen/bench_model.c derives them."""
+    """The linear layers (name, M tokens, K in, N out), as cli/bench_model.c derives them."""
     if args.shapes:
         out = []
         for i, s in enumerate(args.shapes.split(",")):

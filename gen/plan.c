@@ -64,6 +64,13 @@ static const PlanVariant row_variants[] = {
 	{"t512v4r1", 512, 4, 1, 0, 0},
 	{"t128v16r1", 128, 16, 1, 0, 0},
 	{"t256v16r1", 256, 16, 1, 0, 0},
+	/* rows whose length is a multiple of 2 but not 4 (or of 4 but not 8 where
+	 * v4 rows would spill), e.g. 4098: taken only when no variant above is legal */
+	{"t128v2r1", 128, 2, 1, 0, 0},
+	{"t256v2r1", 256, 2, 1, 0, 0},
+	{"t512v2r1", 512, 2, 1, 0, 0},
+	{"t1024v2r1", 1024, 2, 1, 0, 0},
+	{"t1024v4r1", 1024, 4, 1, 0, 0},
 };
 /* The heuristics for the row path, by row length (output columns): the variant
  * whose worst time over 1..65536 tokens is least, from the `tegen tune` sweep
@@ -316,8 +323,8 @@ static bool variant_legal(const Kernel *k, const PlanVariant *v, bool sane)
 		if (vec * isz < 4 || vec * isz > 32 || vec * osz < 2 || vec * osz > 32)
 			return false;
 		if (!glu) {
-			long wsz = slot_long(k, "TG_W_DTYPE", 1) == 0 ? 4 : 2;
-			if (vec * wsz < 4 || vec * wsz > 32)
+			long wsz = slot_long(k, "TG_W_DTYPE", 1) == 0 ? 4 : 2, bsz = slot_long(k, "TG_B_DTYPE", 1) == 0 ? 4 : 2;
+			if (vec * wsz < 4 || vec * wsz > 32 || vec * bsz < 4 || vec * bsz > 32)
 				return false;
 		}
 		long group = recipe == R_BLOCK1X128 ? 128 / vec : recipe == R_MXFP8 ? 32 / vec : 1;
@@ -340,7 +347,7 @@ static bool variant_legal(const Kernel *k, const PlanVariant *v, bool sane)
 	}
 	case FAM_TILE: {
 		long tr = v->tile_rows, tc = v->tile_cols;
-		if (v->vec || v->rows_per_cta || tr <= 0 || tc <= 0 || tc % 128 || cols % 16)
+		if (v->vec || v->rows_per_cta || tr <= 0 || tc <= 0 || tc % 128 || cols % (idt == 3 ? 16 : 8))
 			return false;
 		long cpr = tc / 8, g = t / cpr, nk;
 		if (t % cpr || g < 1 || tr % g || (nk = tr / g) < 1)
@@ -395,6 +402,10 @@ int plan_variants(const Kernel *k, PlanVariant *out, int max)
 			out[got++] = tab[i];
 	for (int i = 0; i < n && got < max; i++)
 		if (!(k->variant && !strcmp(tab[i].name, k->variant)) && variant_legal(k, &tab[i], true))
+			out[got++] = tab[i];
+	/* none passes the tuning filter (a long row at a small vector): every legal one */
+	for (int i = 0; got == 0 && i < n; i++)
+		if (variant_legal(k, &tab[i], false))
 			out[got++] = tab[i];
 	return got;
 }
@@ -475,6 +486,29 @@ static void heuristic_launch(Planner *pl, Kernel *k, const PlanVariant *v, Famil
 	k->grid_cols = f == FAM_ROW ? 0 : v->tile_cols;
 }
 
+/* For rows the heuristic's variant cannot take (its vector does not divide the
+ * row) or cannot hold without spilling: the legal variant passing the tuning
+ * filter with the widest vector (the first in the table on ties), else the legal
+ * one whose threads hold the fewest elements; v if none is legal. */
+static const PlanVariant *fallback_row_variant(const Kernel *k, const PlanVariant *v)
+{
+	const PlanVariant *widest = NULL, *lightest = NULL;
+	long cols = slot_long(k, "TG_COLS", 0), least = -1;
+	for (int i = 0; i < NELEMS(row_variants); i++) {
+		const PlanVariant *c = &row_variants[i];
+		if (!variant_legal(k, c, false))
+			continue;
+		if (variant_legal(k, c, true) && (!widest || c->vec > widest->vec))
+			widest = c;
+		long tpr = c->threads / c->rows_per_cta, held = (cols / c->vec + tpr - 1) / tpr * c->vec;
+		if (least < 0 || held < least) {
+			least = held;
+			lightest = c;
+		}
+	}
+	return widest ? widest : lightest ? lightest : v;
+}
+
 static void row_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, long cols)
 {
 	const PlanVariant *v;
@@ -494,6 +528,8 @@ static void row_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, l
 			i++;
 		v = find_variant(row_variants, NELEMS(row_variants), h[i].variant);
 	}
+	if (!row_tile_path(k) && !variant_legal(k, v, true))
+		v = fallback_row_variant(k, v);
 	heuristic_launch(pl, k, v, FAM_ROW, rows, cols);
 }
 
@@ -598,17 +634,6 @@ static void apply_tuning(Planner *pl, const PlanOptions *o)
 	}
 }
 
-static void check_supported(Planner *pl, const Op *op, const Tensor *out)
-{
-	bool fused = op->kind != OP_QUANTIZE && op->kind != OP_CAST_TRANSPOSE;
-	if (fused && out->recipe.scaling == SCALING_BLOCK1X128 && out->columnwise)
-		diag_error(pl->d, op->loc, "%s: a columnwise block1x128 copy of '%s' is not supported in the fused kernel yet; "
-			"write '%s' in bf16 (precision: bf16) and add a cast_transpose", op_name(op->kind), out->name, out->name);
-	if (fused && out->recipe.scaling == SCALING_BLOCK128X128)
-		diag_error(pl->d, op->loc, "%s: block128x128 scaling is for weights; fused %s supports block1x128 for '%s'",
-			op_name(op->kind), op_name(op->kind), out->name);
-}
-
 /* One or two kernels (current scaling) for a quantizing op. */
 /* The columnwise copy of a per-tensor FP8 tensor is its rowwise bytes transposed
  * (one scale): a byte transpose after the fused kernel (H200: ~1.6x faster than
@@ -643,14 +668,15 @@ static void plan_quantizing_op(Planner *pl, const Op *op)
 	const Graph *g = pl->g;
 	const Tensor *in = &g->tensors[op->arg[ARG_IN]];
 	const Tensor *out = &g->tensors[op->arg[ARG_OUT]];
-	check_supported(pl, op, out);
 	if (is_quantized(out) && out->recipe.scaling == SCALING_NVFP4) {
 		plan_nvfp4(pl, op, in, out);
 		return;
 	}
 	bool fused = op->kind == OP_NORM_QUANTIZE || op->kind == OP_GLU_AMAX;
 	Scaling sc = is_quantized(out) ? out->recipe.scaling : SCALING_NONE;
-	bool split = fused && (sc == SCALING_DELAYED || sc == SCALING_CURRENT) && out->rowwise && out->columnwise;
+	/* the byte transpose moves 16-byte vectors: other rows take the fused tile path */
+	bool split = fused && (sc == SCALING_DELAYED || sc == SCALING_CURRENT) && out->rowwise && out->columnwise &&
+		tensor_cols(out) % 16 == 0;
 	Tensor rowonly;
 	if (split) { /* the fused kernel sees a rowwise-only tensor; the transpose follows */
 		rowonly = *out;
@@ -682,7 +708,9 @@ static void plan_op_kernels(Planner *pl, const Op *op, const Tensor *in, const T
 		bind(pl, k, TG_P_IN, in->id, COMP_DATA);
 		if (op->kind == OP_NORM_QUANTIZE) {
 			slot(pl, k, "TG_NORM", op->p.norm == NORM_LAYER ? "1" : "0");
-			slot(pl, k, "TG_W_DTYPE", istr(pl, dtype_code(g->tensors[op->arg[ARG_GAMMA]].dtype)));
+			DType gdt = g->tensors[op->arg[ARG_GAMMA]].dtype;
+			slot(pl, k, "TG_W_DTYPE", istr(pl, dtype_code(gdt)));
+			slot(pl, k, "TG_B_DTYPE", istr(pl, dtype_code(op->arg[ARG_BETA] >= 0 ? g->tensors[op->arg[ARG_BETA]].dtype : gdt)));
 			slot(pl, k, "TG_EPS", flit(pl, op->p.eps));
 			slot(pl, k, "TG_ZERO_CENTERED", op->p.zero_centered_gamma ? "1" : "0");
 			slot(pl, k, "TG_HAS_RESIDUAL", op->arg[ARG_RESIDUAL] >= 0 ? "1" : "0");
@@ -922,6 +950,33 @@ static Kernel *gemm_after_alpha(Planner *pl, const Op *op, Kernel *k)
 	return gemm_readd(pl, op, &saved);
 }
 
+DType gemm_bias_dtype(const GemmCall *c)
+{
+	bool lowp = c->a_dtype == DT_E4M3 || c->a_dtype == DT_E5M2 || c->a_dtype == DT_E2M1;
+	return lowp ? (c->d_dtype == DT_F16 ? DT_F16 : DT_BF16) : c->d_dtype;
+}
+
+/* Put the bias conversion (convert.cu, into the bias's `bias` component) right before
+ * a GEMM whose bias dtype is not the one its epilogue reads. */
+static Kernel *gemm_after_bias_cast(Planner *pl, const Op *op, Kernel *k)
+{
+	Kernel saved = gemm_take_back(pl, k);
+	const Tensor *bias = &pl->g->tensors[saved.gemm.bias];
+	DType want = gemm_bias_dtype(&saved.gemm);
+	Kernel *cv = fixed_kernel(pl, arena_printf(pl->a, "convert_%s", bias->name), op, "convert.cu",
+		(Extent){-1, 0, 1}, tensor_cols(bias));
+	slot(pl, cv, "TG_IN_DTYPE", istr(pl, dtype_code(bias->dtype)));
+	slot(pl, cv, "TG_OUT_DTYPE", istr(pl, dtype_code(want)));
+	bind(pl, cv, TG_P_IN, bias->id, COMP_DATA);
+	bind(pl, cv, TG_P_OUT, bias->id, COMP_BIAS);
+	cv->grid_rows = 1; /* one row: grid.x = ceil(cols / 256) */
+	cv->grid_cols = 256;
+	cv->note = arena_printf(pl->a, "GEMM bias: %s -> %s, the dtype cuBLASLt's epilogue reads", dtype_name(bias->dtype),
+		dtype_name(want));
+	saved.gemm.bias_comp = COMP_BIAS;
+	return gemm_readd(pl, op, &saved);
+}
+
 static void plan_gemm(Planner *pl, const Op *op)
 {
 	const Graph *g = pl->g;
@@ -935,6 +990,7 @@ static void plan_gemm(Planner *pl, const Op *op)
 	c->b = b->id;
 	c->d = d->id;
 	c->bias = op->arg[ARG_BIAS];
+	c->bias_comp = COMP_DATA;
 	Extent arows = tensor_rows(pl, a, op->loc), brows = tensor_rows(pl, b, op->loc);
 	long acols = tensor_cols(a), bcols = tensor_cols(b);
 	/* TN: both operands K-contiguous. fprop: A[M][K], B[N][K]; dgrad: dY[M][N] rowwise,
@@ -954,6 +1010,11 @@ static void plan_gemm(Planner *pl, const Op *op)
 		break;
 	}
 	c->scaling = is_quantized(a) ? a->recipe.scaling : SCALING_NONE;
+	if (c->scaling == SCALING_NONE) { /* high precision: no columnwise copies, cuBLASLt reads the data transposed */
+		c->a_trans = c->a_comp == COMP_DATA_T;
+		c->b_trans = c->b_comp == COMP_DATA_T;
+		c->a_comp = c->b_comp = COMP_DATA;
+	}
 	c->a_dtype = a->dtype;
 	c->b_dtype = b->dtype;
 	c->d_dtype = d->dtype;
@@ -1002,11 +1063,15 @@ static void plan_gemm(Planner *pl, const Op *op)
 			: arena_printf(pl->a, "%s GEMM emulated: cuBLASLt's FP4 GEMM needs a fixed K with K %% 32 == 0 (K = %s)", fmt,
 				extent_str(pl->a, g, c->k));
 	}
+	if (c->bias >= 0 && g->tensors[c->bias].dtype != gemm_bias_dtype(c)) {
+		k = gemm_after_bias_cast(pl, op, k);
+		c = &k->gemm;
+	}
 	k->rows = c->m;
 	k->cols = c->n.add;
 	k->choice = "cuBLASLt heuristic, cached per shape";
 	if (!k->note && c->scaling == SCALING_NONE)
-		k->note = "cuBLASLt BF16";
+		k->note = arena_printf(pl->a, "cuBLASLt %s", dtype_name(c->a_dtype));
 }
 
 static void plan_recipe_update(Planner *pl)
@@ -1031,6 +1096,28 @@ static void plan_recipe_update(Planner *pl)
 
 Plan *plan_build(Arena *a, Diag *d, const Graph *g) { return plan_build_opts(a, d, g, NULL); }
 
+/* The last guard between plan and NVRTC: every tunable kernel's variant meets its
+ * template's static_asserts. gen/ir.c rejects the shapes no variant handles
+ * (check_kernel_shape), so this fires only if the two disagree. */
+static void check_variants(Planner *pl)
+{
+	for (int i = 0; i < pl->p->nkernels; i++) {
+		const Kernel *k = &pl->p->kernels[i];
+		Family f = kernel_family(k);
+		if (f == FAM_NONE || !k->variant || !k->nops)
+			continue;
+		const PlanVariant *tab = f == FAM_TILE ? tile_variants : row_tile_path(k) ? colwise_variants : row_variants;
+		int n = f == FAM_TILE ? NELEMS(tile_variants) : row_tile_path(k) ? NELEMS(colwise_variants) : NELEMS(row_variants);
+		const PlanVariant *v = NULL;
+		for (int j = 0; j < n && !v; j++)
+			if (!strcmp(tab[j].name, k->variant))
+				v = &tab[j];
+		if (!v || !variant_legal(k, v, false))
+			diag_error(pl->d, pl->g->ops[k->ops[0]].loc, "%s: no %s variant handles this kernel (%s, row length %ld); "
+				"tegen check should have rejected the shape: please report it", k->name, k->tmpl, k->variant, k->cols);
+	}
+}
+
 Plan *plan_build_opts(Arena *a, Diag *d, const Graph *g, const PlanOptions *o)
 {
 	Plan *p = arena_alloc(a, sizeof *p);
@@ -1052,6 +1139,7 @@ Plan *plan_build_opts(Arena *a, Diag *d, const Graph *g, const PlanOptions *o)
 	if (p->ndelayed)
 		plan_recipe_update(&pl);
 	apply_tuning(&pl, o);
+	check_variants(&pl);
 	return p;
 }
 
@@ -1079,9 +1167,10 @@ void plan_print(const Plan *p, Buf *out)
 		}
 		if (k->kind == KERNEL_GEMM) {
 			const GemmCall *c = &k->gemm;
-			buf_printf(out, " cublaslt m=%s n=%s k=%s a=%s.%s b=%s.%s d=%s %s->%s%s%s%s", extent_str(a, g, c->m),
+			buf_printf(out, " cublaslt m=%s n=%s k=%s a=%s.%s%s b=%s.%s%s d=%s %s->%s%s%s%s", extent_str(a, g, c->m),
 				extent_str(a, g, c->n), extent_str(a, g, c->k), g->tensors[c->a].name, comp_names[c->a_comp],
-				g->tensors[c->b].name, comp_names[c->b_comp], g->tensors[c->d].name,
+				c->a_trans ? "^T" : "", g->tensors[c->b].name, comp_names[c->b_comp], c->b_trans ? "^T" : "",
+				g->tensors[c->d].name,
 				c->scaling == SCALING_NONE ? dtype_name(c->a_dtype) : scaling_name(c->scaling), dtype_name(c->d_dtype),
 				c->fast_accum ? " fast_accum" : "", c->accumulate ? " accumulate" : "",
 				c->bias >= 0 ? arena_printf(a, " bias=%s", g->tensors[c->bias].name) : "");

@@ -5,6 +5,7 @@
  * contract); a fused GPU kernel must give the same bits or stay within it. */
 #include "interp.h"
 
+#include "layout.h"
 #include "ref.h"
 
 #include <math.h>
@@ -12,62 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static long ext(const long *dims, Extent e) { return e.dim < 0 ? e.add : e.mul * dims[e.dim] + e.add; }
-
-long interp_rows(const Graph *g, const long *dims, const Tensor *t)
-{
-	long r = 1;
-	for (int i = 0; i + 1 < t->rank; i++)
-		r *= ext(dims, t->shape[i]);
-	return r;
-}
-
-static long cols_of(const Tensor *t) { return t->rank ? t->shape[t->rank - 1].add : 1; }
-
-size_t interp_comp_bytes(const Graph *g, const long *dims, const Tensor *t, Component c)
-{
-	size_t rows = (size_t)interp_rows(g, dims, t), cols = (size_t)cols_of(t), n = rows * cols;
-	size_t blk = t->recipe.scaling == SCALING_NVFP4 ? 16 : 32; /* elements per scale byte (MXFP8, NVFP4) */
-	switch (c) {
-	case COMP_DATA: /* E2M1: each row packed, two per byte, an odd row length padded */
-		return t->dtype == DT_E2M1 ? rows * ((cols + 1) / 2) : n * (size_t)(dtype_bits(t->dtype) / 8);
-	case COMP_DATA_T:
-		return t->dtype == DT_E2M1 ? cols * ((rows + 1) / 2) : n * (size_t)(dtype_bits(t->dtype) / 8);
-	case COMP_DEQ:
-	case COMP_DEQ_T:
-		return n * 2;
-	case COMP_HP:
-		return n * 4;
-	case COMP_ALPHA: /* {alpha, beta} of the native NVFP4 GEMM that writes t */
-		return 2 * sizeof(float);
-	case COMP_SCALE_SW: /* [rows][cols/blk] padded to 128 x 4 */
-		return (rows + 127) / 128 * 128 * ((cols + blk - 1) / blk + 3) / 4 * 4;
-	case COMP_SCALE_SW_T:
-		return (cols + 127) / 128 * 128 * ((rows + blk - 1) / blk + 3) / 4 * 4;
-	case COMP_SCALE_INV:
-		switch (t->recipe.scaling) {
-		case SCALING_BLOCK1X128: return (cols + 127) / 128 * rows * 4;
-		case SCALING_BLOCK128X128: return (rows + 127) / 128 * ((cols + 127) / 128) * 4;
-		case SCALING_MXFP8:
-		case SCALING_NVFP4: return rows * ((cols + blk - 1) / blk);
-		default: return 0;
-		}
-	case COMP_SCALE_INV_T:
-		switch (t->recipe.scaling) {
-		case SCALING_BLOCK1X128: return (rows + 127) / 128 * cols * 4;
-		case SCALING_BLOCK128X128: return (cols + 127) / 128 * ((rows + 127) / 128) * 4;
-		case SCALING_MXFP8:
-		case SCALING_NVFP4: return cols * ((rows + blk - 1) / blk);
-		default: return 0;
-		}
-	default:
-		return 0;
-	}
-}
-
 static int ref_dtype(DType t) { return t == DT_F32 ? REF_F32 : t == DT_F16 ? REF_F16 : REF_BF16; }
 static int fmt_of(DType t) { return t == DT_E5M2 ? TG_FMT_E5M2 : TG_FMT_E4M3; }
-static bool quantized(const Tensor *t) { return t->recipe.scaling != SCALING_NONE && t->dtype != t->hp_dtype; }
 
 static void *xalloc(RefTensor *r, Component c, size_t bytes)
 {
@@ -100,7 +47,7 @@ static void quant_nvfp4(const Graph *g, const long *dims, const Tensor *t, RefTe
 	r->scale = tg_nvfp4_s_enc(r->amax);
 	r->scale_inv = tg_scale_inv(r->scale);
 	if (o)
-		ref_quant_nvfp4(r->value, rows, cols, &opt, o, xalloc(r, COMP_SCALE_INV, interp_comp_bytes(g, dims, t, COMP_SCALE_INV)),
+		ref_quant_nvfp4(r->value, rows, cols, &opt, o, xalloc(r, COMP_SCALE_INV, layout_comp_bytes(dims, t, COMP_SCALE_INV)),
 			NULL);
 	if (ot) {
 		float *xt = malloc(sizeof *xt * (n ? n : 1));
@@ -111,7 +58,7 @@ static void quant_nvfp4(const Graph *g, const long *dims, const Tensor *t, RefTe
 			r->scale_t = tg_nvfp4_s_enc(r->amax_t);
 		}
 		ref_quant_nvfp4(xt, cols, rows, &opt, ot,
-			xalloc(r, COMP_SCALE_INV_T, interp_comp_bytes(g, dims, t, COMP_SCALE_INV_T)), NULL);
+			xalloc(r, COMP_SCALE_INV_T, layout_comp_bytes(dims, t, COMP_SCALE_INV_T)), NULL);
 		free(xt);
 	}
 }
@@ -120,15 +67,15 @@ static void quant_nvfp4(const Graph *g, const long *dims, const Tensor *t, RefTe
 static void emit_output(const Graph *g, const long *dims, const Tensor *t, RefTensor *r, int rows, int cols)
 {
 	size_t n = (size_t)rows * (size_t)cols;
-	if (!quantized(t)) {
-		void *d = xalloc(r, COMP_DATA, interp_comp_bytes(g, dims, t, COMP_DATA));
+	if (!layout_quantized(t)) {
+		void *d = xalloc(r, COMP_DATA, layout_comp_bytes(dims, t, COMP_DATA));
 		for (size_t i = 0; i < n; i++)
 			ref_store(d, ref_dtype(t->dtype), i, r->value[i]);
 		return;
 	}
 	int fmt = fmt_of(t->dtype);
-	uint8_t *o = t->rowwise ? xalloc(r, COMP_DATA, interp_comp_bytes(g, dims, t, COMP_DATA)) : NULL;
-	uint8_t *ot = t->columnwise ? xalloc(r, COMP_DATA_T, interp_comp_bytes(g, dims, t, COMP_DATA_T)) : NULL;
+	uint8_t *o = t->rowwise ? xalloc(r, COMP_DATA, layout_comp_bytes(dims, t, COMP_DATA)) : NULL;
+	uint8_t *ot = t->columnwise ? xalloc(r, COMP_DATA_T, layout_comp_bytes(dims, t, COMP_DATA_T)) : NULL;
 	const Recipe *rc = &t->recipe;
 	switch (rc->scaling) {
 	case SCALING_CURRENT:
@@ -140,18 +87,18 @@ static void emit_output(const Graph *g, const long *dims, const Tensor *t, RefTe
 		break;
 	case SCALING_BLOCK1X128:
 		ref_quant_block1x128(r->value, rows, cols, fmt, rc->eps, rc->pow2, o,
-			o ? xalloc(r, COMP_SCALE_INV, interp_comp_bytes(g, dims, t, COMP_SCALE_INV)) : NULL, ot,
-			ot ? xalloc(r, COMP_SCALE_INV_T, interp_comp_bytes(g, dims, t, COMP_SCALE_INV_T)) : NULL);
+			o ? xalloc(r, COMP_SCALE_INV, layout_comp_bytes(dims, t, COMP_SCALE_INV)) : NULL, ot,
+			ot ? xalloc(r, COMP_SCALE_INV_T, layout_comp_bytes(dims, t, COMP_SCALE_INV_T)) : NULL);
 		break;
 	case SCALING_BLOCK128X128:
 		ref_quant_block128x128(r->value, rows, cols, fmt, rc->eps, rc->pow2, o,
-			o ? xalloc(r, COMP_SCALE_INV, interp_comp_bytes(g, dims, t, COMP_SCALE_INV)) : NULL, ot,
-			ot ? xalloc(r, COMP_SCALE_INV_T, interp_comp_bytes(g, dims, t, COMP_SCALE_INV_T)) : NULL);
+			o ? xalloc(r, COMP_SCALE_INV, layout_comp_bytes(dims, t, COMP_SCALE_INV)) : NULL, ot,
+			ot ? xalloc(r, COMP_SCALE_INV_T, layout_comp_bytes(dims, t, COMP_SCALE_INV_T)) : NULL);
 		break;
 	case SCALING_MXFP8:
 		ref_quant_mxfp8(r->value, rows, cols, fmt, o,
-			o ? xalloc(r, COMP_SCALE_INV, interp_comp_bytes(g, dims, t, COMP_SCALE_INV)) : NULL, ot,
-			ot ? xalloc(r, COMP_SCALE_INV_T, interp_comp_bytes(g, dims, t, COMP_SCALE_INV_T)) : NULL);
+			o ? xalloc(r, COMP_SCALE_INV, layout_comp_bytes(dims, t, COMP_SCALE_INV)) : NULL, ot,
+			ot ? xalloc(r, COMP_SCALE_INV_T, layout_comp_bytes(dims, t, COMP_SCALE_INV_T)) : NULL);
 		break;
 	case SCALING_NVFP4:
 		quant_nvfp4(g, dims, t, r, rows, cols, o, ot);
@@ -163,7 +110,7 @@ static void emit_output(const Graph *g, const long *dims, const Tensor *t, RefTe
 
 void interp_quantize(const Graph *g, const long *dims, const Tensor *t, RefTensor *r)
 {
-	emit_output(g, dims, t, r, (int)interp_rows(g, dims, t), (int)cols_of(t));
+	emit_output(g, dims, t, r, (int)layout_rows(dims, t), (int)layout_cols(t));
 }
 
 /* Dequantize a GEMM operand component into a float matrix [rows][k] (K contiguous).
@@ -172,13 +119,13 @@ void interp_quantize(const Graph *g, const long *dims, const Tensor *t, RefTenso
 static float *gemm_operand(const Graph *g, const long *dims, const Tensor *t, const RefTensor *r, Component c, bool native,
 	int *rows_out, int *k_out)
 {
-	int rows = (int)interp_rows(g, dims, t), cols = (int)cols_of(t);
+	int rows = (int)layout_rows(dims, t), cols = (int)layout_cols(t);
 	int R = c == COMP_DATA ? rows : cols, K = c == COMP_DATA ? cols : rows;
 	*rows_out = R;
 	*k_out = K;
 	size_t n = (size_t)R * (size_t)K;
 	float *y = malloc(sizeof *y * (n ? n : 1));
-	if (!quantized(t)) {
+	if (!layout_quantized(t)) {
 		float *x = load_f32(t, r, (size_t)rows * (size_t)cols);
 		if (c == COMP_DATA)
 			memcpy(y, x, sizeof *y * n);
@@ -210,7 +157,7 @@ static int run_gemm(const Graph *g, const long *dims, const Op *op, unsigned fla
 	const Tensor *td = &g->tensors[op->arg[ARG_OUT]];
 	Component ca = op->p.pass == PASS_WGRAD ? COMP_DATA_T : COMP_DATA;
 	Component cb = op->p.pass == PASS_FPROP ? COMP_DATA : COMP_DATA_T;
-	bool native = (flags & INTERP_NATIVE_NVFP4) && quantized(ta) && ta->recipe.scaling == SCALING_NVFP4;
+	bool native = (flags & INTERP_NATIVE_NVFP4) && layout_quantized(ta) && ta->recipe.scaling == SCALING_NVFP4;
 	int M, K, N, K2;
 	float *A = gemm_operand(g, dims, ta, &t[ta->id], ca, native, &M, &K);
 	float *B = gemm_operand(g, dims, tb, &t[tb->id], cb, native, &N, &K2);
@@ -238,7 +185,7 @@ static int run_gemm(const Graph *g, const long *dims, const Op *op, unsigned fla
 	if (op->p.gelu) /* cuBLASLt's GELU epilogue: tanh approximation, after the bias */
 		for (size_t i = 0; i < (size_t)M * N; i++)
 			rd->value[i] = ref_glu1(REF_GEGLU, rd->value[i], 1.0f, 0.0f, 0.0f);
-	if (op->p.accumulate && t[td->id].comp[COMP_DATA] && !quantized(td))
+	if (op->p.accumulate && t[td->id].comp[COMP_DATA] && !layout_quantized(td))
 		for (size_t i = 0; i < (size_t)M * N; i++)
 			rd->value[i] += ref_load(t[td->id].comp[COMP_DATA], ref_dtype(td->dtype), i);
 	free(A);
@@ -258,7 +205,7 @@ int interp_run_op(const Graph *g, const long *dims, int oi, unsigned flags, RefT
 		snprintf(err, errlen, "reference: input '%s' of op %d has no data", in->name, oi);
 		return -1;
 	}
-	int rows = (int)interp_rows(g, dims, out), cols = (int)cols_of(out);
+	int rows = (int)layout_rows(dims, out), cols = (int)layout_cols(out);
 	size_t n = (size_t)rows * (size_t)cols;
 	free(ro->value);
 	ro->value = malloc(sizeof(float) * (n ? n : 1));
@@ -275,7 +222,7 @@ int interp_run_op(const Graph *g, const long *dims, int oi, unsigned flags, RefT
 		void *res_out = NULL;
 		if (op->arg[ARG_RESIDUAL_OUT] >= 0) {
 			const Tensor *tr = &g->tensors[op->arg[ARG_RESIDUAL_OUT]];
-			res_out = xalloc(&t[tr->id], COMP_DATA, interp_comp_bytes(g, dims, tr, COMP_DATA));
+			res_out = xalloc(&t[tr->id], COMP_DATA, layout_comp_bytes(dims, tr, COMP_DATA));
 		}
 		if (op->p.norm == NORM_LAYER)
 			ref_layernorm(ri->comp[COMP_DATA], res, res_out, ref_dtype(in->dtype), gamma, beta, op->p.zero_centered_gamma,

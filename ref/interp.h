@@ -15,10 +15,6 @@ typedef struct RefTensor {
 	int owned;                /* comps allocated by the interpreter */
 } RefTensor;
 
-/* interp_comp_bytes sizes a component for the resolved dims (0 if the tensor has none). */
-size_t interp_comp_bytes(const Graph *g, const long *dims, const Tensor *t, Component c);
-/* interp_rows is the product of all but the last dim of t. */
-long interp_rows(const Graph *g, const long *dims, const Tensor *t);
 /* interp_run runs every op of g (flags 0: NVFP4 GEMMs as dequantize, then GEMM). Inputs: t[i].comp[COMP_DATA] for every layer input;
  * t[i].scale for delayed-scaling tensors (the state before the run). Produced tensors
  * get every component their op writes. Returns 0, or -1 with a message. */

@@ -18,6 +18,16 @@ typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
 typedef unsigned long long CUdeviceptr;
 
+/* cuMemcpy2DAsync's argument, laid out as cuda.h's CUDA_MEMCPY2D (v2) */
+typedef struct TgMemcpy2D {
+	size_t srcXInBytes, srcY;
+	int srcMemoryType; const void *srcHost; CUdeviceptr srcDevice; void *srcArray; size_t srcPitch;
+	size_t dstXInBytes, dstY;
+	int dstMemoryType; void *dstHost; CUdeviceptr dstDevice; void *dstArray; size_t dstPitch;
+	size_t WidthInBytes, Height;
+} TgMemcpy2D;
+enum { TG_CU_MEMORYTYPE_DEVICE = 2 };
+
 /* attribute numbers from cuda.h */
 enum {
 	TG_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
@@ -58,6 +68,7 @@ enum {
 	X(cuMemsetD8_v2, (CUdeviceptr p, unsigned char v, size_t n)) \
 	X(cuMemsetD32Async, (CUdeviceptr p, unsigned v, size_t n, CUstream s)) \
 	X(cuMemsetD8Async, (CUdeviceptr p, unsigned char v, size_t n, CUstream s)) \
+	X(cuMemcpy2DAsync_v2, (const TgMemcpy2D *copy, CUstream s)) \
 	X(cuStreamCreate, (CUstream *s, unsigned flags)) \
 	X(cuStreamDestroy_v2, (CUstream s)) \
 	X(cuStreamSynchronize, (CUstream s)) \

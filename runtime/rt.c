@@ -16,9 +16,11 @@
 #include "cache.h"
 #include "cudrv.h"
 #include "gemm.h"
+#include "gemm_pad.h"
 #include "gen.h"
-#include "interp.h"
 #include "jit.h"
+#include "layout.h"
+#include "pipeline.h"
 #include "rt_internal.h"
 #include "tg_kernel.h"
 
@@ -194,6 +196,7 @@ struct TgLayer {
 	CUdeviceptr zero_amax_begin; size_t zero_amax_count; /* current-scaling and NVFP4 amaxes to clear per run */
 	long tokens;         /* the token count the tile variants are planned for (0: unknown) */
 	unsigned long long steps; /* tg_step calls so far: every launch's n[3], the NVFP4 SR offset */
+	CUdeviceptr pad; size_t pad_cap; /* scratch for GEMMs on zero-padded copies (gemm_pad.h) */
 };
 
 void tg_context_plan_options(const TgContext *c, long tokens, PlanOptions *o)
@@ -222,20 +225,16 @@ TgStatus tg_layer_create(TgContext *c, const char *name, const char *text, size_
 	const char *file = arena_strdup(l->arena, name ? name : "<spec>");
 	l->diag.file = file;
 	l->diag.src = l->text;
-	Spec *s = spec_load(l->arena, &l->diag, file, l->text, len);
-	Arch arch = {c->cc, c->cc >= 90};
-	if (s)
-		s->ntargets = 0; /* the runtime compiles for the GPU it runs on, whatever the spec targets */
-	const Graph *g = s ? ir_build(l->arena, &l->diag, s, arch) : NULL;
 	PlanOptions po;
 	tg_context_plan_options(c, 0, &po); /* tokens not known yet: tg_layer_set_tokens re-plans */
-	Plan *p = g ? plan_build_opts(l->arena, &l->diag, g, &po) : NULL;
+	/* the runtime compiles for the GPU it runs on, whatever the spec targets */
+	Plan *p = pipeline_plan(l->arena, &l->diag, file, l->text, len, (Arch){c->cc, c->cc >= 90}, true, &po);
 	if (!p) {
 		fail(TG_ERR_SPEC, "%s", l->diag.msg);
 		tg_layer_destroy(l);
 		return TG_ERR_SPEC;
 	}
-	l->g = g;
+	const Graph *g = l->g = p->g;
 	l->plan = p;
 	l->t = arena_alloc(l->arena, sizeof *l->t * (size_t)(g->ntensors ? g->ntensors : 1));
 	l->dim = arena_alloc(l->arena, sizeof *l->dim * (size_t)(g->ndims ? g->ndims : 1));
@@ -304,6 +303,8 @@ void tg_layer_destroy(TgLayer *l)
 		cu.cuMemFree_v2(l->state);
 	if (l->state_params)
 		cu.cuMemFree_v2(l->state_params);
+	if (l->pad)
+		cu.cuMemFree_v2(l->pad);
 	arena_free(l->arena);
 	free(l);
 }
@@ -313,29 +314,22 @@ TgStatus tg_layer_compile(TgLayer *l)
 	if (l->compiled)
 		return TG_OK;
 	const Plan *p = l->plan;
+	KernelSource *ks;
+	int n = pipeline_emit(l->arena, &l->diag, p, &ks);
+	if (n < 0)
+		return fail(TG_ERR_COMPILE, "%s", l->diag.msg);
 	const char *const *hn, *const *ht;
 	int nh = emit_headers(&hn, &ht);
-	JitSource *src = arena_alloc(l->arena, sizeof *src * (size_t)(p->nkernels ? p->nkernels : 1));
-	int *idx = arena_alloc(l->arena, sizeof *idx * (size_t)(p->nkernels ? p->nkernels : 1));
-	int n = 0;
-	for (int i = 0; i < p->nkernels; i++) {
-		const Kernel *k = &p->kernels[i];
-		if (k->kind != KERNEL_GENERATED)
-			continue;
-		char *code = emit_kernel(l->arena, &l->diag, p, k);
-		if (!code)
-			return fail(TG_ERR_COMPILE, "%s", l->diag.msg);
-		src[n] = (JitSource){emit_entry(l->arena, p, k), code,
-			arena_printf(l->arena, "%s.%s.cu", p->g->layer, k->name), nh, hn, ht};
-		idx[n++] = i;
-	}
+	JitSource *src = arena_alloc(l->arena, sizeof *src * (size_t)(n ? n : 1));
+	for (int i = 0; i < n; i++)
+		src[i] = (JitSource){ks[i].entry, ks[i].code, ks[i].file, nh, hn, ht};
 	JitResult *res = arena_alloc(l->arena, sizeof *res * (size_t)(n ? n : 1));
 	const char *arch = l->ctx->arch;
 	char err[8192];
 	if (n && jit_compile_many(l->ctx->jit, src, n, &arch, 1, NULL, 0, res, 0, err, sizeof err))
 		return fail(strstr(err, "frozen") ? TG_ERR_FROZEN : TG_ERR_COMPILE, "%s", err);
 	for (int i = 0; i < n; i++)
-		l->jit[idx[i]] = res[i];
+		l->jit[ks[i].kernel] = res[i];
 	l->compiled = 1;
 	return TG_OK;
 }
@@ -493,10 +487,10 @@ TgStatus tg_bind(TgLayer *l, const char *name, const TgTensorDesc *d)
 	return TG_OK;
 }
 
-/* ---- sizes (the reference interpreter defines the layouts) ---- */
-static long extent_val(const TgLayer *l, Extent e) { return e.dim < 0 ? e.add : e.mul * l->dim[e.dim] + e.add; }
+/* ---- sizes (gen/layout.c defines the layouts) ---- */
+static long extent_val(const TgLayer *l, Extent e) { return layout_extent(l->dim, e); }
 
-static size_t comp_bytes(const TgLayer *l, const Tensor *t, Component c) { return interp_comp_bytes(l->g, l->dim, t, c); }
+static size_t comp_bytes(const TgLayer *l, const Tensor *t, Component c) { return layout_comp_bytes(l->dim, t, c); }
 
 /* Which components of which tensors the plan touches: fixed once the plan is
  * (tg_layer_load), so tg_run only sizes and allocates. */
@@ -513,7 +507,7 @@ static void plan_needs(TgLayer *l)
 			l->t[c->b].need[c->b_comp] = 1;
 			l->t[c->d].need[COMP_DATA] = 1;
 			if (c->bias >= 0)
-				l->t[c->bias].need[COMP_DATA] = 1;
+				l->t[c->bias].need[c->bias_comp] = 1;
 			if (c->scaling == SCALING_DELAYED || c->scaling == SCALING_CURRENT) {
 				l->t[c->a].need[COMP_SCALE_INV] = l->t[c->b].need[COMP_SCALE_INV] = 1;
 			}
@@ -530,6 +524,8 @@ static void plan_needs(TgLayer *l)
 				l->t[k->bind[b].tensor].need[k->bind[b].comp] = 1;
 	}
 }
+
+static TgStatus gemm_setup(TgLayer *l, const Kernel *k, GemmDesc *out_gd, GemmArgs *out_ga);
 
 /* Resolve the dynamic dims from the bindings, check that inputs are bound,
  * size every buffer and allocate what is missing. */
@@ -604,6 +600,28 @@ static TgStatus prepare(TgLayer *l, CUstream s)
 			r->ptr[c] = r->owned[c];
 		}
 	}
+	size_t pad = 0; /* scratch for GEMMs that run on zero-padded copies (gemm_pad.h) */
+	for (int ki = 0; ki < l->plan->nkernels; ki++) {
+		GemmDesc gd;
+		GemmArgs ga;
+		if (l->plan->kernels[ki].kind != KERNEL_GEMM || gemm_setup(l, &l->plan->kernels[ki], &gd, &ga))
+			continue;
+		size_t b = gemm_pad_bytes(&gd);
+		pad = b > pad ? b : pad;
+	}
+	if (pad > l->pad_cap) {
+		if (capturing < 0 ? stream_capturing(s) : capturing)
+			return fail(TG_ERR_CAPTURING, "layer %s needs a larger GEMM padding buffer while the stream is capturing; "
+				"run once before capturing", g->layer);
+		if (l->pad)
+			cu.cuMemFree_v2(l->pad);
+		l->pad = 0;
+		l->pad_cap = 0;
+		CUresult cr = cu.cuMemAlloc_v2(&l->pad, pad);
+		if (cr)
+			return fail(TG_ERR_NOMEM, "allocating %zu bytes of GEMM padding: %s", pad, cudrv_errstr(cr));
+		l->pad_cap = pad;
+	}
 	return TG_OK;
 }
 
@@ -647,9 +665,9 @@ static const float *copy_scales(const TgLayer *l, int t, Component copy, Compone
 	return (const float *)(uintptr_t)l->t[t].ptr[copy == COMP_DATA ? row : col];
 }
 
-static TgStatus launch_gemm(TgLayer *l, int ki, CUstream s)
+/* The cuBLASLt call of GEMM kernel k at the current dims and pointers. */
+static TgStatus gemm_setup(TgLayer *l, const Kernel *k, GemmDesc *out_gd, GemmArgs *out_ga)
 {
-	const Kernel *k = &l->plan->kernels[ki];
 	const GemmCall *c = &k->gemm;
 	const Graph *g = l->g;
 	const Tensor *a = &g->tensors[c->a], *b = &g->tensors[c->b], *d = &g->tensors[c->d];
@@ -664,12 +682,14 @@ static TgStatus launch_gemm(TgLayer *l, int ki, CUstream s)
 	gd.d_dtype = c->d_dtype;
 	gd.fast_accum = c->fast_accum;
 	gd.accumulate = c->accumulate;
+	gd.a_trans = c->a_trans;
+	gd.b_trans = c->b_trans;
 	gd.epilogue = c->bias >= 0 ? (c->gelu ? GEMM_EPI_GELU_BIAS : GEMM_EPI_BIAS) : (c->gelu ? GEMM_EPI_GELU : GEMM_EPI_NONE);
 	GemmArgs ga = {0};
 	ga.a = (void *)(uintptr_t)l->t[c->a].ptr[c->a_comp];
 	ga.b = (void *)(uintptr_t)l->t[c->b].ptr[c->b_comp];
 	ga.d = (void *)(uintptr_t)l->t[c->d].ptr[COMP_DATA];
-	ga.bias = c->bias >= 0 ? (void *)(uintptr_t)l->t[c->bias].ptr[COMP_DATA] : NULL;
+	ga.bias = c->bias >= 0 ? (void *)(uintptr_t)l->t[c->bias].ptr[c->bias_comp] : NULL;
 	ga.alpha = 1.0f;
 	ga.beta = c->accumulate ? 1.0f : 0.0f;
 	switch (c->scaling) {
@@ -712,8 +732,21 @@ static TgStatus launch_gemm(TgLayer *l, int ki, CUstream s)
 		ga.d_scale = (const float *)(uintptr_t)l->t[c->d].ptr[COMP_SCALE];
 		ga.d_amax = (float *)(uintptr_t)l->t[c->d].ptr[COMP_AMAX];
 	}
+	*out_gd = gd;
+	*out_ga = ga;
+	return TG_OK;
+}
+
+static TgStatus launch_gemm(TgLayer *l, int ki, CUstream s)
+{
+	const Kernel *k = &l->plan->kernels[ki];
+	GemmDesc gd;
+	GemmArgs ga;
+	TgStatus st = gemm_setup(l, k, &gd, &ga);
+	if (st)
+		return st;
 	char err[1024];
-	int r = gemm_run(l->ctx->gemm, &gd, &ga, s, err, sizeof err);
+	int r = gemm_run_padded(l->ctx->gemm, &gd, &ga, l->pad, l->pad_cap, s, err, sizeof err);
 	if (r)
 		return fail(r == GEMM_ENOTSUP ? TG_ERR_UNSUPPORTED : r == GEMM_EINVAL ? TG_ERR_BINDING : TG_ERR_CUDA, "%s: %s",
 			k->name, err);
@@ -816,14 +849,6 @@ TgStatus tg_state(TgLayer *l, void **dev, size_t *bytes, TgStateLayout *lay)
 	return TG_OK;
 }
 
-static const char *const comp_names[] = {
-#define X(e, s) s,
-	TG_COMPONENTS(X)
-#undef X
-};
-
-const char *comp_name(int c) { return c >= 0 && c < COMP_COUNT ? comp_names[c] : "?"; }
-
 TgStatus tg_layer_tensor_component(TgLayer *l, int i, Component c, void **dev, size_t *bytes)
 {
 	if (i < 0 || i >= l->g->ntensors || !l->t[i].ptr[c])
@@ -841,9 +866,9 @@ TgStatus tg_tensor_ptr(TgLayer *l, const char *name, const char *component, void
 	int i = find_tensor(l->g, name);
 	if (i < 0)
 		return fail(TG_ERR_ARG, "tg_tensor_ptr: no tensor '%s'", name);
-	for (int c = 0; c < COMP_COUNT; c++)
-		if (!strcmp(comp_names[c], component))
-			return tg_layer_tensor_component(l, i, (Component)c, dev, bytes);
+	int c = comp_lookup(component);
+	if (c >= 0)
+		return tg_layer_tensor_component(l, i, (Component)c, dev, bytes);
 	return fail(TG_ERR_ARG, "tg_tensor_ptr: unknown component '%s'", component);
 }
 

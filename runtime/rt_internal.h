@@ -4,6 +4,7 @@
 #define TG_RT_INTERNAL_H
 
 #include "gen.h"
+#include "layout.h"
 #include "tegen.h"
 
 /* tg_layer_plan returns the layer's plan (and through it, the graph). */
@@ -12,8 +13,6 @@ const Plan *tg_layer_plan(const TgLayer *l);
 TgStatus tg_layer_tensor_component(TgLayer *l, int i, Component c, void **dev, size_t *bytes);
 /* tg_layer_steps counts tg_step calls: the offset of NVFP4 stochastic rounding (launch n[3]). */
 unsigned long long tg_layer_steps(const TgLayer *l);
-/* comp_name spells a component ("data", "scale_inv", ...). */
-const char *comp_name(int c);
 /* tg_layer_jit returns kernel i's compile result (NULL for GEMMs or before compiling). */
 const struct JitResult *tg_layer_jit(const TgLayer *l, int i);
 

@@ -68,9 +68,10 @@ __device__ __forceinline__ void gl_emit_row(const TgParams &p, long long rows, l
 constexpr int gl_group = TG_RECIPE == 4 ? 128 / GL_VEC : TG_RECIPE == 6 ? 32 / GL_VEC : 1;
 static_assert(gl_group >= 1 && gl_group <= 32, "block scaling: TG_VEC too small for one block per <= 32 lanes");
 
-// act(a) * b in T: float for BF16/FP16/FP8 outputs (1 ulp of the double reference after
-// rounding); double for an FP32 output, where expf's 2-ulp error showed through (up to 3
-// FP32 ulps on an H100): double exp then one rounding to float, as the reference does.
+// act(a) * b in T: float for BF16/FP8 outputs (1 ulp of the double reference after
+// rounding); double for FP32 and FP16 outputs, where expf's 2-ulp error showed through (up
+// to 3 FP32 ulps on an H100; FP16's 11-bit mantissa flips on more than 1e-4 of the
+// elements): double exp then one rounding to float, as the reference does.
 template <typename T> __device__ __forceinline__ T gl_sigmoid_mul(T a, T z) // a*sigmoid(z)
 {
 	if constexpr (sizeof(T) == 8)
@@ -106,10 +107,10 @@ template <typename T> __device__ __forceinline__ float gl_act(float af, float bf
 
 __device__ __forceinline__ void gl_compute(const float (&a)[GL_VEC], const float (&b)[GL_VEC], float (&y)[GL_VEC])
 {
-	constexpr bool fp32_out = TG_RECIPE == 0 && TG_OUT_DTYPE == 0;
+	constexpr bool dbl = TG_RECIPE == 0 && TG_OUT_DTYPE != 1; // FP32 and FP16 outputs
 #pragma unroll
 	for (int k = 0; k < GL_VEC; k++)
-		y[k] = fp32_out ? gl_act<double>(a[k], b[k]) : gl_act<float>(a[k], b[k]);
+		y[k] = dbl ? gl_act<double>(a[k], b[k]) : gl_act<float>(a[k], b[k]);
 }
 
 template <int DT, int N>

@@ -1,8 +1,9 @@
 // norm_quantize.cu: RMSNorm / LayerNorm fused with quantization, one pass over memory.
-// tegen-slots: TG_KERNEL TG_IN_DTYPE TG_W_DTYPE TG_OUT_DTYPE TG_FMT TG_RECIPE TG_ROWWISE TG_COLWISE TG_VEC TG_THREADS TG_ROWS_PER_CTA TG_COLS TG_NORM TG_EPS TG_ZERO_CENTERED TG_HAS_RESIDUAL TG_EPS_SCALE TG_POW2 TG_MARGIN
+// tegen-slots: TG_KERNEL TG_IN_DTYPE TG_W_DTYPE TG_B_DTYPE TG_OUT_DTYPE TG_FMT TG_RECIPE TG_ROWWISE TG_COLWISE TG_VEC TG_THREADS TG_ROWS_PER_CTA TG_COLS TG_NORM TG_EPS TG_ZERO_CENTERED TG_HAS_RESIDUAL TG_EPS_SCALE TG_POW2 TG_MARGIN
 //
 // Slots: TG_IN_DTYPE (0 fp32, 1 bf16, 2 fp16; also residual / residual_out),
-// TG_W_DTYPE (gamma, beta), TG_OUT_DTYPE (recipe 0 output), TG_FMT (0 e4m3,
+// TG_W_DTYPE (gamma), TG_B_DTYPE (beta; gamma's when there is none: the two may
+// differ), TG_OUT_DTYPE (recipe 0 output), TG_FMT (0 e4m3,
 // 1 e5m2), TG_RECIPE (0 none, 1 delayed, 2 current cast pass, 3 current amax
 // pass, 4 block1x128, 6 mxfp8), TG_ROWWISE / TG_COLWISE (0/1), TG_VEC
 // (elements per 16/8/4-byte input load; must divide TG_COLS), TG_THREADS,
@@ -57,6 +58,14 @@ namespace NQ_CAT(nq_ns_, TG_KERNEL) {
 
 constexpr int nq_isz = TG_IN_DTYPE == 0 ? 4 : 2;
 constexpr int nq_wsz = TG_W_DTYPE == 0 ? 4 : 2;
+constexpr int nq_bsz = TG_B_DTYPE == 0 ? 4 : 2;
+// FP32 and FP16 outputs: statistics and the per-element math in double, rounded once
+// at the end, as the reference computes them (float math showed through as 1-ulp
+// differences on about half the elements of an FP32 output). BF16/FP8 outputs: float.
+constexpr bool nq_dbl = TG_RECIPE == 0 && TG_OUT_DTYPE != 1;
+template <bool D> struct nq_acc_type { typedef float T; };
+template <> struct nq_acc_type<true> { typedef double T; };
+typedef nq_acc_type<nq_dbl>::T nq_acc;
 constexpr int nq_osz = TG_RECIPE == 0 ? (TG_OUT_DTYPE == 0 ? 4 : 2) : 1;
 constexpr int NQ_VEC = TG_VEC;
 constexpr int NQ_COLS = TG_COLS;
@@ -66,6 +75,7 @@ constexpr bool nq_tile = TG_COLWISE && TG_RECIPE != 3;
 static_assert(NQ_COLS % NQ_VEC == 0, "TG_VEC must divide TG_COLS");
 static_assert(NQ_VEC * nq_isz <= 32 && NQ_VEC * nq_isz >= 4, "input vector must be 4..32 bytes");
 static_assert(NQ_VEC * nq_wsz <= 32 && NQ_VEC * nq_wsz >= 4, "gamma vector must be 4..32 bytes");
+static_assert(NQ_VEC * nq_bsz <= 32 && NQ_VEC * nq_bsz >= 4, "beta vector must be 4..32 bytes");
 static_assert(NQ_VEC * nq_osz >= 2 && NQ_VEC * nq_osz <= 32, "output vector must be 2..32 bytes");
 static_assert((NQ_VEC & (NQ_VEC - 1)) == 0 && NQ_VEC >= 2, "TG_VEC must be a power of two >= 2");
 static_assert(TG_THREADS % 32 == 0 && TG_THREADS <= 1024, "TG_THREADS must be a multiple of 32, <= 1024");
@@ -82,7 +92,7 @@ __device__ __forceinline__ void nq_weights(const TgParams &p, int c, float (&g)[
 		b[k] = 0.0f;
 	}
 	if (TG_NORM == 1)
-		tg_load_vec<TG_W_DTYPE, NQ_VEC>(p.p[TG_P_BETA], c, b);
+		tg_load_vec<TG_B_DTYPE, NQ_VEC>(p.p[TG_P_BETA], c, b);
 }
 
 // x = in (+ residual, rounded to the input dtype) for one vector at element e.
@@ -96,7 +106,7 @@ __device__ __forceinline__ void nq_input(const TgParams &p, long long e, float (
 		for (int k = 0; k < NQ_VEC; k++)
 			x[k] += r[k];
 		tg_round_vec<TG_IN_DTYPE, NQ_VEC>(x);
-		if (write_res)
+		if (write_res && p.p[TG_P_RESIDUAL_OUT]) // residual_out is optional
 			tg_store_hp<TG_IN_DTYPE, NQ_VEC>(p.p[TG_P_RESIDUAL_OUT], e, x);
 	}
 }
@@ -122,7 +132,7 @@ static_assert(nq_tile || (NQ_TPR & (NQ_TPR - 1)) == 0, "threads per row must be 
 static_assert(nq_tile || NQ_TPR % nq_group == 0, "threads per row must be a multiple of the lanes per scale block");
 
 // Sum over the NQ_TPR threads of a row; every thread of the row gets the same value.
-__device__ __forceinline__ float nq_row_sum(float v, float (*red)[NQ_WPR])
+__device__ __forceinline__ nq_acc nq_row_sum(nq_acc v, nq_acc (*red)[NQ_WPR])
 {
 	if (NQ_TPR <= 32)
 		return tg_group_sum<(NQ_TPR <= 32 ? NQ_TPR : 32)>(v);
@@ -131,7 +141,7 @@ __device__ __forceinline__ float nq_row_sum(float v, float (*red)[NQ_WPR])
 	if ((threadIdx.x & 31) == 0)
 		red[slot][w] = v;
 	__syncthreads();
-	float s = 0.0f;
+	nq_acc s = 0.0f;
 #pragma unroll
 	for (int i = 0; i < NQ_WPR; i++)
 		s += red[slot][i];
@@ -166,7 +176,7 @@ __device__ __forceinline__ void nq_row_load(const TgParams &p, long long r, bool
 
 __device__ __forceinline__ void nq_row_path_pf(const TgParams &p)
 {
-	__shared__ float red[TG_ROWS_PER_CTA][NQ_WPR];
+	__shared__ nq_acc red[TG_ROWS_PER_CTA][NQ_WPR];
 	__shared__ float ared[32];
 	const long long rows = p.n[0];
 	const int slot = threadIdx.x / NQ_TPR, t = threadIdx.x % NQ_TPR;
@@ -178,14 +188,15 @@ __device__ __forceinline__ void nq_row_path_pf(const TgParams &p)
 	long long rb = (long long)blockIdx.x * TG_ROWS_PER_CTA;
 	tg_rvec<TG_IN_DTYPE, NQ_VEC> xr[NQ_NJ], rr[TG_HAS_RESIDUAL ? NQ_NJ : 1];
 	nq_row_load(p, rb + slot, rb + slot < rows, t, xr, rr);
-	tg_rvec<TG_W_DTYPE, NQ_VEC> gr[NQ_NJ], br[TG_NORM == 1 ? NQ_NJ : 1];
+	tg_rvec<TG_W_DTYPE, NQ_VEC> gr[NQ_NJ];
+	tg_rvec<TG_B_DTYPE, NQ_VEC> br[TG_NORM == 1 ? NQ_NJ : 1];
 #pragma unroll
 	for (int j = 0; j < NQ_NJ; j++) {
 		int v = j * NQ_TPR + t;
 		int c = (NQ_NVEC % NQ_TPR == 0 || v < NQ_NVEC) ? v * NQ_VEC : 0;
 		tg_load_raw<TG_W_DTYPE, NQ_VEC>(p.p[TG_P_GAMMA], c, gr[j]);
 		if (TG_NORM == 1)
-			tg_load_raw<TG_W_DTYPE, NQ_VEC>(p.p[TG_P_BETA], c, br[TG_NORM == 1 ? j : 0]);
+			tg_load_raw<TG_B_DTYPE, NQ_VEC>(p.p[TG_P_BETA], c, br[TG_NORM == 1 ? j : 0]);
 	}
 	for (; rb < rows; rb += stride) {
 		const long long r = rb + slot;
@@ -202,40 +213,48 @@ __device__ __forceinline__ void nq_row_path_pf(const TgParams &p)
 				for (int k = 0; k < NQ_VEC; k++)
 					x[j][k] += q[k];
 				tg_round_vec<TG_IN_DTYPE, NQ_VEC>(x[j]);
-				if (TG_RECIPE != 3 && rv && (NQ_NVEC % NQ_TPR == 0 || v < NQ_NVEC))
+				if (TG_RECIPE != 3 && rv && (NQ_NVEC % NQ_TPR == 0 || v < NQ_NVEC) && p.p[TG_P_RESIDUAL_OUT])
 					tg_store_hp<TG_IN_DTYPE, NQ_VEC>(p.p[TG_P_RESIDUAL_OUT], r * NQ_COLS + (long long)v * NQ_VEC, x[j]);
 			}
 		}
 		// next row's loads: in flight during this row's reductions and stores
 		nq_row_load(p, r + stride, r + stride < rows, t, xr, rr);
-		float mu = 0.0f;
+		nq_acc mu = 0.0f;
 		if (TG_NORM == 1) {
-			float sum = 0.0f;
+			nq_acc sum = 0.0f;
 #pragma unroll
 			for (int j = 0; j < NQ_NJ; j++)
 #pragma unroll
 				for (int k = 0; k < NQ_VEC; k++)
-					sum += x[j][k];
-			mu = tg_div_rn(nq_row_sum(sum, red), (float)NQ_COLS);
+					sum += (nq_acc)x[j][k];
+			if (nq_dbl)
+				mu = nq_row_sum(sum, red) / (double)NQ_COLS;
+			else
+				mu = tg_div_rn((float)nq_row_sum(sum, red), (float)NQ_COLS);
 		}
-		float sq = 0.0f;
+		nq_acc sq = 0.0f;
 #pragma unroll
 		for (int j = 0; j < NQ_NJ; j++) {
 			int v = j * NQ_TPR + t;
 			bool ok = NQ_NVEC % NQ_TPR == 0 || v < NQ_NVEC;
 #pragma unroll
 			for (int k = 0; k < NQ_VEC; k++) {
-				float d = ok ? x[j][k] - mu : 0.0f;
+				nq_acc d = ok ? (nq_acc)x[j][k] - mu : (nq_acc)0.0f;
 				sq += d * d;
 			}
 		}
-		float var = tg_div_rn(nq_row_sum(sq, red), (float)NQ_COLS);
-		float rs = tg_div_rn(1.0f, sqrtf(var + TG_EPS));
+		nq_acc rs;
+		if (nq_dbl) {
+			rs = 1.0 / sqrt(nq_row_sum(sq, red) / (double)NQ_COLS + (double)TG_EPS);
+		} else {
+			float var = tg_div_rn((float)nq_row_sum(sq, red), (float)NQ_COLS);
+			rs = tg_div_rn(1.0f, sqrtf(var + TG_EPS));
+		}
 		if (TG_RECIPE != 3 && rv && t == 0) {
 			if (p.p[TG_P_RSIGMA])
-				((float *)p.p[TG_P_RSIGMA])[r] = rs;
+				((float *)p.p[TG_P_RSIGMA])[r] = (float)rs;
 			if (TG_NORM == 1 && p.p[TG_P_MU])
-				((float *)p.p[TG_P_MU])[r] = mu;
+				((float *)p.p[TG_P_MU])[r] = (float)mu;
 		}
 #pragma unroll
 		for (int j = 0; j < NQ_NJ; j++) {
@@ -244,12 +263,20 @@ __device__ __forceinline__ void nq_row_path_pf(const TgParams &p)
 			float g[NQ_VEC], b[NQ_VEC], y[NQ_VEC];
 			tg_cvt_raw<TG_W_DTYPE, NQ_VEC>(gr[j], g);
 			if (TG_NORM == 1)
-				tg_cvt_raw<TG_W_DTYPE, NQ_VEC>(br[TG_NORM == 1 ? j : 0], b);
+				tg_cvt_raw<TG_B_DTYPE, NQ_VEC>(br[TG_NORM == 1 ? j : 0], b);
 #pragma unroll
 			for (int k = 0; k < NQ_VEC; k++) {
-				if (TG_ZERO_CENTERED)
-					g[k] += 1.0f;
-				y[k] = TG_NORM == 1 ? (x[j][k] - mu) * rs * g[k] + b[k] : x[j][k] * rs * g[k];
+				if (nq_dbl) { // ((x - mu) * rs) * g (+ b) in double, never fused, one rounding
+					double gd = (double)g[k] + (TG_ZERO_CENTERED ? 1.0 : 0.0);
+					double xd = TG_NORM == 1 ? __dsub_rn((double)x[j][k], (double)mu) : (double)x[j][k];
+					double yd = __dmul_rn(__dmul_rn(xd, (double)rs), gd);
+					y[k] = (float)(TG_NORM == 1 ? __dadd_rn(yd, (double)b[k]) : yd);
+				} else {
+					if (TG_ZERO_CENTERED)
+						g[k] += 1.0f;
+					const float muf = (float)mu, rsf = (float)rs;
+					y[k] = TG_NORM == 1 ? (x[j][k] - muf) * rsf * g[k] + b[k] : x[j][k] * rsf * g[k];
+				}
 				if (rv && ok)
 					amax = tg_absmax(amax, y[k]);
 			}
@@ -344,11 +371,11 @@ __device__ __forceinline__ void nq_tile_path(const TgParams &p)
 			const int c = c0 + tv * NQ_VEC;
 			const bool ok = rv && (NQ_COLS % NQ_CW == 0 || c < NQ_COLS);
 			float x[NQ_VEC], g[NQ_VEC], b[NQ_VEC], y[NQ_VEC];
-			if (ok) {
-				if (TG_HAS_RESIDUAL)
+			if (ok) { // the residual sum: re-read from residual_out, or recomputed when there is none
+				if (TG_HAS_RESIDUAL && p.p[TG_P_RESIDUAL_OUT])
 					tg_load_vec<TG_IN_DTYPE, NQ_VEC>(p.p[TG_P_RESIDUAL_OUT], r * NQ_COLS + c, x);
 				else
-					tg_load_vec<TG_IN_DTYPE, NQ_VEC>(p.p[TG_P_IN], r * NQ_COLS + c, x);
+					nq_input(p, r * NQ_COLS + c, x, false);
 			}
 			nq_weights(p, (NQ_COLS % NQ_CW == 0 || c < NQ_COLS) ? c : 0, g, b);
 #pragma unroll

@@ -176,6 +176,15 @@ __device__ __forceinline__ float tg_group_sum(float v)
 		v += __shfl_xor_sync(0xFFFFFFFFu, v, o);
 	return v;
 }
+// The same sum in double (norm statistics for FP32/FP16 outputs).
+template <int G>
+__device__ __forceinline__ double tg_group_sum(double v)
+{
+#pragma unroll
+	for (int o = G / 2; o > 0; o >>= 1)
+		v += __shfl_xor_sync(0xFFFFFFFFu, v, o);
+	return v;
+}
 template <int G>
 __device__ __forceinline__ float tg_group_max(float v)
 {

@@ -63,7 +63,7 @@ cat >"$tmp/rows.yaml" <<'EOF'
 layer: rows
 dims: {tokens: dynamic}
 tensors:
-  x: {shape: [tokens*1000000000000, 1000000000000, 1000000000000, 16], dtype: bf16}
+  x: {shape: [tokens*2147483647, 2147483647, 2147483647, 16], dtype: bf16}
 ops:
   - quantize: {in: x, out: xq}
 recipe: {scaling: current}

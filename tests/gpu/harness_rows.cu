@@ -95,18 +95,18 @@
 	T(t8_c4096,   4096,  256, 128, 128) \
 	T(t8_c4096_t128, 4096, 128, 128, 128) \
 	T(t8_c160,    160,   256, 128, 128) \
-	T(t8_c512,    512,   256, 64,  128) \
+	T(t8_c512,    512,   256, 32,  128) \
 	T(t8_c14336,  14336, 256, 128, 128)
 
 #ifdef TG_LIST
 /* One line per variant for bench/run_rows.sh: template name, then nvcc flags. */
 #define N(name, norm, in, w, out, fmt, rec, row, col, vec, thr, rpc, cols, zc, res, epss, pow2, bench) \
-	norm_quantize.cu name -DTG_KERNEL=name -DTG_NORM=norm -DTG_IN_DTYPE=in -DTG_W_DTYPE=w -DTG_OUT_DTYPE=out \
+	norm_quantize.cu name -DTG_KERNEL=name -DTG_NORM=norm -DTG_IN_DTYPE=in -DTG_W_DTYPE=w -DTG_B_DTYPE=w -DTG_OUT_DTYPE=out \
 	-DTG_FMT=fmt -DTG_RECIPE=rec -DTG_ROWWISE=row -DTG_COLWISE=col -DTG_VEC=vec -DTG_THREADS=thr \
 	-DTG_ROWS_PER_CTA=rpc -DTG_COLS=cols -DTG_ZERO_CENTERED=zc -DTG_HAS_RESIDUAL=res -DTG_EPS=1e-5f \
 	-DTG_EPS_SCALE=epss -DTG_POW2=pow2 -DTG_MARGIN=0 @@
 #define NPF(name, norm, in, w, out, fmt, rec, row, col, vec, thr, rpc, cols, zc, res, epss, pow2, bench) \
-	norm_quantize.cu name -DTG_KERNEL=name -DTG_NORM=norm -DTG_IN_DTYPE=in -DTG_W_DTYPE=w -DTG_OUT_DTYPE=out \
+	norm_quantize.cu name -DTG_KERNEL=name -DTG_NORM=norm -DTG_IN_DTYPE=in -DTG_W_DTYPE=w -DTG_B_DTYPE=w -DTG_OUT_DTYPE=out \
 	-DTG_FMT=fmt -DTG_RECIPE=rec -DTG_ROWWISE=row -DTG_COLWISE=col -DTG_VEC=vec -DTG_THREADS=thr \
 	-DTG_ROWS_PER_CTA=rpc -DTG_COLS=cols -DTG_ZERO_CENTERED=zc -DTG_HAS_RESIDUAL=res -DTG_EPS=1e-5f \
 	-DTG_EPS_SCALE=epss -DTG_POW2=pow2 -DTG_MARGIN=0 -DTG_PREFETCH=1 @@

@@ -40,6 +40,7 @@
 
 #include "cudrv.h"
 #include "gemm.h"
+#include "gemm_pad.h"
 
 static int g_failed;
 static int g_cc;
@@ -350,7 +351,9 @@ static void run_case(GemmCtx *g, CUstream s, const Case *c)
 	GemmArgs a = {.a = P(A.data), .b = P(B.data), .d = P(D), .bias = has_bias ? P(bias) : NULL,
 		.a_scale_inv = A.sinv ? P(A.sinv) : NULL, .b_scale_inv = B.sinv ? P(B.sinv) : NULL,
 		.d_scale = fp8out ? P(dsc) : NULL, .d_amax = c->amax ? P(amax) : NULL, .alpha = c->alpha, .beta = c->beta};
-	int rc = gemm_run(g, &d, &a, s, err, sizeof err);
+	size_t padb = gemm_pad_bytes(&d); /* shapes cuBLASLt cannot take run on zero-padded copies */
+	CUdeviceptr scratch = padb ? dalloc(padb) : 0;
+	int rc = gemm_run_padded(g, &d, &a, scratch, padb, s, err, sizeof err);
 	if (rc == GEMM_OK) {
 		CUresult r = cu.cuStreamSynchronize(s);
 		if (r) {
@@ -425,6 +428,7 @@ done:
 	free_operand(&A);
 	free_operand(&B);
 	cu.cuMemFree_v2(D);
+	if (scratch) cu.cuMemFree_v2(scratch);
 	if (bias) cu.cuMemFree_v2(bias);
 	if (dsc) cu.cuMemFree_v2(dsc);
 	if (amax) cu.cuMemFree_v2(amax);
@@ -914,6 +918,16 @@ int main(int argc, char **argv)
 		{"fp8 block 128x128 x 1x128 ->bf16", 256, 384, 512, E4, E4, BF, BL, 1, 0, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 4.5e-3, 1},
 		{"fp8 block ragged K=640 1x128 x 1x128", 128, 256, 640, E4, E4, BF, BL, 0, 0, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 4.5e-3, 1},
 		{"fp8 block +bias ->bf16", 256, 384, 512, E4, E4, BF, BL, 0, 1, GEMM_EPI_BIAS, 0, 0, 0, 1, 1, 1, 1, 0, 4.5e-3, 1},
+		/* shapes cuBLASLt's FP8 GEMMs cannot take, through gemm_run_padded (zero-padded copies) */
+		{"padded fp8 tensor->fp32 K=217 (wgrad, odd tokens)", 64, 96, 217, E4, E4, F32, T, 0, 0, GEMM_EPI_NONE, 0, 0, 0, 200.0f, 37.5f, 1, 1, 0, 5e-4, 0},
+		{"padded fp8 e5m2 x e4m3 ->bf16 K=5 +bias", 48, 160, 5, E5, E4, BF, T, 0, 0, GEMM_EPI_BIAS, 0, 0, 0, 3000.0f, 50.0f, 1, 1, 0, 4.5e-3, 0},
+		{"padded fp8 tensor->bf16 N=50 (D row stride)", 64, 50, 128, E4, E4, BF, T, 0, 0, GEMM_EPI_BIAS, 0, 0, 0, 200.0f, 37.5f, 1, 1, 0, 4.5e-3, 0},
+		{"padded fp8 tensor->e4m3 N=37 K=33 amax", 16, 37, 33, E4, E4, E4, T, 0, 0, GEMM_EPI_NONE, 0, 0, 1, 200.0f, 37.5f, 8.0f, 1, 0, 0.08, 0},
+		{"padded fp8 tensor->fp32 accumulate N=21 K=40", 24, 21, 40, E4, E4, F32, T, 0, 0, GEMM_EPI_NONE, 0, 1, 0, 200.0f, 37.5f, 1, 1, 0.75f, 5e-4, 0},
+		{"padded fp8 block 1x128 x 1x128 ->bf16 M=5 N=6 K=200", 5, 6, 200, E4, E4, BF, BL, 0, 0, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 4.5e-3, 0},
+		{"padded fp8 block 1x128 x 128x128 ->fp32 M=217 K=500", 217, 384, 500, E4, E4, F32, BL, 0, 1, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 5e-4, 0},
+		{"padded fp8 block 1x128 x 128x128 ->bf16 K=544 (kb 5 -> 8)", 64, 256, 544, E4, E4, BF, BL, 0, 1, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 4.5e-3, 0},
+		{"padded fp8 block 128x128 x 1x128 ->fp32 M=130 N=7 K=300", 130, 7, 300, E4, E4, F32, BL, 1, 0, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 5e-4, 0},
 	};
 	int ncase = (int)(sizeof cases / sizeof cases[0]);
 	for (int i = 0; i < ncase; i++) run_case(g, s, &cases[i]);

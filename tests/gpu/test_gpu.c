@@ -1,7 +1,7 @@
 /* test_gpu.c: the GPU tests. Every spec in tests/gpu/specs/ (each op x
  * recipe x output layout), at several row lengths (the @H@ placeholder) and
  * odd token counts, runs on the GPU and is compared with the CPU reference
- * under the numerics contract (runtime/check.c). Also: ten steps of delayed
+ * under the numerics contract (cli/check.c). Also: ten steps of delayed
  * scaling against the reference state machine, and a CUDA-graph capture whose
  * replay gives identical bytes. Without a GPU every case reports "skip". */
 #include "check.h"

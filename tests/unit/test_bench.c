@@ -1,6 +1,6 @@
 /* test_bench.c: `tegen bench` without a GPU.
  *
- * 1. The pure half (gen/bench_model.c): linear layers derived from a model
+ * 1. The pure half (cli/bench_model.c): linear layers derived from a model
  *    config (Llama-3 8B), the GEMM of each pass (dgrad and wgrad swaps),
  *    shape-list parsing, the GEMM descriptors per precision (HYBRID dtypes,
  *    fast accumulation, block layouts) and their cuBLASLt rules, the quantize

@@ -1,6 +1,6 @@
 /* test_bench_report.c: `tegen bench` end to end on a fake GPU.
  *
- * The real command (gen/bench_cmd.c) linked against a fake runtime/bench.c:
+ * The real command (cli/bench_cmd.c) linked against a fake cli/bench.c:
  * GEMM times from FLOP at a fixed rate per precision (BF16 800, FP8 1400, block
  * 1300, MXFP8 2500 TFLOP/s), gemm_check's real rules, MXFP8 ENOTSUP below
  * sm_100 (FAKE_CC, default 90), and quantize layers that really parse and plan
@@ -11,7 +11,7 @@
 #include "bench.h"
 #include "bench_cmd.h"
 #include "bench_model.h"
-#include "commands.h"
+#include "cli.h"
 
 #include <stdio.h>
 #include <stdlib.h>

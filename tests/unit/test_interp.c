@@ -13,6 +13,7 @@
  * within NVFP4 tolerance. Protocol: ok/FAIL lines, exit 1 on failure. */
 #include "check.h"
 #include "interp.h"
+#include "layout.h"
 #include "ref.h"
 
 #include <math.h>
@@ -77,7 +78,7 @@ static void test_copies(const Graph *g, const long *dims, RefTensor *rt, const c
 	check(r->bytes[COMP_DATA] == (size_t)rows * cols / 2 && r->bytes[COMP_DATA_T] == (size_t)cols * ((rows + 1) / 2) &&
 			r->bytes[COMP_SCALE_INV] == (size_t)rows * (cols / 16) &&
 			r->bytes[COMP_SCALE_INV_T] == (size_t)cols * ((rows + 15) / 16) &&
-			interp_comp_bytes(g, dims, t, COMP_HP) == (size_t)rows * cols * 4,
+			layout_comp_bytes(dims, t, COMP_HP) == (size_t)rows * cols * 4,
 		nm, "data %zu data_t %zu scale_inv %zu scale_inv_t %zu", r->bytes[COMP_DATA], r->bytes[COMP_DATA_T],
 		r->bytes[COMP_SCALE_INV], r->bytes[COMP_SCALE_INV_T]);
 	int pad = 1;

@@ -397,8 +397,39 @@ static void test_vectors(void)
 	}
 }
 
+/* A block whose E4M3 scale rounds to zero (its amax under about 2^-10 * 6 / S_enc):
+ * TE's kernel multiplies by min(1/(0 * S_dec), FLT_MAX) = FLT_MAX, so every nonzero
+ * element saturates to +-6 and a zero stays 0; the scale 0 dequantizes them all to 0.
+ * (TE's Python reference writes 0 codes; tegen follows the kernel.) */
+static void test_nvfp4_zero_block_scale(void)
+{
+	float x[32];
+	for (int i = 0; i < 16; i++)
+		x[i] = (i % 2 ? -1.0f : 1.0f) * (0.25f + 0.05f * (float)i);
+	for (int i = 16; i < 32; i++)
+		x[i] = i == 20 ? 0.0f : (i % 2 ? -1e-9f : 3e-9f);
+	uint8_t q[16], sc[2];
+	float s_enc, y[32];
+	RefNvfp4 o = {0, 0, 0, 0, -1.0f};
+	ref_quant_nvfp4(x, 1, 32, &o, q, sc, &s_enc);
+	check("nvfp4_zero_block_scale_byte", sc[1] == 0 && sc[0] != 0, "scales %g %g", sc[0], sc[1]);
+	int bad = 0;
+	for (int i = 16; i < 32; i++) {
+		uint8_t code = (uint8_t)(i % 2 ? q[i / 2] >> 4 : q[i / 2] & 0xF);
+		uint8_t want = x[i] == 0.0f ? 0x0 : x[i] < 0 ? 0xF : 0x7;
+		bad += code != want;
+	}
+	check("nvfp4_zero_block_codes_saturate", bad == 0, "%g codes differ from +-6 / 0 (of %g)", bad, 16);
+	ref_dequant_nvfp4(q, sc, 1, 32, s_enc, y);
+	int nz = 0;
+	for (int i = 16; i < 32; i++)
+		nz += y[i] != 0.0f;
+	check("nvfp4_zero_block_dequant_zero", nz == 0, "%g of %g nonzero", nz, 16);
+}
+
 int main(void)
 {
+	test_nvfp4_zero_block_scale();
 	test_history();
 	test_delayed();
 	test_current_block();

@@ -7,12 +7,13 @@
 
 #include "cache.h"
 #include "check.h"
+#include "cli.h"
 #include "cudrv.h"
 #include "jit.h"
 #include "npy.h"
+#include "pipeline.h"
 
 #include <errno.h>
-#include <nvrtc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,38 +26,6 @@ static double now_ms(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-Arch cli_default_arch(void)
-{
-	Arch a = {90, true};
-	if (cudrv_load(NULL, 0) == 0) {
-		CUdevice d;
-		int maj = 0, min = 0;
-		if (!cu.cuDeviceGet(&d, 0) && !cu.cuDeviceGetAttribute(&maj, TG_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d) &&
-			!cu.cuDeviceGetAttribute(&min, TG_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d))
-			a = (Arch){maj * 10 + min, maj * 10 + min >= 90};
-	}
-	return a;
-}
-
-PlanOptions *cli_plan_options(Arena *a, const char *cachedir, long tokens)
-{
-	PlanOptions *o = arena_alloc(a, sizeof *o);
-	o->tokens = tokens;
-	char dir[4096], path[4096];
-	if (!cache_dir_resolve(cachedir, dir, sizeof dir) && !cache_tuning_path(dir, path, sizeof path))
-		o->tuning_file = arena_strdup(a, path);
-	int major = 0, minor = 0;
-	CUdevice d;
-	char name[256];
-	if (cudrv_load(NULL, 0) || cu.cuDeviceGet(&d, 0) || cu.cuDeviceGetName(name, sizeof name, d) ||
-		cu.cuDeviceGetAttribute(&o->sms, TG_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d) ||
-		cu.cuDriverGetVersion(&o->cuda) || nvrtcVersion(&major, &minor) != NVRTC_SUCCESS)
-		return o; /* no GPU: heuristic only */
-	o->gpu = arena_strdup(a, name);
-	o->nvrtc = arena_printf(a, "%d.%d", major, minor);
-	return o;
 }
 
 long cli_tokens(const char *s)
@@ -116,32 +85,6 @@ int cli_archs(Arena *a, const char *list, const char **out)
 	}
 }
 
-/* Load + plan a spec; prints the diagnostic and returns NULL on error. narch > 0: archs (from
- * --arch, checked by cli_archs) replace the spec's targets, checked like them (messages say --arch). */
-static const Plan *load_plan(Arena *a, const char *path, const char *const *archs, int narch, const PlanOptions *o)
-{
-	Diag d = {0};
-	size_t len;
-	char *text = cli_read_file(a, path, &len);
-	if (!text)
-		return NULL;
-	d.file = path;
-	d.src = text;
-	Spec *s = spec_load(a, &d, path, text, len);
-	if (s && narch > 0) {
-		s->targets = (const char **)archs;
-		s->ntargets = narch;
-		s->target_locs = arena_alloc(a, sizeof *s->target_locs * (size_t)narch);
-		for (int i = 0; i < narch; i++)
-			s->target_locs[i] = (Loc){"--arch", 0, 0};
-	}
-	Graph *g = s ? ir_build(a, &d, s, cli_default_arch()) : NULL;
-	const Plan *p = g ? plan_build_opts(a, &d, g, o) : NULL;
-	if (!p)
-		fputs(d.msg, stderr);
-	return p;
-}
-
 int cmd_plan(int argc, char **argv)
 {
 	const char *spec = NULL, *cachedir = NULL;
@@ -163,7 +106,7 @@ int cmd_plan(int argc, char **argv)
 		return 2;
 	}
 	Arena *a = arena_new();
-	const Plan *p = load_plan(a, spec, NULL, 0, cli_plan_options(a, cachedir, tokens));
+	const Plan *p = cli_load_plan(a, spec, cli_plan_options(a, cachedir, tokens));
 	int rc = 1;
 	if (p) {
 		Buf b = {0};
@@ -193,28 +136,25 @@ int cmd_emit(int argc, char **argv)
 		return 2;
 	}
 	Arena *a = arena_new();
-	const Plan *p = load_plan(a, spec, NULL, 0, cli_plan_options(a, NULL, 0));
+	const Plan *p = cli_load_plan(a, spec, cli_plan_options(a, NULL, 0));
 	int rc = p ? 0 : 1;
 	if (dir && p && cli_make_dir(dir) != 0)
 		rc = 1;
-	for (int i = 0; p && !rc && i < p->nkernels; i++) {
-		const Kernel *k = &p->kernels[i];
-		if (k->kind != KERNEL_GENERATED)
-			continue;
-		Diag d = {0};
-		char *src = emit_kernel(a, &d, p, k);
-		if (!src) {
-			fputs(d.msg, stderr);
-			rc = 1;
-			break;
-		}
+	KernelSource *src = NULL;
+	Diag d = {0};
+	int n = p && !rc ? pipeline_emit(a, &d, p, &src) : 0;
+	if (n < 0) {
+		fputs(d.msg, stderr);
+		rc = 1;
+	}
+	for (int i = 0; i < n; i++) {
 		if (!dir) {
-			fputs(src, stdout);
+			fputs(src[i].code, stdout);
 			continue;
 		}
-		char *path = arena_printf(a, "%s/%s.cu", dir, emit_entry(a, p, k));
+		char *path = arena_printf(a, "%s/%s.cu", dir, src[i].entry);
 		FILE *f = fopen(path, "w");
-		int bad = !f || fputs(src, f) < 0;
+		int bad = !f || fputs(src[i].code, f) < 0;
 		if (f && fclose(f) != 0)
 			bad = 1;
 		if (bad) {
@@ -263,7 +203,8 @@ int cmd_build(int argc, char **argv)
 		arena_free(a);
 		return 2;
 	}
-	const Plan *p = load_plan(a, spec, archs, narch, cli_plan_options(a, cachedir, tokens));
+	const Plan *p = narch ? cli_load_plan_targets(a, spec, archs, narch, cli_plan_options(a, cachedir, tokens))
+		: cli_load_plan(a, spec, cli_plan_options(a, cachedir, tokens));
 	if (!p) {
 		arena_free(a);
 		return 1;
@@ -272,25 +213,19 @@ int cmd_build(int argc, char **argv)
 	narch = 0;
 	for (int i = 0; i < g->ntargets && i < CLI_MAX_ARCHS; i++)
 		archs[narch++] = arch_str(a, g->targets[i]);
+	KernelSource *ks;
+	Diag d = {0};
+	int n = pipeline_emit(a, &d, p, &ks);
+	if (n < 0) {
+		fputs(d.msg, stderr);
+		arena_free(a);
+		return 1;
+	}
 	const char *const *hn, *const *ht;
 	int nh = emit_headers(&hn, &ht);
-	JitSource *src = arena_alloc(a, sizeof *src * (size_t)(p->nkernels + 1));
-	int *kidx = arena_alloc(a, sizeof *kidx * (size_t)(p->nkernels + 1));
-	int n = 0;
-	for (int i = 0; i < p->nkernels; i++) {
-		const Kernel *k = &p->kernels[i];
-		if (k->kind != KERNEL_GENERATED)
-			continue;
-		Diag d = {0};
-		char *code = emit_kernel(a, &d, p, k);
-		if (!code) {
-			fputs(d.msg, stderr);
-			arena_free(a);
-			return 1;
-		}
-		src[n] = (JitSource){emit_entry(a, p, k), code, arena_printf(a, "%s.%s.cu", g->layer, k->name), nh, hn, ht};
-		kidx[n++] = i;
-	}
+	JitSource *src = arena_alloc(a, sizeof *src * (size_t)(n + 1));
+	for (int i = 0; i < n; i++)
+		src[i] = (JitSource){ks[i].entry, ks[i].code, ks[i].file, nh, hn, ht};
 	char warn[512] = "", err[16384] = "";
 	JitCache *jc = jit_cache_open(cachedir, 0, warn, sizeof warn);
 	if (!jc) {
@@ -324,13 +259,13 @@ int cmd_build(int argc, char **argv)
 					snprintf(smem, sizeof smem, "%d", r->smem_static);
 				if (r->spill_stores >= 0 && r->spill_loads >= 0)
 					snprintf(sp, sizeof sp, "%d", r->spill_stores + r->spill_loads);
-				const Kernel *k = &p->kernels[kidx[i]];
+				const Kernel *k = &p->kernels[ks[i].kernel];
 				printf("%-34s %-8s %5s %6s %6s %7.1fms  %-12s  %s (%s)\n", k->name, archs[j], regs, smem, sp,
 					r->compile_ms, r->cache_hit == 0 ? "miss" : r->cache_hit == 1 ? "hit (memory)" : "hit (disk)",
 					k->variant ? k->variant : "-", k->choice ? k->choice : "-");
 			}
 			if (r->log)
-				fprintf(stderr, "tegen: NVRTC warnings for %s on %s:\n%s\n", p->kernels[kidx[i]].name, archs[j], r->log);
+				fprintf(stderr, "tegen: NVRTC warnings for %s on %s:\n%s\n", p->kernels[ks[i].kernel].name, archs[j], r->log);
 		}
 	for (int i = 0; i < p->nkernels && !quiet; i++)
 		if (p->kernels[i].kind == KERNEL_GEMM)
@@ -436,7 +371,7 @@ static int write_outputs(TgLayer *l, const char *dir)
 				: byte_scales ? "|u1" : npy_descr(t->dtype);
 			size_t esize = descr[2] == '4' ? 4 : descr[2] == '2' ? 2 : 1;
 			/* data: [rows][cols] (all but the last dim flattened); data_t: [cols][rows]; scales flat */
-			long n = (long)(bytes / esize), cols = t->rank ? t->shape[t->rank - 1].add : 1;
+			long n = (long)(bytes / esize), cols = layout_cols(t);
 			long shape[2] = {n, 1};
 			int rank = 1;
 			if ((c == COMP_DATA || c == COMP_DATA_T) && cols > 0 && t->dtype != DT_E2M1) {

@@ -1,12 +1,14 @@
 /* bench_model.c: the pure half of `tegen bench` (see bench_model.h).
  *
  * Shapes, passes and recipes live here so that they can be unit-tested on a
- * machine without a GPU; runtime/bench.c times what this file describes.
+ * machine without a GPU; cli/bench.c times what this file describes.
  * Conventions follow gemm.h: every GEMM is "TN", row-major, K contiguous in
  * both operands, so dgrad reads W's columnwise (transposed) copy and wgrad the
  * columnwise copies of dY and X. Guarantees: no allocation outside the arena
  * handed in, no printing; every rejected input gets a one-line message. */
 #include "bench_model.h"
+
+#include "layout.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -133,14 +135,6 @@ int bench_parse_shapes(const char *s, BenchLinear *out, int max, char *err, size
 	return n;
 }
 
-static long extent_at(const Graph *g, Extent e, long tokens)
-{
-	if (e.dim < 0)
-		return e.add;
-	long d = g->dims[e.dim].value < 0 ? tokens : g->dims[e.dim].value;
-	return e.mul * d + e.add;
-}
-
 int bench_plan_linears(const Plan *p, long tokens, BenchLinear *out, int max, char *err, size_t errlen)
 {
 	const Graph *g = p->g;
@@ -150,7 +144,8 @@ int bench_plan_linears(const Plan *p, long tokens, BenchLinear *out, int max, ch
 		if (k->kind != KERNEL_GEMM)
 			continue;
 		const GemmCall *c = &k->gemm;
-		long m = extent_at(g, c->m, tokens), nn = extent_at(g, c->n, tokens), kk = extent_at(g, c->k, tokens);
+		long m = layout_extent_at(g, c->m, tokens), nn = layout_extent_at(g, c->n, tokens);
+		long kk = layout_extent_at(g, c->k, tokens);
 		const Op *op = &g->ops[c->op];
 		BenchLinear l;
 		const char *name;

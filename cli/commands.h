@@ -1,16 +1,9 @@
-/* commands.h: CLI subcommands beyond check/ir (see commands.c). */
+/* commands.h: CLI subcommands beyond check/ir (see commands.c); tune_cmd.c adds tune. */
 #ifndef TG_COMMANDS_H
 #define TG_COMMANDS_H
 
 #include "gen.h"
 
-/* cli_read_file reads a whole spec file into the arena (NUL-terminated); prints the error and returns NULL on failure. */
-char *cli_read_file(Arena *a, const char *path, size_t *len);
-/* cli_default_arch is the GPU present (sm_90a style), else sm_90a. */
-Arch cli_default_arch(void);
-/* cli_plan_options: the planner's options for the GPU present (none: heuristic
- * only) and the tuning DB under cachedir (NULL: the default cache dir). */
-PlanOptions *cli_plan_options(Arena *a, const char *cachedir, long tokens);
 /* The largest --tokens value: a dim's range in a spec (1..2^31-1), so every extent stays in 64 bits. */
 #define CLI_MAX_TOKENS 2147483647L
 /* cli_tokens reads a --tokens value (decimal digits only, 1..CLI_MAX_TOKENS); 0 after printing why if it is not one. */

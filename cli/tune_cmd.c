@@ -22,8 +22,10 @@
 
 #include "cache.h"
 #include "check.h"
+#include "cli.h"
 #include "cudrv.h"
 #include "jit.h"
+#include "pipeline.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -200,11 +202,7 @@ static int compile_only(const char *spec, const char *cachedir, const char *arch
 	size_t len;
 	char *text = cli_read_file(a, spec, &len);
 	Diag d = {0};
-	d.file = spec;
-	d.src = text;
-	Spec *sp = text ? spec_load(a, &d, spec, text, len) : NULL;
-	Graph *g = sp ? ir_build(a, &d, sp, ar) : NULL;
-	const Plan *p = g ? plan_build(a, &d, g) : NULL;
+	const Plan *p = text ? pipeline_plan(a, &d, spec, text, len, ar, false, NULL) : NULL;
 	if (!p) {
 		fputs(d.msg, stderr);
 		arena_free(a);

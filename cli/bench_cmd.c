@@ -4,7 +4,7 @@
  * config (--hidden --ffn --heads ...: QKV, attention out, MLP up, MLP down), or
  * a spec (--spec: its gemm_cast calls at --tokens). bench_model.c turns that
  * into linear layers and each layer into the cuBLASLt GEMMs of its three passes;
- * runtime/bench.c times them. Every GEMM runs in BF16, FP8 delayed and current
+ * cli/bench.c times them. Every GEMM runs in BF16, FP8 delayed and current
  * (per-tensor; the same GEMM), FP8 block (1x128 x 128x128) and MXFP8 (native
  * from sm_100; before that emulated: the BF16 GEMM plus a dequantize whose cost
  * is estimated from its bytes at the measured copy bandwidth). Two modes: the
@@ -18,8 +18,9 @@
 
 #include "bench.h"
 #include "bench_model.h"
-#include "commands.h"
+#include "cli.h"
 #include "gen.h"
+#include "pipeline.h"
 #include "tegen.h"
 
 #include <errno.h>
@@ -272,11 +273,7 @@ static int make_linears(Bench *B)
 		return 1;
 	}
 	Diag *d = arena_alloc(a, sizeof *d);
-	d->file = o->spec;
-	d->src = text;
-	Spec *s = spec_load(a, d, o->spec, text, len);
-	Graph *g = s ? ir_build(a, d, s, cli_default_arch()) : NULL;
-	Plan *p = g ? plan_build(a, d, g) : NULL;
+	Plan *p = pipeline_plan(a, d, o->spec, text, len, cli_default_arch(), false, NULL);
 	if (!p) {
 		fputs(d->msg, stderr);
 		arena_free(a);
@@ -288,7 +285,7 @@ static int make_linears(Bench *B)
 		arena_free(a);
 		return 1;
 	}
-	snprintf(B->source, sizeof B->source, "spec %.200s (layer %.60s), tokens %ld, %ld layers", o->spec, g->layer,
+	snprintf(B->source, sizeof B->source, "spec %.200s (layer %.60s), tokens %ld, %ld layers", o->spec, p->g->layer,
 		o->tokens, o->layers);
 	arena_free(a);
 	return 0;

@@ -5,73 +5,14 @@
  * Exit status: 0 success, 1 a spec or tool error (the message on stderr),
  * 2 bad usage (a one-line hint on stderr). Nothing here leaks: each spec is
  * loaded into an arena that is freed before the next. */
-#include "gen.h"
-#include "commands.h"
 #include "bench_cmd.h"
+#include "cli.h"
+#include "commands.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-#define MAX_SPEC_BYTES (4u << 20)
-
-
-/* Reads a whole file into the arena (NUL-terminated). NULL and a message in err on failure. */
-static char *read_file(Arena *a, const char *path, size_t *len, char *err, size_t errlen)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		snprintf(err, errlen, "%s: error: cannot open: %s", path, strerror(errno));
-		return NULL;
-	}
-	struct stat st;
-	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-		fclose(f);
-		snprintf(err, errlen, "%s: error: is a directory, expected a spec file", path);
-		return NULL;
-	}
-	char *buf = arena_alloc(a, MAX_SPEC_BYTES + 1);
-	size_t n = fread(buf, 1, MAX_SPEC_BYTES + 1, f);
-	int bad = ferror(f);
-	fclose(f);
-	if (bad) {
-		snprintf(err, errlen, "%s: error: cannot read: %s", path, strerror(errno));
-		return NULL;
-	}
-	if (n > MAX_SPEC_BYTES) {
-		snprintf(err, errlen, "%s: error: larger than %u bytes; not a spec", path, MAX_SPEC_BYTES);
-		return NULL;
-	}
-	buf[n] = 0;
-	*len = n;
-	return buf;
-}
-
-char *cli_read_file(Arena *a, const char *path, size_t *len)
-{
-	char err[512];
-	char *text = read_file(a, path, len, err, sizeof err);
-	if (!text)
-		fprintf(stderr, "%s\n", err);
-	return text;
-}
-
-/* Loads and validates one spec; on error prints the message and returns NULL. */
-static Graph *load_graph(Arena *a, const char *path)
-{
-	size_t len;
-	char *text = cli_read_file(a, path, &len);
-	if (!text)
-		return NULL;
-	Diag *d = arena_alloc(a, sizeof *d);
-	Spec *s = spec_load(a, d, path, text, len);
-	Graph *g = s ? ir_build(a, d, s, cli_default_arch()) : NULL;
-	if (!g)
-		fputs(d->msg, stderr);
-	return g;
-}
 
 static int usage_error(const char *msg)
 {
@@ -88,7 +29,7 @@ static int cmd_check(int argc, char **argv)
 	int failed = 0;
 	for (int i = 0; i < argc; i++) {
 		Arena *a = arena_new();
-		if (load_graph(a, argv[i]))
+		if (cli_load_graph(a, argv[i]))
 			printf("%s: ok\n", argv[i]);
 		else
 			failed = 1;
@@ -102,7 +43,7 @@ static int cmd_ir(int argc, char **argv)
 	if (argc != 1)
 		return usage_error("ir needs exactly one spec file");
 	Arena *a = arena_new();
-	Graph *g = load_graph(a, argv[0]);
+	Graph *g = cli_load_graph(a, argv[0]);
 	if (g) {
 		Buf b = {0};
 		ir_print(g, &b);
@@ -118,7 +59,7 @@ static int cmd_ir(int argc, char **argv)
 static int cmd_main(int argc, char **argv)
 {
 	Arena *a = arena_new();
-	Graph *g = load_graph(a, argv[0]);
+	Graph *g = cli_load_graph(a, argv[0]);
 	if (g)
 		for (int k = 0; k < g->nops; k++)
 			if (g->ops[k].emulated)

@@ -1,0 +1,123 @@
+/* cli.c: the commands' shared helpers (see cli.h): a spec file read with a
+ * size limit and plain errors, the GPU present (through the driver, if any),
+ * the planner's view of it and its tuning DB, and the pipeline front. */
+#include "cli.h"
+
+#include "cache.h"
+#include "cudrv.h"
+#include "pipeline.h"
+
+#include <errno.h>
+#include <nvrtc.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define MAX_SPEC_BYTES (4u << 20)
+
+
+/* Reads a whole file into the arena (NUL-terminated). NULL and a message in err on failure. */
+static char *read_file(Arena *a, const char *path, size_t *len, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		snprintf(err, errlen, "%s: error: cannot open: %s", path, strerror(errno));
+		return NULL;
+	}
+	struct stat st;
+	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		fclose(f);
+		snprintf(err, errlen, "%s: error: is a directory, expected a spec file", path);
+		return NULL;
+	}
+	char *buf = arena_alloc(a, MAX_SPEC_BYTES + 1);
+	size_t n = fread(buf, 1, MAX_SPEC_BYTES + 1, f);
+	int bad = ferror(f);
+	fclose(f);
+	if (bad) {
+		snprintf(err, errlen, "%s: error: cannot read: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (n > MAX_SPEC_BYTES) {
+		snprintf(err, errlen, "%s: error: larger than %u bytes; not a spec", path, MAX_SPEC_BYTES);
+		return NULL;
+	}
+	buf[n] = 0;
+	*len = n;
+	return buf;
+}
+
+char *cli_read_file(Arena *a, const char *path, size_t *len)
+{
+	char err[512];
+	char *text = read_file(a, path, len, err, sizeof err);
+	if (!text)
+		fprintf(stderr, "%s\n", err);
+	return text;
+}
+
+Arch cli_default_arch(void)
+{
+	Arch a = {90, true};
+	if (cudrv_load(NULL, 0) == 0) {
+		CUdevice d;
+		int maj = 0, min = 0;
+		if (!cu.cuDeviceGet(&d, 0) && !cu.cuDeviceGetAttribute(&maj, TG_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d) &&
+			!cu.cuDeviceGetAttribute(&min, TG_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d))
+			a = (Arch){maj * 10 + min, maj * 10 + min >= 90};
+	}
+	return a;
+}
+
+PlanOptions *cli_plan_options(Arena *a, const char *cachedir, long tokens)
+{
+	PlanOptions *o = arena_alloc(a, sizeof *o);
+	o->tokens = tokens;
+	char dir[4096], path[4096];
+	if (!cache_dir_resolve(cachedir, dir, sizeof dir) && !cache_tuning_path(dir, path, sizeof path))
+		o->tuning_file = arena_strdup(a, path);
+	int major = 0, minor = 0;
+	CUdevice d;
+	char name[256];
+	if (cudrv_load(NULL, 0) || cu.cuDeviceGet(&d, 0) || cu.cuDeviceGetName(name, sizeof name, d) ||
+		cu.cuDeviceGetAttribute(&o->sms, TG_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d) ||
+		cu.cuDriverGetVersion(&o->cuda) || nvrtcVersion(&major, &minor) != NVRTC_SUCCESS)
+		return o; /* no GPU: heuristic only */
+	o->gpu = arena_strdup(a, name);
+	o->nvrtc = arena_printf(a, "%d.%d", major, minor);
+	return o;
+}
+
+Graph *cli_load_graph(Arena *a, const char *path)
+{
+	size_t len;
+	char *text = cli_read_file(a, path, &len);
+	Diag *d = arena_alloc(a, sizeof *d);
+	Graph *g = text ? pipeline_graph(a, d, path, text, len, cli_default_arch(), false) : NULL;
+	if (text && !g)
+		fputs(d->msg, stderr);
+	return g;
+}
+
+const Plan *cli_load_plan(Arena *a, const char *path, const PlanOptions *o)
+{
+	size_t len;
+	char *text = cli_read_file(a, path, &len);
+	Diag *d = arena_alloc(a, sizeof *d);
+	const Plan *p = text ? pipeline_plan(a, d, path, text, len, cli_default_arch(), false, o) : NULL;
+	if (text && !p)
+		fputs(d->msg, stderr);
+	return p;
+}
+
+const Plan *cli_load_plan_targets(Arena *a, const char *path, const char *const *archs, int narch,
+	const PlanOptions *o)
+{
+	size_t len;
+	char *text = cli_read_file(a, path, &len);
+	Diag *d = arena_alloc(a, sizeof *d);
+	const Plan *p = text ? pipeline_plan_targets(a, d, path, text, len, archs, narch, "--arch", o) : NULL;
+	if (text && !p)
+		fputs(d->msg, stderr);
+	return p;
+}

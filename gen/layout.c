@@ -1,0 +1,88 @@
+/* layout.c: extents, component sizes and component names (see layout.h).
+ * Guarantees: the sizes here are the ones kernels index (templates/tg_kernel.h);
+ * the runtime allocates and the reference fills exactly these many bytes. */
+#include "layout.h"
+
+#include <string.h>
+
+/* mul*dim + add with the dim's value v (constant extents ignore v) */
+static long extent_eval(Extent e, long v) { return e.dim < 0 ? e.add : e.mul * v + e.add; }
+
+long layout_extent(const long *dims, Extent e) { return extent_eval(e, e.dim < 0 ? 0 : dims[e.dim]); }
+
+long layout_dim_at(const Graph *g, int d, long tokens) { return g->dims[d].value < 0 ? tokens : g->dims[d].value; }
+
+long layout_extent_at(const Graph *g, Extent e, long tokens)
+{
+	return extent_eval(e, e.dim < 0 ? 0 : layout_dim_at(g, e.dim, tokens));
+}
+
+long layout_rows(const long *dims, const Tensor *t)
+{
+	long r = 1;
+	for (int i = 0; i + 1 < t->rank; i++)
+		r *= layout_extent(dims, t->shape[i]);
+	return r;
+}
+
+long layout_cols(const Tensor *t) { return t->rank ? t->shape[t->rank - 1].add : 1; }
+
+bool layout_quantized(const Tensor *t) { return t->recipe.scaling != SCALING_NONE && t->dtype != t->hp_dtype; }
+
+size_t layout_comp_bytes(const long *dims, const Tensor *t, Component c)
+{
+	size_t rows = (size_t)layout_rows(dims, t), cols = (size_t)layout_cols(t), n = rows * cols;
+	size_t blk = t->recipe.scaling == SCALING_NVFP4 ? 16 : 32; /* elements per scale byte (MXFP8, NVFP4) */
+	switch (c) {
+	case COMP_DATA: /* E2M1: each row packed, two per byte, an odd row length padded */
+		return t->dtype == DT_E2M1 ? rows * ((cols + 1) / 2) : n * (size_t)(dtype_bits(t->dtype) / 8);
+	case COMP_DATA_T:
+		return t->dtype == DT_E2M1 ? cols * ((rows + 1) / 2) : n * (size_t)(dtype_bits(t->dtype) / 8);
+	case COMP_DEQ:
+	case COMP_DEQ_T:
+		return n * 2;
+	case COMP_HP:
+	case COMP_BIAS: /* the bias converted for a GEMM epilogue: at most 4 bytes an element */
+		return n * 4;
+	case COMP_ALPHA: /* {alpha, beta} of the native NVFP4 GEMM that writes t */
+		return 2 * sizeof(float);
+	case COMP_SCALE_SW: /* [rows][cols/blk] padded to 128 x 4 */
+		return (rows + 127) / 128 * 128 * ((cols + blk - 1) / blk + 3) / 4 * 4;
+	case COMP_SCALE_SW_T:
+		return (cols + 127) / 128 * 128 * ((rows + blk - 1) / blk + 3) / 4 * 4;
+	case COMP_SCALE_INV:
+		switch (t->recipe.scaling) {
+		case SCALING_BLOCK1X128: return (cols + 127) / 128 * rows * 4;
+		case SCALING_BLOCK128X128: return (rows + 127) / 128 * ((cols + 127) / 128) * 4;
+		case SCALING_MXFP8:
+		case SCALING_NVFP4: return rows * ((cols + blk - 1) / blk);
+		default: return 0;
+		}
+	case COMP_SCALE_INV_T:
+		switch (t->recipe.scaling) {
+		case SCALING_BLOCK1X128: return (rows + 127) / 128 * cols * 4;
+		case SCALING_BLOCK128X128: return (cols + 127) / 128 * ((rows + 127) / 128) * 4;
+		case SCALING_MXFP8:
+		case SCALING_NVFP4: return cols * ((rows + blk - 1) / blk);
+		default: return 0;
+		}
+	default:
+		return 0;
+	}
+}
+
+static const char *const comp_names[] = {
+#define X(e, s) s,
+	TG_COMPONENTS(X)
+#undef X
+};
+
+const char *comp_name(int c) { return c >= 0 && c < COMP_COUNT ? comp_names[c] : "?"; }
+
+int comp_lookup(const char *name)
+{
+	for (int c = 0; c < COMP_COUNT; c++)
+		if (!strcmp(comp_names[c], name))
+			return c;
+	return -1;
+}

@@ -1,0 +1,196 @@
+// dnorm.cu: RMSNorm / LayerNorm backward: d_in and the chunk partials of d_gamma (d_beta).
+// tegen-slots: TG_KERNEL TG_IN_DTYPE TG_G_DTYPE TG_W_DTYPE TG_OUT_DTYPE TG_VEC TG_THREADS TG_COLS TG_NORM TG_ZERO_CENTERED TG_HAS_DRES
+//
+// From the forward's saved x [rows][TG_COLS] (TG_IN_DTYPE; the residual sum when the forward
+// added one), rsigma [rows] and mu [rows] (FP32, LayerNorm only), gamma [TG_COLS]
+// (TG_W_DTYPE; weight gamma + 1 when TG_ZERO_CENTERED) and d_out [rows][TG_COLS]
+// (TG_G_DTYPE), plus with TG_HAS_DRES the residual stream's gradient d_res (TG_G_DTYPE):
+//     d_in = rs * ((dyg - m1) - xhat * m2) (+ d_res)        (TG_OUT_DTYPE)
+// with tg_backward.h's per-element formulas and row sums in its tree order, and the chunk
+// partials of d_gamma (sum of dy * xhat) and, for LayerNorm, d_beta (sum of dy): one row of
+// TG_COLS floats per chunk of TG_BWD_CHUNK rows, rows summed in order. dreduce.cu then
+// sums the partials in chunk order. Bit-exact with ref_dnorm / ref_dnorm_partials for
+// every TG_THREADS / TG_VEC / grid.
+// TG_NORM: 0 RMSNorm, 1 LayerNorm. Pointer slots (tg_backward.h): TG_PB_IN x, TG_PB_GAMMA,
+// TG_PB_GRAD d_out, TG_PB_DRES, TG_PB_RSIGMA, TG_PB_MU, TG_PB_OUT d_in, TG_PB_DW d_gamma
+// partials and TG_PB_DB d_beta partials ([ceil(rows/TG_BWD_CHUNK)][TG_COLS]; NULL skips).
+//
+// Launch: block (TG_THREADS,1,1), grid.x = min(ceil(rows / TG_BWD_CHUNK), cap); any
+// grid.x >= 1 is correct (grid-stride over chunks). n[0] = rows.
+// A CTA takes one chunk at a time. Phase 1, warp per row: the two row sums. Lane L holds
+// the vectors v = L + 32 i; each vector's pairwise subtree, an xor butterfly over the 32
+// lanes (a subtree of 32 vectors), and a pairwise stack over i: exactly the tree over the
+// row's elements. Phase 2, thread per column vector: the chunk's rows in order (re-read,
+// from L2), d_in written, the partials accumulated in registers and written once.
+#include "tg_formats.h"
+#include "tg_recipe.h"
+#include "tg_kernel.h"
+#include "tg_rowvec.h"
+#include "tg_backward.h"
+
+#if TG_NORM != 0 && TG_NORM != 1
+#error "dnorm.cu: TG_NORM must be 0 (rms) or 1 (layer)"
+#endif
+
+#define DN_CAT2(a, b) a##b
+#define DN_CAT(a, b) DN_CAT2(a, b)
+namespace DN_CAT(dn_ns_, TG_KERNEL) {
+
+constexpr int DN_VEC = TG_VEC;
+constexpr int DN_COLS = TG_COLS;
+constexpr int DN_NVEC = DN_COLS / DN_VEC;
+constexpr int DN_R = TG_BWD_CHUNK;
+constexpr int DN_NW = TG_THREADS / 32;
+constexpr int DN_NI = (DN_NVEC + 31) / 32; // vector groups per lane in phase 1
+constexpr int dn_levels(int n) { return n <= 1 ? 1 : 1 + dn_levels((n + 1) / 2); }
+constexpr int DN_LEV = dn_levels(DN_NI) + 1;
+
+static_assert(DN_COLS % DN_VEC == 0, "TG_VEC must divide TG_COLS");
+static_assert((DN_VEC & (DN_VEC - 1)) == 0 && DN_VEC >= 2, "TG_VEC must be a power of two >= 2");
+static_assert(DN_VEC * (TG_IN_DTYPE == 0 ? 4 : 2) <= 32 && DN_VEC * (TG_G_DTYPE == 0 ? 4 : 2) <= 32 &&
+              DN_VEC * (TG_W_DTYPE == 0 ? 4 : 2) <= 32 && DN_VEC * (TG_OUT_DTYPE == 0 ? 4 : 2) <= 32,
+              "vectors must be <= 32 bytes");
+static_assert(TG_THREADS % 32 == 0 && TG_THREADS <= 1024, "TG_THREADS must be a multiple of 32, <= 1024");
+
+// The pairwise subtree of a vector's N elements (N a power of two).
+template <int N> __device__ __forceinline__ float dn_vec_tree(float (&e)[N])
+{
+#pragma unroll
+	for (int w = 1; w < N; w *= 2)
+#pragma unroll
+		for (int k = 0; k + w < N; k += 2 * w)
+			e[k] = tg__add_rn(e[k], e[k + w]);
+	return e[0];
+}
+
+// Sum over the 32 lanes by xor butterfly (every lane gets the subtree of the 32 leaves).
+__device__ __forceinline__ float dn_lane_tree(float v)
+{
+#pragma unroll
+	for (int o = 1; o < 32; o *= 2)
+		v = tg__add_rn(v, __shfl_xor_sync(0xFFFFFFFFu, v, o));
+	return v;
+}
+
+// Phase 1 for row r: *m1 = tree(dyg)/cols (LayerNorm), *m2 = tree(dyg*xhat)/cols. Warp-wide.
+__device__ __forceinline__ void dn_row_sums(const TgParams &p, long long r, float mu, float rs, int lane, float *m1,
+                                            float *m2)
+{
+	float st1[DN_LEV], st2[DN_LEV];
+#pragma unroll
+	for (int i = 0; i < DN_NI; i++) {
+		const int v = lane + 32 * i;
+		float l1 = -0.0f, l2 = -0.0f;
+		if (DN_NVEC % 32 == 0 || v < DN_NVEC) {
+			float x[DN_VEC], dy[DN_VEC], w[DN_VEC], e1[DN_VEC], e2[DN_VEC];
+			tg_load_vec<TG_IN_DTYPE, DN_VEC>(p.p[TG_PB_IN], r * DN_COLS + (long long)v * DN_VEC, x);
+			tg_load_vec<TG_G_DTYPE, DN_VEC>(p.p[TG_PB_GRAD], r * DN_COLS + (long long)v * DN_VEC, dy);
+			tg_load_vec<TG_W_DTYPE, DN_VEC>(p.p[TG_PB_GAMMA], (long long)v * DN_VEC, w);
+#pragma unroll
+			for (int k = 0; k < DN_VEC; k++) {
+				e1[k] = tg__mul_rn(dy[k], tg_dnorm_weight(w[k], TG_ZERO_CENTERED));
+				e2[k] = tg__mul_rn(e1[k], tg_dnorm_xhat(x[k], mu, rs));
+			}
+			if (TG_NORM == 1)
+				l1 = dn_vec_tree<DN_VEC>(e1);
+			l2 = dn_vec_tree<DN_VEC>(e2);
+		}
+		if (TG_NORM == 1)
+			l1 = dn_lane_tree(l1);
+		l2 = dn_lane_tree(l2);
+		// push leaf i on the pairwise stacks: merge while bit l of i is set
+		int l = 0;
+#pragma unroll
+		for (; (i >> l) & 1; l++) {
+			l1 = tg__add_rn(st1[l], l1);
+			l2 = tg__add_rn(st2[l], l2);
+		}
+		st1[l] = l1;
+		st2[l] = l2;
+	}
+	// fold with -0 padding: from the lowest level up, the pending left subtrees
+	float s1 = -0.0f, s2 = -0.0f;
+#pragma unroll
+	for (int l = 0; (1 << l) <= DN_NI; l++)
+		if ((DN_NI >> l) & 1) {
+			s1 = tg__add_rn(st1[l], s1);
+			s2 = tg__add_rn(st2[l], s2);
+		}
+	*m1 = TG_NORM == 1 ? tg_div_rn(s1, (float)DN_COLS) : 0.0f;
+	*m2 = tg_div_rn(s2, (float)DN_COLS);
+}
+
+__device__ __forceinline__ void dn_chunks(const TgParams &p)
+{
+	__shared__ float s_rs[DN_R], s_mu[DN_R], s_m1[DN_R], s_m2[DN_R];
+	const long long rows = p.n[0];
+	const long long nchunks = (rows + DN_R - 1) / DN_R;
+	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+	float *pg = (float *)p.p[TG_PB_DW];
+	float *pb = TG_NORM == 1 ? (float *)p.p[TG_PB_DB] : (float *)0;
+	for (long long ch = blockIdx.x; ch < nchunks; ch += gridDim.x) {
+		const long long r0 = ch * DN_R;
+		// phase 1: row statistics, warp per row
+		for (int rr = warp; rr < DN_R; rr += DN_NW) {
+			const long long r = r0 + rr;
+			if (r >= rows)
+				break;
+			const float rs = ((const float *)p.p[TG_PB_RSIGMA])[r];
+			const float mu = TG_NORM == 1 ? ((const float *)p.p[TG_PB_MU])[r] : 0.0f;
+			float m1, m2;
+			dn_row_sums(p, r, mu, rs, lane, &m1, &m2);
+			if (lane == 0) {
+				s_rs[rr] = rs;
+				s_mu[rr] = mu;
+				s_m1[rr] = m1;
+				s_m2[rr] = m2;
+			}
+		}
+		__syncthreads();
+		// phase 2: thread per column vector, the chunk's rows in order
+		const int nr = rows - r0 < DN_R ? (int)(rows - r0) : DN_R;
+		for (int v = threadIdx.x; v < DN_NVEC; v += TG_THREADS) {
+			const int c = v * DN_VEC;
+			float w[DN_VEC], ag[DN_VEC], ab[DN_VEC];
+			tg_load_vec<TG_W_DTYPE, DN_VEC>(p.p[TG_PB_GAMMA], c, w);
+#pragma unroll
+			for (int k = 0; k < DN_VEC; k++) {
+				w[k] = tg_dnorm_weight(w[k], TG_ZERO_CENTERED);
+				ag[k] = ab[k] = -0.0f;
+			}
+#pragma unroll 4
+			for (int rr = 0; rr < nr; rr++) {
+				const long long e = (r0 + rr) * DN_COLS + c;
+				const float rs = s_rs[rr], mu = s_mu[rr], m1 = s_m1[rr], m2 = s_m2[rr];
+				float x[DN_VEC], dy[DN_VEC], dx[DN_VEC], dr[DN_VEC];
+				tg_load_vec<TG_IN_DTYPE, DN_VEC>(p.p[TG_PB_IN], e, x);
+				tg_load_vec<TG_G_DTYPE, DN_VEC>(p.p[TG_PB_GRAD], e, dy);
+				if (TG_HAS_DRES)
+					tg_load_vec<TG_G_DTYPE, DN_VEC>(p.p[TG_PB_DRES], e, dr);
+#pragma unroll
+				for (int k = 0; k < DN_VEC; k++) {
+					const float xh = tg_dnorm_xhat(x[k], mu, rs);
+					dx[k] = tg_dnorm_dx(tg__mul_rn(dy[k], w[k]), xh, rs, m1, m2);
+					if (TG_HAS_DRES)
+						dx[k] = tg__add_rn(dx[k], dr[k]);
+					ag[k] = tg__add_rn(ag[k], tg__mul_rn(dy[k], xh));
+					if (TG_NORM == 1)
+						ab[k] = tg__add_rn(ab[k], dy[k]);
+				}
+				tg_store_hp<TG_OUT_DTYPE, DN_VEC>(p.p[TG_PB_OUT], e, dx);
+			}
+			if (pg)
+				tg_store_hp<0, DN_VEC>(pg, ch * DN_COLS + c, ag);
+			if (TG_NORM == 1 && pb)
+				tg_store_hp<0, DN_VEC>(pb, ch * DN_COLS + c, ab);
+		}
+		__syncthreads(); // the next chunk rewrites the statistics
+	}
+}
+
+extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParams p)
+{
+	dn_chunks(p);
+}
+
+} // namespace

@@ -1,0 +1,581 @@
+#!/usr/bin/env python3
+"""gen.py: tegen's conformance generator (issue 13): the spec space, case by case.
+
+The space: op (norm_quantize rmsnorm/layernorm, with/without residual, zero-centered
+gamma; glu_amax, every act; cast_transpose; quantize; gemm_cast fprop/dgrad/wgrad with
+bias/accumulate/output dtype) x recipe (none, delayed, current, block1x128,
+block128x128, mxfp8, nvfp4 plain/2d/sr/rht) x format (e4m3/e5m2/hybrid) x operand
+dtypes (bf16/fp16/fp32, mixed within an op) x layout (rowwise/columnwise/both) x
+row-length class (multiple of 128; of 32 not 128; of 16 not 32; other) x tokens
+(1, 5, 217, 993, 8192) x targets (sm_90a+sm_100a; sm_89; sm_80).
+
+Each case is one small spec (layer `conf`: every case shares kernel names, so
+identical kernels hit one cache entry). Before running, the generator predicts
+from the spec language's rules whether `tegen check` accepts the case or rejects
+it deliberately (a named class, e.g. `fp8_below_sm89`); a case it expects to be
+rejected passes the CPU half when check rejects it with a file:line:col error,
+and the GPU half skips it.
+
+  --cpu   per case: tegen check; then tegen plan --tokens T and
+          tegen build --arch TARGETS --cache-dir DIR (NVRTC, no GPU needed)
+  --gpu   per case: tegen run SPEC --tokens T --check --iters 2 (needs a GPU)
+
+Prints `ok CASE`, `FAIL CASE: why` or `skip CASE: why` per case, then the op x
+recipe matrix (passed/failed). Python 3 standard library only.
+"""
+import argparse
+import concurrent.futures
+import itertools
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DEFAULT_SEED = 13
+HP = ["bf16", "fp16", "fp32"]
+TOKENS = [1, 5, 217, 993, 8192]
+# row-length classes: the values each class draws from (one per case, by hash)
+WIDTHS = {
+    "m128": [128, 256, 1024, 4096],
+    "m32": [160, 544, 1056, 2080],
+    "m16": [272, 528, 1040, 4112],
+    "other": [27, 1000, 4098, 4100, 4097, 50257],
+}
+# GEMM extents stay small: the GPU half checks against a CPU reference GEMM
+GEMM_WIDTHS = {
+    "m128": [128, 256, 512],
+    "m32": [160, 288, 544],
+    "m16": [272, 144, 528],
+    "other": [27, 1000, 100, 257],
+}
+TARGETS = {"hb": ["sm_90a", "sm_100a"], "sm89": ["sm_89"], "sm80": ["sm_80"]}
+RECIPES = ["none", "delayed", "current", "block1x128", "block128x128", "mxfp8",
+           "nvfp4", "nvfp4_2d", "nvfp4_sr", "nvfp4_rht"]
+FP8_RECIPES = ["delayed", "current", "block1x128", "block128x128", "mxfp8"]
+FORMATS = ["e4m3", "e5m2", "hybrid"]
+ACTS = ["swiglu", "geglu", "reglu", "qgeglu", "sreglu", "clamped_swiglu"]
+LAYOUTS = {"row": ["rowwise"], "col": ["columnwise"], "both": ["rowwise", "columnwise"]}
+OPS = ["norm_quantize", "glu_amax", "cast_transpose", "quantize", "gemm_cast"]
+
+# Deliberate rejections: class -> what `tegen check`'s message must mention.
+REJECT = {
+    "fp8_below_sm89": r"sm_80.*(FP8|quantized)",
+    "block_gemm_below_sm90": r"sm_90",
+    "norm_weight_dtype": r"gamma|beta",
+    "mxfp8_width": r"multiple of 32",
+    "nvfp4_width": r"multiple of 16",
+    "fused_block128x128": r"block128x128",
+    "fused_block1x128_columnwise": r"columnwise block1x128",
+    "gemm_e5m2_both": r"e5m2",
+    "gemm_fp8_out_not_delayed": r"delayed|fp8",
+    "gemm_accumulate_fp8": r"accumulate|fp8",
+    "gemm_block128_both": r"block128x128",
+    "tile_width8": r"multiple of 8",
+    "row_width": r"multiple of [24]",
+    "row_too_long": r"longer than the row kernel holds",
+}
+
+
+# ---------------------------------------------------------------- the space
+
+def recipe_formats(recipe):
+    return FORMATS if recipe in FP8_RECIPES else [None]
+
+
+def quantized(recipe):
+    return recipe != "none"
+
+
+def norm_configs():
+    for norm, resid, zcg in itertools.product(["rmsnorm", "layernorm"], ["none", "res", "res_out"], [False, True]):
+        for din in HP:
+            for dg in HP:
+                for db in (HP if norm == "layernorm" else [None]):
+                    yield dict(op="norm_quantize", norm=norm, resid=resid, zcg=zcg, din=din, dg=dg, db=db)
+
+
+def glu_configs():
+    for act in ACTS:
+        for din in HP:
+            yield dict(op="glu_amax", act=act, din=din)
+
+
+def tile_configs(op):
+    for role in ["activation", "gradient"]:
+        for din in HP:
+            yield dict(op=op, role=role, din=din)
+
+
+def gemm_configs():
+    for gpass in ["fprop", "dgrad", "wgrad"]:
+        for din in HP:
+            for bias in ([None] + HP if gpass != "wgrad" else [None]):
+                for acc in [False, True]:
+                    for dout in ["bf16", "fp16", "fp32", "fp8"]:
+                        yield dict(op="gemm_cast", gpass=gpass, din=din, bias=bias, acc=acc, dout=dout)
+
+
+def op_configs():
+    """Every (op config, recipe, format, layout/precision) combination: the space without widths/tokens/targets."""
+    out = []
+    bases = list(norm_configs()) + list(glu_configs()) + list(tile_configs("cast_transpose")) + \
+        list(tile_configs("quantize")) + list(gemm_configs())
+    for base in bases:
+        for recipe in RECIPES:
+            for fmt in recipe_formats(recipe):
+                if base["op"] == "gemm_cast":
+                    layouts = [None]          # the pass decides which copies the operands need
+                    precs = [None]
+                elif quantized(recipe):
+                    layouts = list(LAYOUTS)
+                    precs = [None]
+                else:                         # unquantized output: its dtype instead of a layout
+                    layouts = [None]
+                    precs = [None] + HP
+                for lay in layouts:
+                    for prec in precs:
+                        c = dict(base)
+                        c.update(recipe=recipe, fmt=fmt, layout=lay, prec=prec)
+                        out.append(c)
+    return out
+
+
+class Space:
+    """The full matrix: op configs x width classes x tokens x targets, indexable."""
+
+    def __init__(self):
+        self.configs = op_configs()
+        self.classes = list(WIDTHS)
+        self.targets = list(TARGETS)
+        self.size = len(self.configs) * len(self.classes) * len(TOKENS) * len(self.targets)
+
+    def case(self, ci, wclass, tokens, target):
+        c = dict(self.configs[ci])
+        c.update(wclass=wclass, tokens=tokens, target=target, ci=ci)
+        pick_widths(c)
+        return c
+
+    def all_cases(self):
+        for ci in range(len(self.configs)):
+            for wc in self.classes:
+                for t in TOKENS:
+                    for tg in self.targets:
+                        yield self.case(ci, wc, t, tg)
+
+    def sample(self, n, seed, keep=None):
+        """n cases, stratified: the op x recipe cells in turn (shuffled), a random config in each;
+        tokens 8192 in about 1 case of 40, targets other than sm_90a+sm_100a in 1 of 8.
+        keep(case): only cases it accepts count (drawn on until n, or give up)."""
+        rng = random.Random(seed)
+        cells = {}
+        for i, c in enumerate(self.configs):
+            cells.setdefault((c["op"], c["recipe"]), []).append(i)
+        keys = sorted(cells)
+        rng.shuffle(keys)
+        seen, out = set(), []
+        tries, cell = 0, 0
+        while len(out) < n and tries < 200 * n + 1000:
+            key = keys[cell % len(keys)]
+            cell += 1
+            for _ in range(200):   # draw in this cell until a case is kept
+                tries += 1
+                ci = rng.choice(cells[key])
+                wc = rng.choice(self.classes)
+                tokens = 8192 if rng.random() < 0.025 else rng.choice(TOKENS[:-1])
+                target = "hb" if rng.random() < 0.875 else rng.choice(["sm89", "sm80"])
+                ident = (ci, wc, tokens, target)
+                if ident in seen:
+                    continue
+                seen.add(ident)
+                c = self.case(ci, wc, tokens, target)
+                if keep is None or keep(c):
+                    out.append(c)
+                    break
+        return out
+
+
+def stable_hash(s):
+    h = 2166136261
+    for ch in s.encode():
+        h = ((h ^ ch) * 16777619) & 0xFFFFFFFF
+    return h
+
+
+def pick_widths(c):
+    """The concrete row length(s) of a case from its class (deterministic per case)."""
+    table = GEMM_WIDTHS if c["op"] == "gemm_cast" else WIDTHS
+    vals = table[c["wclass"]]
+    if c["tokens"] == 8192:          # keep the largest runs affordable on the GPU half
+        vals = [v for v in vals if v <= 4112] or vals[:1]
+    h = stable_hash(repr(sorted((k, str(v)) for k, v in c.items())))
+    c["width"] = vals[h % len(vals)]
+    c["width2"] = vals[(h // 7 + 1) % len(vals)]   # a GEMM's second extent (N), same class
+
+
+def case_name(c):
+    parts = [c["op"].split("_")[0] if c["op"] != "cast_transpose" else "ct"]
+    if c["op"] == "norm_quantize":
+        parts += [c["norm"][:2], c["resid"], "zcg" if c["zcg"] else "g", c["din"], c["dg"], c["db"] or "-"]
+    elif c["op"] == "glu_amax":
+        parts += [c["act"], c["din"]]
+    elif c["op"] == "gemm_cast":
+        parts += [c["gpass"], c["din"], "b" + (c["bias"] or "-"), "acc" if c["acc"] else "set", c["dout"]]
+    else:
+        parts += [c["role"][:4], c["din"]]
+    parts += [c["recipe"], c["fmt"] or "-", c["layout"] or (c["prec"] or "-")]
+    parts += ["w%d" % c["width"] + ("x%d" % c["width2"] if c["op"] == "gemm_cast" else ""), "t%d" % c["tokens"], c["target"]]
+    return ".".join(parts)
+
+
+# ---------------------------------------------------------------- the rules
+
+def quant_dtype(c, role):
+    """The FP8 format a tensor of this role gets (None: not FP8)."""
+    if c["recipe"] not in FP8_RECIPES:
+        return None
+    if c["fmt"] == "hybrid":
+        return "e5m2" if role == "gradient" else "e4m3"
+    return c["fmt"]
+
+
+def expected_rejections(c):
+    """The deliberate rejection classes `tegen check` should report (any one of them), or []."""
+    q = quantized(c["recipe"])
+    op, w = c["op"], c["width"]
+    out = []
+    if op == "norm_quantize":
+        for d in (c["dg"], c["db"]):
+            if d is not None and d not in (c["din"], "fp32"):
+                out.append("norm_weight_dtype")
+    fused = op in ("norm_quantize", "glu_amax")
+    cols = LAYOUTS[c["layout"]] if c["layout"] else []
+    if fused and q:
+        if c["recipe"] == "block128x128":
+            out.append("fused_block128x128")
+        if c["recipe"] == "block1x128" and "columnwise" in cols:
+            out.append("fused_block1x128_columnwise")
+    if op == "gemm_cast":
+        if c["acc"] and c["dout"] == "fp8":
+            out.append("gemm_accumulate_fp8")
+        if c["dout"] == "fp8" and c["recipe"] != "delayed":
+            out.append("gemm_fp8_out_not_delayed")
+        if q and quant_dtype(c, "gradient" if c["gpass"] != "fprop" else "activation") == "e5m2" and \
+                quant_dtype(c, gemm_b_role(c)) == "e5m2":
+            out.append("gemm_e5m2_both")
+    # quantized copies: MXFP8 needs the last extent % 32, NVFP4 % 16
+    lasts = [w] if op != "gemm_cast" else (gemm_quantized_lasts(c) if q else [])
+    if q and c["recipe"] == "mxfp8" and any(x % 32 for x in lasts):
+        out.append("mxfp8_width")
+    if q and c["recipe"].startswith("nvfp4") and any(x % 16 for x in lasts):
+        out.append("nvfp4_width")
+    # kernel row-length rules (gen/ir.c): the tile kernel (quantize, cast_transpose, a GEMM
+    # operand's quantize) reads 8-element column chunks; the row kernels (norm_quantize,
+    # glu_amax) vectors of 2, or 4 for block1x128 and a columnwise copy (the fused tile path)
+    if not c["recipe"].startswith("nvfp4") and op in ("quantize", "cast_transpose", "gemm_cast"):
+        if any(x % 8 for x in lasts):
+            out.append("tile_width8")
+    if fused and w * (4 if c["din"] == "fp32" else 2) * (2 if op == "glu_amax" else 1) > 1024 * 448:
+        out.append("row_too_long")   # the row kernel keeps a row in registers
+    if fused:
+        if w % 2:
+            out.append("row_width")
+        elif w % 4 and q and (c["recipe"] == "block1x128" or
+                              (c["recipe"] in ("delayed", "current", "mxfp8") and "columnwise" in cols)):
+            out.append("row_width")
+    if c["target"] != "hb" and (q or (op == "gemm_cast" and c["dout"] == "fp8")):
+        if c["target"] == "sm80":
+            out.append("fp8_below_sm89")
+        if op == "gemm_cast" and c["recipe"] in ("block1x128", "block128x128"):
+            out.append("block_gemm_below_sm90")
+    return out
+
+
+def gemm_b_role(c):
+    return "weight" if c["gpass"] != "wgrad" else "activation"
+
+
+def gemm_quantized_lasts(c):
+    """Last extents of the tensors a quantized GEMM case quantizes: fprop x [T,K], w [N,K];
+    dgrad dy [T,N], w [N,K]; wgrad dy [T,N], x [T,K] (K = width, N = width2)."""
+    k, n = c["width"], c["width2"]
+    return {"fprop": [k, k], "dgrad": [n, k], "wgrad": [n, k]}[c["gpass"]]
+
+
+# ---------------------------------------------------------------- spec text
+
+def flow(d):
+    items = []
+    for k, v in d.items():
+        if v is None:
+            continue
+        if isinstance(v, bool):
+            v = "true" if v else "false"
+        elif isinstance(v, list):
+            v = "[" + ", ".join(v) + "]"
+        items.append("%s: %s" % (k, v))
+    return "{" + ", ".join(items) + "}"
+
+
+def recipe_map(c):
+    r = c["recipe"]
+    if r == "none":
+        return None
+    if r.startswith("nvfp4"):
+        m = {"scaling": "nvfp4"}
+        opt = r[len("nvfp4_"):] if r != "nvfp4" else None
+        if opt:
+            m["nvfp4_" + opt] = True
+        return m
+    # a GEMM's block128x128 row: 1x128 activations, the weight (b) overridden to 128x128
+    m = {"scaling": "block1x128" if r == "block128x128" and c["op"] == "gemm_cast" else r}
+    m["format"] = c["fmt"]
+    return m
+
+
+def spec_text(c):
+    """One small layer for case c."""
+    L = ["# tegen conformance case %s (tests/conformance/gen.py)" % case_name(c), "layer: conf"]
+    w, w2, op = c["width"], c["width2"], c["op"]
+    tensors, ops, overrides = [], [], []
+    lay = LAYOUTS[c["layout"]] if c["layout"] else None
+    common = dict(layout=lay, precision=c["prec"])
+    if op == "norm_quantize":
+        dims = {"tokens": "dynamic", "hidden": w}
+        tensors.append(("x", {"shape": ["tokens", "hidden"], "dtype": c["din"]}))
+        tensors.append(("gamma", {"shape": ["hidden"], "dtype": c["dg"], "role": "weight"}))
+        args = {"in": "x", "gamma": "gamma"}
+        if c["db"]:
+            tensors.append(("beta", {"shape": ["hidden"], "dtype": c["db"], "role": "weight"}))
+            args["beta"] = "beta"
+        if c["resid"] != "none":
+            tensors.append(("res", {"shape": ["tokens", "hidden"], "dtype": c["din"]}))
+            args["residual"] = "res"
+            if c["resid"] == "res_out":
+                args["residual_out"] = "xr"
+        args.update(out="y", norm=c["norm"] if c["norm"] != "rmsnorm" else None,
+                    zero_centered_gamma=True if c["zcg"] else None, **common)
+        ops.append(("norm_quantize", args))
+    elif op == "glu_amax":
+        dims = {"tokens": "dynamic", "ffn": w}
+        tensors.append(("h", {"shape": ["tokens", "2*ffn"], "dtype": c["din"]}))
+        ops.append(("glu_amax", dict({"in": "h", "out": "y", "act": c["act"]}, **common)))
+    elif op in ("cast_transpose", "quantize"):
+        dims = {"tokens": "dynamic", "hidden": w}
+        tensors.append(("x", {"shape": ["tokens", "hidden"], "dtype": c["din"], "role": c["role"]}))
+        ops.append((op, dict({"in": "x", "out": "y"}, **common)))
+    else:
+        dims = {"tokens": "dynamic", "k": w, "n": w2}
+        g = c["gpass"]
+        a_name, a_shape, a_role = ("x", ["tokens", "k"], "activation") if g == "fprop" else ("dy", ["tokens", "n"], "gradient")
+        b_name, b_shape, b_role = ("w", ["n", "k"], "weight") if g != "wgrad" else ("x", ["tokens", "k"], "activation")
+        out_shape = {"fprop": ["tokens", "n"], "dgrad": ["tokens", "k"], "wgrad": ["n", "k"]}[g]
+        tensors.append((a_name, {"shape": a_shape, "dtype": c["din"], "role": a_role}))
+        tensors.append((b_name, {"shape": b_shape, "dtype": c["din"], "role": b_role}))
+        a_op, b_op = a_name, b_name
+        if quantized(c["recipe"]):
+            a_copy = ["columnwise"] if g == "wgrad" else ["rowwise"]
+            b_copy = ["rowwise"] if g == "fprop" else ["columnwise"]
+            a_op, b_op = a_name + "_q", b_name + "_q"
+            ops.append(("quantize", {"in": a_name, "out": a_op, "layout": a_copy}))
+            ops.append(("quantize", {"in": b_name, "out": b_op, "layout": b_copy}))
+            if c["recipe"] == "block128x128":
+                overrides.append((b_op, {"scaling": "block128x128"}))
+        if c["bias"]:
+            tensors.append(("bias", {"shape": [out_shape[-1]], "dtype": c["bias"], "role": "weight"}))
+        if c["acc"]:   # the accumulator is declared (an FP8 one is rejected: accumulate needs a high-precision out)
+            tensors.append(("y", {"shape": out_shape, "dtype": c["dout"] if c["dout"] != "fp8" else "e4m3"}))
+        ops.append(("gemm_cast", {"a": a_op, "b": b_op, "bias": "bias" if c["bias"] else None, "out": "y",
+                                  "dtype": c["dout"], "pass": g if g != "fprop" else None,
+                                  "accumulate": True if c["acc"] else None}))
+    L.append("dims: " + flow(dims))
+    rm = recipe_map(c)
+    if rm:
+        L.append("recipe: " + flow(rm))
+    if overrides:
+        L.append("overrides:")
+        L += ["  %s: %s" % (n, flow(m)) for n, m in overrides]
+    L.append("tensors:")
+    L += ["  %s: %s" % (n, flow(m)) for n, m in tensors]
+    L.append("ops:")
+    L += ["  - %s: %s" % (k, flow(m)) for k, m in ops]
+    L.append("targets: [%s]" % ", ".join(TARGETS[c["target"]]))
+    return "\n".join(L) + "\n"
+
+
+# ---------------------------------------------------------------- running
+
+LOC_ERROR = re.compile(r":\d+:\d+: error: ")
+
+
+def sh(cmd, timeout, env=None):
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        return 124, "", "timed out after %ds" % timeout
+    return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+
+
+def first_line(text, pat=None):
+    lines = [l.strip() for l in text.splitlines() if l.strip()]
+    if pat:
+        for l in lines:
+            if re.search(pat, l):
+                return l[:300]
+    return lines[0][:300] if lines else "(no output)"
+
+
+def run_cpu(tegen, c, path, cache):
+    """The CPU half of one case: (status, why)."""
+    name, expect = c["name"], c["expect"]
+    rc, out, err = sh([tegen, "check", path], 60)
+    if expect:
+        if rc == 0:
+            return "FAIL", "tegen check accepted it; expected rejection %s" % expect
+        if rc != 1 or not LOC_ERROR.search(err):
+            return "FAIL", "check exited %d without a file:line:col error (expected %s): %s" % (rc, expect, first_line(err))
+        if not any(re.search(REJECT[e], err) for e in c["expects"]):
+            return "FAIL", "rejected, but not for %s: %s" % (expect, first_line(err, "error:"))
+        return "ok", "rejected: %s" % expect
+    if rc != 0:
+        return "FAIL", "check rejected it (exit %d): %s" % (rc, first_line(err, "error:"))
+    rc, out, err = sh([tegen, "plan", path, "--tokens", str(c["tokens"]), "--cache-dir", cache], 60)
+    if rc != 0:
+        return "FAIL", "plan failed (exit %d): %s" % (rc, first_line(err, "error"))
+    arch = ",".join(TARGETS[c["target"]])
+    rc, out, err = sh([tegen, "build", path, "--arch", arch, "--cache-dir", cache, "-q"], 300)
+    if rc != 0:
+        return "FAIL", "build --arch %s failed (exit %d): %s" % (arch, rc, first_line(err, "error"))
+    return "ok", ""
+
+
+def runnable(c):
+    """A case the GPU half runs: check accepts it, and it targets sm_90a+sm_100a."""
+    return not expected_rejections(c) and c["target"] == "hb"
+
+
+def run_gpu(tegen, c, path, cache, sanitizer=None):
+    """The GPU half of one case: tegen run --check (under compute-sanitizer --tool SANITIZER)."""
+    if c["expect"]:
+        return "skip", "rejected by check (%s)" % c["expect"]
+    if c["target"] != "hb":
+        return "skip", "targets %s (the GPU half runs sm_90a+sm_100a cases)" % c["target"]
+    env = dict(os.environ, TEGEN_CACHE_DIR=cache)
+    cmd = [tegen, "run", path, "--tokens", str(c["tokens"]), "--check", "--iters", "2"]
+    if sanitizer:
+        cmd = ["compute-sanitizer", "--tool", sanitizer, "--error-exitcode", "99"] + cmd
+    rc, out, err = sh(cmd, 300, env)
+    if rc == 0:
+        return "ok", ""
+    if rc == 1 and "needs a GPU" in err:
+        return "skip", "no GPU (%s)" % first_line(err)
+    if rc == 99:
+        return "FAIL", "compute-sanitizer %s: %s" % (sanitizer, first_line(out + err, r"=+ (Invalid|Race|Error|Program hit)"))
+    why = first_line(out, r"FAIL|fail|mismatch|wrong|error") if "CHECK FAILED" in out else first_line(err + out, "error|tegen")
+    return "FAIL", "run --check exit %d: %s" % (rc, why)
+
+
+def summary(cases):
+    cells = {}
+    for c in cases:
+        r = cells.setdefault((c["op"], c["recipe"]), [0, 0, 0])
+        r[{"ok": 0, "FAIL": 1, "skip": 2}[c["status"]]] += 1
+    w = 13
+    print("matrix (passed/failed; skipped not shown)")
+    print("%-15s" % "op" + "".join("%*s" % (w, r) for r in RECIPES))
+    for op in OPS:
+        row = "%-15s" % op
+        for r in RECIPES:
+            p, f, _ = cells.get((op, r), [0, 0, 0])
+            row += "%*s" % (w, "%d/%d" % (p, f) if p or f else "-")
+        print(row)
+    n = [sum(1 for c in cases if c["status"] == s) for s in ("ok", "FAIL", "skip")]
+    print("conformance: %d cases: %d passed, %d failed, %d skipped" % (len(cases), n[0], n[1], n[2]))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seed", type=int, default=DEFAULT_SEED, help="sampling seed (default %d)" % DEFAULT_SEED)
+    ap.add_argument("--sample", type=int, metavar="N", help="a fixed-seed, op x recipe stratified sample of N cases")
+    ap.add_argument("--all", action="store_true", help="the full matrix (prints its size)")
+    ap.add_argument("--out", metavar="DIR", help="write the specs and cases.tsv to DIR (kept)")
+    ap.add_argument("--cpu", action="store_true", help="run the CPU half: check, plan, NVRTC build")
+    ap.add_argument("--gpu", action="store_true", help="run the GPU half: tegen run --check")
+    ap.add_argument("--jobs", type=int, default=0, help="parallel cases (default: CPU cores, 4 with --gpu)")
+    ap.add_argument("--filter", metavar="REGEX", help="only cases whose name matches (a sample draws on until N match)")
+    ap.add_argument("--time-limit", type=float, metavar="S", help="start no case after S seconds (the rest: skip)")
+    ap.add_argument("--sanitizer", choices=["memcheck", "racecheck", "initcheck", "synccheck"],
+                    help="--gpu: run each case under compute-sanitizer --tool X")
+    ap.add_argument("--tegen", default=os.path.join(ROOT, "build", "tegen"))
+    ap.add_argument("--cache-dir", help="kernel cache for build/run (default: a fresh one under the output dir)")
+    a = ap.parse_args()
+
+    space = Space()
+    if a.all:
+        print("full matrix: %d cases (%d op configs x %d row-length classes x %d token counts x %d target sets)" %
+              (space.size, len(space.configs), len(space.classes), len(TOKENS), len(space.targets)))
+        if not (a.out or a.cpu or a.gpu):
+            return 0
+        cases = list(space.all_cases())
+    elif a.sample:
+        # the GPU half draws only the cases it runs (check accepts them, sm_90a+sm_100a targets)
+        def keep(c):
+            return (not a.gpu or runnable(c)) and (not a.filter or re.search(a.filter, case_name(c)))
+        cases = space.sample(a.sample, a.seed, keep)
+    else:
+        ap.error("give --sample N or --all")
+    if a.filter and a.all:
+        cases = [c for c in cases if re.search(a.filter, case_name(c))]
+    for c in cases:
+        c["name"] = case_name(c)
+        c["expects"] = expected_rejections(c)
+        c["expect"] = "|".join(c["expects"])
+
+    out = a.out or tempfile.mkdtemp(prefix="tegen-conf-")
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "cases.tsv"), "w") as f:
+        cols = ["name", "op", "recipe", "fmt", "layout", "prec", "wclass", "width", "width2", "tokens", "target", "expect"]
+        f.write("\t".join(cols + ["spec"]) + "\n")
+        for i, c in enumerate(cases):
+            c["path"] = os.path.join(out, "case%05d.yaml" % i)
+            with open(c["path"], "w") as s:
+                s.write(spec_text(c))
+            f.write("\t".join(str(c.get(k) if c.get(k) is not None else "-") for k in cols) +
+                    "\t" + os.path.basename(c["path"]) + "\n")
+    if not (a.cpu or a.gpu):
+        print("wrote %d specs and cases.tsv to %s" % (len(cases), out))
+        return 0
+    if not os.access(a.tegen, os.X_OK):
+        print("FAIL conformance: %s is missing (run ninja)" % a.tegen)
+        return 1
+    cache = a.cache_dir or os.path.join(out, "cache")
+    jobs = a.jobs or (4 if a.gpu else (os.cpu_count() or 2))
+    t0 = time.time()
+
+    def run(c):
+        if a.time_limit and time.time() - t0 > a.time_limit:
+            return "skip", "time limit (%g s) reached" % a.time_limit
+        if a.gpu:
+            return run_gpu(a.tegen, c, c["path"], cache, a.sanitizer)
+        return run_cpu(a.tegen, c, c["path"], cache)
+    # cases run in parallel (the GPU half: several processes share the GPU; NVRTC dominates)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as ex:
+        futs = [ex.submit(run, c) for c in cases]
+        for c, fu in zip(cases, futs):
+            c["status"], why = fu.result()
+            print("%s %s%s" % (c["status"], c["name"], (": " + why) if why and c["status"] != "ok" else
+                               (" (%s)" % why if why else "")), flush=True)
+    summary(cases)
+    print("conformance: %s half, %.0f s, %d jobs, specs in %s" % ("GPU" if a.gpu else "CPU", time.time() - t0, jobs, out))
+    if not a.out:
+        shutil.rmtree(out, ignore_errors=True)
+    return 1 if any(c["status"] == "FAIL" for c in cases) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,631 @@
+/* harness_bwd.cu: correctness (and speed) of the backward templates dglu.cu, dnorm.cu,
+ * dbias.cu and dreduce.cu, standalone (CUDA runtime API), against ref/backward.c.
+ *
+ * The instances are tests/gpu/harness_bwd.list (every GLU activation x input dtype x width
+ * 512 / 160 / 208, FP32 and BF16 outputs, the quantized d_h copies; RMSNorm and LayerNorm x
+ * input dtype x width, zero-centered, residual gradient, several tile variants; dbias;
+ * dreduce), turned into #include blocks by tests/gpu/gen_harness_bwd.sh. For rows 1, 5, 217,
+ * 993 (and 4133 for dnorm and dbias: many chunks), each with a full grid and a 3-CTA grid
+ * (grid-stride), device outputs are poisoned (0xA5, plus a guard zone behind each) and then
+ * compared with the reference: bit for bit (any NaN equals any NaN) for d_h, d_in, the
+ * chunk partials, d_gamma, d_beta, dbias (through dreduce.cu), and the FP8 bytes, scales,
+ * scale_inv and amax of the quantized copies. Inputs hold special values (0, +-inf, NaN, the
+ * clamp edges, large and subnormal values). Then, unless --no-bench, the bench instances are
+ * timed (median of 20) at the Llama-3 8B shapes against a 1 GiB device-to-device copy.
+ * Prints ok/FAIL lines; "skip harness_bwd: no GPU" without a device. Exit 1 on a failure.
+ * Build and run: bench/run_bwd.sh. Usage: harness_bwd [--no-bench] [--only SUBSTR]
+ */
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <vector>
+#include <algorithm>
+
+extern "C" {
+#include "ref.h"
+#include "backward.h"
+}
+#include "tg_kernel.h"
+
+#define CK(x)                                                                                  \
+	do {                                                                                       \
+		cudaError_t e_ = (x);                                                                  \
+		if (e_ != cudaSuccess) {                                                               \
+			fprintf(stderr, "CUDA error %s at %s:%d: %s\n", cudaGetErrorString(e_), __FILE__, \
+			        __LINE__, #x);                                                             \
+			exit(2);                                                                           \
+		}                                                                                      \
+	} while (0)
+
+typedef void (*KernFn)(const TgParams);
+struct DgInst { const char *name; KernFn fn; int act, in_dt, g_dt, out_dt, fmt, recipe, vec, thr, rpc, cols; float eps; int pow2, bench; };
+struct DnInst { const char *name; KernFn fn; int norm, in_dt, g_dt, w_dt, out_dt, vec, thr, cols, zc, dres, bench; };
+struct DbInst { const char *name; KernFn fn; int in_dt, vec, thr, cols, bench; };
+struct DrInst { const char *name; KernFn fn; int thr, acc; };
+
+#include "harness_bwd_inst.inc"
+
+static int g_fail = 0, g_ok = 0;
+static const char *g_only = nullptr;
+static const size_t GUARD = 64;
+static const unsigned char POISON = 0xA5;
+static const float LIMIT = 7.0f, ALPHA = 1.702f;
+
+static int esize(int dt) { return dt == 0 ? 4 : 2; }
+static long long cdivl(long long a, long long b) { return (a + b - 1) / b; }
+
+static unsigned long long g_rng = 0x9E3779B97F4A7C15ull;
+static unsigned rnd32(void)
+{
+	g_rng ^= g_rng << 13;
+	g_rng ^= g_rng >> 7;
+	g_rng ^= g_rng << 17;
+	return (unsigned)(g_rng >> 32);
+}
+static float urand(void) { return (rnd32() >> 8) * (1.0f / 16777216.0f); }
+static float nrand(void)
+{
+	float u1 = urand() + 1e-7f, u2 = urand();
+	return sqrtf(-2.0f * logf(u1)) * cosf(6.2831853f * u2);
+}
+
+/* Device buffer with a poisoned guard zone. */
+struct DBuf {
+	unsigned char *d = nullptr;
+	size_t n = 0;
+	void alloc(size_t bytes)
+	{
+		n = bytes;
+		CK(cudaMalloc(&d, bytes + GUARD));
+	}
+	void poison() { CK(cudaMemset(d, POISON, n + GUARD)); }
+	void put(const void *h) { CK(cudaMemcpy(d, h, n, cudaMemcpyHostToDevice)); }
+	~DBuf() { if (d) cudaFree(d); }
+};
+
+/* Compare device bytes with expected host bytes, elements of elem bytes; float elements
+ * (elem 4, is_float) compare NaN-equal; the guard zone must still hold the poison. */
+static bool cmp(const char *what, const char *kname, long long rows, int grid, const DBuf &b, const void *want,
+                int elem, bool is_float)
+{
+	std::vector<unsigned char> got(b.n + GUARD);
+	CK(cudaMemcpy(got.data(), b.d, b.n + GUARD, cudaMemcpyDeviceToHost));
+	const unsigned char *w = (const unsigned char *)want;
+	size_t bad = 0, first = (size_t)-1;
+	for (size_t e = 0; e < b.n / elem; e++) {
+		if (memcmp(&got[e * elem], w + e * elem, elem) == 0)
+			continue;
+		if (is_float) {
+			float x, y;
+			memcpy(&x, &got[e * elem], 4);
+			memcpy(&y, w + e * elem, 4);
+			if (isnan(x) && isnan(y))
+				continue;
+		}
+		if (first == (size_t)-1)
+			first = e;
+		bad++;
+	}
+	size_t gbad = 0;
+	for (size_t i = b.n; i < b.n + GUARD; i++)
+		gbad += got[i] != POISON;
+	if (bad || gbad) {
+		g_fail++;
+		printf("FAIL bwd/%s rows=%lld grid=%d %s: %zu/%zu elements differ, %zu guard bytes written", kname, rows, grid,
+		       what, bad, b.n / elem, gbad);
+		if (bad) {
+			printf("; first at element %zu: got 0x", first);
+			for (int k = elem - 1; k >= 0; k--)
+				printf("%02x", got[first * elem + k]);
+			printf(" want 0x");
+			for (int k = elem - 1; k >= 0; k--)
+				printf("%02x", w[first * elem + k]);
+		}
+		printf("\n");
+		return false;
+	}
+	return true;
+}
+
+static bool cmp_f32(const char *what, const char *kname, long long rows, int grid, float got_v, float want)
+{
+	if (memcmp(&got_v, &want, 4) == 0 || (isnan(got_v) && isnan(want)))
+		return true;
+	g_fail++;
+	printf("FAIL bwd/%s rows=%lld grid=%d %s: got %a want %a\n", kname, rows, grid, what, got_v, want);
+	return false;
+}
+
+static float dget(const DBuf &b, size_t off = 0)
+{
+	float v;
+	CK(cudaMemcpy(&v, b.d + off, 4, cudaMemcpyDeviceToHost));
+	return v;
+}
+
+static bool selected(const char *name) { return !g_only || strstr(name, g_only); }
+
+/* Values of dtype dt into raw (and their FP32 values into x), n of them, mostly N(0, sd). */
+static void fill(int dt, size_t n, float sd, std::vector<unsigned char> &raw, std::vector<float> &x)
+{
+	raw.resize(n * esize(dt));
+	x.resize(n);
+	for (size_t i = 0; i < n; i++)
+		ref_store(raw.data(), dt, i, nrand() * sd);
+	for (size_t i = 0; i < n; i++)
+		x[i] = ref_load(raw.data(), dt, i);
+}
+static void poke(std::vector<unsigned char> &raw, std::vector<float> &x, int dt, size_t i, float v)
+{
+	if (i < x.size()) {
+		ref_store(raw.data(), dt, i, v);
+		x[i] = ref_load(raw.data(), dt, i);
+	}
+}
+
+/* ---- dglu ---- */
+
+static void run_dglu(const DgInst &k, long long rows)
+{
+	const int C = k.cols;
+	const size_t nh = (size_t)rows * 2 * C, ng = (size_t)rows * C;
+	std::vector<unsigned char> hraw, graw;
+	std::vector<float> hx, gx;
+	fill(k.in_dt, nh, 3.0f, hraw, hx);
+	fill(k.g_dt, ng, 1.0f, graw, gx);
+	/* special values, gate and linear halves: 0, +-inf, NaN, the clamp edges, big, subnormal */
+	const float sp[] = {0.0f, -0.0f, INFINITY, -INFINITY, nanf(""), LIMIT, -LIMIT, nextafterf(LIMIT, 100.0f),
+	                    -nextafterf(LIMIT, 100.0f), 200.0f, -200.0f, 1e-40f, 3e19f, -3e19f, 60000.0f};
+	const int nsp = sizeof sp / sizeof sp[0];
+	for (long long r = 0; r < rows; r += 3)
+		for (int j = 0; j < 4; j++) {
+			size_t c = (size_t)((r * 7 + j * 37) % C);
+			poke(hraw, hx, k.in_dt, (size_t)r * 2 * C + c, sp[(r + j) % nsp]);
+			poke(hraw, hx, k.in_dt, (size_t)r * 2 * C + C + (c + 5) % C, sp[(r + 2 * j + 1) % nsp]);
+		}
+	if (ng > 9)
+		poke(graw, gx, k.g_dt, 9, 0.0f);
+	std::vector<float> dh(nh);
+	ref_dglu(k.act, hraw.data(), k.in_dt, graw.data(), k.g_dt, (int)rows, C, LIMIT, ALPHA, dh.data());
+
+	const int R = (int)rows, C2 = 2 * C;
+	const float fmax = k.fmt == 0 ? TG_E4M3_MAX : TG_E5M2_MAX;
+	float amax = ref_amax(dh.data(), nh);
+	float scale = k.recipe == 2 ? tg_current_scale(amax, fmax, k.eps, k.pow2) : 0.5f;
+	/* expected outputs */
+	std::vector<unsigned char> want_out, want_si;
+	size_t out_b = 0, si_b = 0;
+	if (k.recipe == 0) {
+		out_b = nh * esize(k.out_dt);
+		want_out.resize(out_b);
+		for (size_t i = 0; i < nh; i++)
+			ref_store(want_out.data(), k.out_dt, i, dh[i]);
+	} else if (k.recipe == 1 || k.recipe == 2) {
+		out_b = nh;
+		want_out.resize(out_b);
+		ref_quant_tensor(dh.data(), R, C2, k.fmt, scale, want_out.data(), nullptr, nullptr, nullptr);
+	} else if (k.recipe == 4) {
+		out_b = nh;
+		si_b = (size_t)cdivl(C2, 128) * R * 4;
+		want_out.resize(out_b);
+		want_si.resize(si_b);
+		ref_quant_block1x128(dh.data(), R, C2, k.fmt, k.eps, k.pow2, want_out.data(), (float *)want_si.data(), nullptr,
+		                     nullptr);
+	} else if (k.recipe == 6) {
+		out_b = nh;
+		si_b = (size_t)R * cdivl(C2, 32);
+		want_out.resize(out_b);
+		want_si.resize(si_b);
+		ref_quant_mxfp8(dh.data(), R, C2, k.fmt, want_out.data(), want_si.data(), nullptr, nullptr);
+	}
+	DBuf din, dg, dout, dsi, dscale, dsinv, damax;
+	din.alloc(hraw.size());
+	din.put(hraw.data());
+	dg.alloc(graw.size());
+	dg.put(graw.data());
+	if (out_b)
+		dout.alloc(out_b);
+	if (si_b)
+		dsi.alloc(si_b);
+	dscale.alloc(4);
+	dsinv.alloc(4);
+	damax.alloc(4);
+	const int grids[2] = {(int)cdivl(rows, k.rpc), 3};
+	bool ok = true;
+	for (int gi = 0; gi < 2; gi++) {
+		int grid = std::max(1, std::min(grids[gi], grids[0]));
+		if (out_b)
+			dout.poison();
+		if (si_b)
+			dsi.poison();
+		dscale.poison();
+		dsinv.poison();
+		float zero = 0.0f;
+		if (k.recipe == 1)
+			CK(cudaMemcpy(dscale.d, &scale, 4, cudaMemcpyHostToDevice));
+		if (k.recipe == 2)
+			CK(cudaMemcpy(damax.d, &amax, 4, cudaMemcpyHostToDevice));
+		else
+			CK(cudaMemcpy(damax.d, &zero, 4, cudaMemcpyHostToDevice));
+		TgParams p;
+		memset(&p, 0, sizeof p);
+		p.p[TG_PB_IN] = din.d;
+		p.p[TG_PB_GRAD] = dg.d;
+		p.p[TG_PB_OUT] = dout.d;
+		p.p[TG_PB_SCALE] = dscale.d;
+		p.p[TG_PB_SCALE_INV] = k.recipe == 4 || k.recipe == 6 ? (void *)dsi.d : (void *)dsinv.d;
+		p.p[TG_PB_AMAX] = damax.d;
+		p.n[0] = rows;
+		p.n[1] = C2;
+		k.fn<<<grid, k.thr>>>(p);
+		CK(cudaGetLastError());
+		CK(cudaDeviceSynchronize());
+		if (out_b)
+			ok = cmp("d_h", k.name, rows, grid, dout, want_out.data(), k.recipe == 0 ? esize(k.out_dt) : 1,
+			         k.recipe == 0 && k.out_dt == 0) && ok;
+		if (si_b)
+			ok = cmp("scale_inv", k.name, rows, grid, dsi, want_si.data(), k.recipe == 4 ? 4 : 1, k.recipe == 4) && ok;
+		if (k.recipe == 1 || k.recipe == 3)
+			ok = cmp_f32("amax", k.name, rows, grid, dget(damax), amax) && ok;
+		if (k.recipe == 1 || k.recipe == 2)
+			ok = cmp_f32("scale_inv", k.name, rows, grid, dget(dsinv), tg_scale_inv(scale)) && ok;
+		if (k.recipe == 2)
+			ok = cmp_f32("scale", k.name, rows, grid, dget(dscale), scale) && ok;
+	}
+	if (ok) {
+		g_ok++;
+		printf("ok bwd/%s/rows%lld\n", k.name, rows);
+	}
+}
+
+/* ---- dreduce (used by dnorm and dbias) ---- */
+
+/* Runs dreduce instance k on device partials [nk][cols] into out (poisoned first, or
+ * preset to init[] when accumulating). */
+static void reduce_on_device(const DrInst &k, const DBuf &part, long long nk, int cols, DBuf &out, const float *init,
+                             int grid)
+{
+	out.poison();
+	if (k.acc)
+		CK(cudaMemcpy(out.d, init, (size_t)cols * 4, cudaMemcpyHostToDevice));
+	TgParams p;
+	memset(&p, 0, sizeof p);
+	p.p[TG_PB_DW] = part.d;
+	p.p[TG_PB_OUT] = out.d;
+	p.n[0] = nk;
+	p.n[1] = cols;
+	k.fn<<<grid, k.thr>>>(p);
+	CK(cudaGetLastError());
+	CK(cudaDeviceSynchronize());
+}
+
+/* Checks both dreduce instances on the partials part (host copy hpart) against ref_chunk_reduce. */
+static bool check_reduce(const char *what, const char *kname, long long rows, int grid, const DBuf &part,
+                         const std::vector<float> &hpart, long long nk, int cols)
+{
+	bool ok = true;
+	std::vector<float> init(cols), want(cols);
+	for (int c = 0; c < cols; c++)
+		init[c] = nrand();
+	DBuf out;
+	out.alloc((size_t)cols * 4);
+	for (const DrInst &r : dr_insts) {
+		want = init;
+		ref_chunk_reduce(hpart.data(), (int)nk, cols, r.acc, want.data());
+		reduce_on_device(r, part, nk, cols, out, init.data(), grid);
+		char w[96];
+		snprintf(w, sizeof w, "%s via %s", what, r.name);
+		ok = cmp(w, kname, rows, grid, out, want.data(), 4, true) && ok;
+	}
+	return ok;
+}
+
+/* ---- dnorm ---- */
+
+static void run_dnorm(const DnInst &k, long long rows)
+{
+	const int C = k.cols, R = (int)rows;
+	const size_t n = (size_t)rows * C;
+	const long long nk = ref_nchunks(R);
+	std::vector<unsigned char> xraw, graw, rraw, wraw;
+	std::vector<float> xx, gx, rx, w;
+	fill(k.in_dt, n, 2.0f, xraw, xx);
+	if (k.norm)
+		for (size_t i = 0; i < n; i++)
+			poke(xraw, xx, k.in_dt, i, xx[i] + 0.75f);
+	fill(k.g_dt, n, 1.0f, graw, gx);
+	fill(k.g_dt, n, 0.1f, rraw, rx);
+	fill(k.w_dt, (size_t)C, k.zc ? 0.2f : 1.0f, wraw, w);
+	/* special values: a NaN gradient (poisons its row and column), an infinite one,
+	 * zero gradients, subnormal x */
+	if (rows >= 5) {
+		poke(graw, gx, k.g_dt, (size_t)3 * C + 5, nanf(""));
+		poke(graw, gx, k.g_dt, (size_t)4 * C + 1, INFINITY);
+	}
+	for (int c = 0; c < C && rows > 2; c++)
+		poke(graw, gx, k.g_dt, (size_t)2 * C + c, 0.0f);
+	poke(xraw, xx, k.in_dt, n / 2, 1e-40f);
+	std::vector<float> rs(R), mu(R), din(n), pg((size_t)nk * C), pb((size_t)nk * C);
+	ref_norm_stats(k.norm, xraw.data(), k.in_dt, R, C, 1e-5f, mu.data(), rs.data());
+	ref_dnorm(k.norm, xraw.data(), k.in_dt, rs.data(), k.norm ? mu.data() : nullptr, w.data(), k.zc, graw.data(),
+	          k.dres ? rraw.data() : nullptr, k.g_dt, R, C, din.data(), nullptr, nullptr);
+	ref_dnorm_partials(k.norm, xraw.data(), k.in_dt, rs.data(), k.norm ? mu.data() : nullptr, graw.data(), k.g_dt, R,
+	                   C, pg.data(), pb.data());
+	std::vector<unsigned char> want_in(n * esize(k.out_dt));
+	for (size_t i = 0; i < n; i++)
+		ref_store(want_in.data(), k.out_dt, i, din[i]);
+
+	DBuf dx, dgr, dres, dw, drs, dmu, dout, dpg, dpb;
+	dx.alloc(xraw.size());
+	dx.put(xraw.data());
+	dgr.alloc(graw.size());
+	dgr.put(graw.data());
+	dres.alloc(rraw.size());
+	dres.put(rraw.data());
+	dw.alloc(wraw.size());
+	dw.put(wraw.data());
+	drs.alloc((size_t)R * 4);
+	drs.put(rs.data());
+	dmu.alloc((size_t)R * 4);
+	dmu.put(mu.data());
+	dout.alloc(want_in.size());
+	dpg.alloc((size_t)nk * C * 4);
+	dpb.alloc((size_t)nk * C * 4);
+	const int grids[2] = {(int)nk, 3};
+	bool ok = true;
+	for (int gi = 0; gi < 2; gi++) {
+		int grid = std::max(1, std::min(grids[gi], grids[0]));
+		dout.poison();
+		dpg.poison();
+		dpb.poison();
+		TgParams p;
+		memset(&p, 0, sizeof p);
+		p.p[TG_PB_IN] = dx.d;
+		p.p[TG_PB_GAMMA] = dw.d;
+		p.p[TG_PB_GRAD] = dgr.d;
+		p.p[TG_PB_DRES] = k.dres ? dres.d : nullptr;
+		p.p[TG_PB_RSIGMA] = drs.d;
+		p.p[TG_PB_MU] = k.norm ? dmu.d : nullptr;
+		p.p[TG_PB_OUT] = dout.d;
+		p.p[TG_PB_DW] = dpg.d;
+		p.p[TG_PB_DB] = k.norm ? dpb.d : nullptr;
+		p.n[0] = rows;
+		p.n[1] = C;
+		k.fn<<<grid, k.thr>>>(p);
+		CK(cudaGetLastError());
+		CK(cudaDeviceSynchronize());
+		ok = cmp("d_in", k.name, rows, grid, dout, want_in.data(), esize(k.out_dt), k.out_dt == 0) && ok;
+		ok = cmp("d_gamma partials", k.name, rows, grid, dpg, pg.data(), 4, true) && ok;
+		ok = check_reduce("d_gamma", k.name, rows, grid, dpg, pg, nk, C) && ok;
+		if (k.norm) {
+			ok = cmp("d_beta partials", k.name, rows, grid, dpb, pb.data(), 4, true) && ok;
+			ok = check_reduce("d_beta", k.name, rows, grid, dpb, pb, nk, C) && ok;
+		}
+	}
+	if (ok) {
+		g_ok++;
+		printf("ok bwd/%s/rows%lld\n", k.name, rows);
+	}
+}
+
+/* ---- dbias ---- */
+
+static void run_dbias(const DbInst &k, long long rows)
+{
+	const int C = k.cols, R = (int)rows;
+	const size_t n = (size_t)rows * C;
+	const long long nk = ref_nchunks(R);
+	std::vector<unsigned char> graw;
+	std::vector<float> gx;
+	fill(k.in_dt, n, 1.0f, graw, gx);
+	for (size_t i = 0; i < n; i += 97)
+		poke(graw, gx, k.in_dt, i, gx[i] * 1024.0f); /* a wide range, so that the order shows */
+	if (rows > 3)
+		poke(graw, gx, k.in_dt, (size_t)3 * C + 2, nanf(""));
+	std::vector<float> part((size_t)nk * C);
+	ref_chunk_partials(gx.data(), R, C, part.data());
+	DBuf dg, dpart;
+	dg.alloc(graw.size());
+	dg.put(graw.data());
+	dpart.alloc(part.size() * 4);
+	const int full = (int)std::max(1LL, cdivl(nk * (C / k.vec), k.thr));
+	const int grids[2] = {full, 3};
+	bool ok = true;
+	for (int gi = 0; gi < 2; gi++) {
+		int grid = std::max(1, std::min(grids[gi], full));
+		dpart.poison();
+		TgParams p;
+		memset(&p, 0, sizeof p);
+		p.p[TG_PB_IN] = dg.d;
+		p.p[TG_PB_DW] = dpart.d;
+		p.n[0] = rows;
+		p.n[1] = C;
+		k.fn<<<grid, k.thr>>>(p);
+		CK(cudaGetLastError());
+		CK(cudaDeviceSynchronize());
+		ok = cmp("dbias partials", k.name, rows, grid, dpart, part.data(), 4, true) && ok;
+		ok = check_reduce("dbias", k.name, rows, grid, dpart, part, nk, C) && ok;
+	}
+	if (ok) {
+		g_ok++;
+		printf("ok bwd/%s/rows%lld\n", k.name, rows);
+	}
+}
+
+/* ---- speed ---- */
+
+static float time_median(void (*launch)(void *), void *ctx)
+{
+	cudaEvent_t a, b;
+	CK(cudaEventCreate(&a));
+	CK(cudaEventCreate(&b));
+	std::vector<float> t;
+	launch(ctx); /* warm-up */
+	for (int i = 0; i < 20; i++) {
+		CK(cudaEventRecord(a));
+		launch(ctx);
+		CK(cudaEventRecord(b));
+		CK(cudaEventSynchronize(b));
+		float ms;
+		CK(cudaEventElapsedTime(&ms, a, b));
+		t.push_back(ms * 1000.0f);
+	}
+	CK(cudaGetLastError());
+	std::sort(t.begin(), t.end());
+	cudaEventDestroy(a);
+	cudaEventDestroy(b);
+	return t[t.size() / 2];
+}
+
+struct Launch { KernFn fn; int grid, thr; TgParams p; KernFn fn2; int grid2, thr2; TgParams p2; void *src, *dst; size_t bytes; };
+static void launch_one(void *c)
+{
+	Launch *l = (Launch *)c;
+	if (l->fn)
+		l->fn<<<l->grid, l->thr>>>(l->p);
+	if (l->fn2)
+		l->fn2<<<l->grid2, l->thr2>>>(l->p2);
+	if (l->src)
+		CK(cudaMemcpyAsync(l->dst, l->src, l->bytes, cudaMemcpyDeviceToDevice));
+}
+
+static void bench(void)
+{
+	int sms;
+	CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+	Launch cp;
+	memset(&cp, 0, sizeof cp);
+	cp.bytes = 1ull << 30;
+	CK(cudaMalloc(&cp.src, cp.bytes));
+	CK(cudaMalloc(&cp.dst, cp.bytes));
+	CK(cudaMemset(cp.src, 0, cp.bytes));
+	float tc = time_median(launch_one, &cp);
+	double copy_gbs = 2.0 * cp.bytes / (tc * 1e3);
+	printf("bench: 1 GiB D2D copy %.1f us, %.0f GB/s (read + write)\n", tc, copy_gbs);
+	cudaFree(cp.src);
+	cudaFree(cp.dst);
+	std::vector<void *> bufs;
+	auto dalloc = [&](size_t bytes) { void *d; CK(cudaMalloc(&d, bytes)); CK(cudaMemset(d, 0, bytes)); bufs.push_back(d); return d; };
+	for (const DgInst &k : dg_insts) {
+		if (!k.bench || !selected(k.name))
+			continue;
+		long long rows = 8192;
+		size_t nh = (size_t)rows * 2 * k.cols;
+		Launch l;
+		memset(&l, 0, sizeof l);
+		l.fn = k.fn;
+		l.thr = k.thr;
+		l.grid = (int)cdivl(rows, k.rpc);
+		l.p.p[TG_PB_IN] = dalloc(nh * esize(k.in_dt));
+		l.p.p[TG_PB_GRAD] = dalloc(nh / 2 * esize(k.g_dt));
+		l.p.p[TG_PB_OUT] = dalloc(nh * (k.recipe == 0 ? esize(k.out_dt) : 1));
+		float one = 1.0f;
+		l.p.p[TG_PB_SCALE] = dalloc(16);
+		CK(cudaMemcpy(l.p.p[TG_PB_SCALE], &one, 4, cudaMemcpyHostToDevice));
+		l.p.p[TG_PB_SCALE_INV] = dalloc(16);
+		l.p.p[TG_PB_AMAX] = dalloc(16);
+		l.p.n[0] = rows;
+		float t = time_median(launch_one, &l);
+		double bytes = nh * esize(k.in_dt) + nh / 2 * esize(k.g_dt) + nh * (k.recipe == 0 ? esize(k.out_dt) : 1);
+		printf("bench bwd/%s 8192x2x%d: %.1f us, %.0f GB/s, %.1f%% of copy\n", k.name, k.cols, t, bytes / (t * 1e3),
+		       100.0 * bytes / (t * 1e3) / copy_gbs);
+	}
+	for (const DnInst &k : dn_insts) {
+		if (!k.bench || !selected(k.name))
+			continue;
+		long long rows = 16384, nk = cdivl(rows, TG_BWD_CHUNK);
+		size_t n = (size_t)rows * k.cols;
+		Launch l;
+		memset(&l, 0, sizeof l);
+		l.fn = k.fn;
+		l.thr = k.thr;
+		l.grid = (int)nk;
+		l.p.p[TG_PB_IN] = dalloc(n * esize(k.in_dt));
+		l.p.p[TG_PB_GRAD] = dalloc(n * esize(k.g_dt));
+		l.p.p[TG_PB_GAMMA] = dalloc((size_t)k.cols * 4);
+		l.p.p[TG_PB_RSIGMA] = dalloc((size_t)rows * 4);
+		l.p.p[TG_PB_MU] = dalloc((size_t)rows * 4);
+		l.p.p[TG_PB_OUT] = dalloc(n * esize(k.out_dt));
+		l.p.p[TG_PB_DW] = dalloc((size_t)nk * k.cols * 4);
+		l.p.p[TG_PB_DB] = dalloc((size_t)nk * k.cols * 4);
+		l.p.n[0] = rows;
+		l.fn2 = dr_insts[0].fn;
+		l.thr2 = dr_insts[0].thr;
+		l.grid2 = (int)cdivl(k.cols, l.thr2);
+		l.p2.p[TG_PB_DW] = l.p.p[TG_PB_DW];
+		l.p2.p[TG_PB_OUT] = dalloc((size_t)k.cols * 4);
+		l.p2.n[0] = nk;
+		l.p2.n[1] = k.cols;
+		float t = time_median(launch_one, &l);
+		double bytes = (double)n * (esize(k.in_dt) + esize(k.g_dt) + esize(k.out_dt));
+		printf("bench bwd/%s %lldx%d (+ dreduce): %.1f us, %.0f GB/s, %.1f%% of copy\n", k.name, rows, k.cols, t,
+		       bytes / (t * 1e3), 100.0 * bytes / (t * 1e3) / copy_gbs);
+	}
+	for (const DbInst &k : db_insts) {
+		if (!k.bench || !selected(k.name))
+			continue;
+		long long rows = 16384, nk = cdivl(rows, TG_BWD_CHUNK);
+		size_t n = (size_t)rows * k.cols;
+		Launch l;
+		memset(&l, 0, sizeof l);
+		l.fn = k.fn;
+		l.thr = k.thr;
+		l.grid = (int)cdivl(nk * (k.cols / k.vec), k.thr);
+		l.p.p[TG_PB_IN] = dalloc(n * esize(k.in_dt));
+		l.p.p[TG_PB_DW] = dalloc((size_t)nk * k.cols * 4);
+		l.p.n[0] = rows;
+		l.fn2 = dr_insts[0].fn;
+		l.thr2 = dr_insts[0].thr;
+		l.grid2 = (int)cdivl(k.cols, l.thr2);
+		l.p2.p[TG_PB_DW] = l.p.p[TG_PB_DW];
+		l.p2.p[TG_PB_OUT] = dalloc((size_t)k.cols * 4);
+		l.p2.n[0] = nk;
+		l.p2.n[1] = k.cols;
+		float t = time_median(launch_one, &l);
+		double bytes = (double)n * esize(k.in_dt);
+		printf("bench bwd/%s %lldx%d (+ dreduce; read only): %.1f us, %.0f GB/s\n", k.name, rows, k.cols, t,
+		       bytes / (t * 1e3));
+	}
+	(void)sms;
+	for (void *d : bufs)
+		cudaFree(d);
+}
+
+int main(int argc, char **argv)
+{
+	bool no_bench = false;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--no-bench"))
+			no_bench = true;
+		else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+			g_only = argv[++i];
+	}
+	int ndev = 0;
+	if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+		printf("skip harness_bwd: no GPU\n");
+		return 0;
+	}
+	static const long long rows_list[] = {1, 5, 217, 993};
+	for (const DgInst &k : dg_insts)
+		if (!k.bench && selected(k.name))
+			for (long long r : rows_list)
+				run_dglu(k, r);
+	for (const DnInst &k : dn_insts)
+		if (!k.bench && selected(k.name)) {
+			for (long long r : rows_list)
+				run_dnorm(k, r);
+			run_dnorm(k, 4133);
+		}
+	for (const DbInst &k : db_insts)
+		if (!k.bench && selected(k.name)) {
+			for (long long r : rows_list)
+				run_dbias(k, r);
+			run_dbias(k, 4133);
+		}
+	printf("harness_bwd: %d ok, %d FAIL\n", g_ok, g_fail);
+	if (!no_bench)
+		bench();
+	return g_fail ? 1 : 0;
+}

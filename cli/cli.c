@@ -109,3 +109,15 @@ const Plan *cli_load_plan(Arena *a, const char *path, const PlanOptions *o)
 		fputs(d->msg, stderr);
 	return p;
 }
+
+const Plan *cli_load_plan_targets(Arena *a, const char *path, const char *const *archs, int narch,
+	const PlanOptions *o)
+{
+	size_t len;
+	char *text = cli_read_file(a, path, &len);
+	Diag *d = arena_alloc(a, sizeof *d);
+	const Plan *p = text ? pipeline_plan_targets(a, d, path, text, len, archs, narch, "--arch", o) : NULL;
+	if (text && !p)
+		fputs(d->msg, stderr);
+	return p;
+}

@@ -17,5 +17,9 @@ PlanOptions *cli_plan_options(Arena *a, const char *cachedir, long tokens);
 Graph *cli_load_graph(Arena *a, const char *path);
 /* cli_load_plan is cli_load_graph, then the plan with o (NULL: heuristic). */
 const Plan *cli_load_plan(Arena *a, const char *path, const PlanOptions *o);
+/* cli_load_plan_targets is cli_load_plan with the spec's targets replaced by archs[0..narch)
+ * (--arch; checked like the spec's, a message about one names --arch). */
+const Plan *cli_load_plan_targets(Arena *a, const char *path, const char *const *archs, int narch,
+	const PlanOptions *o);
 
 #endif

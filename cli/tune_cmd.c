@@ -193,8 +193,8 @@ static JitSource *sources(Arena *a, const Plan *p, const Cand *cand, int n)
 static int compile_only(const char *spec, const char *cachedir, const char *arch)
 {
 	Arch ar;
-	if (!arch_parse(arch, &ar)) {
-		fprintf(stderr, "tegen tune: --arch: '%s' is not an architecture like sm_90a\n", arch);
+	if (!arch_known(arch) || !arch_parse(arch, &ar)) {
+		fprintf(stderr, "tegen tune: --arch: '%s' is not a target tegen knows (like sm_90a)\n", arch);
 		return 2;
 	}
 	Arena *a = arena_new();
@@ -270,7 +270,7 @@ int cmd_tune(int argc, char **argv)
 	for (const char *s = toklist; *s;) {
 		char *end;
 		long v = strtol(s, &end, 10);
-		if (end == s || v < 1 || ntok == MAX_TOKENS || (*end && *end != ','))
+		if (end == s || v < 1 || v > CLI_MAX_TOKENS || ntok == MAX_TOKENS || (*end && *end != ','))
 			return usage();
 		tokens[ntok++] = v;
 		s = *end ? end + 1 : end;

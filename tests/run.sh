@@ -29,6 +29,7 @@ part backward build/tests/test_backward
 part cache build/tests/test_cache
 part interp build/tests/test_interp
 part golden sh tests/golden.sh
+part cli sh tests/cli.sh
 part nvrtc sh tests/nvrtc.sh
 part tune sh tests/tune.sh
 part gemm build/tests/test_gemm --no-bench

@@ -19,7 +19,7 @@
 // grid.x >= 1 is correct (grid-stride over chunks). n[0] = rows.
 // A CTA takes one chunk at a time. Phase 1, warp per row: the two row sums. Lane L holds
 // the vectors v = L + 32 i; each vector's pairwise subtree, an xor butterfly over the 32
-// lanes (a subtree of 32 vectors), and a pairwise stack over i: exactly the tree over the
+// lanes (a subtree of 32 vectors), and a pairwise tree over i: exactly the tree over the
 // row's elements. Phase 2, thread per column vector: the chunk's rows in order (re-read,
 // from L2), d_in written, the partials accumulated in registers and written once.
 #include "tg_formats.h"
@@ -42,8 +42,12 @@ constexpr int DN_NVEC = DN_COLS / DN_VEC;
 constexpr int DN_R = TG_BWD_CHUNK;
 constexpr int DN_NW = TG_THREADS / 32;
 constexpr int DN_NI = (DN_NVEC + 31) / 32; // vector groups per lane in phase 1
-constexpr int dn_levels(int n) { return n <= 1 ? 1 : 1 + dn_levels((n + 1) / 2); }
-constexpr int DN_LEV = dn_levels(DN_NI) + 1;
+constexpr int dn_pow2(int n) { return n <= 1 ? 1 : 2 * dn_pow2((n + 1) / 2); }
+constexpr int DN_NIP = dn_pow2(DN_NI); // leaves padded to a power of two
+constexpr float DN_INV_COLS = 1.0f / DN_COLS; // RN(1/cols), evaluated by the compiler (IEEE)
+// rows of phase 2 in flight per thread: 4 under 512 threads, else 2 (more registers than
+// that spilled at 512 threads; at 1024 threads, 64 registers, keep vectors at 16 bytes)
+constexpr int DN_UNROLL = TG_THREADS >= 512 ? 2 : 4;
 
 static_assert(DN_COLS % DN_VEC == 0, "TG_VEC must divide TG_COLS");
 static_assert((DN_VEC & (DN_VEC - 1)) == 0 && DN_VEC >= 2, "TG_VEC must be a power of two >= 2");
@@ -72,52 +76,62 @@ __device__ __forceinline__ float dn_lane_tree(float v)
 	return v;
 }
 
-// Phase 1 for row r: *m1 = tree(dyg)/cols (LayerNorm), *m2 = tree(dyg*xhat)/cols. Warp-wide.
+// Leaf i of phase 1 for row r: the subtree of the 32 vectors lane + 32 i (each vector's
+// pairwise subtree, then the xor butterfly over the lanes) of dyg (*l1, LayerNorm) and
+// dyg * xhat (*l2). Warp-wide; vectors past the row are -0.
+__device__ __forceinline__ void dn_leaf(const TgParams &p, long long r, float mu, float rs, int lane, int i, float &l1,
+                                        float &l2)
+{
+	const int v = lane + 32 * i;
+	l1 = -0.0f;
+	l2 = -0.0f;
+	if (DN_NVEC % 32 == 0 || v < DN_NVEC) {
+		float x[DN_VEC], dy[DN_VEC], w[DN_VEC], e1[DN_VEC], e2[DN_VEC];
+		tg_load_vec<TG_IN_DTYPE, DN_VEC>(p.p[TG_PB_IN], r * DN_COLS + (long long)v * DN_VEC, x);
+		tg_load_vec<TG_G_DTYPE, DN_VEC>(p.p[TG_PB_GRAD], r * DN_COLS + (long long)v * DN_VEC, dy);
+		tg_load_vec<TG_W_DTYPE, DN_VEC>(p.p[TG_PB_GAMMA], (long long)v * DN_VEC, w);
+#pragma unroll
+		for (int k = 0; k < DN_VEC; k++) {
+			e1[k] = tg__mul_rn(dy[k], tg_dnorm_weight(w[k], TG_ZERO_CENTERED));
+			e2[k] = tg__mul_rn(e1[k], tg_dnorm_xhat(x[k], mu, rs));
+		}
+		if (TG_NORM == 1)
+			l1 = dn_vec_tree<DN_VEC>(e1);
+		l2 = dn_vec_tree<DN_VEC>(e2);
+	}
+	if (TG_NORM == 1)
+		l1 = dn_lane_tree(l1);
+	l2 = dn_lane_tree(l2);
+}
+
+// The pairwise tree over the leaves [I, I + N) (N a power of two; leaves >= DN_NI are -0,
+// so a subtree past them is its left half), depth first: registers for log2(N) partials.
+template <int I, int N> struct DnTree {
+	static __device__ __forceinline__ void sum(const TgParams &p, long long r, float mu, float rs, int lane, float &s1,
+	                                           float &s2)
+	{
+		if constexpr (N == 1) {
+			dn_leaf(p, r, mu, rs, lane, I, s1, s2);
+		} else if constexpr (I + N / 2 >= DN_NI) {
+			DnTree<I, N / 2>::sum(p, r, mu, rs, lane, s1, s2);
+		} else {
+			float a1, a2, b1, b2;
+			DnTree<I, N / 2>::sum(p, r, mu, rs, lane, a1, a2);
+			DnTree<I + N / 2, N / 2>::sum(p, r, mu, rs, lane, b1, b2);
+			s1 = tg__add_rn(a1, b1);
+			s2 = tg__add_rn(a2, b2);
+		}
+	}
+};
+
+// Phase 1 for row r: *m1 = tree(dyg) * (1/cols) (LayerNorm), *m2 = tree(dyg*xhat) * (1/cols). Warp-wide.
 __device__ __forceinline__ void dn_row_sums(const TgParams &p, long long r, float mu, float rs, int lane, float *m1,
                                             float *m2)
 {
-	float st1[DN_LEV], st2[DN_LEV];
-#pragma unroll
-	for (int i = 0; i < DN_NI; i++) {
-		const int v = lane + 32 * i;
-		float l1 = -0.0f, l2 = -0.0f;
-		if (DN_NVEC % 32 == 0 || v < DN_NVEC) {
-			float x[DN_VEC], dy[DN_VEC], w[DN_VEC], e1[DN_VEC], e2[DN_VEC];
-			tg_load_vec<TG_IN_DTYPE, DN_VEC>(p.p[TG_PB_IN], r * DN_COLS + (long long)v * DN_VEC, x);
-			tg_load_vec<TG_G_DTYPE, DN_VEC>(p.p[TG_PB_GRAD], r * DN_COLS + (long long)v * DN_VEC, dy);
-			tg_load_vec<TG_W_DTYPE, DN_VEC>(p.p[TG_PB_GAMMA], (long long)v * DN_VEC, w);
-#pragma unroll
-			for (int k = 0; k < DN_VEC; k++) {
-				e1[k] = tg__mul_rn(dy[k], tg_dnorm_weight(w[k], TG_ZERO_CENTERED));
-				e2[k] = tg__mul_rn(e1[k], tg_dnorm_xhat(x[k], mu, rs));
-			}
-			if (TG_NORM == 1)
-				l1 = dn_vec_tree<DN_VEC>(e1);
-			l2 = dn_vec_tree<DN_VEC>(e2);
-		}
-		if (TG_NORM == 1)
-			l1 = dn_lane_tree(l1);
-		l2 = dn_lane_tree(l2);
-		// push leaf i on the pairwise stacks: merge while bit l of i is set
-		int l = 0;
-#pragma unroll
-		for (; (i >> l) & 1; l++) {
-			l1 = tg__add_rn(st1[l], l1);
-			l2 = tg__add_rn(st2[l], l2);
-		}
-		st1[l] = l1;
-		st2[l] = l2;
-	}
-	// fold with -0 padding: from the lowest level up, the pending left subtrees
-	float s1 = -0.0f, s2 = -0.0f;
-#pragma unroll
-	for (int l = 0; (1 << l) <= DN_NI; l++)
-		if ((DN_NI >> l) & 1) {
-			s1 = tg__add_rn(st1[l], s1);
-			s2 = tg__add_rn(st2[l], s2);
-		}
-	*m1 = TG_NORM == 1 ? tg_div_rn(s1, (float)DN_COLS) : 0.0f;
-	*m2 = tg_div_rn(s2, (float)DN_COLS);
+	float s1, s2;
+	DnTree<0, DN_NIP>::sum(p, r, mu, rs, lane, s1, s2);
+	*m1 = TG_NORM == 1 ? tg_dnorm_mean(s1, DN_INV_COLS) : 0.0f;
+	*m2 = tg_dnorm_mean(s2, DN_INV_COLS);
 }
 
 __device__ __forceinline__ void dn_chunks(const TgParams &p)
@@ -158,7 +172,7 @@ __device__ __forceinline__ void dn_chunks(const TgParams &p)
 				w[k] = tg_dnorm_weight(w[k], TG_ZERO_CENTERED);
 				ag[k] = ab[k] = -0.0f;
 			}
-#pragma unroll 4
+#pragma unroll DN_UNROLL
 			for (int rr = 0; rr < nr; rr++) {
 				const long long e = (r0 + rr) * DN_COLS + c;
 				const float rs = s_rs[rr], mu = s_mu[rr], m1 = s_m1[rr], m2 = s_m2[rr];

@@ -3,7 +3,7 @@
  *
  * The instances are tests/gpu/harness_bwd.list (every GLU activation x input dtype x width
  * 512 / 160 / 208, FP32 and BF16 outputs, the quantized d_h copies rowwise and columnwise; RMSNorm and LayerNorm x
- * input dtype x width, zero-centered, residual gradient, several tile variants; dbias;
+ * input dtype x width, zero-centered, residual gradient, one and two passes, several tile variants; dbias;
  * dreduce), turned into #include blocks by tests/gpu/gen_harness_bwd.sh. For rows 1, 5, 217,
  * 993 (and 4133 for dnorm and dbias: many chunks), each with a full grid and a 3-CTA grid
  * (grid-stride), device outputs are poisoned (0xA5, plus a guard zone behind each) and then
@@ -41,7 +41,7 @@ extern "C" {
 
 typedef void (*KernFn)(const TgParams);
 struct DgInst { const char *name; KernFn fn; int act, in_dt, g_dt, out_dt, fmt, recipe, roww, colw, vec, thr, rpc, cols; float eps; int pow2, bench; };
-struct DnInst { const char *name; KernFn fn; int norm, in_dt, g_dt, w_dt, out_dt, vec, thr, cols, zc, dres, bench; };
+struct DnInst { const char *name; KernFn fn; int norm, in_dt, g_dt, w_dt, out_dt, vec, thr, cols, zc, dres, passes, bench; };
 struct DbInst { const char *name; KernFn fn; int in_dt, vec, thr, cols, bench; };
 struct DrInst { const char *name; KernFn fn; int thr, acc; };
 

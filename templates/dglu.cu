@@ -49,7 +49,6 @@ namespace DG_CAT(dg_ns_, TG_KERNEL) {
 
 constexpr int DG_VEC = TG_VEC;
 constexpr int DG_COLS = TG_COLS;
-constexpr int DG_NVEC = DG_COLS / DG_VEC;
 constexpr int dg_isz = TG_IN_DTYPE == 0 ? 4 : 2;
 constexpr int dg_gsz = TG_G_DTYPE == 0 ? 4 : 2;
 constexpr int dg_osz = TG_RECIPE == 0 ? (TG_OUT_DTYPE == 0 ? 4 : 2) : 1;
@@ -100,6 +99,7 @@ __device__ __forceinline__ void dg_load(const TgParams &p, long long r, int v, b
 
 #if !(TG_COLWISE && TG_RECIPE != 3)
 /* ---------------- row path ---------------- */
+constexpr int DG_NVEC = DG_COLS / DG_VEC;              // vectors per half row
 constexpr int DG_TPR = TG_THREADS / TG_ROWS_PER_CTA; // threads per row
 constexpr int DG_NJ = (DG_NVEC + DG_TPR - 1) / DG_TPR;
 static_assert(TG_THREADS % TG_ROWS_PER_CTA == 0, "TG_ROWS_PER_CTA must divide TG_THREADS");

@@ -50,9 +50,9 @@ constexpr int DN_NI = (DN_NVEC + 31) / 32; // vector groups per lane in phase 1
 constexpr int dn_pow2(int n) { return n <= 1 ? 1 : 2 * dn_pow2((n + 1) / 2); }
 constexpr int DN_NIP = dn_pow2(DN_NI); // leaves padded to a power of two
 constexpr float DN_INV_COLS = 1.0f / DN_COLS; // RN(1/cols), evaluated by the compiler (IEEE)
-// rows of phase 2 in flight per thread: 4 under 512 threads, else 2 (more registers than
-// that spilled at 512 threads; at 1024 threads, 64 registers, keep vectors at 16 bytes)
-constexpr int DN_UNROLL = TG_THREADS >= 512 ? 2 : 4;
+// rows of phase 2 in flight per thread: 4 under 256 threads, else 2 (more registers than
+// that spilled at 256 and 512 threads; at 1024 threads, 64 registers, keep vectors at 16 bytes)
+constexpr int DN_UNROLL = TG_THREADS >= 256 ? 2 : 4;
 
 static_assert(DN_COLS % DN_VEC == 0, "TG_VEC must divide TG_COLS");
 static_assert((DN_VEC & (DN_VEC - 1)) == 0 && DN_VEC >= 2, "TG_VEC must be a power of two >= 2");

@@ -4,7 +4,9 @@
 # and bandwidth), then tegen end to end and the PyTorch anchors, side by side.
 # Logs under $OUT (at most 8 files); a short summary is printed last.
 # Usage: bench/gpu_session.sh [STAGE...]  (stages: gpu gemm ct rows run anchors; default all; also: rowsq
-# anchors2 bench tune sweep sweep1 nvfp4 specs example gemmdisk npy jit sanitize)
+# anchors2 bench tune sweep sweep1 nvfp4 specs example gemmdisk npy jit sanitize conf13 conformance bwd)
+# conformance: CONF_N cases of tests/conformance/gen.py (default 800), then memcheck and racecheck over
+# the first SAN_N of them (default 30).
 O=${OUT:-/tmp/tegen-out}
 mkdir -p "$O"
 export PYTHONUNBUFFERED=1 TEGEN_CACHE_DIR=/tmp/tegen-cache
@@ -61,6 +63,12 @@ for st in $stages; do
 		S=/usr/local/cuda/bin/compute-sanitizer
 		stage memcheck 200 "$O/sanitize.log" $S --tool memcheck --error-exitcode 9 build/tests/test_gpu tests/gpu/sanitize
 		stage racecheck 200 "$O/sanitize.log" $S --tool racecheck --error-exitcode 9 build/tests/test_gpu tests/gpu/sanitize ;;
+	conf13) stage conf13 150 "$O/conf13.log" sh tests/gpu/conf13/run.sh ;;
+	conformance)
+		stage conformance 300 "$O/conformance.log" python3 tests/conformance/gen.py --gpu --sample "${CONF_N:-800}" --out /tmp/confout
+		grep -A12 '^matrix' "$O/conformance.log" >>"$sum"
+		stage sanitize-conformance 200 "$O/sanitize.log" sh tests/gpu/sanitize_conf.sh /tmp/confout "${SAN_N:-30}" ;;
+	bwd) stage harness_bwd 200 "$O/bwd.log" sh bench/run_bwd.sh --no-bench ;;
 	specs)
 		for spec in specs/*.yaml; do
 			stage "run-check $spec" 100 "$O/run.log" build/tegen run "$spec" --tokens 16 --check --iters 3

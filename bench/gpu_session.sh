@@ -68,7 +68,9 @@ for st in $stages; do
 		stage conformance 300 "$O/conformance.log" python3 tests/conformance/gen.py --gpu --sample "${CONF_N:-800}" --out /tmp/confout
 		grep -A12 '^matrix' "$O/conformance.log" >>"$sum"
 		stage sanitize-conformance 200 "$O/sanitize.log" sh tests/gpu/sanitize_conf.sh /tmp/confout "${SAN_N:-30}" ;;
-	bwd) stage harness_bwd 200 "$O/bwd.log" sh bench/run_bwd.sh --no-bench ;;
+	bwd) # the backward kernels against ref/backward.c; a harness built beforehand (run_bwd.sh --build-only) is reused
+		if [ -x build/harness/harness_bwd ]; then stage harness_bwd 200 "$O/bwd.log" build/harness/harness_bwd --no-bench
+		else stage harness_bwd 300 "$O/bwd.log" sh bench/run_bwd.sh --no-bench; fi ;;
 	specs)
 		for spec in specs/*.yaml; do
 			stage "run-check $spec" 100 "$O/run.log" build/tegen run "$spec" --tokens 16 --check --iters 3

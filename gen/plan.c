@@ -459,8 +459,8 @@ static void heuristic_launch(Planner *pl, Kernel *k, const PlanVariant *v, Famil
 	k->choice = "heuristic";
 	launch_slots(pl, k, v, f);
 	k->variant = v->name;
+	PlanVariant alt[PLAN_MAX_VARIANTS]; /* v may point here past the if: same scope as v's uses */
 	if (!variant_legal(k, v, false)) {
-		PlanVariant alt[PLAN_MAX_VARIANTS];
 		k->variant = NULL;
 		if (plan_variants(k, alt, PLAN_MAX_VARIANTS) > 0)
 			v = &alt[0];

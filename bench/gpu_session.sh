@@ -5,8 +5,8 @@
 # Logs under $OUT (at most 8 files); a short summary is printed last.
 # Usage: bench/gpu_session.sh [STAGE...]  (stages: gpu gemm ct rows run anchors; default all; also: rowsq
 # anchors2 bench tune sweep sweep1 nvfp4 specs example gemmdisk npy jit sanitize conf13 conformance bwd)
-# conformance: CONF_N cases of tests/conformance/gen.py (default 800), then memcheck and racecheck over
-# the first SAN_N of them (default 30).
+# conformance: CONF_N cases of tests/conformance/gen.py (default 800), then SAN_N (default 30) under
+# compute-sanitizer memcheck and racecheck.
 O=${OUT:-/tmp/tegen-out}
 mkdir -p "$O"
 export PYTHONUNBUFFERED=1 TEGEN_CACHE_DIR=/tmp/tegen-cache
@@ -67,7 +67,10 @@ for st in $stages; do
 	conformance)
 		stage conformance 300 "$O/conformance.log" python3 tests/conformance/gen.py --gpu --sample "${CONF_N:-800}" --out /tmp/confout
 		grep -A12 '^matrix' "$O/conformance.log" >>"$sum"
-		stage sanitize-conformance 200 "$O/sanitize.log" sh tests/gpu/sanitize_conf.sh /tmp/confout "${SAN_N:-30}" ;;
+		for tool in memcheck racecheck; do
+			PATH=$PATH:/usr/local/cuda/bin stage "$tool-conformance" 150 "$O/sanitize.log" python3 tests/conformance/gen.py --gpu \
+				--sample "${SAN_N:-30}" --jobs 4 --sanitizer $tool --time-limit 120
+		done ;;
 	bwd) # the backward kernels against ref/backward.c; a harness built beforehand (run_bwd.sh --build-only) is reused
 		if [ -x build/harness/harness_bwd ]; then stage harness_bwd 200 "$O/bwd.log" build/harness/harness_bwd --no-bench
 		else stage harness_bwd 300 "$O/bwd.log" sh bench/run_bwd.sh --no-bench; fi ;;

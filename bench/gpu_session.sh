@@ -9,7 +9,7 @@
 # compute-sanitizer memcheck and racecheck.
 O=${OUT:-/tmp/tegen-out}
 mkdir -p "$O"
-export PYTHONUNBUFFERED=1 TEGEN_CACHE_DIR=/tmp/tegen-cache
+export PYTHONUNBUFFERED=1 TEGEN_CACHE_DIR=/tmp/tegen-cache PATH="$PATH:/usr/local/cuda/bin"
 stages=${*:-gpu gemm ct rows run anchors}
 sum=$O/summary.txt
 : >"$sum"
@@ -68,7 +68,7 @@ for st in $stages; do
 		stage conformance 300 "$O/conformance.log" python3 tests/conformance/gen.py --gpu --sample "${CONF_N:-800}" --out /tmp/confout
 		grep -A12 '^matrix' "$O/conformance.log" >>"$sum"
 		for tool in memcheck racecheck; do
-			PATH=$PATH:/usr/local/cuda/bin stage "$tool-conformance" 150 "$O/sanitize.log" python3 tests/conformance/gen.py --gpu \
+			stage "$tool-conformance" 150 "$O/sanitize.log" python3 tests/conformance/gen.py --gpu \
 				--sample "${SAN_N:-30}" --jobs 4 --sanitizer $tool --time-limit 120
 		done ;;
 	bwd) # the backward kernels against ref/backward.c; a harness built beforehand (run_bwd.sh --build-only) is reused

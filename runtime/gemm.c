@@ -490,7 +490,8 @@ GemmCtx *gemm_ctx_create(size_t workspace_bytes, char *err, size_t errlen)
 	g->cc = maj * 10 + min;
 	g->ws_bytes = workspace_bytes ? workspace_bytes : (size_t)32 << 20;
 	const char *tune = getenv("TEGEN_GEMM_TUNE");
-	g->tune = !(tune && (!strcmp(tune, "0") || !strcmp(tune, "off")));
+	/* off by default until it has run on a GPU (see gemm.h); TEGEN_GEMM_TUNE=1 turns it on */
+	g->tune = tune && (!strcmp(tune, "1") || !strcmp(tune, "on"));
 	pthread_mutex_init(&g->mu, NULL);
 	cublasStatus_t st = cublasLtCreate(&g->h);
 	if (st != CUBLAS_STATUS_SUCCESS) {

@@ -60,7 +60,8 @@
  * candidate is captured, and the timing happens at the configuration's next
  * call outside capture. With an algo file (gemm_ctx_set_algo_file) the winner
  * and its median are recorded and later processes reuse it without timing.
- * Tuning off (TEGEN_GEMM_TUNE=0, or gemm_ctx_set_tuning(g, 0)): the heuristic's
+ * Tuning is off by default until it has run on a GPU (TEGEN_GEMM_TUNE=1 or
+ * gemm_ctx_set_tuning(g, 1) turns it on). Off: the heuristic's
  * first usable candidate, untimed, as before. A later process with tuning on
  * re-times configurations that only have an untimed record.
  *
@@ -118,7 +119,8 @@ typedef struct GemmCtx GemmCtx;
 GemmCtx *gemm_ctx_create(size_t workspace_bytes, char *err, size_t errlen);
 /* gemm_ctx_set_algo_file records each configuration's chosen algorithm (timed: with its median) in path and reuses it in later processes ("" or NULL: memory only). */
 void gemm_ctx_set_algo_file(GemmCtx *g, const char *path);
-/* gemm_ctx_set_tuning turns the timing of candidates on a configuration's first use on (default; TEGEN_GEMM_TUNE=0 at gemm_ctx_create: off) or off. */
+/* gemm_ctx_set_tuning turns the timing of candidates on a configuration's first use on or off (default off
+ * until it has run on a GPU; TEGEN_GEMM_TUNE=1 at gemm_ctx_create: on). */
 void gemm_ctx_set_tuning(GemmCtx *g, int on);
 /* gemm_ctx_destroy frees the cached plans, the workspace and the handle (NULL is fine). */
 void gemm_ctx_destroy(GemmCtx *g);

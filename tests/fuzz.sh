@@ -10,7 +10,7 @@ mkdir -p $out/corpus
 cc=${FUZZ_CC:-clang}
 yaml_a=/usr/lib/x86_64-linux-gnu/libyaml.a
 if ! $cc -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	-Igen tests/fuzz/fuzz_spec.c gen/spec.c gen/ir.c gen/util.c $yaml_a -o $out/fuzz_spec 2>$out/build.log; then
+	-Igen -Itemplates tests/fuzz/fuzz_spec.c gen/spec.c gen/ir.c gen/util.c $yaml_a -o $out/fuzz_spec 2>$out/build.log; then
 	echo "FAIL fuzz_spec (build)"
 	tail -20 $out/build.log
 	exit 1

@@ -82,8 +82,8 @@ static const RowHeuristic glu_heuristic[] = {
 	{"t128v8r8", 512}, {"t256v4r1", 1024}, {"t256v8r1", 2048},
 };
 /* Longer GLU rows: the first of these whose threads x vec divides the row, so
- * every thread holds the same number of vectors (14336 cols: t1024v8r1 holds
- * 1.75 and ran 1.31x slower than t512v4r1's 7 on an H100). */
+ * every thread holds the same number of vectors (measured: bench/RESULTS.md,
+ * "Planner heuristics"). */
 static const char *const glu_long_rows[] = {"t1024v8r1", "t512v4r1", "t256v8r1"};
 
 /* norm_quantize.cu / glu_amax.cu, tile path (a columnwise copy): a CTA owns
@@ -589,8 +589,8 @@ static void apply_tuning(Planner *pl, const PlanOptions *o)
 
 /* One or two kernels (current scaling) for a quantizing op. */
 /* The columnwise copy of a per-tensor FP8 tensor is its rowwise bytes transposed
- * (one scale): a byte transpose after the fused kernel (H200: ~1.6x faster than
- * the fused tile path, which re-reads the input from L2). */
+ * (one scale): a byte transpose after the fused kernel (faster than the fused
+ * tile path, which re-reads the input from L2: bench/RESULTS.md, "Planner heuristics"). */
 static void plan_byte_transpose(Planner *pl, const Op *op, const Tensor *out, Extent rows, long cols)
 {
 	Kernel *k = kernel_new(pl, arena_printf(pl->a, "transpose_%s", out->name), op->id);

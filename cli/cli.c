@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <nvrtc.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -108,4 +109,33 @@ const Plan *cli_load_plan(Arena *a, const char *path, const PlanOptions *o)
 	if (text && !p)
 		fputs(d->msg, stderr);
 	return p;
+}
+
+int cli_parse(int argc, char **argv, const CliFlag *flags, int nflags, const char **positional)
+{
+	for (int i = 0; i < argc; i++) {
+		const CliFlag *f = NULL;
+		for (int j = 0; j < nflags && !f; j++)
+			if (!strcmp(argv[i], flags[j].name))
+				f = &flags[j];
+		if (!f) {
+			if (argv[i][0] == '-' || *positional)
+				return -1;
+			*positional = argv[i];
+			continue;
+		}
+		if (f->kind == FLAG_SWITCH) {
+			*(int *)f->out = 1;
+			continue;
+		}
+		if (i + 1 >= argc || (f->kind == FLAG_POSITIVE && atol(argv[i + 1]) <= 0))
+			return -1;
+		const char *v = argv[++i];
+		switch (f->kind) {
+		case FLAG_STRING: *(const char **)f->out = v; break;
+		case FLAG_INT: *(int *)f->out = atoi(v); break;
+		default: *(long *)f->out = atol(v); break;
+		}
+	}
+	return 0;
 }

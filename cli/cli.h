@@ -18,4 +18,19 @@ Graph *cli_load_graph(Arena *a, const char *path);
 /* cli_load_plan is cli_load_graph, then the plan with o (NULL: heuristic). */
 const Plan *cli_load_plan(Arena *a, const char *path, const PlanOptions *o);
 
+/* One command-line flag: its spelling, what it takes, where it goes. */
+typedef enum {
+	FLAG_SWITCH,   /* no value: *(int *)out = 1 */
+	FLAG_STRING,   /* the next argument, whatever it is: *(const char **)out */
+	FLAG_INT,      /* the next argument through atoi: *(int *)out */
+	FLAG_LONG,     /* the next argument through atol: *(long *)out */
+	FLAG_POSITIVE, /* atol of the next argument, which must be > 0: *(long *)out */
+} FlagKind;
+typedef struct CliFlag { const char *name; FlagKind kind; void *out; } CliFlag;
+/* cli_parse reads argv: the flags of the table, each with its value, and one
+ * positional argument (the spec) into *positional (left as is if none). Returns
+ * 0, or -1 for bad usage: an unknown flag, a flag without its value (or with a
+ * value <= 0 for FLAG_POSITIVE), a second positional. Prints nothing. */
+int cli_parse(int argc, char **argv, const CliFlag *flags, int nflags, const char **positional);
+
 #endif

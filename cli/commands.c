@@ -27,23 +27,15 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+static const char plan_usage[] = "usage: tegen plan SPEC [--tokens N] [--cache-dir DIR]\n";
+
 int cmd_plan(int argc, char **argv)
 {
 	const char *spec = NULL, *cachedir = NULL;
 	long tokens = 0;
-	int bad = 0;
-	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--tokens") && i + 1 < argc && atol(argv[i + 1]) > 0)
-			tokens = atol(argv[++i]);
-		else if (!strcmp(argv[i], "--cache-dir") && i + 1 < argc)
-			cachedir = argv[++i];
-		else if (argv[i][0] == '-' || spec)
-			bad = 1;
-		else
-			spec = argv[i];
-	}
-	if (!spec || bad) {
-		fprintf(stderr, "usage: tegen plan SPEC [--tokens N] [--cache-dir DIR]\n");
+	const CliFlag flags[] = {{"--tokens", FLAG_POSITIVE, &tokens}, {"--cache-dir", FLAG_STRING, &cachedir}};
+	if (cli_parse(argc, argv, flags, 2, &spec) || !spec) {
+		fputs(plan_usage, stderr);
 		return 2;
 	}
 	Arena *a = arena_new();
@@ -60,20 +52,14 @@ int cmd_plan(int argc, char **argv)
 	return rc;
 }
 
+static const char emit_usage[] = "usage: tegen emit SPEC [-o DIR]\n";
+
 int cmd_emit(int argc, char **argv)
 {
 	const char *spec = NULL, *dir = NULL;
-	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "-o") && i + 1 < argc)
-			dir = argv[++i];
-		else if (argv[i][0] == '-' || spec) {
-			fprintf(stderr, "usage: tegen emit SPEC [-o DIR]\n");
-			return 2;
-		} else
-			spec = argv[i];
-	}
-	if (!spec) {
-		fprintf(stderr, "usage: tegen emit SPEC [-o DIR]\n");
+	const CliFlag flags[] = {{"-o", FLAG_STRING, &dir}};
+	if (cli_parse(argc, argv, flags, 1, &spec) || !spec) {
+		fputs(emit_usage, stderr);
 		return 2;
 	}
 	Arena *a = arena_new();
@@ -109,28 +95,17 @@ int cmd_emit(int argc, char **argv)
 }
 
 /* The main job: plan, emit and NVRTC-compile every kernel for every target. */
+static const char build_usage[] = "usage: tegen build SPEC [--arch sm_90a,sm_100a] [--tokens N] [--cache-dir DIR] [-q]\n";
+
 int cmd_build(int argc, char **argv)
 {
 	const char *spec = NULL, *archlist = NULL, *cachedir = NULL;
 	int quiet = 0;
-	long tokens = 0;
-	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--arch") && i + 1 < argc)
-			archlist = argv[++i];
-		else if (!strcmp(argv[i], "--tokens") && i + 1 < argc && atol(argv[i + 1]) > 0)
-			tokens = atol(argv[++i]); /* the row bucket for tuned variants (this GPU's DB) */
-		else if (!strcmp(argv[i], "--cache-dir") && i + 1 < argc)
-			cachedir = argv[++i];
-		else if (!strcmp(argv[i], "-q"))
-			quiet = 1;
-		else if (argv[i][0] == '-' || spec) {
-			fprintf(stderr, "usage: tegen build SPEC [--arch sm_90a,sm_100a] [--tokens N] [--cache-dir DIR] [-q]\n");
-			return 2;
-		} else
-			spec = argv[i];
-	}
-	if (!spec) {
-		fprintf(stderr, "usage: tegen build SPEC [--arch sm_90a,sm_100a] [--tokens N] [--cache-dir DIR] [-q]\n");
+	long tokens = 0; /* the row bucket for tuned variants (this GPU's DB) */
+	const CliFlag flags[] = {{"--arch", FLAG_STRING, &archlist}, {"--tokens", FLAG_POSITIVE, &tokens},
+		{"--cache-dir", FLAG_STRING, &cachedir}, {"-q", FLAG_SWITCH, &quiet}};
+	if (cli_parse(argc, argv, flags, 4, &spec) || !spec) {
+		fputs(build_usage, stderr);
 		return 2;
 	}
 	Arena *a = arena_new();
@@ -344,24 +319,9 @@ int cmd_run(int argc, char **argv)
 	const char *spec = NULL, *in_dir = NULL, *out_dir = NULL;
 	long tokens = 1024;
 	int check = 0, iters = 20;
-	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--tokens") && i + 1 < argc)
-			tokens = atol(argv[++i]);
-		else if (!strcmp(argv[i], "--iters") && i + 1 < argc)
-			iters = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--in") && i + 1 < argc)
-			in_dir = argv[++i];
-		else if (!strcmp(argv[i], "--out") && i + 1 < argc)
-			out_dir = argv[++i];
-		else if (!strcmp(argv[i], "--check"))
-			check = 1;
-		else if (argv[i][0] == '-' || spec) {
-			fputs(run_usage, stderr);
-			return 2;
-		} else
-			spec = argv[i];
-	}
-	if (!spec || tokens < 1 || iters < 1) {
+	const CliFlag flags[] = {{"--tokens", FLAG_LONG, &tokens}, {"--iters", FLAG_INT, &iters}, {"--in", FLAG_STRING, &in_dir},
+		{"--out", FLAG_STRING, &out_dir}, {"--check", FLAG_SWITCH, &check}};
+	if (cli_parse(argc, argv, flags, 5, &spec) || !spec || tokens < 1 || iters < 1) {
 		fputs(run_usage, stderr);
 		return 2;
 	}

@@ -242,25 +242,13 @@ static int compile_only(const char *spec, const char *cachedir, const char *arch
 int cmd_tune(int argc, char **argv)
 {
 	const char *spec = NULL, *cachedir = NULL, *toklist = NULL, *arch = NULL;
-	int iters = 50, check = 1, only = 0;
-	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--compile-only"))
-			only = 1;
-		else if (!strcmp(argv[i], "--arch") && i + 1 < argc)
-			arch = argv[++i];
-		else if (!strcmp(argv[i], "--tokens") && i + 1 < argc)
-			toklist = argv[++i];
-		else if (!strcmp(argv[i], "--iters") && i + 1 < argc)
-			iters = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--cache-dir") && i + 1 < argc)
-			cachedir = argv[++i];
-		else if (!strcmp(argv[i], "--no-check"))
-			check = 0;
-		else if (argv[i][0] == '-' || spec)
-			return usage();
-		else
-			spec = argv[i];
-	}
+	int iters = 50, no_check = 0, only = 0;
+	const CliFlag flags[] = {{"--compile-only", FLAG_SWITCH, &only}, {"--arch", FLAG_STRING, &arch},
+		{"--tokens", FLAG_STRING, &toklist}, {"--iters", FLAG_INT, &iters}, {"--cache-dir", FLAG_STRING, &cachedir},
+		{"--no-check", FLAG_SWITCH, &no_check}};
+	if (cli_parse(argc, argv, flags, 6, &spec))
+		return usage();
+	int check = !no_check;
 	long tokens[MAX_TOKENS];
 	int ntok = 0;
 	if (spec && only)

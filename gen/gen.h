@@ -327,7 +327,8 @@ typedef enum { KERNEL_GENERATED, KERNEL_GEMM } KernelKind;
 	X(COMP_SCALE_SW, "scale_sw") X(COMP_SCALE_SW_T, "scale_sw_t") /* MXFP8/NVFP4 scales in the GEMM-swizzled layout */ \
 	X(COMP_HP, "hp") /* FP32 value of an op whose NVFP4 cast runs in separate kernels (unfused) */ \
 	X(COMP_ALPHA, "alpha") /* native NVFP4 GEMM output: float {alpha, beta} on the device, read by cuBLASLt */ \
-	X(COMP_SCALE_T, "scale_t") X(COMP_AMAX_T, "amax_t") /* nvfp4_rht: S_enc and global amax of the transformed columnwise copy */
+	X(COMP_SCALE_T, "scale_t") X(COMP_AMAX_T, "amax_t") /* nvfp4_rht: S_enc and global amax of the transformed columnwise copy */ \
+	X(COMP_BIAS, "bias") /* a GEMM bias converted to the dtype cuBLASLt's epilogue reads (convert.cu) */
 typedef enum {
 #define X(e, s) e,
 	TG_COMPONENTS(X)
@@ -368,6 +369,8 @@ typedef struct GemmCall {
 	bool fast_accum, accumulate, gelu;
 	bool emulated;        /* block-scaled operands dequantized to BF16 by earlier kernels (a_comp/b_comp = COMP_DEQ*) */
 	Component a_senc, b_senc; /* NVFP4: the component holding each operand copy's S_enc (scale, or scale_t) */
+	Component bias_comp;  /* COMP_DATA, or COMP_BIAS when the bias is converted first (gemm_bias_dtype) */
+	bool a_trans, b_trans; /* high-precision dgrad/wgrad: the operand's data read transposed (no columnwise copy) */
 } GemmCall;
 
 typedef struct Kernel {
@@ -403,6 +406,9 @@ Plan *plan_build(Arena *a, Diag *d, const Graph *g);
 void plan_print(const Plan *p, Buf *out);
 /* plan_slot looks up a slot value of a kernel (NULL if absent). */
 const char *plan_slot(const Kernel *k, const char *name);
+/* gemm_bias_dtype: the bias dtype cuBLASLt's epilogue reads for GEMM c (BF16 for FP8 or
+ * FP4 inputs, FP16 with an FP16 output; the output's dtype for high-precision inputs). */
+DType gemm_bias_dtype(const GemmCall *c);
 
 /* ---- tile-shape variants and tuned choices (plan.c, tune.c) ---- */
 /* A tile-shape variant: the launch slots of a template. Row templates

@@ -15,6 +15,7 @@
  * S_enc and the global amax) have state slots, delayed ones first. Otherwise NULL and the message in d->msg. */
 #include "gen.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -227,6 +228,9 @@ static Extent eval_extent(B *b, const char *src, Loc loc, const char *tensor)
 	if (e.dim >= 0 && e.mul < 0)
 		diag_error(b->d, loc, "extent '%s' of '%s' is negative for large %s; extents must be positive", src, tensor,
 			b->g->dims[e.dim].name);
+	if (e.add > INT32_MAX || e.mul > INT32_MAX)
+		diag_error(b->d, loc, "extent '%s' of '%s' reaches past 2^31-1 (%s); the kernels and cuBLASLt take 32-bit "
+			"dimensions", src, tensor, extent_str(b->a, b->g, e));
 	if (e.dim < 0)
 		e.mul = 0;
 	return e;
@@ -652,10 +656,11 @@ static void infer_cast(B *b, const SpecOp *o, Op *op)
  * rules: variant_legal in plan.c, the static_asserts of the templates):
  * - fused norm/GLU kernels: no fused block128x128 or columnwise block1x128 copy;
  * - row lengths: the row kernels (norm_quantize.cu, glu_amax.cu) load vectors of
- *   at least 2 elements, 4 for block1x128 and for the columnwise tile path; the
- *   tile kernel (cast_transpose.cu: quantize, cast_transpose, and the byte
- *   transpose that makes a per-tensor columnwise copy of a fused op) moves
- *   16-element column chunks. NVFP4 copies need 16 (quantize_out). */
+ *   at least 2 elements, 4 for block1x128 and for the columnwise tile path (the
+ *   planner makes a per-tensor columnwise copy of a fused op there, unless the
+ *   byte transpose's 16-byte vectors fit); the tile kernel (cast_transpose.cu:
+ *   quantize, cast_transpose) moves 8-element column chunks. NVFP4 copies need
+ *   16 (quantize_out). */
 static void check_kernel_shape(B *b, const SpecOp *o, const Op *op)
 {
 	const Tensor *out = &b->g->tensors[op->arg[ARG_OUT]];
@@ -677,11 +682,8 @@ static void check_kernel_shape(B *b, const SpecOp *o, const Op *op)
 	long cols = last.add, need;
 	const char *why;
 	if (!fused) {
-		need = 16;
-		why = "the tile kernel moves 16-element column chunks";
-	} else if ((sc == SCALING_DELAYED || sc == SCALING_CURRENT) && out->rowwise && out->columnwise) {
-		need = 16;
-		why = "its columnwise copy is the rowwise FP8 bytes transposed in 16-element column chunks (write one copy, or pad)";
+		need = 8;
+		why = "the tile kernel moves 8-element column chunks";
 	} else if (sc == SCALING_BLOCK1X128 || (sc != SCALING_NONE && sc != SCALING_NVFP4 && out->columnwise)) {
 		need = 4;
 		why = sc == SCALING_BLOCK1X128 ? "the row kernel's 1x128 blocks need vectors of 4 elements"
@@ -693,6 +695,13 @@ static void check_kernel_shape(B *b, const SpecOp *o, const Op *op)
 	if (cols % need)
 		diag_error(b->d, o->loc, "%s: the last extent of '%s' must be a multiple of %ld, found %ld: %s", name, out->name, need,
 			cols, why);
+	/* a row kernel keeps its row in registers: at most 448 bytes of input a thread, 1024 threads */
+	const Tensor *in = &b->g->tensors[op->arg[ARG_IN]];
+	long isz = (in->dtype == DT_F32 ? 4 : 2) * (op->kind == OP_GLU_AMAX ? 2 : 1), most = 1024L * 448 / isz;
+	if (fused && cols > most)
+		diag_error(b->d, o->loc, "%s: a row of %ld elements of '%s' is longer than the row kernel holds (it keeps a row in "
+			"registers: at most %ld %s elements%s)", name, cols, in->name, most, dtype_name(in->dtype),
+			op->kind == OP_GLU_AMAX ? " per half" : "");
 }
 
 /* Scaling classes that cuBLASLt can pair. */
@@ -824,6 +833,16 @@ static void infer_gemm(B *b, const SpecOp *o, Op *op)
 		out->dtype = quant_dtype(&out->recipe, out->role);
 		out->hp_dtype = DT_F32;
 		out->rowwise = true;
+	}
+	/* cuBLASLt's high-precision GEMMs: BF16 x BF16 -> BF16/FP32, FP16 x FP16 -> FP16/FP32,
+	 * FP32 x FP32 -> FP32; MXFP8/NVFP4 run as a BF16 GEMM wherever they are emulated */
+	DType hin = !qa ? A->dtype : (A->recipe.scaling == SCALING_MXFP8 || A->recipe.scaling == SCALING_NVFP4) ? DT_BF16 : DT_NONE;
+	if (hin != DT_NONE && out->dtype != DT_F32 && out->dtype != hin) {
+		if (qa)
+			diag_error(b->d, or_loc(o->dtype_loc, o->loc), "gemm_cast of %s operands has no %s output: where it is emulated it runs as a BF16 GEMM, and cuBLASLt computes bf16 x bf16 -> bf16 or fp32; use dtype bf16 or fp32",
+				scaling_name(A->recipe.scaling), dtype_name(out->dtype));
+		diag_error(b->d, or_loc(o->dtype_loc, o->loc), "gemm_cast has no %s output from %s operands (cuBLASLt computes %s x %s -> %s or fp32); use dtype %s or fp32",
+			dtype_name(out->dtype), dtype_name(hin), dtype_name(hin), dtype_name(hin), dtype_name(hin), dtype_name(hin));
 	}
 	if (o->p.accumulate) {
 		const SpecTensor *st = b->decl[op->arg[ARG_OUT]];

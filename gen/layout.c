@@ -44,6 +44,7 @@ size_t layout_comp_bytes(const long *dims, const Tensor *t, Component c)
 	case COMP_DEQ_T:
 		return n * 2;
 	case COMP_HP:
+	case COMP_BIAS: /* the bias converted for a GEMM epilogue: at most 4 bytes an element */
 		return n * 4;
 	case COMP_ALPHA: /* {alpha, beta} of the native NVFP4 GEMM that writes t */
 		return 2 * sizeof(float);

@@ -325,7 +325,7 @@ static bool variant_legal(const Kernel *k, const PlanVariant *v, bool sane)
 	}
 	case FAM_TILE: {
 		long tr = v->tile_rows, tc = v->tile_cols;
-		if (v->vec || v->rows_per_cta || tr <= 0 || tc <= 0 || tc % 128 || cols % 16)
+		if (v->vec || v->rows_per_cta || tr <= 0 || tc <= 0 || tc % 128 || cols % (idt == TG_DTYPE_BYTES ? 16 : 8))
 			return false;
 		long cpr = tc / 8, g = t / cpr, nk;
 		if (t % cpr || g < 1 || tr % g || (nk = tr / g) < 1)
@@ -464,6 +464,29 @@ static void heuristic_launch(Planner *pl, Kernel *k, const PlanVariant *v, Famil
 	k->grid_cols = f == FAM_ROW ? 0 : v->tile_cols;
 }
 
+/* For rows the heuristic's variant cannot take (its vector does not divide the
+ * row) or cannot hold without spilling: the legal variant passing the tuning
+ * filter with the widest vector (the first in the table on ties), else the legal
+ * one whose threads hold the fewest elements; v if none is legal. */
+static const PlanVariant *fallback_row_variant(const Kernel *k, const PlanVariant *v)
+{
+	const PlanVariant *widest = NULL, *lightest = NULL;
+	long cols = slot_long(k, "TG_COLS", 0), least = -1;
+	for (int i = 0; i < NELEMS(row_variants); i++) {
+		const PlanVariant *c = &row_variants[i];
+		if (!variant_legal(k, c, false))
+			continue;
+		if (variant_legal(k, c, true) && (!widest || c->vec > widest->vec))
+			widest = c;
+		long tpr = c->threads / c->rows_per_cta, held = (cols / c->vec + tpr - 1) / tpr * c->vec;
+		if (least < 0 || held < least) {
+			least = held;
+			lightest = c;
+		}
+	}
+	return widest ? widest : lightest ? lightest : v;
+}
+
 static void row_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, long cols)
 {
 	const PlanVariant *v;
@@ -483,6 +506,8 @@ static void row_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, l
 			i++;
 		v = find_variant(row_variants, NELEMS(row_variants), h[i].variant);
 	}
+	if (!row_tile_path(k) && !variant_legal(k, v, true))
+		v = fallback_row_variant(k, v);
 	heuristic_launch(pl, k, v, FAM_ROW, rows, cols);
 }
 
@@ -627,7 +652,9 @@ static void plan_quantizing_op(Planner *pl, const Op *op)
 	}
 	bool fused = op_family(op->kind) == OPF_ROW;
 	Scaling sc = is_quantized(out) ? out->recipe.scaling : SCALING_NONE;
-	bool split = fused && (sc == SCALING_DELAYED || sc == SCALING_CURRENT) && out->rowwise && out->columnwise;
+	/* the byte transpose moves 16-byte vectors: other rows take the fused tile path */
+	bool split = fused && (sc == SCALING_DELAYED || sc == SCALING_CURRENT) && out->rowwise && out->columnwise &&
+		tensor_cols(out) % 16 == 0;
 	Tensor rowonly;
 	if (split) { /* the fused kernel sees a rowwise-only tensor; the transpose follows */
 		rowonly = *out;
@@ -901,6 +928,33 @@ static Kernel *gemm_after_alpha(Planner *pl, const Op *op, Kernel *k)
 	return gemm_readd(pl, op, &saved);
 }
 
+DType gemm_bias_dtype(const GemmCall *c)
+{
+	bool lowp = c->a_dtype == DT_E4M3 || c->a_dtype == DT_E5M2 || c->a_dtype == DT_E2M1;
+	return lowp ? (c->d_dtype == DT_F16 ? DT_F16 : DT_BF16) : c->d_dtype;
+}
+
+/* Put the bias conversion (convert.cu, into the bias's `bias` component) right before
+ * a GEMM whose bias dtype is not the one its epilogue reads. */
+static Kernel *gemm_after_bias_cast(Planner *pl, const Op *op, Kernel *k)
+{
+	Kernel saved = gemm_take_back(pl, k);
+	const Tensor *bias = &pl->g->tensors[saved.gemm.bias];
+	DType want = gemm_bias_dtype(&saved.gemm);
+	Kernel *cv = fixed_kernel(pl, arena_printf(pl->a, "convert_%s", bias->name), op, "convert.cu",
+		(Extent){-1, 0, 1}, tensor_cols(bias));
+	slot(pl, cv, "TG_IN_DTYPE", istr(pl, dtype_code(bias->dtype)));
+	slot(pl, cv, "TG_OUT_DTYPE", istr(pl, dtype_code(want)));
+	bind(pl, cv, TG_P_IN, bias->id, COMP_DATA);
+	bind(pl, cv, TG_P_OUT, bias->id, COMP_BIAS);
+	cv->grid_rows = 1; /* one row: grid.x = ceil(cols / 256) */
+	cv->grid_cols = 256;
+	cv->note = arena_printf(pl->a, "GEMM bias: %s -> %s, the dtype cuBLASLt's epilogue reads", dtype_name(bias->dtype),
+		dtype_name(want));
+	saved.gemm.bias_comp = COMP_BIAS;
+	return gemm_readd(pl, op, &saved);
+}
+
 static void plan_gemm(Planner *pl, const Op *op)
 {
 	const Graph *g = pl->g;
@@ -914,6 +968,7 @@ static void plan_gemm(Planner *pl, const Op *op)
 	c->b = b->id;
 	c->d = d->id;
 	c->bias = op->arg[ARG_BIAS];
+	c->bias_comp = COMP_DATA;
 	Extent arows = tensor_rows(pl, a, op->loc), brows = tensor_rows(pl, b, op->loc);
 	long acols = tensor_cols(a), bcols = tensor_cols(b);
 	/* TN: both operands K-contiguous. fprop: A[M][K], B[N][K]; dgrad: dY[M][N] rowwise,
@@ -933,6 +988,11 @@ static void plan_gemm(Planner *pl, const Op *op)
 		break;
 	}
 	c->scaling = is_quantized(a) ? a->recipe.scaling : SCALING_NONE;
+	if (c->scaling == SCALING_NONE) { /* high precision: no columnwise copies, cuBLASLt reads the data transposed */
+		c->a_trans = c->a_comp == COMP_DATA_T;
+		c->b_trans = c->b_comp == COMP_DATA_T;
+		c->a_comp = c->b_comp = COMP_DATA;
+	}
 	c->a_dtype = a->dtype;
 	c->b_dtype = b->dtype;
 	c->d_dtype = d->dtype;
@@ -981,11 +1041,15 @@ static void plan_gemm(Planner *pl, const Op *op)
 			: arena_printf(pl->a, "%s GEMM emulated: cuBLASLt's FP4 GEMM needs a fixed K with K %% 32 == 0 (K = %s)", fmt,
 				extent_str(pl->a, g, c->k));
 	}
+	if (c->bias >= 0 && g->tensors[c->bias].dtype != gemm_bias_dtype(c)) {
+		k = gemm_after_bias_cast(pl, op, k);
+		c = &k->gemm;
+	}
 	k->rows = c->m;
 	k->cols = c->n.add;
 	k->choice = "cuBLASLt heuristic, cached per shape";
 	if (!k->note && c->scaling == SCALING_NONE)
-		k->note = "cuBLASLt BF16";
+		k->note = arena_printf(pl->a, "cuBLASLt %s", dtype_name(c->a_dtype));
 }
 
 static void plan_recipe_update(Planner *pl)
@@ -1075,9 +1139,10 @@ void plan_print(const Plan *p, Buf *out)
 		}
 		if (k->kind == KERNEL_GEMM) {
 			const GemmCall *c = &k->gemm;
-			buf_printf(out, " cublaslt m=%s n=%s k=%s a=%s.%s b=%s.%s d=%s %s->%s%s%s%s", extent_str(a, g, c->m),
+			buf_printf(out, " cublaslt m=%s n=%s k=%s a=%s.%s%s b=%s.%s%s d=%s %s->%s%s%s%s", extent_str(a, g, c->m),
 				extent_str(a, g, c->n), extent_str(a, g, c->k), g->tensors[c->a].name, comp_name(c->a_comp),
-				g->tensors[c->b].name, comp_name(c->b_comp), g->tensors[c->d].name,
+				c->a_trans ? "^T" : "", g->tensors[c->b].name, comp_name(c->b_comp), c->b_trans ? "^T" : "",
+				g->tensors[c->d].name,
 				c->scaling == SCALING_NONE ? dtype_name(c->a_dtype) : scaling_name(c->scaling), dtype_name(c->d_dtype),
 				c->fast_accum ? " fast_accum" : "", c->accumulate ? " accumulate" : "",
 				c->bias >= 0 ? arena_printf(a, " bias=%s", g->tensors[c->bias].name) : "");

@@ -203,6 +203,9 @@ int gemm_check(const GemmCtx *g, const GemmDesc *d, char *err, size_t errlen)
 		return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: unknown scale_mode %d", d->scale_mode);
 	if (d->epilogue < GEMM_EPI_NONE || d->epilogue > GEMM_EPI_GELU_BIAS)
 		return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: unknown epilogue %d", d->epilogue);
+	if ((d->a_trans || d->b_trans) && d->scale_mode != GEMM_SCALE_NONE)
+		return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: transposed operands are for high-precision GEMMs only (TN is "
+			"the only FP8/FP4 form)");
 	if (is_fp4(d->a_dtype) || is_fp4(d->b_dtype) || d->scale_mode == GEMM_SCALE_NVFP4)
 		return check_nvfp4(g, d, err, errlen);
 	int fa = is_fp8(d->a_dtype), fb = is_fp8(d->b_dtype);
@@ -285,7 +288,8 @@ static int same_desc(const GemmDesc *x, const GemmDesc *y)
 	return x->m == y->m && x->n == y->n && x->k == y->k && x->a_dtype == y->a_dtype && x->b_dtype == y->b_dtype &&
 		x->d_dtype == y->d_dtype && x->scale_mode == y->scale_mode && x->a_block128x128 == y->a_block128x128 &&
 		x->b_block128x128 == y->b_block128x128 && x->epilogue == y->epilogue &&
-		!x->fast_accum == !y->fast_accum && !x->accumulate == !y->accumulate;
+		!x->fast_accum == !y->fast_accum && !x->accumulate == !y->accumulate && !x->a_trans == !y->a_trans &&
+		!x->b_trans == !y->b_trans;
 }
 
 static void gemm_plan_free(GemmPlan *p)
@@ -351,9 +355,10 @@ static int gemm_plan_build(GemmCtx *g, GemmPlan *p, const GemmArgs *a, char *err
 	uint64_t M = (uint64_t)d->m, N = (uint64_t)d->n, K = (uint64_t)d->k;
 
 	LT(cublasLtMatmulDescCreate(&p->op, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
-	int32_t opT = CUBLAS_OP_T, opN = CUBLAS_OP_N;
-	if ((rc = set_attr(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &opT, sizeof opT, "TRANSA", err, errlen))) goto out;
-	if ((rc = set_attr(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &opN, sizeof opN, "TRANSB", err, errlen))) goto out;
+	/* a transposed operand is already the column-major matrix cuBLAS wants: flip its op */
+	int32_t opa = d->b_trans ? CUBLAS_OP_N : CUBLAS_OP_T, opb = d->a_trans ? CUBLAS_OP_T : CUBLAS_OP_N;
+	if ((rc = set_attr(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &opa, sizeof opa, "TRANSA", err, errlen))) goto out;
+	if ((rc = set_attr(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &opb, sizeof opb, "TRANSB", err, errlen))) goto out;
 	if (p->dev_scalars) {
 		int32_t pm = CUBLASLT_POINTER_MODE_DEVICE;
 		if ((rc = set_attr(p->op, CUBLASLT_MATMUL_DESC_POINTER_MODE, &pm, sizeof pm, "POINTER_MODE", err, errlen))) goto out;
@@ -390,8 +395,14 @@ static int gemm_plan_build(GemmCtx *g, GemmPlan *p, const GemmArgs *a, char *err
 	}
 	if ((rc = set_pointers(p, a, err, errlen))) goto out;
 
-	LT(cublasLtMatrixLayoutCreate(&p->la, ta, K, N, (int64_t)K), "layout A (our B)");
-	LT(cublasLtMatrixLayoutCreate(&p->lb, tb, K, M, (int64_t)K), "layout B (our A)");
+	if (d->b_trans) /* our B stored [K][N]: column-major N x K, ld N */
+		LT(cublasLtMatrixLayoutCreate(&p->la, ta, N, K, (int64_t)N), "layout A (our B, transposed)");
+	else
+		LT(cublasLtMatrixLayoutCreate(&p->la, ta, K, N, (int64_t)K), "layout A (our B)");
+	if (d->a_trans) /* our A stored [K][M]: column-major M x K, ld M */
+		LT(cublasLtMatrixLayoutCreate(&p->lb, tb, M, K, (int64_t)M), "layout B (our A, transposed)");
+	else
+		LT(cublasLtMatrixLayoutCreate(&p->lb, tb, K, M, (int64_t)K), "layout B (our A)");
 	LT(cublasLtMatrixLayoutCreate(&p->lc, tc, N, M, (int64_t)N), "layout C");
 	LT(cublasLtMatrixLayoutCreate(&p->ld, td, N, M, (int64_t)N), "layout D");
 
@@ -578,11 +589,12 @@ void gemm_ctx_set_algo_file(GemmCtx *g, const char *path)
 static void algo_key(const GemmCtx *g, const GemmPlan *p, char *key, size_t n)
 {
 	const GemmDesc *d = &p->d;
-	/* s%d is the scale mode (NVFP4: 4); " dptr" only with device alpha/beta, so older lines keep matching */
-	snprintf(key, n, "sm%d lt%zu m%d n%d k%d a%d b%d d%d s%d blk%d%d e%d f%d acc%d amax%d al%d%s", g->cc,
+	/* s%d is the scale mode (NVFP4: 4); " dptr" only with device alpha/beta and " trAB" only with a
+	 * transposed operand, so older lines keep matching */
+	snprintf(key, n, "sm%d lt%zu m%d n%d k%d a%d b%d d%d s%d blk%d%d e%d f%d acc%d amax%d al%d%s%s", g->cc,
 		(size_t)cublasLtGetVersion(), d->m, d->n, d->k, d->a_dtype, d->b_dtype, d->d_dtype, d->scale_mode,
 		d->a_block128x128, d->b_block128x128, d->epilogue, d->fast_accum, d->accumulate, p->want_amax, p->align,
-		p->dev_scalars ? " dptr" : "");
+		p->dev_scalars ? " dptr" : "", d->a_trans || d->b_trans ? (d->a_trans ? (d->b_trans ? " tr11" : " tr10") : " tr01") : "");
 }
 
 /* A malformed or foreign line is skipped; cublasLtMatmulAlgoCheck still vets what is found. */

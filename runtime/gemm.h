@@ -80,6 +80,8 @@ typedef struct GemmDesc {
 	int epilogue;                   /* GEMM_EPI_* (GELU is cuBLASLt's tanh approximation) */
 	int fast_accum;                 /* FP8 only: no periodic promotion of the accumulator */
 	int accumulate;                 /* D = result + beta * D (not with FP8 output) */
+	int a_trans, b_trans;           /* GEMM_SCALE_NONE only: the operand is stored transposed, [K][M] / [K][N]
+	                                 * (row stride M / N), e.g. a high-precision dgrad's W or wgrad's dY and X */
 } GemmDesc;
 
 typedef struct GemmArgs {

@@ -11,18 +11,27 @@ static size_t d_size(int t) { return t == DT_F32 ? 4 : fp8(t) ? 1 : 2; }
 
 /* The padded shape of d and where each copy lives in the scratch buffer. */
 typedef struct Pad {
-	long m, n, k;                  /* padded M', N', K' */
+	long m, n, k, kb;              /* padded M', N', K' and K' blocks of 128 */
 	bool a, b, sa, sb, bias, d;    /* which operands are copied */
 	size_t off_a, off_b, off_sa, off_sb, off_bias, off_d, bytes;
 } Pad;
 
+/* Floats of an operand's block scales: 128x128 [ceil(rows/128)][kb], 1x128 [kb][rows]. */
+static size_t scale_floats(int blk128, long rows, long kb) { return (size_t)(blk128 ? (rows + 127) / 128 * kb : kb * rows); }
+
+/* Copy an operand's block scales (rows, kb) into their padded layout (rows2, kb2). */
+static CUresult copy_scales(CUdeviceptr dst, const float *src, int blk128, long rows, long kb, long rows2, long kb2, CUstream s);
+
 static void pad_plan(const GemmDesc *d, Pad *p)
 {
-	*p = (Pad){d->m, d->n, d->k, false, false, false, false, false, false, 0, 0, 0, 0, 0, 0, 0};
-	bool block = d->scale_mode == GEMM_SCALE_BLOCK;
+	long kb = (d->k + 127) / 128;
+	*p = (Pad){d->m, d->n, d->k, kb, false, false, false, false, false, false, 0, 0, 0, 0, 0, 0, 0};
+	bool block = d->scale_mode == GEMM_SCALE_BLOCK, b128 = block && (d->a_block128x128 || d->b_block128x128);
 	if (!fp8(d->a_dtype) || !(d->scale_mode == GEMM_SCALE_TENSOR || block) || d->m <= 0 || d->n <= 0 || d->k <= 0)
 		return;
-	p->k = up(d->k, 16);
+	/* 128x128 scales are rows of ceil(K/128) floats, 16-byte aligned: K to a multiple of 512 */
+	p->k = b128 && kb % 4 ? up(d->k, 512) : up(d->k, 16);
+	p->kb = (p->k + 127) / 128;
 	if (block && !d->a_block128x128)
 		p->m = up(d->m, 4);
 	p->n = up(d->n, (long)(16 / d_size(d->d_dtype)));
@@ -30,18 +39,18 @@ static void pad_plan(const GemmDesc *d, Pad *p)
 		p->n = up(p->n, 4);
 	if (p->m == d->m && p->n == d->n && p->k == d->k)
 		return;
-	long kb = (d->k + 127) / 128;
+	bool kbp = p->kb != kb; /* the scales gain zero K blocks (zero data: they add nothing) */
 	p->a = p->m != d->m || p->k != d->k;
 	p->b = p->n != d->n || p->k != d->k;
-	p->sa = block && !d->a_block128x128 && p->m != d->m;
-	p->sb = block && !d->b_block128x128 && p->n != d->n;
+	p->sa = block && (kbp || (!d->a_block128x128 && p->m != d->m));
+	p->sb = block && (kbp || (!d->b_block128x128 && p->n != d->n));
 	p->d = p->m != d->m || p->n != d->n;
 	p->bias = p->n != d->n && (d->epilogue == GEMM_EPI_BIAS || d->epilogue == GEMM_EPI_GELU_BIAS);
 	size_t o = 0;
 	if (p->a) { p->off_a = o; o += al((size_t)(p->m * p->k)); }
 	if (p->b) { p->off_b = o; o += al((size_t)(p->n * p->k)); }
-	if (p->sa) { p->off_sa = o; o += al((size_t)(kb * p->m) * 4); }
-	if (p->sb) { p->off_sb = o; o += al((size_t)(kb * p->n) * 4); }
+	if (p->sa) { p->off_sa = o; o += al(scale_floats(d->a_block128x128, p->m, p->kb) * 4); }
+	if (p->sb) { p->off_sb = o; o += al(scale_floats(d->b_block128x128, p->n, p->kb) * 4); }
 	if (p->bias) { p->off_bias = o; o += al((size_t)p->n * 2); }
 	if (p->d) { p->off_d = o; o += al((size_t)(p->m * p->n) * d_size(d->d_dtype)); }
 	p->bytes = o;
@@ -70,6 +79,14 @@ static CUresult copy2d(CUdeviceptr dst, size_t dp, CUdeviceptr src, size_t sp, s
 
 static CUdeviceptr dptr(const void *p) { return (CUdeviceptr)(uintptr_t)p; }
 
+static CUresult copy_scales(CUdeviceptr dst, const float *src, int blk128, long rows, long kb, long rows2, long kb2, CUstream s)
+{
+	if (blk128) /* [ceil(rows/128)][kb] -> [ceil(rows2/128)][kb2]: the same row blocks, longer rows */
+		return copy2d(dst, (size_t)kb2 * 4, dptr(src), (size_t)kb * 4, (size_t)kb * 4, (size_t)((rows + 127) / 128), s);
+	(void)kb2; /* [kb][rows] -> [kb2][rows2]: longer rows, the extra K blocks stay zero */
+	return copy2d(dst, (size_t)rows2 * 4, dptr(src), (size_t)rows * 4, (size_t)rows * 4, (size_t)kb, s);
+}
+
 int gemm_run_padded(GemmCtx *g, const GemmDesc *d, const GemmArgs *a, CUdeviceptr scratch, size_t scratch_bytes,
 	CUstream s, char *err, size_t errlen)
 {
@@ -85,16 +102,17 @@ int gemm_run_padded(GemmCtx *g, const GemmDesc *d, const GemmArgs *a, CUdevicept
 	pd.m = (int)p.m;
 	pd.n = (int)p.n;
 	pd.k = (int)p.k;
-	size_t ds = d_size(d->d_dtype), kb = (size_t)(d->k + 127) / 128;
+	size_t ds = d_size(d->d_dtype);
+	long kb = (d->k + 127) / 128;
 	CUresult r = cu.cuMemsetD8Async(scratch, 0, p.bytes, s);
 	if (!r && p.a)
 		r = copy2d(scratch + p.off_a, (size_t)p.k, dptr(a->a), (size_t)d->k, (size_t)d->k, (size_t)d->m, s);
 	if (!r && p.b)
 		r = copy2d(scratch + p.off_b, (size_t)p.k, dptr(a->b), (size_t)d->k, (size_t)d->k, (size_t)d->n, s);
 	if (!r && p.sa)
-		r = copy2d(scratch + p.off_sa, (size_t)p.m * 4, dptr(a->a_scale_inv), (size_t)d->m * 4, (size_t)d->m * 4, kb, s);
+		r = copy_scales(scratch + p.off_sa, a->a_scale_inv, d->a_block128x128, d->m, kb, p.m, p.kb, s);
 	if (!r && p.sb)
-		r = copy2d(scratch + p.off_sb, (size_t)p.n * 4, dptr(a->b_scale_inv), (size_t)d->n * 4, (size_t)d->n * 4, kb, s);
+		r = copy_scales(scratch + p.off_sb, a->b_scale_inv, d->b_block128x128, d->n, kb, p.n, p.kb, s);
 	if (!r && p.bias)
 		r = cu.cuMemcpyDtoDAsync_v2(scratch + p.off_bias, dptr(a->bias), (size_t)d->n * 2, s);
 	if (!r && p.d && d->accumulate)

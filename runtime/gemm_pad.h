@@ -3,14 +3,16 @@
  * cuBLASLt's FP8 GEMMs (per-tensor and block scaling) need 16-byte row strides and
  * scale strides: K % 16 == 0 (the K-major operands), N * sizeof(D) % 16 == 0 (D's
  * rows), and with 1x128 block scales M % 4 == 0 for A and N % 4 == 0 for B (rows of
- * FP32 scales). A wgrad's K and an fprop's M are the token count, which can be
+ * FP32 scales), and 128x128 block scales need ceil(K/128) % 4 == 0 (their rows of
+ * ceil(K/128) floats). A wgrad's K and an fprop's M are the token count, which can be
  * anything, and N can be a vocabulary of 50257. So a GEMM that breaks one of these
  * runs on copies in a scratch buffer: A [M'][K'], B [N'][K'], their 1x128 scales
  * [kb][M'] / [kb][N'], the bias [N'] and D [M'][N'], with M', N', K' rounded up and
- * zeros in the new rows and columns. That is exact: zero columns along K add nothing
+ * zeros in the new rows and columns (K' a multiple of 512 where a 128x128 operand's
+ * block count needs it, with zero scales for the new blocks). That is exact: zero columns along K add nothing
  * to the dot products, zero rows of A or B give rows or columns of D that are never
  * copied back (and zeros do not raise D's amax), and the block-scale counts do not
- * change (ceil(K'/128) == ceil(K/128), likewise for rows). D is copied back (and,
+ * change otherwise (ceil(K'/128) == ceil(K/128), likewise for rows). D is copied back (and,
  * with accumulate, copied in first). Every copy is a stream-ordered memset or 2D
  * memcpy, so a padded GEMM stays graph-capturable once the scratch exists. */
 #ifndef TG_GEMM_PAD_H

@@ -507,7 +507,7 @@ static void plan_needs(TgLayer *l)
 			l->t[c->b].need[c->b_comp] = 1;
 			l->t[c->d].need[COMP_DATA] = 1;
 			if (c->bias >= 0)
-				l->t[c->bias].need[COMP_DATA] = 1;
+				l->t[c->bias].need[c->bias_comp] = 1;
 			if (c->scaling == SCALING_DELAYED || c->scaling == SCALING_CURRENT) {
 				l->t[c->a].need[COMP_SCALE_INV] = l->t[c->b].need[COMP_SCALE_INV] = 1;
 			}
@@ -682,12 +682,14 @@ static TgStatus gemm_setup(TgLayer *l, const Kernel *k, GemmDesc *out_gd, GemmAr
 	gd.d_dtype = c->d_dtype;
 	gd.fast_accum = c->fast_accum;
 	gd.accumulate = c->accumulate;
+	gd.a_trans = c->a_trans;
+	gd.b_trans = c->b_trans;
 	gd.epilogue = c->bias >= 0 ? (c->gelu ? GEMM_EPI_GELU_BIAS : GEMM_EPI_BIAS) : (c->gelu ? GEMM_EPI_GELU : GEMM_EPI_NONE);
 	GemmArgs ga = {0};
 	ga.a = (void *)(uintptr_t)l->t[c->a].ptr[c->a_comp];
 	ga.b = (void *)(uintptr_t)l->t[c->b].ptr[c->b_comp];
 	ga.d = (void *)(uintptr_t)l->t[c->d].ptr[COMP_DATA];
-	ga.bias = c->bias >= 0 ? (void *)(uintptr_t)l->t[c->bias].ptr[COMP_DATA] : NULL;
+	ga.bias = c->bias >= 0 ? (void *)(uintptr_t)l->t[c->bias].ptr[c->bias_comp] : NULL;
 	ga.alpha = 1.0f;
 	ga.beta = c->accumulate ? 1.0f : 0.0f;
 	switch (c->scaling) {

@@ -34,7 +34,8 @@
  *   grid.x = min(tiles, cap)   (cap e.g. 8 * SM count; grid-stride over tiles)
  *   n[1] is not read (cols is TG_COLS).
  *
- * Tile constraints (static_assert): TG_COLS % 16 == 0; TG_TILE_COLS % 128 == 0;
+ * Tile constraints (static_assert): TG_COLS % 8 == 0 (% 16 on the staged path,
+ * which a TG_COLS % 16 != 0 never takes); TG_TILE_COLS % 128 == 0;
  * TG_THREADS % (TG_TILE_COLS/8) == 0; TG_TILE_ROWS % (TG_THREADS/(TG_TILE_COLS/8))
  * == 0; with TG_COLWISE: TG_TILE_ROWS % 32 == 0; recipe 4 columnwise:
  * TG_TILE_ROWS % 128 == 0; recipe 5: TG_TILE_ROWS == TG_TILE_COLS == 128.
@@ -267,7 +268,7 @@ __device__ __forceinline__ void body(const TgParams &p, const float eps)
 	constexpr int CBR = RECIPE == 6 ? 32 : 128;                   /* columnwise block rows (4, 6) */
 	constexpr bool COLAM = COL && (RECIPE == 4 || RECIPE == 6);   /* per-column block amax needed */
 	constexpr int NB = TR / CBR > 0 ? TR / CBR : 1;               /* column blocks per tile */
-	static_assert(COLS % 16 == 0, "TG_COLS must be a multiple of 16");
+	static_assert(COLS % 8 == 0, "TG_COLS must be a multiple of 8"); /* whole 8-element chunks */
 	static_assert(TC % 128 == 0, "TG_TILE_COLS must be a multiple of 128");
 	static_assert(THREADS % 32 == 0 && THREADS % CPR == 0, "TG_THREADS must be a multiple of 32 and of TG_TILE_COLS/8");
 	static_assert(NK >= 1 && TR % G == 0, "TG_TILE_ROWS must be a multiple of TG_THREADS/(TG_TILE_COLS/8)");
@@ -829,7 +830,7 @@ template <int IN_DT, int THREADS> __device__ __forceinline__ void body_amax(cons
 	constexpr int IES = IN_DT == 0 ? 4 : 2;
 	__shared__ float s_red[32];
 	const char *in = (const char *)p.p[TG_P_IN];
-	const long long nv = n * IES / 16; /* COLS % 16 == 0: whole vectors */
+	const long long nv = n * IES / 16; /* COLS % 8 == 0: whole vectors */
 	float m = 0.0f;
 	for (long long base = (long long)blockIdx.x * THREADS * U; base < nv; base += (long long)gridDim.x * THREADS * U) {
 		uint4 a[U];
@@ -866,10 +867,10 @@ __device__ __forceinline__ void dispatch(const TgParams &p, const float eps)
 		static_assert(RECIPE == 0 && COLW, "TG_IN_DTYPE 3 (raw bytes): byte transpose, TG_RECIPE 0 and TG_COLWISE 1");
 		body_stage<IN_DT, FMT, 0, ROWW, COLS, THREADS, TR, TC, POW2>(p, eps);
 	} else if constexpr (!LEGACY && RECIPE == 3) {
-		static_assert(COLS % 16 == 0, "TG_COLS must be a multiple of 16");
+		static_assert(COLS % 8 == 0, "TG_COLS must be a multiple of 8");
 		body_amax<IN_DT, THREADS>(p, p.n[0] * COLS);
 	} else if constexpr (!LEGACY && COLW && (IN_DT == 1 || IN_DT == 2) && (RECIPE == 1 || RECIPE == 2 || RECIPE == 6) &&
-	                     StageTiling<IN_DT, TR, TC, THREADS>::ok) {
+	                     COLS % 16 == 0 && StageTiling<IN_DT, TR, TC, THREADS>::ok) {
 		body_stage<IN_DT, FMT, RECIPE, ROWW, COLS, THREADS, TR, TC, POW2>(p, eps);
 	} else {
 		body<IN_DT, OUT_DT, FMT, RECIPE, ROWW, COLW, COLS, THREADS, TR, TC, POW2>(p, eps);

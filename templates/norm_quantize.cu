@@ -106,7 +106,7 @@ __device__ __forceinline__ void nq_input(const TgParams &p, long long e, float (
 		for (int k = 0; k < NQ_VEC; k++)
 			x[k] += r[k];
 		tg_round_vec<TG_IN_DTYPE, NQ_VEC>(x);
-		if (write_res)
+		if (write_res && p.p[TG_P_RESIDUAL_OUT]) // residual_out is optional
 			tg_store_hp<TG_IN_DTYPE, NQ_VEC>(p.p[TG_P_RESIDUAL_OUT], e, x);
 	}
 }
@@ -213,7 +213,7 @@ __device__ __forceinline__ void nq_row_path_pf(const TgParams &p)
 				for (int k = 0; k < NQ_VEC; k++)
 					x[j][k] += q[k];
 				tg_round_vec<TG_IN_DTYPE, NQ_VEC>(x[j]);
-				if (TG_RECIPE != 3 && rv && (NQ_NVEC % NQ_TPR == 0 || v < NQ_NVEC))
+				if (TG_RECIPE != 3 && rv && (NQ_NVEC % NQ_TPR == 0 || v < NQ_NVEC) && p.p[TG_P_RESIDUAL_OUT])
 					tg_store_hp<TG_IN_DTYPE, NQ_VEC>(p.p[TG_P_RESIDUAL_OUT], r * NQ_COLS + (long long)v * NQ_VEC, x[j]);
 			}
 		}
@@ -371,11 +371,11 @@ __device__ __forceinline__ void nq_tile_path(const TgParams &p)
 			const int c = c0 + tv * NQ_VEC;
 			const bool ok = rv && (NQ_COLS % NQ_CW == 0 || c < NQ_COLS);
 			float x[NQ_VEC], g[NQ_VEC], b[NQ_VEC], y[NQ_VEC];
-			if (ok) {
-				if (TG_HAS_RESIDUAL)
+			if (ok) { // the residual sum: re-read from residual_out, or recomputed when there is none
+				if (TG_HAS_RESIDUAL && p.p[TG_P_RESIDUAL_OUT])
 					tg_load_vec<TG_IN_DTYPE, NQ_VEC>(p.p[TG_P_RESIDUAL_OUT], r * NQ_COLS + c, x);
 				else
-					tg_load_vec<TG_IN_DTYPE, NQ_VEC>(p.p[TG_P_IN], r * NQ_COLS + c, x);
+					nq_input(p, r * NQ_COLS + c, x, false);
 			}
 			nq_weights(p, (NQ_COLS % NQ_CW == 0 || c < NQ_COLS) ? c : 0, g, b);
 #pragma unroll

@@ -3,7 +3,8 @@
 # Each part prints "ok NAME", "FAIL NAME: why" or "skip NAME: why" lines;
 # this script counts them and ends with "N passed, N failed, N skipped".
 # GPU tests report "skip ...: no GPU" on machines without one.
-# Env: TEGEN_FUZZ_SECONDS (default 20), TEGEN_SKIP_ASAN=1 to skip the sanitizer build.
+# Env: TEGEN_FUZZ_SECONDS (default 20), TEGEN_SKIP_ASAN=1 to skip the sanitizer build,
+# TEGEN_CONFORMANCE_SAMPLE (default 64 generated specs).
 cd "$(dirname "$0")/.." || exit 2
 log=$(mktemp -d)/tests.log
 : >"$log"
@@ -46,6 +47,13 @@ example() {
 	build/examples/host && echo "ok example/host"
 }
 part example example
+# the conformance generator's CPU half: a fixed sample of generated specs must check, plan and
+# NVRTC-compile, or be rejected by check on purpose (tests/conformance/gen.py; the GPU half: --gpu)
+conformance() {
+	command -v python3 >/dev/null || { echo "skip conformance: no python3"; return 0; }
+	python3 tests/conformance/gen.py --cpu --sample "${TEGEN_CONFORMANCE_SAMPLE:-64}"
+}
+part conformance conformance
 part fuzz sh tests/fuzz.sh "${TEGEN_FUZZ_SECONDS:-20}"
 [ "${TEGEN_SKIP_ASAN:-0}" = 1 ] || part asan sh tests/asan.sh
 

@@ -44,7 +44,7 @@ WIDTHS = {
     "m128": [128, 256, 1024, 4096],
     "m32": [160, 544, 1056, 2080],
     "m16": [272, 528, 1040, 4112],
-    "other": [27, 1000, 4100, 4097, 50257],
+    "other": [27, 1000, 4098, 4100, 4097, 50257],
 }
 # GEMM extents stay small: the GPU half checks against a CPU reference GEMM
 GEMM_WIDTHS = {
@@ -75,8 +75,10 @@ REJECT = {
     "gemm_fp8_out_not_delayed": r"delayed|fp8",
     "gemm_accumulate_fp8": r"accumulate|fp8",
     "gemm_block128_both": r"block128x128",
-    "tile_width16": r"multiple of 16",
+    "tile_width8": r"multiple of 8",
     "row_width": r"multiple of [24]",
+    "row_too_long": r"longer than the row kernel holds",
+    "gemm_hp_out_dtype": r"has no fp(16|32)? ?\w* ?output|no \w+ output",
 }
 
 
@@ -166,9 +168,10 @@ class Space:
                     for tg in self.targets:
                         yield self.case(ci, wc, t, tg)
 
-    def sample(self, n, seed):
+    def sample(self, n, seed, keep=None):
         """n cases, stratified: the op x recipe cells in turn (shuffled), a random config in each;
-        tokens 8192 in about 1 case of 40, targets other than sm_90a+sm_100a in 1 of 8."""
+        tokens 8192 in about 1 case of 40, targets other than sm_90a+sm_100a in 1 of 8.
+        keep(case): only cases it accepts count (drawn on until n, or give up)."""
         rng = random.Random(seed)
         cells = {}
         for i, c in enumerate(self.configs):
@@ -176,19 +179,24 @@ class Space:
         keys = sorted(cells)
         rng.shuffle(keys)
         seen, out = set(), []
-        tries = 0
-        while len(out) < n and tries < 50 * n + 1000:
-            tries += 1
-            key = keys[len(out) % len(keys)]
-            ci = rng.choice(cells[key])
-            wc = rng.choice(self.classes)
-            tokens = 8192 if rng.random() < 0.025 else rng.choice(TOKENS[:-1])
-            target = "hb" if rng.random() < 0.875 else rng.choice(["sm89", "sm80"])
-            ident = (ci, wc, tokens, target)
-            if ident in seen:
-                continue
-            seen.add(ident)
-            out.append(self.case(ci, wc, tokens, target))
+        tries, cell = 0, 0
+        while len(out) < n and tries < 200 * n + 1000:
+            key = keys[cell % len(keys)]
+            cell += 1
+            for _ in range(200):   # draw in this cell until a case is kept
+                tries += 1
+                ci = rng.choice(cells[key])
+                wc = rng.choice(self.classes)
+                tokens = 8192 if rng.random() < 0.025 else rng.choice(TOKENS[:-1])
+                target = "hb" if rng.random() < 0.875 else rng.choice(["sm89", "sm80"])
+                ident = (ci, wc, tokens, target)
+                if ident in seen:
+                    continue
+                seen.add(ident)
+                c = self.case(ci, wc, tokens, target)
+                if keep is None or keep(c):
+                    out.append(c)
+                    break
         return out
 
 
@@ -257,6 +265,11 @@ def expected_rejections(c):
             out.append("gemm_accumulate_fp8")
         if c["dout"] == "fp8" and c["recipe"] != "delayed":
             out.append("gemm_fp8_out_not_delayed")
+        # cuBLASLt's high-precision GEMMs (MXFP8/NVFP4 run as BF16 where emulated):
+        # bf16 -> bf16/fp32, fp16 -> fp16/fp32, fp32 -> fp32
+        hin = c["din"] if not q else "bf16" if c["recipe"] == "mxfp8" or c["recipe"].startswith("nvfp4") else None
+        if hin and c["dout"] not in ("fp32", "fp8", hin):
+            out.append("gemm_hp_out_dtype")
         if q and quant_dtype(c, "gradient" if c["gpass"] != "fprop" else "activation") == "e5m2" and \
                 quant_dtype(c, gemm_b_role(c)) == "e5m2":
             out.append("gemm_e5m2_both")
@@ -266,14 +279,14 @@ def expected_rejections(c):
         out.append("mxfp8_width")
     if q and c["recipe"].startswith("nvfp4") and any(x % 16 for x in lasts):
         out.append("nvfp4_width")
-    # kernel row-length rules (gen/ir.c): the tile kernel (quantize, cast_transpose, the
-    # byte transpose of a per-tensor copy) reads 16-element column chunks; the row kernels
-    # (norm_quantize, glu_amax) vectors of 2, or 4 for block1x128 and a columnwise tile
-    if not c["recipe"].startswith("nvfp4"):
-        tile = op in ("quantize", "cast_transpose") or \
-            (fused and c["recipe"] in ("delayed", "current") and len(cols) == 2)
-        if tile and any(x % 16 for x in lasts):
-            out.append("tile_width16")
+    # kernel row-length rules (gen/ir.c): the tile kernel (quantize, cast_transpose, a GEMM
+    # operand's quantize) reads 8-element column chunks; the row kernels (norm_quantize,
+    # glu_amax) vectors of 2, or 4 for block1x128 and a columnwise copy (the fused tile path)
+    if not c["recipe"].startswith("nvfp4") and op in ("quantize", "cast_transpose", "gemm_cast"):
+        if any(x % 8 for x in lasts):
+            out.append("tile_width8")
+    if fused and w * (4 if c["din"] == "fp32" else 2) * (2 if op == "glu_amax" else 1) > 1024 * 448:
+        out.append("row_too_long")   # the row kernel keeps a row in registers
     if fused:
         if w % 2:
             out.append("row_width")
@@ -379,7 +392,7 @@ def spec_text(c):
             if c["recipe"] == "block128x128":
                 overrides.append((b_op, {"scaling": "block128x128"}))
         if c["bias"]:
-            tensors.append(("bias", {"shape": ["n"], "dtype": c["bias"], "role": "weight"}))
+            tensors.append(("bias", {"shape": [out_shape[-1]], "dtype": c["bias"], "role": "weight"}))
         if c["acc"]:   # the accumulator is declared (an FP8 one is rejected: accumulate needs a high-precision out)
             tensors.append(("y", {"shape": out_shape, "dtype": c["dout"] if c["dout"] != "fp8" else "e4m3"}))
         ops.append(("gemm_cast", {"a": a_op, "b": b_op, "bias": "bias" if c["bias"] else None, "out": "y",
@@ -446,16 +459,28 @@ def run_cpu(tegen, c, path, cache):
     return "ok", ""
 
 
-def run_gpu(tegen, c, path, cache):
-    """The GPU half of one case: tegen run --check."""
+def runnable(c):
+    """A case the GPU half runs: check accepts it, and it targets sm_90a+sm_100a."""
+    return not expected_rejections(c) and c["target"] == "hb"
+
+
+def run_gpu(tegen, c, path, cache, sanitizer=None):
+    """The GPU half of one case: tegen run --check (under compute-sanitizer --tool SANITIZER)."""
     if c["expect"]:
         return "skip", "rejected by check (%s)" % c["expect"]
     if c["target"] != "hb":
         return "skip", "targets %s (the GPU half runs sm_90a+sm_100a cases)" % c["target"]
     env = dict(os.environ, TEGEN_CACHE_DIR=cache)
-    rc, out, err = sh([tegen, "run", path, "--tokens", str(c["tokens"]), "--check", "--iters", "2"], 300, env)
+    cmd = [tegen, "run", path, "--tokens", str(c["tokens"]), "--check", "--iters", "2"]
+    if sanitizer:
+        cmd = ["compute-sanitizer", "--tool", sanitizer, "--error-exitcode", "99"] + cmd
+    rc, out, err = sh(cmd, 300, env)
     if rc == 0:
         return "ok", ""
+    if rc == 1 and "needs a GPU" in err:
+        return "skip", "no GPU (%s)" % first_line(err)
+    if rc == 99:
+        return "FAIL", "compute-sanitizer %s: %s" % (sanitizer, first_line(out + err, r"=+ (Invalid|Race|Error|Program hit)"))
     why = first_line(out, r"FAIL|fail|mismatch|wrong|error") if "CHECK FAILED" in out else first_line(err + out, "error|tegen")
     return "FAIL", "run --check exit %d: %s" % (rc, why)
 
@@ -488,7 +513,10 @@ def main():
     ap.add_argument("--cpu", action="store_true", help="run the CPU half: check, plan, NVRTC build")
     ap.add_argument("--gpu", action="store_true", help="run the GPU half: tegen run --check")
     ap.add_argument("--jobs", type=int, default=0, help="parallel cases (default: CPU cores, 4 with --gpu)")
-    ap.add_argument("--filter", metavar="REGEX", help="only cases whose name matches")
+    ap.add_argument("--filter", metavar="REGEX", help="only cases whose name matches (a sample draws on until N match)")
+    ap.add_argument("--time-limit", type=float, metavar="S", help="start no case after S seconds (the rest: skip)")
+    ap.add_argument("--sanitizer", choices=["memcheck", "racecheck", "initcheck", "synccheck"],
+                    help="--gpu: run each case under compute-sanitizer --tool X")
     ap.add_argument("--tegen", default=os.path.join(ROOT, "build", "tegen"))
     ap.add_argument("--cache-dir", help="kernel cache for build/run (default: a fresh one under the output dir)")
     a = ap.parse_args()
@@ -501,10 +529,13 @@ def main():
             return 0
         cases = list(space.all_cases())
     elif a.sample:
-        cases = space.sample(a.sample, a.seed)
+        # the GPU half draws only the cases it runs (check accepts them, sm_90a+sm_100a targets)
+        def keep(c):
+            return (not a.gpu or runnable(c)) and (not a.filter or re.search(a.filter, case_name(c)))
+        cases = space.sample(a.sample, a.seed, keep)
     else:
         ap.error("give --sample N or --all")
-    if a.filter:
+    if a.filter and a.all:
         cases = [c for c in cases if re.search(a.filter, case_name(c))]
     for c in cases:
         c["name"] = case_name(c)
@@ -530,11 +561,17 @@ def main():
         return 1
     cache = a.cache_dir or os.path.join(out, "cache")
     jobs = a.jobs or (4 if a.gpu else (os.cpu_count() or 2))
-    run = run_gpu if a.gpu else run_cpu
     t0 = time.time()
-    # the CPU half alone runs the cases in parallel; the GPU half shares one GPU
+
+    def run(c):
+        if a.time_limit and time.time() - t0 > a.time_limit:
+            return "skip", "time limit (%g s) reached" % a.time_limit
+        if a.gpu:
+            return run_gpu(a.tegen, c, c["path"], cache, a.sanitizer)
+        return run_cpu(a.tegen, c, c["path"], cache)
+    # cases run in parallel (the GPU half: several processes share the GPU; NVRTC dominates)
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as ex:
-        futs = [ex.submit(run, a.tegen, c, c["path"], cache) for c in cases]
+        futs = [ex.submit(run, c) for c in cases]
         for c, fu in zip(cases, futs):
             c["status"], why = fu.result()
             print("%s %s%s" % (c["status"], c["name"], (": " + why) if why and c["status"] != "ok" else

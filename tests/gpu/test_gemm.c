@@ -926,6 +926,8 @@ int main(int argc, char **argv)
 		{"padded fp8 tensor->fp32 accumulate N=21 K=40", 24, 21, 40, E4, E4, F32, T, 0, 0, GEMM_EPI_NONE, 0, 1, 0, 200.0f, 37.5f, 1, 1, 0.75f, 5e-4, 0},
 		{"padded fp8 block 1x128 x 1x128 ->bf16 M=5 N=6 K=200", 5, 6, 200, E4, E4, BF, BL, 0, 0, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 4.5e-3, 0},
 		{"padded fp8 block 1x128 x 128x128 ->fp32 M=217 K=500", 217, 384, 500, E4, E4, F32, BL, 0, 1, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 5e-4, 0},
+		{"padded fp8 block 1x128 x 128x128 ->bf16 K=544 (kb 5 -> 8)", 64, 256, 544, E4, E4, BF, BL, 0, 1, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 4.5e-3, 0},
+		{"padded fp8 block 128x128 x 1x128 ->fp32 M=130 N=7 K=300", 130, 7, 300, E4, E4, F32, BL, 1, 0, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 5e-4, 0},
 	};
 	int ncase = (int)(sizeof cases / sizeof cases[0]);
 	for (int i = 0; i < ncase; i++) run_case(g, s, &cases[i]);

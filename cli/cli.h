@@ -6,6 +6,8 @@
 
 #include "gen.h"
 
+#include <time.h>
+
 /* cli_read_file reads a whole spec file into the arena (NUL-terminated); prints the error and returns NULL on failure. */
 char *cli_read_file(Arena *a, const char *path, size_t *len);
 /* cli_default_arch is the GPU present (sm_90a style), else sm_90a. */
@@ -17,6 +19,14 @@ PlanOptions *cli_plan_options(Arena *a, const char *cachedir, long tokens);
 Graph *cli_load_graph(Arena *a, const char *path);
 /* cli_load_plan is cli_load_graph, then the plan with o (NULL: heuristic). */
 const Plan *cli_load_plan(Arena *a, const char *path, const PlanOptions *o);
+
+/* cli_now_s is a monotonic clock in seconds, for the timings the commands print. */
+static inline double cli_now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
 
 /* One command-line flag: its spelling, what it takes, where it goes. */
 typedef enum {

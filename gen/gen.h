@@ -1,9 +1,16 @@
 /* gen.h: the compiler's data model, shared by every stage of gen/.
  *
- *   spec.c  YAML text -> Spec   (typed, every node with file:line:col)
- *   ir.c    Spec -> Graph       (names resolved, shapes/dtypes inferred, validated)
- *   plan.c  Graph -> Plan       (ops fused into kernels, tile shapes, GEMM calls)
- *   emit.c  Plan -> CUDA source (templates with slots, deterministic)
+ *   spec.c      YAML text -> Spec   (typed, every node with file:line:col)
+ *   ir.c        Spec -> Graph       (names resolved, shapes/dtypes inferred, validated)
+ *   plan.c      Graph -> Plan       (ops fused into kernels, tile shapes, GEMM calls)
+ *   emit.c      Plan -> CUDA source (templates with slots, deterministic)
+ *   pipeline.c  text -> Graph -> Plan -> sources, the chain every user runs (pipeline.h)
+ *   layout.c    extents, component sizes, component names (layout.h)
+ *   tune.c      the tuning DB; util.c arenas, buffers, diagnostics, the tables below
+ *
+ * The op table (TG_OPS) and the recipe table (TG_SCALINGS) below hold what the
+ * stages need per op and per recipe; templates/tg_codes.h the codes kernels test.
+ * gen/ includes no CUDA header and nothing of ref/, runtime/ or cli/.
  *
  * Memory: everything lives in an Arena and is freed at once.
  * Errors: a stage reports through a Diag; diag_error() formats the message

@@ -88,6 +88,42 @@ int cmd_emit(int argc, char **argv)
 }
 
 /* The main job: plan, emit and NVRTC-compile every kernel for every target. */
+/* The architectures to build for: --arch's list (a bad one: message, -1) or the spec's targets. */
+static int build_targets(Arena *a, const Graph *g, const char *archlist, const char *archs[16])
+{
+	int narch = 0;
+	if (!archlist) {
+		for (int i = 0; i < g->ntargets && narch < 16; i++)
+			archs[narch++] = arch_str(a, g->targets[i]);
+		return narch;
+	}
+	char *list = arena_strdup(a, archlist);
+	for (char *tok = strtok(list, ","); tok && narch < 16; tok = strtok(NULL, ",")) {
+		Arch x;
+		if (!arch_parse(tok, &x)) {
+			fprintf(stderr, "tegen: --arch: '%s' is not an architecture like sm_90a\n", tok);
+			return -1;
+		}
+		archs[narch++] = tok;
+	}
+	return narch;
+}
+
+/* One row of build's table: a kernel on one arch, its resources and where the cubin came from. */
+static void print_build_row(const Kernel *k, const char *arch, const JitResult *r)
+{
+	char regs[16] = "-", smem[16] = "-", sp[16] = "-";
+	if (r->regs >= 0)
+		snprintf(regs, sizeof regs, "%d", r->regs);
+	if (r->smem_static >= 0)
+		snprintf(smem, sizeof smem, "%d", r->smem_static);
+	if (r->spill_stores >= 0 && r->spill_loads >= 0)
+		snprintf(sp, sizeof sp, "%d", r->spill_stores + r->spill_loads);
+	printf("%-34s %-8s %5s %6s %6s %7.1fms  %-12s  %s (%s)\n", k->name, arch, regs, smem, sp, r->compile_ms,
+		r->cache_hit == 0 ? "miss" : r->cache_hit == 1 ? "hit (memory)" : "hit (disk)", k->variant ? k->variant : "-",
+		k->choice ? k->choice : "-");
+}
+
 static const char build_usage[] = "usage: tegen build SPEC [--arch sm_90a,sm_100a] [--tokens N] [--cache-dir DIR] [-q]\n";
 
 int cmd_build(int argc, char **argv)
@@ -109,23 +145,12 @@ int cmd_build(int argc, char **argv)
 		return 1;
 	}
 	const Graph *g = p->g;
-	/* targets: --arch overrides the spec's */
 	const char *archs[16];
-	int narch = 0;
-	if (archlist) {
-		char *list = arena_strdup(a, archlist);
-		for (char *tok = strtok(list, ","); tok && narch < 16; tok = strtok(NULL, ",")) {
-			Arch x;
-			if (!arch_parse(tok, &x)) {
-				fprintf(stderr, "tegen: --arch: '%s' is not an architecture like sm_90a\n", tok);
-				arena_free(a);
-				return 2;
-			}
-			archs[narch++] = tok;
-		}
-	} else
-		for (int i = 0; i < g->ntargets && narch < 16; i++)
-			archs[narch++] = arch_str(a, g->targets[i]);
+	int narch = build_targets(a, g, archlist, archs);
+	if (narch < 0) {
+		arena_free(a);
+		return 2;
+	}
 	KernelSource *ks;
 	Diag d = {0};
 	int n = pipeline_emit(a, &d, p, &ks);
@@ -164,19 +189,8 @@ int cmd_build(int argc, char **argv)
 			spills += r->spill_stores + r->spill_loads > 0;
 			warnings += r->log != NULL;
 			misses += r->cache_hit == 0;
-			if (!quiet) {
-				char regs[16] = "-", smem[16] = "-", sp[16] = "-";
-				if (r->regs >= 0)
-					snprintf(regs, sizeof regs, "%d", r->regs);
-				if (r->smem_static >= 0)
-					snprintf(smem, sizeof smem, "%d", r->smem_static);
-				if (r->spill_stores >= 0 && r->spill_loads >= 0)
-					snprintf(sp, sizeof sp, "%d", r->spill_stores + r->spill_loads);
-				const Kernel *k = &p->kernels[ks[i].kernel];
-				printf("%-34s %-8s %5s %6s %6s %7.1fms  %-12s  %s (%s)\n", k->name, archs[j], regs, smem, sp,
-					r->compile_ms, r->cache_hit == 0 ? "miss" : r->cache_hit == 1 ? "hit (memory)" : "hit (disk)",
-					k->variant ? k->variant : "-", k->choice ? k->choice : "-");
-			}
+			if (!quiet)
+				print_build_row(&p->kernels[ks[i].kernel], archs[j], r);
 			if (r->log)
 				fprintf(stderr, "tegen: NVRTC warnings for %s on %s:\n%s\n", p->kernels[ks[i].kernel].name, archs[j], r->log);
 		}

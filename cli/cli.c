@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <nvrtc.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -111,31 +110,14 @@ const Plan *cli_load_plan(Arena *a, const char *path, const PlanOptions *o)
 	return p;
 }
 
-int cli_parse(int argc, char **argv, const CliFlag *flags, int nflags, const char **positional)
+const Plan *cli_load_plan_targets(Arena *a, const char *path, const char *const *archs, int narch,
+	const PlanOptions *o)
 {
-	for (int i = 0; i < argc; i++) {
-		const CliFlag *f = NULL;
-		for (int j = 0; j < nflags && !f; j++)
-			if (!strcmp(argv[i], flags[j].name))
-				f = &flags[j];
-		if (!f) {
-			if (argv[i][0] == '-' || *positional)
-				return -1;
-			*positional = argv[i];
-			continue;
-		}
-		if (f->kind == FLAG_SWITCH) {
-			*(int *)f->out = 1;
-			continue;
-		}
-		if (i + 1 >= argc || (f->kind == FLAG_POSITIVE && atol(argv[i + 1]) <= 0))
-			return -1;
-		const char *v = argv[++i];
-		switch (f->kind) {
-		case FLAG_STRING: *(const char **)f->out = v; break;
-		case FLAG_INT: *(int *)f->out = atoi(v); break;
-		default: *(long *)f->out = atol(v); break;
-		}
-	}
-	return 0;
+	size_t len;
+	char *text = cli_read_file(a, path, &len);
+	Diag *d = arena_alloc(a, sizeof *d);
+	const Plan *p = text ? pipeline_plan_targets(a, d, path, text, len, archs, narch, "--arch", o) : NULL;
+	if (text && !p)
+		fputs(d->msg, stderr);
+	return p;
 }

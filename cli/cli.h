@@ -19,6 +19,10 @@ PlanOptions *cli_plan_options(Arena *a, const char *cachedir, long tokens);
 Graph *cli_load_graph(Arena *a, const char *path);
 /* cli_load_plan is cli_load_graph, then the plan with o (NULL: heuristic). */
 const Plan *cli_load_plan(Arena *a, const char *path, const PlanOptions *o);
+/* cli_load_plan_targets is cli_load_plan with the spec's targets replaced by archs[0..narch)
+ * (--arch; checked like the spec's, a message about one names --arch). */
+const Plan *cli_load_plan_targets(Arena *a, const char *path, const char *const *archs, int narch,
+	const PlanOptions *o);
 
 /* cli_now_s is a monotonic clock in seconds, for the timings the commands print. */
 static inline double cli_now_s(void)
@@ -27,20 +31,5 @@ static inline double cli_now_s(void)
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
-
-/* One command-line flag: its spelling, what it takes, where it goes. */
-typedef enum {
-	FLAG_SWITCH,   /* no value: *(int *)out = 1 */
-	FLAG_STRING,   /* the next argument, whatever it is: *(const char **)out */
-	FLAG_INT,      /* the next argument through atoi: *(int *)out */
-	FLAG_LONG,     /* the next argument through atol: *(long *)out */
-	FLAG_POSITIVE, /* atol of the next argument, which must be > 0: *(long *)out */
-} FlagKind;
-typedef struct CliFlag { const char *name; FlagKind kind; void *out; } CliFlag;
-/* cli_parse reads argv: the flags of the table, each with its value, and one
- * positional argument (the spec) into *positional (left as is if none). Returns
- * 0, or -1 for bad usage: an unknown flag, a flag without its value (or with a
- * value <= 0 for FLAG_POSITIVE), a second positional. Prints nothing. */
-int cli_parse(int argc, char **argv, const CliFlag *flags, int nflags, const char **positional);
 
 #endif

@@ -13,6 +13,7 @@
 #include "npy.h"
 #include "pipeline.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,15 +21,81 @@
 #include <unistd.h>
 #include <time.h>
 
-static const char plan_usage[] = "usage: tegen plan SPEC [--tokens N] [--cache-dir DIR]\n";
+long cli_tokens(const char *s)
+{
+	char *end;
+	errno = 0;
+	long v = s[0] >= '0' && s[0] <= '9' ? strtol(s, &end, 10) : 0;
+	if (v < 1 || *end || errno || v > CLI_MAX_TOKENS) {
+		fprintf(stderr, "tegen: --tokens: '%.64s' is not a whole number from 1 to %ld\n", s, CLI_MAX_TOKENS);
+		return 0;
+	}
+	return v;
+}
+
+int cli_make_dir(const char *dir)
+{
+	if (mkdir(dir, 0777) == 0)
+		return 0;
+	int e = errno;
+	struct stat st;
+	if (e == EEXIST) /* fine if it is a directory we may write to */
+		e = stat(dir, &st) != 0 ? errno : !S_ISDIR(st.st_mode) ? ENOTDIR : access(dir, W_OK) != 0 ? errno : 0;
+	if (e)
+		fprintf(stderr, "tegen: cannot create %s: %s\n", dir, strerror(e));
+	return e ? -1 : 0;
+}
+
+int cli_archs(Arena *a, const char *list, const char **out)
+{
+	int n = 0, count = 1;
+	for (const char *p = list; *p; p++)
+		count += *p == ',';
+	if (count > CLI_MAX_ARCHS) {
+		fprintf(stderr, "tegen: --arch: %d architectures; at most %d\n", count, CLI_MAX_ARCHS);
+		return -1;
+	}
+	const char *why = NULL, *bad = "";
+	for (const char *p = list;; p++) {
+		const char *e = strchr(p, ',');
+		char *tok = arena_strndup(a, p, e ? (size_t)(e - p) : strlen(p));
+		if (!*tok)
+			why = "an empty architecture in the list; write e.g. --arch sm_90a,sm_100a";
+		else if (!arch_known(tok))
+			why = "is not a target tegen knows (sm_80, sm_86, sm_89, sm_90, sm_90a, sm_100, sm_100a, sm_103a, sm_120, "
+				"sm_120a)", bad = tok;
+		for (int i = 0; i < n && !why; i++)
+			if (!strcmp(out[i], tok))
+				why = "is listed twice", bad = tok;
+		if (why) {
+			fprintf(stderr, "tegen: --arch: %s%.64s%s%s\n", *bad ? "'" : "", bad, *bad ? "' " : "", why);
+			return -1;
+		}
+		out[n++] = tok;
+		if (!e)
+			return n;
+		p = e;
+	}
+}
 
 int cmd_plan(int argc, char **argv)
 {
 	const char *spec = NULL, *cachedir = NULL;
 	long tokens = 0;
-	const CliFlag flags[] = {{"--tokens", FLAG_POSITIVE, &tokens}, {"--cache-dir", FLAG_STRING, &cachedir}};
-	if (cli_parse(argc, argv, flags, 2, &spec) || !spec) {
-		fputs(plan_usage, stderr);
+	int bad = 0;
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--tokens") && i + 1 < argc) {
+			if (!(tokens = cli_tokens(argv[++i])))
+				return 2;
+		} else if (!strcmp(argv[i], "--cache-dir") && i + 1 < argc)
+			cachedir = argv[++i];
+		else if (argv[i][0] == '-' || spec)
+			bad = 1;
+		else
+			spec = argv[i];
+	}
+	if (!spec || bad) {
+		fprintf(stderr, "usage: tegen plan SPEC [--tokens N] [--cache-dir DIR]\n");
 		return 2;
 	}
 	Arena *a = arena_new();
@@ -45,23 +112,27 @@ int cmd_plan(int argc, char **argv)
 	return rc;
 }
 
-static const char emit_usage[] = "usage: tegen emit SPEC [-o DIR]\n";
-
 int cmd_emit(int argc, char **argv)
 {
 	const char *spec = NULL, *dir = NULL;
-	const CliFlag flags[] = {{"-o", FLAG_STRING, &dir}};
-	if (cli_parse(argc, argv, flags, 1, &spec) || !spec) {
-		fputs(emit_usage, stderr);
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "-o") && i + 1 < argc)
+			dir = argv[++i];
+		else if (argv[i][0] == '-' || spec) {
+			fprintf(stderr, "usage: tegen emit SPEC [-o DIR]\n");
+			return 2;
+		} else
+			spec = argv[i];
+	}
+	if (!spec) {
+		fprintf(stderr, "usage: tegen emit SPEC [-o DIR]\n");
 		return 2;
 	}
 	Arena *a = arena_new();
 	const Plan *p = cli_load_plan(a, spec, cli_plan_options(a, NULL, 0));
 	int rc = p ? 0 : 1;
-	if (dir && p && mkdir(dir, 0777) && access(dir, W_OK)) {
-		fprintf(stderr, "tegen: cannot create %s\n", dir);
+	if (dir && p && cli_make_dir(dir) != 0)
 		rc = 1;
-	}
 	KernelSource *src = NULL;
 	Diag d = {0};
 	int n = p && !rc ? pipeline_emit(a, &d, p, &src) : 0;
@@ -76,8 +147,11 @@ int cmd_emit(int argc, char **argv)
 		}
 		char *path = arena_printf(a, "%s/%s.cu", dir, src[i].entry);
 		FILE *f = fopen(path, "w");
-		if (!f || fputs(src[i].code, f) < 0 || fclose(f)) {
-			fprintf(stderr, "tegen: cannot write %s\n", path);
+		int bad = !f || fputs(src[i].code, f) < 0;
+		if (f && fclose(f) != 0)
+			bad = 1;
+		if (bad) {
+			fprintf(stderr, "tegen: cannot write %s: %s\n", path, strerror(errno));
 			rc = 1;
 			break;
 		}
@@ -88,69 +162,50 @@ int cmd_emit(int argc, char **argv)
 }
 
 /* The main job: plan, emit and NVRTC-compile every kernel for every target. */
-/* The architectures to build for: --arch's list (a bad one: message, -1) or the spec's targets. */
-static int build_targets(Arena *a, const Graph *g, const char *archlist, const char *archs[16])
-{
-	int narch = 0;
-	if (!archlist) {
-		for (int i = 0; i < g->ntargets && narch < 16; i++)
-			archs[narch++] = arch_str(a, g->targets[i]);
-		return narch;
-	}
-	char *list = arena_strdup(a, archlist);
-	for (char *tok = strtok(list, ","); tok && narch < 16; tok = strtok(NULL, ",")) {
-		Arch x;
-		if (!arch_parse(tok, &x)) {
-			fprintf(stderr, "tegen: --arch: '%s' is not an architecture like sm_90a\n", tok);
-			return -1;
-		}
-		archs[narch++] = tok;
-	}
-	return narch;
-}
-
-/* One row of build's table: a kernel on one arch, its resources and where the cubin came from. */
-static void print_build_row(const Kernel *k, const char *arch, const JitResult *r)
-{
-	char regs[16] = "-", smem[16] = "-", sp[16] = "-";
-	if (r->regs >= 0)
-		snprintf(regs, sizeof regs, "%d", r->regs);
-	if (r->smem_static >= 0)
-		snprintf(smem, sizeof smem, "%d", r->smem_static);
-	if (r->spill_stores >= 0 && r->spill_loads >= 0)
-		snprintf(sp, sizeof sp, "%d", r->spill_stores + r->spill_loads);
-	printf("%-34s %-8s %5s %6s %6s %7.1fms  %-12s  %s (%s)\n", k->name, arch, regs, smem, sp, r->compile_ms,
-		r->cache_hit == 0 ? "miss" : r->cache_hit == 1 ? "hit (memory)" : "hit (disk)", k->variant ? k->variant : "-",
-		k->choice ? k->choice : "-");
-}
-
-static const char build_usage[] = "usage: tegen build SPEC [--arch sm_90a,sm_100a] [--tokens N] [--cache-dir DIR] [-q]\n";
-
 int cmd_build(int argc, char **argv)
 {
 	const char *spec = NULL, *archlist = NULL, *cachedir = NULL;
 	int quiet = 0;
-	long tokens = 0; /* the row bucket for tuned variants (this GPU's DB) */
-	const CliFlag flags[] = {{"--arch", FLAG_STRING, &archlist}, {"--tokens", FLAG_POSITIVE, &tokens},
-		{"--cache-dir", FLAG_STRING, &cachedir}, {"-q", FLAG_SWITCH, &quiet}};
-	if (cli_parse(argc, argv, flags, 4, &spec) || !spec) {
-		fputs(build_usage, stderr);
+	long tokens = 0;
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--arch") && i + 1 < argc)
+			archlist = argv[++i];
+		else if (!strcmp(argv[i], "--tokens") && i + 1 < argc) {
+			if (!(tokens = cli_tokens(argv[++i]))) /* the row bucket for tuned variants (this GPU's DB) */
+				return 2;
+		} else if (!strcmp(argv[i], "--cache-dir") && i + 1 < argc)
+			cachedir = argv[++i];
+		else if (!strcmp(argv[i], "-q"))
+			quiet = 1;
+		else if (argv[i][0] == '-' || spec) {
+			fprintf(stderr, "usage: tegen build SPEC [--arch sm_90a,sm_100a] [--tokens N] [--cache-dir DIR] [-q]\n");
+			return 2;
+		} else
+			spec = argv[i];
+	}
+	if (!spec) {
+		fprintf(stderr, "usage: tegen build SPEC [--arch sm_90a,sm_100a] [--tokens N] [--cache-dir DIR] [-q]\n");
 		return 2;
 	}
 	Arena *a = arena_new();
 	double t0 = 1e3 * cli_now_s();
-	const Plan *p = cli_load_plan(a, spec, cli_plan_options(a, cachedir, tokens));
+	/* targets: --arch replaces the spec's (and is checked like them) */
+	const char *archs[CLI_MAX_ARCHS];
+	int narch = archlist ? cli_archs(a, archlist, archs) : 0;
+	if (narch < 0) {
+		arena_free(a);
+		return 2;
+	}
+	const Plan *p = narch ? cli_load_plan_targets(a, spec, archs, narch, cli_plan_options(a, cachedir, tokens))
+		: cli_load_plan(a, spec, cli_plan_options(a, cachedir, tokens));
 	if (!p) {
 		arena_free(a);
 		return 1;
 	}
 	const Graph *g = p->g;
-	const char *archs[16];
-	int narch = build_targets(a, g, archlist, archs);
-	if (narch < 0) {
-		arena_free(a);
-		return 2;
-	}
+	narch = 0;
+	for (int i = 0; i < g->ntargets && i < CLI_MAX_ARCHS; i++)
+		archs[narch++] = arch_str(a, g->targets[i]);
 	KernelSource *ks;
 	Diag d = {0};
 	int n = pipeline_emit(a, &d, p, &ks);
@@ -189,8 +244,19 @@ int cmd_build(int argc, char **argv)
 			spills += r->spill_stores + r->spill_loads > 0;
 			warnings += r->log != NULL;
 			misses += r->cache_hit == 0;
-			if (!quiet)
-				print_build_row(&p->kernels[ks[i].kernel], archs[j], r);
+			if (!quiet) {
+				char regs[16] = "-", smem[16] = "-", sp[16] = "-";
+				if (r->regs >= 0)
+					snprintf(regs, sizeof regs, "%d", r->regs);
+				if (r->smem_static >= 0)
+					snprintf(smem, sizeof smem, "%d", r->smem_static);
+				if (r->spill_stores >= 0 && r->spill_loads >= 0)
+					snprintf(sp, sizeof sp, "%d", r->spill_stores + r->spill_loads);
+				const Kernel *k = &p->kernels[ks[i].kernel];
+				printf("%-34s %-8s %5s %6s %6s %7.1fms  %-12s  %s (%s)\n", k->name, archs[j], regs, smem, sp,
+					r->compile_ms, r->cache_hit == 0 ? "miss" : r->cache_hit == 1 ? "hit (memory)" : "hit (disk)",
+					k->variant ? k->variant : "-", k->choice ? k->choice : "-");
+			}
 			if (r->log)
 				fprintf(stderr, "tegen: NVRTC warnings for %s on %s:\n%s\n", p->kernels[ks[i].kernel].name, archs[j], r->log);
 		}
@@ -242,8 +308,8 @@ int cmd_cache(int argc, char **argv)
 	if (!strcmp(verb, "ls")) {
 		int n = 0;
 		if (cache_list(path, list_entry, &n) < 0) {
-			printf("%s: empty\n", path);
-			return 0;
+			fprintf(stderr, "tegen: cache dir %s: %s\n", path, strerror(errno));
+			return 1;
 		}
 		printf("%s: %d entries\n", path, n);
 		return 0;
@@ -257,8 +323,13 @@ int cmd_cache(int argc, char **argv)
 		printf("%s: removed %d entries\n", path, removed);
 		return 0;
 	}
-	int bad = cache_verify(path, 1, bad_entry, NULL);
-	printf("%s: %d bad entries%s\n", path, bad < 0 ? 0 : bad, bad > 0 ? " (removed)" : "");
+	int removed = 0, bad = cache_verify(path, 1, &removed, bad_entry, NULL);
+	if (bad < 0) {
+		fprintf(stderr, "tegen: cache dir %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	printf("%s: %d bad entries%s\n", path, bad,
+		bad == 0 ? "" : removed == bad ? " (removed)" : removed ? " (some could not be removed)" : " (none removed)");
 	return bad > 0 ? 1 : 0;
 }
 
@@ -266,10 +337,8 @@ int cmd_cache(int argc, char **argv)
 static int write_outputs(TgLayer *l, const char *dir)
 {
 	const Graph *g = tg_layer_plan(l)->g;
-	if (mkdir(dir, 0777) && access(dir, W_OK)) {
-		fprintf(stderr, "tegen: cannot create %s\n", dir);
+	if (cli_make_dir(dir) != 0)
 		return -1;
-	}
 	for (int i = 0; i < g->ntensors; i++) {
 		const Tensor *t = &g->tensors[i];
 		if (!t->output)
@@ -326,9 +395,25 @@ int cmd_run(int argc, char **argv)
 	const char *spec = NULL, *in_dir = NULL, *out_dir = NULL;
 	long tokens = 1024;
 	int check = 0, iters = 20;
-	const CliFlag flags[] = {{"--tokens", FLAG_LONG, &tokens}, {"--iters", FLAG_INT, &iters}, {"--in", FLAG_STRING, &in_dir},
-		{"--out", FLAG_STRING, &out_dir}, {"--check", FLAG_SWITCH, &check}};
-	if (cli_parse(argc, argv, flags, 5, &spec) || !spec || tokens < 1 || iters < 1) {
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--tokens") && i + 1 < argc) {
+			if (!(tokens = cli_tokens(argv[++i])))
+				return 2;
+		} else if (!strcmp(argv[i], "--iters") && i + 1 < argc)
+			iters = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--in") && i + 1 < argc)
+			in_dir = argv[++i];
+		else if (!strcmp(argv[i], "--out") && i + 1 < argc)
+			out_dir = argv[++i];
+		else if (!strcmp(argv[i], "--check"))
+			check = 1;
+		else if (argv[i][0] == '-' || spec) {
+			fputs(run_usage, stderr);
+			return 2;
+		} else
+			spec = argv[i];
+	}
+	if (!spec || tokens < 1 || iters < 1) {
 		fputs(run_usage, stderr);
 		return 2;
 	}

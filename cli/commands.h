@@ -2,7 +2,19 @@
 #ifndef TG_COMMANDS_H
 #define TG_COMMANDS_H
 
+#include "gen.h"
 
+/* The largest --tokens value: a dim's range in a spec (1..2^31-1), so every extent stays in 64 bits. */
+#define CLI_MAX_TOKENS 2147483647L
+/* cli_tokens reads a --tokens value (decimal digits only, 1..CLI_MAX_TOKENS); 0 after printing why if it is not one. */
+long cli_tokens(const char *s);
+/* cli_make_dir makes an output directory (or takes a writable one that exists); -1 after printing why. */
+int cli_make_dir(const char *dir);
+/* The most --arch targets (more is an error, not a silent cut). */
+#define CLI_MAX_ARCHS 16
+/* cli_archs splits an --arch list into out[CLI_MAX_ARCHS]: every element a known target, none
+ * empty or twice; the count, or -1 after printing why (a usage error). */
+int cli_archs(Arena *a, const char *list, const char **out);
 /* cmd_tune: `tegen tune SPEC --tokens N[,N...]` on a GPU (tune_cmd.c). */
 int cmd_tune(int argc, char **argv);
 /* cmd_plan: `tegen plan SPEC`, the kernels and launch shapes. */

@@ -186,8 +186,8 @@ static JitSource *sources(Arena *a, const Plan *p, const Cand *cand, int n)
 static int compile_only(const char *spec, const char *cachedir, const char *arch)
 {
 	Arch ar;
-	if (!arch_parse(arch, &ar)) {
-		fprintf(stderr, "tegen tune: --arch: '%s' is not an architecture like sm_90a\n", arch);
+	if (!arch_known(arch) || !arch_parse(arch, &ar)) {
+		fprintf(stderr, "tegen tune: --arch: '%s' is not a target tegen knows (like sm_90a)\n", arch);
 		return 2;
 	}
 	Arena *a = arena_new();
@@ -235,13 +235,25 @@ static int compile_only(const char *spec, const char *cachedir, const char *arch
 int cmd_tune(int argc, char **argv)
 {
 	const char *spec = NULL, *cachedir = NULL, *toklist = NULL, *arch = NULL;
-	int iters = 50, no_check = 0, only = 0;
-	const CliFlag flags[] = {{"--compile-only", FLAG_SWITCH, &only}, {"--arch", FLAG_STRING, &arch},
-		{"--tokens", FLAG_STRING, &toklist}, {"--iters", FLAG_INT, &iters}, {"--cache-dir", FLAG_STRING, &cachedir},
-		{"--no-check", FLAG_SWITCH, &no_check}};
-	if (cli_parse(argc, argv, flags, 6, &spec))
-		return usage();
-	int check = !no_check;
+	int iters = 50, check = 1, only = 0;
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--compile-only"))
+			only = 1;
+		else if (!strcmp(argv[i], "--arch") && i + 1 < argc)
+			arch = argv[++i];
+		else if (!strcmp(argv[i], "--tokens") && i + 1 < argc)
+			toklist = argv[++i];
+		else if (!strcmp(argv[i], "--iters") && i + 1 < argc)
+			iters = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--cache-dir") && i + 1 < argc)
+			cachedir = argv[++i];
+		else if (!strcmp(argv[i], "--no-check"))
+			check = 0;
+		else if (argv[i][0] == '-' || spec)
+			return usage();
+		else
+			spec = argv[i];
+	}
 	long tokens[MAX_TOKENS];
 	int ntok = 0;
 	if (spec && only)
@@ -251,7 +263,7 @@ int cmd_tune(int argc, char **argv)
 	for (const char *s = toklist; *s;) {
 		char *end;
 		long v = strtol(s, &end, 10);
-		if (end == s || v < 1 || ntok == MAX_TOKENS || (*end && *end != ','))
+		if (end == s || v < 1 || v > CLI_MAX_TOKENS || ntok == MAX_TOKENS || (*end && *end != ','))
 			return usage();
 		tokens[ntok++] = v;
 		s = *end ? end + 1 : end;

@@ -302,6 +302,8 @@ const char *extent_str(Arena *a, const Graph *g, Extent e);
 /* arch_parse reads "sm_90a" / "sm_100a"; false if malformed. arch_str prints one. */
 bool arch_parse(const char *s, Arch *out);
 const char *arch_str(Arena *a, Arch arch);
+/* arch_known: s is a target tegen knows (sm_80 ... sm_120a, the list in `targets` errors). */
+bool arch_known(const char *s);
 
 /* Names of enum values as spelled in specs. */
 const char *dtype_name(DType t);

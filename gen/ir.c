@@ -38,6 +38,14 @@ static const char *const known_targets[] = {
 };
 #define NKNOWN ((int)(sizeof known_targets / sizeof *known_targets))
 
+bool arch_known(const char *s)
+{
+	for (int k = 0; k < NKNOWN; k++)
+		if (!strcmp(s, known_targets[k]))
+			return true;
+	return false;
+}
+
 const char *extent_str(Arena *a, const Graph *g, Extent e)
 {
 	if (e.dim < 0)

@@ -18,6 +18,21 @@ Plan *pipeline_plan(Arena *a, Diag *d, const char *file, const char *text, size_
 	return g ? plan_build_opts(a, d, g, o) : NULL;
 }
 
+Plan *pipeline_plan_targets(Arena *a, Diag *d, const char *file, const char *text, size_t len,
+	const char *const *archs, int narch, const char *origin, const PlanOptions *o)
+{
+	Spec *s = spec_load(a, d, file, text, len);
+	if (!s)
+		return NULL;
+	s->targets = (const char **)archs;
+	s->ntargets = narch;
+	s->target_locs = arena_alloc(a, sizeof *s->target_locs * (size_t)narch);
+	for (int i = 0; i < narch; i++)
+		s->target_locs[i] = (Loc){origin, 0, 0}; /* no line: messages read "ORIGIN: error: ..." */
+	Graph *g = ir_build(a, d, s, (Arch){90, true}); /* the default arch is unused: there are targets */
+	return g ? plan_build_opts(a, d, g, o) : NULL;
+}
+
 int pipeline_emit(Arena *a, Diag *d, const Plan *p, KernelSource **out)
 {
 	KernelSource *src = arena_alloc(a, sizeof *src * (size_t)(p->nkernels ? p->nkernels : 1));

@@ -18,6 +18,12 @@ Graph *pipeline_graph(Arena *a, Diag *d, const char *file, const char *text, siz
 Plan *pipeline_plan(Arena *a, Diag *d, const char *file, const char *text, size_t len, Arch arch, bool arch_only,
 	const PlanOptions *o);
 
+/* pipeline_plan_targets is pipeline_plan with the spec's targets replaced by archs[0..narch)
+ * (narch >= 1; e.g. a command line's --arch), checked as the spec's own would be: a message
+ * about one names `origin` instead of a line of the spec. */
+Plan *pipeline_plan_targets(Arena *a, Diag *d, const char *file, const char *text, size_t len,
+	const char *const *archs, int narch, const char *origin, const PlanOptions *o);
+
 /* One generated kernel's source, ready for NVRTC. */
 typedef struct KernelSource {
 	int kernel;           /* index in Plan.kernels */

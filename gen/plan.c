@@ -27,6 +27,7 @@
 #include "tg_kernel.h"
 #include "tg_recipe.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -186,12 +187,25 @@ static Extent tensor_rows(Planner *pl, const Tensor *t, Loc loc)
 		Extent e = t->shape[i];
 		if (e.dim >= 0 && r.dim >= 0)
 			diag_error(pl->d, loc, "tensor '%s' has two dynamic leading dimensions; flatten them into one", t->name);
-		if (e.dim >= 0)
-			r = (Extent){e.dim, e.mul * r.add, e.add * r.add};
-		else
-			r = (Extent){r.dim, r.mul * e.add, r.add * e.add};
+		Extent v = e.dim >= 0 ? e : r, c = e.dim >= 0 ? r : e; /* v may be dynamic, c is constant */
+		long m, add;
+		if (__builtin_mul_overflow(v.mul, c.add, &m) | __builtin_mul_overflow(v.add, c.add, &add))
+			diag_error(pl->d, loc, "tensor '%s' has more rows than the planner can count (the product of its leading "
+				"extents overflows 64 bits)", t->name);
+		r = (Extent){v.dim, m, add};
 	}
 	return r;
+}
+
+/* The value of extent e when every dynamic dim is `tokens`; LONG_MAX if that overflows. */
+static long extent_at(Extent e, long tokens)
+{
+	long v;
+	if (e.dim < 0)
+		return e.add;
+	if (__builtin_mul_overflow(e.mul, tokens, &v) || __builtin_add_overflow(v, e.add, &v))
+		return LONG_MAX;
+	return v;
 }
 
 static long tensor_cols(const Tensor *t) { return t->rank ? t->shape[t->rank - 1].add : 1; }
@@ -451,8 +465,8 @@ static void heuristic_launch(Planner *pl, Kernel *k, const PlanVariant *v, Famil
 	k->choice = "heuristic";
 	launch_slots(pl, k, v, f);
 	k->variant = v->name;
+	PlanVariant alt[PLAN_MAX_VARIANTS]; /* v may point here past the if: same scope as v's uses */
 	if (!variant_legal(k, v, false)) {
-		PlanVariant alt[PLAN_MAX_VARIANTS];
 		k->variant = NULL;
 		if (plan_variants(k, alt, PLAN_MAX_VARIANTS) > 0)
 			v = &alt[0];
@@ -518,14 +532,14 @@ static void tile_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, 
 	/* rows when known (a weight, or tokens given to the planner): from the H100 tune
 	 * sweep, short copies want 32-row tiles and copies of 2^29+ elements 128-row
 	 * tiles (longer runs per column of the transpose); 64 rows in between */
-	long nrows = rows.dim < 0 ? rows.add : pl->tokens > 0 ? rows.mul * pl->tokens + rows.add : 0;
+	long nrows = rows.dim < 0 || pl->tokens > 0 ? extent_at(rows, pl->tokens) : 0, elems;
 	if (sc == SCALING_BLOCK1X128 || sc == SCALING_BLOCK128X128)
 		name = "t256r128c128";
 	else if (!out->columnwise || !is_quantized(out))
 		name = "t256r32c128";
 	else if (nrows > 0 && nrows <= 256)
 		name = "t256r32c128";
-	else if (nrows > 0 && nrows * cols >= (1L << 29))
+	else if (nrows > 0 && (__builtin_mul_overflow(nrows, cols, &elems) || elems >= (1L << 29)))
 		name = "t512r128c128";
 	heuristic_launch(pl, k, find_variant(tile_variants, NELEMS(tile_variants), name), FAM_TILE, rows, cols);
 }
@@ -580,7 +594,7 @@ long plan_bucket(const Kernel *k, long tokens)
 	else if (tokens <= 0)
 		return 0;
 	else
-		rows = k->rows.mul * tokens + k->rows.add;
+		rows = extent_at(k->rows, tokens);
 	long b = 1;
 	while (b < rows && b < (1L << 40))
 		b <<= 1;

@@ -43,6 +43,25 @@ static Loc loc_of(P *p, yaml_node_t *n)
 	return loc_mark(p, n->start_mark);
 }
 
+/* The byte a libyaml mark points at (its index counts characters, not bytes; so do
+ * its columns): found from its line and column, line breaks as libyaml reads them. */
+static const char *mark_ptr(P *p, yaml_mark_t m)
+{
+	const unsigned char *u = (const unsigned char *)p->s->src;
+	for (size_t line = 0; line < m.line && *u; u++) {
+		if (*u == '\n' || (*u == '\r' && u[1] != '\n'))
+			line++;
+		else if (u[0] == 0xC2 && u[1] == 0x85)
+			line++, u++; /* NEL */
+		else if (u[0] == 0xE2 && u[1] == 0x80 && (u[2] == 0xA8 || u[2] == 0xA9))
+			line++, u += 2; /* LS, PS */
+	}
+	for (size_t col = 0; col < m.column && *u; col++)
+		for (u++; (*u & 0xC0) == 0x80; u++)
+			;
+	return (const char *)u;
+}
+
 static const char *kind_name(yaml_node_t *n)
 {
 	switch (n->type) {
@@ -156,9 +175,37 @@ static const char *ident(P *p, yaml_node_t *n, const char *what)
 	return v;
 }
 
-static long integer(P *p, yaml_node_t *n, const char *what, long lo, long hi)
+/* The text of a scalar that must be a plain number or bool (kind: "number", "bool"):
+ * a quoted one is a string in YAML and a tagged one (!!float 4096) says its own
+ * type, so both are errors rather than a guess. */
+static const char *plain_scalar(P *p, yaml_node_t *n, const char *what, const char *kind)
 {
 	const char *v = scalar(p, n, what);
+	yaml_scalar_style_t st = n->data.scalar.style;
+	if (st == YAML_SINGLE_QUOTED_SCALAR_STYLE || st == YAML_DOUBLE_QUOTED_SCALAR_STYLE)
+		diag_error(p->d, loc_of(p, n), "%s is a quoted string here; write the %s without quotes", what, kind);
+	if (st == YAML_LITERAL_SCALAR_STYLE || st == YAML_FOLDED_SCALAR_STYLE)
+		diag_error(p->d, loc_of(p, n), "%s is a block scalar (| or >) here; write the %s on the key's line", what, kind);
+	/* a tag is written before the value (after an anchor, if any): !!float, !<...>, !local */
+	const char *src = mark_ptr(p, n->start_mark), *end = mark_ptr(p, n->end_mark);
+	if (*src == '&')
+		while (src < end && *src != ' ' && *src != '\t' && *src != '\n' && *src != '\r')
+			src++;
+	while (src < end && (*src == ' ' || *src == '\t' || *src == '\n' || *src == '\r'))
+		src++;
+	if (src < end && *src == '!') {
+		size_t k = 0;
+		while (src + k < end && src[k] != ' ' && src[k] != '\t' && src[k] != '\n' && src[k] != '\r' && k < 40)
+			k++;
+		diag_error(p->d, loc_of(p, n), "%s has the YAML tag '%s'; write the %s without a tag", what,
+			arena_strndup(p->a, src, k), kind);
+	}
+	return v;
+}
+
+static long integer(P *p, yaml_node_t *n, const char *what, long lo, long hi)
+{
+	const char *v = plain_scalar(p, n, what, "number");
 	const char *q = v;
 	if (*q == '-' || *q == '+')
 		q++;
@@ -177,7 +224,7 @@ static long integer(P *p, yaml_node_t *n, const char *what, long lo, long hi)
 
 static float number(P *p, yaml_node_t *n, const char *what, double lo)
 {
-	const char *v = scalar(p, n, what);
+	const char *v = plain_scalar(p, n, what, "number");
 	char *end;
 	errno = 0;
 	double x = strtod(v, &end);
@@ -194,7 +241,7 @@ static float number(P *p, yaml_node_t *n, const char *what, double lo)
 
 static bool boolean(P *p, yaml_node_t *n, const char *what)
 {
-	const char *v = scalar(p, n, what);
+	const char *v = plain_scalar(p, n, what, "bool");
 	if (!strcmp(v, "true"))
 		return true;
 	if (!strcmp(v, "false"))
@@ -786,9 +833,171 @@ static _Noreturn void yaml_fail(P *p)
 	}
 	if (y->error == YAML_MEMORY_ERROR)
 		diag_error(p->d, (Loc){0}, "yaml: out of memory");
+	/* libyaml's "found character that cannot start any token" at a tab: say it is one */
+	if (y->error == YAML_SCANNER_ERROR && *mark_ptr(p, y->problem_mark) == '\t')
+		diag_error(p->d, loc, "yaml: a tab character here; YAML indents with spaces only (tabs are not allowed in "
+			"indentation)");
 	if (y->context)
 		diag_error(p->d, loc, "yaml: %s %s", y->problem ? y->problem : "syntax error", y->context);
 	diag_error(p->d, loc, "yaml: %s", y->problem ? y->problem : "syntax error");
+}
+
+/* ---- nesting depth, checked on the text before libyaml reads it ----
+ * libyaml's time grows with the square of the flow depth ([[[[... 80,000 deep:
+ * 17 s) and its memory with the block depth ("- - - ..."), so the text is
+ * scanned first, mirroring libyaml's tokens closely enough to count: quoted
+ * scalars, comments, plain scalars, block scalars (| >), tags and anchors, flow
+ * indicators, indentation and "- " / "? " entries. Where the two could
+ * disagree the scan counts more, never less (a quoted scalar in block context
+ * ends at its line for the scan; a plain scalar's continuation line is read as
+ * tokens), so no text nests deeper in libyaml than the scan says. */
+#define TG_MAX_DEPTH 64
+
+/* 1-based character column of byte i on the line starting at byte bol. */
+static int text_col(const char *t, size_t bol, size_t i)
+{
+	int c = 1;
+	for (size_t k = bol; k < i; k++)
+		c += ((unsigned char)t[k] & 0xC0) != 0x80;
+	return c;
+}
+
+static bool blank_or_end(const char *t, size_t i, size_t eol)
+{
+	return i >= eol || t[i] == ' ' || t[i] == '\t';
+}
+
+typedef struct Nesting {
+	P *p;
+	const char *t;
+	int line;              /* 1-based */
+	size_t bol;            /* byte offset where the line begins */
+	int cols[TG_MAX_DEPTH], ncols; /* open block levels: their columns (0-based bytes) */
+	bool seq[TG_MAX_DEPTH];        /* ... and whether each is a "- " list (a list may share its map's column) */
+	int flow;              /* open [ and { */
+} Nesting;
+
+/* One more level opens at byte `at`: an error past TG_MAX_DEPTH. */
+static void nest_level(Nesting *n, size_t at)
+{
+	if (n->ncols + n->flow >= TG_MAX_DEPTH)
+		diag_error(n->p->d, (Loc){n->p->s->file, n->line, text_col(n->t, n->bol, at)},
+			"the spec nests lists and maps deeper than %d levels; a spec needs about 5", TG_MAX_DEPTH);
+}
+
+/* A block node at byte `at` (column col): close the deeper levels, open one if it is new
+ * (a "- " entry at its parent map's column opens a list: YAML's indentless sequence). */
+static void nest_block(Nesting *n, size_t at, int col, bool seq)
+{
+	while (n->ncols && n->cols[n->ncols - 1] > col)
+		n->ncols--;
+	if (n->ncols && n->cols[n->ncols - 1] == col && n->seq[n->ncols - 1] != seq && !seq)
+		n->ncols--; /* a key after an indentless list: back in the map */
+	if (n->ncols && n->cols[n->ncols - 1] == col && n->seq[n->ncols - 1] == seq)
+		return;
+	nest_level(n, at);
+	n->cols[n->ncols] = col;
+	n->seq[n->ncols++] = seq;
+}
+
+static void check_depth(P *p, const char *t, size_t len)
+{
+	Nesting n = {.p = p, .t = t};
+	bool plain = false;     /* inside a plain scalar (else at a token start) */
+	char quote = 0;         /* inside a quoted scalar: its quote character */
+	int scalar_parent = -1; /* after a | or > header: the column content must be indented past */
+	int scalar_indent = -1; /* inside a block scalar: its content's indentation */
+	for (size_t bol = 0; bol < len;) {
+		size_t eol = bol;
+		while (eol < len && t[eol] != '\n' && t[eol] != '\r')
+			eol++;
+		size_t next = eol + (eol + 1 < len && t[eol] == '\r' && t[eol + 1] == '\n' ? 2 : 1);
+		n.line++;
+		n.bol = bol;
+		size_t i = bol;
+		while (i < eol && t[i] == ' ')
+			i++;
+		int ind = (int)(i - bol);
+		bool empty = i == eol;
+		if (scalar_parent >= 0 || scalar_indent >= 0) { /* block scalar content: skip it */
+			if (empty)
+				goto next_line;
+			if (scalar_indent < 0 && ind > scalar_parent)
+				scalar_indent = ind;
+			scalar_parent = -1;
+			if (scalar_indent >= 0 && ind >= scalar_indent)
+				goto next_line;
+			scalar_indent = -1;
+		}
+		if (n.flow == 0) {
+			quote = 0; /* a block-context quoted scalar ends at its line, for the count */
+			plain = false;
+		}
+		int key_col = -1, dash_col = -1;
+		bool colon = false;
+		if (n.flow == 0 && !empty && t[i] != '#') {
+			/* block levels: the line's indentation, then one per leading "- " or "? " */
+			for (bool first = true;; first = false) {
+				bool entry = (t[i] == '-' || t[i] == '?') && blank_or_end(t, i + 1, eol);
+				if (first || entry)
+					nest_block(&n, i, (int)(i - bol), entry);
+				if (!entry)
+					break;
+				dash_col = (int)(i - bol);
+				i++;
+				while (i < eol && (t[i] == ' ' || t[i] == '\t'))
+					i++;
+				if (i == eol)
+					break;
+			}
+			key_col = (int)(i - bol);
+		}
+		for (; i < eol; i++) {
+			char c = t[i];
+			if (quote) {
+				if (quote == '"' && c == '\\')
+					i++;
+				else if (c == quote && quote == '\'' && i + 1 < eol && t[i + 1] == '\'')
+					i++;
+				else if (c == quote)
+					quote = 0;
+				continue;
+			}
+			if (c == ' ' || c == '\t')
+				continue;
+			bool after_blank = i == bol || t[i - 1] == ' ' || t[i - 1] == '\t';
+			if (c == '#' && (!plain || after_blank))
+				break; /* a comment */
+			if (c == ':' && (blank_or_end(t, i + 1, eol) || (n.flow && (!plain || strchr(",?[]{}", t[i + 1]))))) {
+				plain = false;
+				if (n.flow == 0 && !colon && dash_col >= 0 && key_col > dash_col)
+					nest_block(&n, bol + (size_t)key_col, key_col, false); /* "- key:": a map in the list */
+				colon |= n.flow == 0;
+				continue;
+			}
+			if (plain && !(n.flow && strchr(",[]{}", c)))
+				continue;
+			plain = false;
+			if (c == '[' || c == '{') {
+				nest_level(&n, i);
+				n.flow++;
+			} else if (c == ']' || c == '}') {
+				n.flow -= n.flow > 0;
+			} else if (c == '"' || c == '\'') {
+				quote = c;
+			} else if (c == '!' || c == '&' || c == '*') {
+				while (i + 1 < eol && !blank_or_end(t, i + 1, eol))
+					i++; /* a tag, anchor or alias: one token up to a blank */
+			} else if ((c == '|' || c == '>') && n.flow == 0) {
+				scalar_parent = colon ? key_col : dash_col >= 0 ? dash_col : ind;
+				break; /* the header's indicators and comment */
+			} else if (!((c == '-' || c == '?') && blank_or_end(t, i + 1, eol)) && !(c == ',' && n.flow)) {
+				plain = true;
+			}
+		}
+	next_line:
+		bol = next;
+	}
 }
 
 /* UTF-8 well-formedness, so that libyaml never sees surprises and messages stay printable. */
@@ -816,7 +1025,18 @@ static void check_text(P *p, const char *text, size_t len)
 	}
 }
 
+static Spec *load_text(Arena *a, Diag *d, const char *file, const char *text, size_t len);
+
 Spec *spec_load(Arena *a, Diag *d, const char *file, const char *text, size_t len)
+{
+	/* a UTF-8 byte order mark (editors on Windows write one) is not part of the text;
+	 * columns on line 1 count from after it */
+	bool bom = len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3);
+	return load_text(a, d, file, bom ? text + 3 : text, bom ? len - 3 : len);
+}
+
+/* spec_load past the byte order mark. */
+static Spec *load_text(Arena *a, Diag *d, const char *file, const char *text, size_t len)
 {
 	P *p = arena_alloc(a, sizeof *p);
 	p->a = a;
@@ -836,6 +1056,7 @@ Spec *spec_load(Arena *a, Diag *d, const char *file, const char *text, size_t le
 		return NULL;
 	}
 	check_text(p, text, len);
+	check_depth(p, text, len);
 	size_t i = 0;
 	while (i < len && strchr(" \t\r\n", text[i]))
 		i++;

@@ -144,9 +144,15 @@ void tunedb_parse(Arena *a, TuneDb *db, const char *text, size_t len)
 
 TuneDb *tunedb_load(Arena *a, const char *path)
 {
-	FILE *f = path ? fopen(path, "rb") : NULL;
-	if (!f)
+	/* a regular file only: a FIFO in its place must not hang the planner (O_NONBLOCK, then fstat) */
+	int fd = path ? open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC) : -1;
+	struct stat st;
+	FILE *f = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? fdopen(fd, "rb") : NULL;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
 		return NULL;
+	}
 	Buf b = {0};
 	char chunk[65536];
 	size_t n;

@@ -126,10 +126,31 @@ void buf_free(Buf *b)
 }
 
 /* ---- diagnostics ---- */
+
+/* Copy in to out (size outlen >= 1) with control characters escaped: C0 and DEL as
+ * \xNN (\t \n \r by name), C1 (U+0080..U+009F) as \u00NN, so that names and
+ * values from a spec never reach the terminal as escape sequences. */
+static void escape_controls(const char *in, char *out, size_t outlen)
+{
+	size_t o = 0;
+	for (const unsigned char *u = (const unsigned char *)in; *u && o + 7 < outlen; u++) {
+		if (*u == '\t' || *u == '\n' || *u == '\r')
+			o += (size_t)snprintf(out + o, outlen - o, "\\%c", *u == '\t' ? 't' : *u == '\n' ? 'n' : 'r');
+		else if (*u < 0x20 || *u == 0x7F)
+			o += (size_t)snprintf(out + o, outlen - o, "\\x%02x", *u);
+		else if (*u == 0xC2 && u[1] >= 0x80 && u[1] <= 0x9F)
+			o += (size_t)snprintf(out + o, outlen - o, "\\u%04x", *++u);
+		else
+			out[o++] = (char)*u;
+	}
+	out[o] = 0;
+}
+
 static void diag_vformat(Diag *d, Loc loc, const char *fmt, va_list ap)
 {
-	char text[1024];
-	vsnprintf(text, sizeof text, fmt, ap);
+	char raw[1024], text[1024];
+	vsnprintf(raw, sizeof raw, fmt, ap);
+	escape_controls(raw, text, sizeof text);
 	const char *file = loc.file ? loc.file : d->file ? d->file : "<spec>";
 	size_t n = 0;
 	if (loc.line > 0)
@@ -148,6 +169,18 @@ static void diag_vformat(Diag *d, Loc loc, const char *fmt, va_list ap)
 	size_t len = end ? (size_t)(end - p) : strlen(p);
 	if (len > 200)
 		len = 200;
+	/* the line as shown: a CRLF file's \r dropped, other control characters as '?' (one
+	 * column each, so the caret stays aligned) */
+	while (len > 0 && p[len - 1] == '\r')
+		len--;
+	char line[256];
+	size_t shown = 0;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)p[i];
+		if (c == 0xC2 && i + 1 < len && (unsigned char)p[i + 1] >= 0x80 && (unsigned char)p[i + 1] <= 0x9F)
+			i++, c = 0; /* a C1 control: one '?' for its two bytes */
+		line[shown++] = c == '\t' || (c >= 0x20 && c != 0x7F) ? (char)c : '?';
+	}
 	char caret[256];
 	int col = loc.col < 1 ? 1 : loc.col > 200 ? 200 : loc.col;
 	int k = 0;
@@ -155,7 +188,7 @@ static void diag_vformat(Diag *d, Loc loc, const char *fmt, va_list ap)
 		caret[k++] = (i - 1 < (int)len && p[i - 1] == '\t') ? '\t' : ' ';
 	caret[k++] = '^';
 	caret[k] = 0;
-	snprintf(d->msg + n, sizeof d->msg - n, "  %.*s\n  %s\n", (int)len, p, caret);
+	snprintf(d->msg + n, sizeof d->msg - n, "  %.*s\n  %s\n", (int)shown, line, caret);
 }
 
 void diag_format(Diag *d, Loc loc, const char *fmt, ...)

@@ -203,14 +203,45 @@ static int read_fd(int fd, void *buf, size_t n)
 	return 0;
 }
 
-/* read_small reads a whole file of at most max bytes, NUL-terminated. 1 ok, 0 absent, -1 error. */
+/* open_regular opens path for reading only if it is a regular file: lstat first, then
+ * O_NOFOLLOW | O_NONBLOCK and fstat again, so that a FIFO, device or socket named like a
+ * cache file is never opened for good (nor waits for a writer) and no link is followed.
+ * The fd, or -1 with errno ENOENT (absent), EFTYPE_CACHE (something else) or another error. */
+#define EFTYPE_CACHE EINVAL
+static int open_regular(const char *path, struct stat *st)
+{
+	if (lstat(path, st) != 0)
+		return -1;
+	if (!S_ISREG(st->st_mode))
+		return errno = EFTYPE_CACHE, -1;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return errno == ELOOP ? (errno = EFTYPE_CACHE, -1) : -1; /* replaced by a link since lstat */
+	if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
+		close(fd);
+		return errno = EFTYPE_CACHE, -1;
+	}
+	return fd;
+}
+
+/* kind_of names what a non-regular file is, for messages. */
+static const char *kind_of(const struct stat *st)
+{
+	return S_ISLNK(st->st_mode) ? "a symbolic link" : S_ISDIR(st->st_mode) ? "a directory"
+		: S_ISFIFO(st->st_mode) ? "a FIFO" : S_ISSOCK(st->st_mode) ? "a socket"
+		: S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode) ? "a device" : S_ISREG(st->st_mode) ? "a regular file"
+		: "not a regular file";
+}
+
+/* read_small reads a whole regular file of at most max bytes, NUL-terminated.
+ * 1 ok, 0 absent, -1 error, -2 not a regular file. */
 static int read_small(const char *path, char **out, size_t *len, size_t max)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? 0 : -1;
 	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size > max) {
+	int fd = open_regular(path, &st);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : errno == EFTYPE_CACHE ? -2 : -1;
+	if ((size_t)st.st_size > max) {
 		close(fd);
 		return -1;
 	}
@@ -376,19 +407,27 @@ void cache_entry_free(CacheEntry *e)
 	e->log = NULL;
 }
 
-/* load_meta reads path/meta.txt: CACHE_HIT, CACHE_MISS (no entry) or CACHE_BAD. */
+/* load_meta reads path/meta.txt: CACHE_HIT, CACHE_MISS (no entry) or CACHE_BAD.
+ * An entry that is not a directory (a file, a link, dangling or not) is bad. */
 static int load_meta(const char *path, CacheMeta *m, const char **why)
 {
 	char p[CPATH], *text = NULL;
 	size_t n;
+	struct stat st;
+	if (lstat(path, &st) != 0)
+		return CACHE_MISS;
+	if (!S_ISDIR(st.st_mode)) {
+		struct stat to;
+		*why = !S_ISLNK(st.st_mode) ? "the entry is not a directory"
+			: stat(path, &to) != 0 ? "the entry is a dangling symbolic link" : "the entry is a symbolic link";
+		return CACHE_BAD;
+	}
 	pathf(p, "%s/meta.txt", path);
 	int r = read_small(p, &text, &n, META_MAX);
-	if (r == 0) {
-		struct stat st;
-		if (stat(path, &st) != 0)
-			return CACHE_MISS;
+	if (r == 0)
 		return *why = "meta.txt missing", CACHE_BAD;
-	}
+	if (r == -2)
+		return *why = "meta.txt is not a regular file", CACHE_BAD;
 	if (r < 0)
 		return *why = "meta.txt unreadable", CACHE_BAD;
 	r = meta_parse(text, m, why) == 0 ? CACHE_HIT : CACHE_BAD;
@@ -412,13 +451,13 @@ int cache_load(const char *dir, const char *key, CacheEntry *e, char *err, size_
 		goto out;
 	}
 	pathf(p, "%s/kernel.cubin", path);
-	int fd = open(p, O_RDONLY | O_CLOEXEC);
 	struct stat st;
+	int fd = open_regular(p, &st);
 	if (fd < 0) {
-		why = "kernel.cubin missing";
+		why = errno == EFTYPE_CACHE ? "kernel.cubin is not a regular file" : "kernel.cubin missing";
 		goto out;
 	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size != e->meta.cubin_size) {
+	if ((size_t)st.st_size != e->meta.cubin_size) {
 		close(fd);
 		why = "kernel.cubin size does not match meta.txt";
 		goto out;
@@ -439,8 +478,9 @@ int cache_load(const char *dir, const char *key, CacheEntry *e, char *err, size_
 	if (e->meta.has_log) {
 		size_t n;
 		pathf(p, "%s/log.txt", path);
-		if (read_small(p, &e->log, &n, LOG_MAX) != 1) {
-			why = "log.txt missing or unreadable";
+		int lr = read_small(p, &e->log, &n, LOG_MAX);
+		if (lr != 1) {
+			why = lr == -2 ? "log.txt is not a regular file" : "log.txt missing or unreadable";
 			goto out;
 		}
 	}
@@ -531,12 +571,21 @@ fail:
 
 /* ---- walking the cache (CLI) ---- */
 
-typedef int (*EntryFn)(void *ud, const char *shard, const char *name, int is_entry);
+/* What walk found: an entry, a temp dir, or a shard that is not a directory. */
+enum { W_TEMP, W_ENTRY, W_BAD_SHARD };
+typedef int (*EntryFn)(void *ud, const char *shard, const char *name, int kind);
 
-/* walk calls fn for every entry (is_entry 1) and every temp dir (0) under DIR/v1. */
+/* walk calls fn for every entry, temp dir and non-directory shard under DIR/v1
+ * (W_BAD_SHARD: shard is DIR/v1, name the shard's). A missing DIR or DIR/v1 is an
+ * empty cache; a DIR or DIR/v1 that is not a directory is an error (-1, errno ENOTDIR). */
 static int walk(const char *dir, EntryFn fn, void *ud)
 {
 	char p[CPATH];
+	struct stat st;
+	if (stat(dir, &st) != 0)
+		return errno == ENOENT ? 0 : -1;
+	if (!S_ISDIR(st.st_mode))
+		return errno = ENOTDIR, -1;
 	pathf(p, "%s/" CACHE_LAYOUT, dir);
 	DIR *top = opendir(p);
 	if (!top)
@@ -548,6 +597,13 @@ static int walk(const char *dir, EntryFn fn, void *ud)
 			continue;
 		char sp[CPATH];
 		pathf(sp, "%s/%.2s", p, de->d_name);
+		if (lstat(sp, &st) != 0)
+			continue;
+		if (!S_ISDIR(st.st_mode)) { /* a file or link where a shard belongs: never followed */
+			if (fn(ud, p, de->d_name, W_BAD_SHARD) != 0)
+				break;
+			continue;
+		}
 		DIR *sd = opendir(sp);
 		if (!sd)
 			continue;
@@ -555,7 +611,7 @@ static int walk(const char *dir, EntryFn fn, void *ud)
 		while ((e = readdir(sd))) {
 			int entry = is_key(e->d_name);
 			int temp = !strncmp(e->d_name, ".tmp-", 5) || !strncmp(e->d_name, ".bad-", 5);
-			if ((entry || temp) && fn(ud, sp, e->d_name, entry) != 0)
+			if ((entry || temp) && fn(ud, sp, e->d_name, entry ? W_ENTRY : W_TEMP) != 0)
 				break;
 		}
 		closedir(sd);
@@ -570,10 +626,10 @@ typedef struct ListCtx {
 	int n;
 } ListCtx;
 
-static int list_one(void *ud, const char *shard, const char *name, int is_entry)
+static int list_one(void *ud, const char *shard, const char *name, int kind)
 {
 	ListCtx *c = ud;
-	if (!is_entry)
+	if (kind != W_ENTRY)
 		return 0;
 	char path[CPATH], p[CPATH];
 	CacheMeta m;
@@ -587,7 +643,7 @@ static int list_one(void *ud, const char *shard, const char *name, int is_entry)
 	for (int i = 0; i < 4; i++) {
 		struct stat st;
 		pathf(p, "%s/%s", path, files[i]);
-		if (stat(p, &st) == 0) {
+		if (lstat(p, &st) == 0 && S_ISREG(st.st_mode)) {
 			bytes += st.st_size;
 			if (i == 0)
 				mtime = st.st_mtime;
@@ -607,14 +663,14 @@ int cache_list(const char *dir, void (*fn)(void *ud, const CacheMeta *m, long lo
 
 typedef struct ClearCtx { int removed, failed; } ClearCtx;
 
-static int clear_one(void *ud, const char *shard, const char *name, int is_entry)
+static int clear_one(void *ud, const char *shard, const char *name, int kind)
 {
 	ClearCtx *c = ud;
 	char p[CPATH];
 	pathf(p, "%s/%s", shard, name);
 	if (cache_rmtree(p) != 0)
 		c->failed++;
-	else if (is_entry)
+	else if (kind == W_ENTRY)
 		c->removed++;
 	return 0;
 }
@@ -650,42 +706,63 @@ int cache_clear(const char *dir, int *removed, char *err, size_t errlen)
 
 typedef struct VerifyCtx {
 	const char *dir;
-	int remove_bad, nbad;
+	int remove_bad, nbad, nremoved;
 	void (*bad)(void *, const char *, const char *);
 	void *ud;
 	time_t now;
 } VerifyCtx;
 
-static int verify_one(void *ud, const char *shard, const char *name, int is_entry)
+static int verify_one(void *ud, const char *shard, const char *name, int kind)
 {
 	VerifyCtx *c = ud;
 	char p[CPATH];
 	pathf(p, "%s/%s", shard, name);
-	if (!is_entry) { /* temp dirs older than an hour are leftovers of a crashed writer */
+	if (kind == W_TEMP) { /* temp dirs older than an hour are leftovers of a crashed writer */
 		struct stat st;
-		if (c->remove_bad && stat(p, &st) == 0 && c->now - st.st_mtime > 3600)
+		if (c->remove_bad && lstat(p, &st) == 0 && c->now - st.st_mtime > 3600)
 			cache_rmtree(p);
 		return 0;
 	}
-	CacheEntry e;
-	char why[4600];
-	int r = cache_load(c->dir, name, &e, why, sizeof why);
-	if (r == CACHE_HIT) {
-		cache_entry_free(&e);
-		return 0;
+	char why[4700];
+	if (kind == W_BAD_SHARD) {
+		struct stat st, to;
+		if (lstat(p, &st) != 0) /* vanished while we looked */
+			return 0;
+		snprintf(why, sizeof why, "shard %s is %s%s, not a directory", p, kind_of(&st),
+			S_ISLNK(st.st_mode) && stat(p, &to) != 0 ? " (dangling)" : "");
+	} else if (strncmp(shard + strlen(shard) - 2, name, 2) != 0) { /* never found by a lookup */
+		snprintf(why, sizeof why, "%s is in the wrong shard (a lookup never finds it)", p);
+	} else {
+		CacheEntry e;
+		int r = cache_load(c->dir, name, &e, why, sizeof why);
+		if (r == CACHE_HIT) {
+			cache_entry_free(&e);
+			return 0;
+		}
+		if (r == CACHE_MISS) /* vanished while we looked */
+			return 0;
 	}
-	if (r == CACHE_MISS) /* vanished while we looked */
-		return 0;
 	c->nbad++;
+	if (c->remove_bad) {
+		size_t n = strlen(why);
+		if (cache_rmtree(p) == 0) {
+			c->nremoved++;
+			snprintf(why + n, sizeof why - n, " (removed)");
+		} else {
+			snprintf(why + n, sizeof why - n, " (could not remove it: %s)", strerror(errno));
+		}
+	}
 	if (c->bad)
 		c->bad(c->ud, name, why);
-	if (c->remove_bad)
-		cache_rmtree(p);
 	return 0;
 }
 
-int cache_verify(const char *dir, int remove_bad, void (*bad)(void *ud, const char *key, const char *why), void *ud)
+int cache_verify(const char *dir, int remove_bad, int *removed,
+	void (*bad)(void *ud, const char *key, const char *why), void *ud)
 {
-	VerifyCtx c = { dir, remove_bad, 0, bad, ud, time(NULL) };
-	return walk(dir, verify_one, &c) != 0 ? -1 : c.nbad;
+	VerifyCtx c = { dir, remove_bad, 0, 0, bad, ud, time(NULL) };
+	int rc = walk(dir, verify_one, &c);
+	if (removed)
+		*removed = c.nremoved;
+	return rc != 0 ? -1 : c.nbad;
 }

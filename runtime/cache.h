@@ -58,13 +58,19 @@ int cache_store(const char *dir, const CacheMeta *m, const void *cubin, const ch
 int cache_tuning_path(const char *dir, char *out, size_t outlen);
 /* cache_entry_path writes DIR/v1/KK/KEY into out; -1 if it does not fit. */
 int cache_entry_path(const char *dir, const char *key, char *out, size_t outlen);
-/* cache_list calls fn for every entry whose meta parses; returns the number of entries or -1. */
+/* Every file of an entry is opened only if it is a regular file (lstat, then O_NOFOLLOW |
+ * O_NONBLOCK): a FIFO, device, socket or link in its place makes the entry bad, never a hang. */
+/* cache_list calls fn for every entry whose meta parses; returns the number of entries, or -1
+ * with errno set (ENOTDIR: DIR or DIR/v1 is not a directory). A missing DIR is empty: 0. */
 int cache_list(const char *dir, void (*fn)(void *ud, const CacheMeta *m, long long bytes, time_t mtime), void *ud);
 /* cache_clear removes every entry and leftover temp dir; *removed counts entries; 0 or -1. */
 int cache_clear(const char *dir, int *removed, char *err, size_t errlen);
-/* cache_verify checks every entry, calls bad(ud,key,why) for each bad one, removes them if asked;
- * returns the number of bad entries or -1. */
-int cache_verify(const char *dir, int remove_bad, void (*bad)(void *ud, const char *key, const char *why), void *ud);
+/* cache_verify checks every entry (and that every shard is a directory), calls bad(ud,key,why)
+ * for each bad one (key: the entry's or shard's name; why ends with " (removed)" or " (could not
+ * remove it: ...)" when remove_bad), removes them if asked and counts the removed in *removed
+ * (may be NULL); returns the number of bad entries, or -1 with errno set as cache_list. */
+int cache_verify(const char *dir, int remove_bad, int *removed,
+	void (*bad)(void *ud, const char *key, const char *why), void *ud);
 /* cache_rmtree removes a directory tree (no symlinks followed); 0 or -1. */
 int cache_rmtree(const char *path);
 /* cache_seterr formats a message into err[n] (skipped when err is NULL or n 0); jit.c uses it too. */

@@ -526,6 +526,17 @@ static int compile(JitCache *c, const JitSource *s, const char *arch, const char
 	return 0;
 }
 
+/* A failed disk store costs a recompile in every later process, so say why, once per
+ * process (later failures usually share the reason): on stderr, the library's only print. */
+#define CACHE_STORE_ERRLEN 5200
+static void warn_store_failed(const char *why)
+{
+	static int warned;
+	if (__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED) == 0)
+		fprintf(stderr, "tegen: warning: cannot store a kernel in the disk cache (%s); it will be compiled "
+			"again next time\n", why);
+}
+
 int jit_compile(JitCache *c, const JitSource *s, const char *arch, const char *const *opts, int nopts,
 	JitResult *out, char *err, size_t errlen)
 {
@@ -583,7 +594,9 @@ int jit_compile(JitCache *c, const JitSource *s, const char *arch, const char *c
 			m.cubin_size = e->r.cubin_size;
 			snprintf(m.tegen_version, sizeof m.tegen_version, "%s", TG_VERSION);
 			snprintf(m.nvrtc_version, sizeof m.nvrtc_version, "%s", c->nvrtc_version);
-			cache_store(c->dir, &m, e->r.cubin, s->src, e->r.log, NULL, 0);
+			char why[CACHE_STORE_ERRLEN];
+			if (cache_store(c->dir, &m, e->r.cubin, s->src, e->r.log, why, sizeof why) != 0)
+				warn_store_failed(why);
 		}
 	}
 	JitEntry *p = publish(c, e);

@@ -1,19 +1,30 @@
 #!/bin/sh
-# fuzz.sh: build the spec fuzzer (libFuzzer, ASan, UBSan) and run it.
-# Usage: tests/fuzz.sh [seconds]   (default 20). Run from anywhere.
-# Seeds: tests/gen/*.yaml and specs/*.yaml. Crashes land in build-fuzz/.
-# Prints "ok fuzz_spec (N runs)" or "FAIL fuzz_spec" with the report tail.
+# fuzz.sh: build the fuzz targets (libFuzzer, ASan, UBSan) and run each:
+#   fuzz_spec  the front end: spec_load + ir_build (tests/fuzz/fuzz_spec.c)
+#   fuzz_plan  spec + ir + plan + emit, every legal variant (tests/fuzz/fuzz_plan.c)
+# Usage: tests/fuzz.sh [seconds [target...]]   (default 20 seconds each, both targets). Run from anywhere.
+# Seeds: tests/gen/*.yaml and specs/*.yaml. Crashes land in build-fuzz/ (replay one:
+# build-fuzz/fuzz_plan build-fuzz/crash-...). Without libFuzzer ($FUZZ_CC, default clang, lacks
+# -fsanitize=fuzzer) each target is built with tests/fuzz/replay.c instead and replays the seeds once.
+# Prints "ok NAME (N runs)" or "FAIL NAME" with the report tail, per target.
 cd "$(dirname "$0")/.." || exit 1
 secs=${1:-20}
+[ $# -gt 0 ] && shift
+targets=${*:-fuzz_spec fuzz_plan}
 out=build-fuzz
 mkdir -p $out/corpus
 cc=${FUZZ_CC:-clang}
-yaml_a=/usr/lib/x86_64-linux-gnu/libyaml.a
-if ! $cc -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	-Igen -Itemplates tests/fuzz/fuzz_spec.c gen/spec.c gen/ir.c gen/util.c $yaml_a -o $out/fuzz_spec 2>$out/build.log; then
-	echo "FAIL fuzz_spec (build)"
-	tail -20 $out/build.log
-	exit 1
+yaml_a=$(sed -n 's/^yaml_a = //p' config.ninja 2>/dev/null)
+[ -n "$yaml_a" ] || yaml_a=/usr/lib/x86_64-linux-gnu/libyaml.a
+san="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
+# the embedded templates emit needs (the same tool and files as build.ninja's embed edge)
+sh tools/embed.sh $out/templates_data.c templates/*.h templates/*.cu || { echo "FAIL fuzz (embed)"; exit 1; }
+echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return d && n; }' >$out/probe.c
+if command -v "$cc" >/dev/null 2>&1 && $cc -fsanitize=fuzzer $out/probe.c -o $out/probe 2>/dev/null; then
+	driver="-fsanitize=fuzzer"
+else
+	[ -n "${FUZZ_CC:-}" ] || cc=${CC:-cc}
+	driver="tests/fuzz/replay.c"
 fi
 cp tests/gen/*.yaml specs/*.yaml $out/corpus/ 2>/dev/null
 # a dictionary of spec words helps reach deep states
@@ -29,14 +40,39 @@ cp tests/gen/*.yaml specs/*.yaml $out/corpus/ 2>/dev/null
 	done
 	printf '"%s"\n' ': ' '- ' '{' '}' '[' ']' '*' '/' '(' ')' '2*' '&a ' '*a' '---'
 } >$out/spec.dict
-./$out/fuzz_spec -max_total_time="$secs" -max_len=4096 -timeout=10 -rss_limit_mb=2048 -dict=$out/spec.dict \
-	-artifact_prefix=$out/ $out/corpus >$out/fuzz.log 2>&1
-rc=$?
-runs=$(grep -o 'Done [0-9]* runs' $out/fuzz.log | grep -o '[0-9]*' | tail -1)
-if [ $rc = 0 ] && [ -n "$runs" ]; then
-	echo "ok fuzz_spec ($runs runs)"
-else
-	echo "FAIL fuzz_spec (exit $rc)"
-	grep -A30 -m1 -e 'ERROR:' -e 'runtime error' -e 'deadly signal' $out/fuzz.log | head -40
-	exit 1
-fi
+
+fails=0
+for t in $targets; do
+	case $t in
+	fuzz_spec) srcs="gen/spec.c gen/ir.c gen/util.c" ;;
+	fuzz_plan) srcs="gen/spec.c gen/ir.c gen/plan.c gen/emit.c gen/tune.c gen/util.c $out/templates_data.c" ;;
+	*) echo "FAIL $t: unknown fuzz target"; fails=$((fails + 1)); continue ;;
+	esac
+	if ! $cc -std=c11 -D_GNU_SOURCE -g -O1 $driver $san -Igen -Itemplates tests/fuzz/$t.c $srcs $yaml_a \
+		-o $out/$t 2>$out/$t.build.log; then
+		echo "FAIL $t (build)"
+		tail -20 $out/$t.build.log
+		fails=$((fails + 1))
+		continue
+	fi
+	if [ "$driver" = tests/fuzz/replay.c ]; then
+		./$out/$t $out/corpus/* >$out/$t.log 2>&1
+		rc=$?
+		runs=$(sed -n 's/^replayed \([0-9]*\) inputs$/\1/p' $out/$t.log)
+		note="; no libFuzzer in $cc: seeds replayed, no mutation"
+	else
+		./$out/$t -max_total_time="$secs" -max_len=4096 -timeout=10 -rss_limit_mb=2048 -dict=$out/spec.dict \
+			-artifact_prefix=$out/ $out/corpus >$out/$t.log 2>&1
+		rc=$?
+		runs=$(grep -o 'Done [0-9]* runs' $out/$t.log | grep -o '[0-9]*' | tail -1)
+		note=
+	fi
+	if [ $rc = 0 ] && [ -n "$runs" ]; then
+		echo "ok $t ($runs runs$note)"
+	else
+		echo "FAIL $t (exit $rc; log: $out/$t.log)"
+		grep -A30 -m1 -e 'ERROR:' -e 'runtime error' -e 'deadly signal' $out/$t.log | head -40
+		fails=$((fails + 1))
+	fi
+done
+[ $fails = 0 ]

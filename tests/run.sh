@@ -26,9 +26,11 @@ part formats build/tests/test_formats
 part recipe build/tests/test_recipe
 part ref build/tests/test_ref
 part backward build/tests/test_backward
+part bwd-nvrtc build/tests/test_bwd_nvrtc
 part cache build/tests/test_cache
 part interp build/tests/test_interp
 part golden sh tests/golden.sh
+part cli sh tests/cli.sh
 part nvrtc sh tests/nvrtc.sh
 part tune sh tests/tune.sh
 part gemm build/tests/test_gemm --no-bench

@@ -2,8 +2,9 @@
  * dbias.cu and dreduce.cu, standalone (CUDA runtime API), against ref/backward.c.
  *
  * The instances are tests/gpu/harness_bwd.list (every GLU activation x input dtype x width
- * 512 / 160 / 208, FP32 and BF16 outputs, the quantized d_h copies; RMSNorm and LayerNorm x
- * input dtype x width, zero-centered, residual gradient, several tile variants; dbias;
+ * 512 / 160 / 208, FP32 and BF16 outputs, the quantized d_h copies rowwise and columnwise, the fused
+ * dbias of h; RMSNorm and LayerNorm x
+ * input dtype x width, zero-centered, residual gradient, one and two passes, several tile variants; dbias;
  * dreduce), turned into #include blocks by tests/gpu/gen_harness_bwd.sh. For rows 1, 5, 217,
  * 993 (and 4133 for dnorm and dbias: many chunks), each with a full grid and a 3-CTA grid
  * (grid-stride), device outputs are poisoned (0xA5, plus a guard zone behind each) and then
@@ -40,8 +41,8 @@ extern "C" {
 	} while (0)
 
 typedef void (*KernFn)(const TgParams);
-struct DgInst { const char *name; KernFn fn; int act, in_dt, g_dt, out_dt, fmt, recipe, vec, thr, rpc, cols; float eps; int pow2, bench; };
-struct DnInst { const char *name; KernFn fn; int norm, in_dt, g_dt, w_dt, out_dt, vec, thr, cols, zc, dres, bench; };
+struct DgInst { const char *name; KernFn fn; int act, in_dt, g_dt, out_dt, fmt, recipe, roww, colw, dbias, vec, thr, rpc, cols; float eps; int pow2, bench; };
+struct DnInst { const char *name; KernFn fn; int norm, in_dt, g_dt, w_dt, out_dt, vec, thr, cols, zc, dres, passes, bench; };
 struct DbInst { const char *name; KernFn fn; int in_dt, vec, thr, cols, bench; };
 struct DrInst { const char *name; KernFn fn; int thr, acc; };
 
@@ -165,122 +166,7 @@ static void poke(std::vector<unsigned char> &raw, std::vector<float> &x, int dt,
 	}
 }
 
-/* ---- dglu ---- */
-
-static void run_dglu(const DgInst &k, long long rows)
-{
-	const int C = k.cols;
-	const size_t nh = (size_t)rows * 2 * C, ng = (size_t)rows * C;
-	std::vector<unsigned char> hraw, graw;
-	std::vector<float> hx, gx;
-	fill(k.in_dt, nh, 3.0f, hraw, hx);
-	fill(k.g_dt, ng, 1.0f, graw, gx);
-	/* special values, gate and linear halves: 0, +-inf, NaN, the clamp edges, big, subnormal */
-	const float sp[] = {0.0f, -0.0f, INFINITY, -INFINITY, nanf(""), LIMIT, -LIMIT, nextafterf(LIMIT, 100.0f),
-	                    -nextafterf(LIMIT, 100.0f), 200.0f, -200.0f, 1e-40f, 3e19f, -3e19f, 60000.0f};
-	const int nsp = sizeof sp / sizeof sp[0];
-	for (long long r = 0; r < rows; r += 3)
-		for (int j = 0; j < 4; j++) {
-			size_t c = (size_t)((r * 7 + j * 37) % C);
-			poke(hraw, hx, k.in_dt, (size_t)r * 2 * C + c, sp[(r + j) % nsp]);
-			poke(hraw, hx, k.in_dt, (size_t)r * 2 * C + C + (c + 5) % C, sp[(r + 2 * j + 1) % nsp]);
-		}
-	if (ng > 9)
-		poke(graw, gx, k.g_dt, 9, 0.0f);
-	std::vector<float> dh(nh);
-	ref_dglu(k.act, hraw.data(), k.in_dt, graw.data(), k.g_dt, (int)rows, C, LIMIT, ALPHA, dh.data());
-
-	const int R = (int)rows, C2 = 2 * C;
-	const float fmax = k.fmt == 0 ? TG_E4M3_MAX : TG_E5M2_MAX;
-	float amax = ref_amax(dh.data(), nh);
-	float scale = k.recipe == 2 ? tg_current_scale(amax, fmax, k.eps, k.pow2) : 0.5f;
-	/* expected outputs */
-	std::vector<unsigned char> want_out, want_si;
-	size_t out_b = 0, si_b = 0;
-	if (k.recipe == 0) {
-		out_b = nh * esize(k.out_dt);
-		want_out.resize(out_b);
-		for (size_t i = 0; i < nh; i++)
-			ref_store(want_out.data(), k.out_dt, i, dh[i]);
-	} else if (k.recipe == 1 || k.recipe == 2) {
-		out_b = nh;
-		want_out.resize(out_b);
-		ref_quant_tensor(dh.data(), R, C2, k.fmt, scale, want_out.data(), nullptr, nullptr, nullptr);
-	} else if (k.recipe == 4) {
-		out_b = nh;
-		si_b = (size_t)cdivl(C2, 128) * R * 4;
-		want_out.resize(out_b);
-		want_si.resize(si_b);
-		ref_quant_block1x128(dh.data(), R, C2, k.fmt, k.eps, k.pow2, want_out.data(), (float *)want_si.data(), nullptr,
-		                     nullptr);
-	} else if (k.recipe == 6) {
-		out_b = nh;
-		si_b = (size_t)R * cdivl(C2, 32);
-		want_out.resize(out_b);
-		want_si.resize(si_b);
-		ref_quant_mxfp8(dh.data(), R, C2, k.fmt, want_out.data(), want_si.data(), nullptr, nullptr);
-	}
-	DBuf din, dg, dout, dsi, dscale, dsinv, damax;
-	din.alloc(hraw.size());
-	din.put(hraw.data());
-	dg.alloc(graw.size());
-	dg.put(graw.data());
-	if (out_b)
-		dout.alloc(out_b);
-	if (si_b)
-		dsi.alloc(si_b);
-	dscale.alloc(4);
-	dsinv.alloc(4);
-	damax.alloc(4);
-	const int grids[2] = {(int)cdivl(rows, k.rpc), 3};
-	bool ok = true;
-	for (int gi = 0; gi < 2; gi++) {
-		int grid = std::max(1, std::min(grids[gi], grids[0]));
-		if (out_b)
-			dout.poison();
-		if (si_b)
-			dsi.poison();
-		dscale.poison();
-		dsinv.poison();
-		float zero = 0.0f;
-		if (k.recipe == 1)
-			CK(cudaMemcpy(dscale.d, &scale, 4, cudaMemcpyHostToDevice));
-		if (k.recipe == 2)
-			CK(cudaMemcpy(damax.d, &amax, 4, cudaMemcpyHostToDevice));
-		else
-			CK(cudaMemcpy(damax.d, &zero, 4, cudaMemcpyHostToDevice));
-		TgParams p;
-		memset(&p, 0, sizeof p);
-		p.p[TG_PB_IN] = din.d;
-		p.p[TG_PB_GRAD] = dg.d;
-		p.p[TG_PB_OUT] = dout.d;
-		p.p[TG_PB_SCALE] = dscale.d;
-		p.p[TG_PB_SCALE_INV] = k.recipe == 4 || k.recipe == 6 ? (void *)dsi.d : (void *)dsinv.d;
-		p.p[TG_PB_AMAX] = damax.d;
-		p.n[0] = rows;
-		p.n[1] = C2;
-		k.fn<<<grid, k.thr>>>(p);
-		CK(cudaGetLastError());
-		CK(cudaDeviceSynchronize());
-		if (out_b)
-			ok = cmp("d_h", k.name, rows, grid, dout, want_out.data(), k.recipe == 0 ? esize(k.out_dt) : 1,
-			         k.recipe == 0 && k.out_dt == 0) && ok;
-		if (si_b)
-			ok = cmp("scale_inv", k.name, rows, grid, dsi, want_si.data(), k.recipe == 4 ? 4 : 1, k.recipe == 4) && ok;
-		if (k.recipe == 1 || k.recipe == 3)
-			ok = cmp_f32("amax", k.name, rows, grid, dget(damax), amax) && ok;
-		if (k.recipe == 1 || k.recipe == 2)
-			ok = cmp_f32("scale_inv", k.name, rows, grid, dget(dsinv), tg_scale_inv(scale)) && ok;
-		if (k.recipe == 2)
-			ok = cmp_f32("scale", k.name, rows, grid, dget(dscale), scale) && ok;
-	}
-	if (ok) {
-		g_ok++;
-		printf("ok bwd/%s/rows%lld\n", k.name, rows);
-	}
-}
-
-/* ---- dreduce (used by dnorm and dbias) ---- */
+/* ---- dreduce (used by dglu, dnorm and dbias) ---- */
 
 /* Runs dreduce instance k on device partials [nk][cols] into out (poisoned first, or
  * preset to init[] when accumulating). */
@@ -320,6 +206,159 @@ static bool check_reduce(const char *what, const char *kname, long long rows, in
 		ok = cmp(w, kname, rows, grid, out, want.data(), 4, true) && ok;
 	}
 	return ok;
+}
+
+/* ---- dglu ---- */
+
+static void run_dglu(const DgInst &k, long long rows)
+{
+	const int C = k.cols;
+	const size_t nh = (size_t)rows * 2 * C, ng = (size_t)rows * C;
+	std::vector<unsigned char> hraw, graw;
+	std::vector<float> hx, gx;
+	fill(k.in_dt, nh, 3.0f, hraw, hx);
+	fill(k.g_dt, ng, 1.0f, graw, gx);
+	/* special values, gate and linear halves: 0, +-inf, NaN, the clamp edges, big, subnormal */
+	const float sp[] = {0.0f, -0.0f, INFINITY, -INFINITY, nanf(""), LIMIT, -LIMIT, nextafterf(LIMIT, 100.0f),
+	                    -nextafterf(LIMIT, 100.0f), 200.0f, -200.0f, 1e-40f, 3e19f, -3e19f, 60000.0f};
+	const int nsp = sizeof sp / sizeof sp[0];
+	for (long long r = 0; r < rows; r += 3)
+		for (int j = 0; j < 4; j++) {
+			size_t c = (size_t)((r * 7 + j * 37) % C);
+			poke(hraw, hx, k.in_dt, (size_t)r * 2 * C + c, sp[(r + j) % nsp]);
+			poke(hraw, hx, k.in_dt, (size_t)r * 2 * C + C + (c + 5) % C, sp[(r + 2 * j + 1) % nsp]);
+		}
+	if (ng > 9)
+		poke(graw, gx, k.g_dt, 9, 0.0f);
+	std::vector<float> dh(nh);
+	ref_dglu(k.act, hraw.data(), k.in_dt, graw.data(), k.g_dt, (int)rows, C, LIMIT, ALPHA, dh.data());
+
+	const int R = (int)rows, C2 = 2 * C;
+	const float fmax = k.fmt == 0 ? TG_E4M3_MAX : TG_E5M2_MAX;
+	float amax = ref_amax(dh.data(), nh);
+	float scale = k.recipe == 2 ? tg_current_scale(amax, fmax, k.eps, k.pow2) : 0.5f;
+	/* expected outputs (the columnwise copy: the transpose [2C][rows]) */
+	std::vector<unsigned char> want_out, want_si, want_t, want_sit;
+	size_t out_b = 0, si_b = 0, t_b = 0, sit_b = 0;
+	if (k.recipe == 0) {
+		out_b = nh * esize(k.out_dt);
+		want_out.resize(out_b);
+		for (size_t i = 0; i < nh; i++)
+			ref_store(want_out.data(), k.out_dt, i, dh[i]);
+	} else if (k.recipe == 1 || k.recipe == 2) {
+		out_b = nh;
+		want_out.resize(out_b);
+		want_t.resize(nh);
+		ref_quant_tensor(dh.data(), R, C2, k.fmt, scale, want_out.data(), want_t.data(), nullptr, nullptr);
+		if (k.colw)
+			t_b = nh;
+	} else if (k.recipe == 4) {
+		out_b = nh;
+		si_b = (size_t)cdivl(C2, 128) * R * 4;
+		want_out.resize(out_b);
+		want_si.resize(si_b);
+		ref_quant_block1x128(dh.data(), R, C2, k.fmt, k.eps, k.pow2, want_out.data(), (float *)want_si.data(), nullptr,
+		                     nullptr);
+	} else if (k.recipe == 6) {
+		out_b = nh;
+		si_b = (size_t)R * cdivl(C2, 32);
+		want_out.resize(out_b);
+		want_si.resize(si_b);
+		want_t.resize(nh);
+		want_sit.resize((size_t)cdivl(R, 32) * C2);
+		ref_quant_mxfp8(dh.data(), R, C2, k.fmt, want_out.data(), want_si.data(), want_t.data(), want_sit.data());
+		if (k.colw)
+			t_b = nh, sit_b = want_sit.size();
+	}
+	if (!k.roww)
+		out_b = si_b = 0;
+	const long long nk = ref_nchunks(R);
+	std::vector<float> dbp;
+	DBuf dpart;
+	if (k.dbias) {
+		dbp.resize((size_t)nk * C2);
+		ref_chunk_partials(dh.data(), R, C2, dbp.data());
+		dpart.alloc(dbp.size() * 4);
+	}
+	DBuf din, dg, dout, dsi, dscale, dsinv, damax, dout_t, dsi_t;
+	if (t_b)
+		dout_t.alloc(t_b);
+	if (sit_b)
+		dsi_t.alloc(sit_b);
+	din.alloc(hraw.size());
+	din.put(hraw.data());
+	dg.alloc(graw.size());
+	dg.put(graw.data());
+	if (out_b)
+		dout.alloc(out_b);
+	if (si_b)
+		dsi.alloc(si_b);
+	dscale.alloc(4);
+	dsinv.alloc(4);
+	damax.alloc(4);
+	const int grids[2] = {(int)cdivl(rows, k.rpc), 3};
+	bool ok = true;
+	for (int gi = 0; gi < 2; gi++) {
+		int grid = std::max(1, std::min(grids[gi], grids[0]));
+		if (out_b)
+			dout.poison();
+		if (si_b)
+			dsi.poison();
+		if (t_b)
+			dout_t.poison();
+		if (k.dbias)
+			dpart.poison();
+		if (sit_b)
+			dsi_t.poison();
+		dscale.poison();
+		dsinv.poison();
+		float zero = 0.0f;
+		if (k.recipe == 1)
+			CK(cudaMemcpy(dscale.d, &scale, 4, cudaMemcpyHostToDevice));
+		if (k.recipe == 2)
+			CK(cudaMemcpy(damax.d, &amax, 4, cudaMemcpyHostToDevice));
+		else
+			CK(cudaMemcpy(damax.d, &zero, 4, cudaMemcpyHostToDevice));
+		TgParams p;
+		memset(&p, 0, sizeof p);
+		p.p[TG_PB_IN] = din.d;
+		p.p[TG_PB_GRAD] = dg.d;
+		p.p[TG_PB_OUT] = dout.d;
+		p.p[TG_PB_OUT_T] = dout_t.d;
+		p.p[TG_PB_DW] = dpart.d;
+		p.p[TG_PB_SCALE_INV_T] = dsi_t.d;
+		p.p[TG_PB_SCALE] = dscale.d;
+		p.p[TG_PB_SCALE_INV] = k.recipe == 4 || k.recipe == 6 ? (void *)dsi.d : (void *)dsinv.d;
+		p.p[TG_PB_AMAX] = damax.d;
+		p.n[0] = rows;
+		p.n[1] = C2;
+		k.fn<<<grid, k.thr>>>(p);
+		CK(cudaGetLastError());
+		CK(cudaDeviceSynchronize());
+		if (out_b)
+			ok = cmp("d_h", k.name, rows, grid, dout, want_out.data(), k.recipe == 0 ? esize(k.out_dt) : 1,
+			         k.recipe == 0 && k.out_dt == 0) && ok;
+		if (si_b)
+			ok = cmp("scale_inv", k.name, rows, grid, dsi, want_si.data(), k.recipe == 4 ? 4 : 1, k.recipe == 4) && ok;
+		if (t_b)
+			ok = cmp("d_h columnwise", k.name, rows, grid, dout_t, want_t.data(), 1, false) && ok;
+		if (sit_b)
+			ok = cmp("scale_inv_t", k.name, rows, grid, dsi_t, want_sit.data(), 1, false) && ok;
+		if (k.dbias) {
+			ok = cmp("dbias partials", k.name, rows, grid, dpart, dbp.data(), 4, true) && ok;
+			ok = check_reduce("dbias", k.name, rows, grid, dpart, dbp, nk, C2) && ok;
+		}
+		if (k.recipe == 1 || k.recipe == 3)
+			ok = cmp_f32("amax", k.name, rows, grid, dget(damax), amax) && ok;
+		if (k.recipe == 1 || k.recipe == 2)
+			ok = cmp_f32("scale_inv", k.name, rows, grid, dget(dsinv), tg_scale_inv(scale)) && ok;
+		if (k.recipe == 2)
+			ok = cmp_f32("scale", k.name, rows, grid, dget(dscale), scale) && ok;
+	}
+	if (ok) {
+		g_ok++;
+		printf("ok bwd/%s/rows%lld\n", k.name, rows);
+	}
 }
 
 /* ---- dnorm ---- */
@@ -521,6 +560,10 @@ static void bench(void)
 		l.p.p[TG_PB_IN] = dalloc(nh * esize(k.in_dt));
 		l.p.p[TG_PB_GRAD] = dalloc(nh / 2 * esize(k.g_dt));
 		l.p.p[TG_PB_OUT] = dalloc(nh * (k.recipe == 0 ? esize(k.out_dt) : 1));
+		if (k.colw)
+			l.p.p[TG_PB_OUT_T] = dalloc(nh);
+		if (k.dbias)
+			l.p.p[TG_PB_DW] = dalloc((size_t)cdivl(rows, TG_BWD_CHUNK) * 2 * k.cols * 4);
 		float one = 1.0f;
 		l.p.p[TG_PB_SCALE] = dalloc(16);
 		CK(cudaMemcpy(l.p.p[TG_PB_SCALE], &one, 4, cudaMemcpyHostToDevice));
@@ -528,7 +571,8 @@ static void bench(void)
 		l.p.p[TG_PB_AMAX] = dalloc(16);
 		l.p.n[0] = rows;
 		float t = time_median(launch_one, &l);
-		double bytes = nh * esize(k.in_dt) + nh / 2 * esize(k.g_dt) + nh * (k.recipe == 0 ? esize(k.out_dt) : 1);
+		double bytes = nh * esize(k.in_dt) + nh / 2 * esize(k.g_dt) + nh * (k.recipe == 0 ? esize(k.out_dt) : 1) +
+		               (k.colw ? nh : 0);
 		printf("bench bwd/%s 8192x2x%d: %.1f us, %.0f GB/s, %.1f%% of copy\n", k.name, k.cols, t, bytes / (t * 1e3),
 		       100.0 * bytes / (t * 1e3) / copy_gbs);
 	}

@@ -5,7 +5,9 @@
  * (truncated, flipped, garbage meta) detected and repaired; racing writers
  * (threads in-process via cache_store, and two forked processes); an
  * unwritable cache dir; frozen mode; NVRTC errors; cache_verify/list/clear;
- * parallel compiles. Prints timings. Protocol: ok/FAIL/skip lines, exit 1 on
+ * parallel compiles; hostile caches (FIFOs and links for entry files, a
+ * dangling entry link, a file as a shard or as the cache dir, a failed store's
+ * one warning). Prints timings. Protocol: ok/FAIL/skip lines, exit 1 on
  * any failure. */
 #include "cache.h"
 #include "hash.h"
@@ -14,6 +16,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -199,7 +202,7 @@ static void test_fork_race(void)
 	int entries, temps;
 	count_shard(dir, key, &entries, &temps);
 	CHECK("fork_race", entries == 1 && temps == 0, "%d entries, %d temp dirs", entries, temps);
-	CHECK("fork_race", cache_verify(dir, 0, NULL, NULL) == 0, "cache_verify finds bad entries");
+	CHECK("fork_race", cache_verify(dir, 0, NULL, NULL, NULL) == 0, "cache_verify finds bad entries");
 	JitResult r;
 	CHECK("fork_race", jit_compile(c, &s, ARCH90, NULL, 0, &r, err, sizeof err) == 0 && r.cache_hit == 2,
 		"expected a disk hit, got %d", r.cache_hit);
@@ -572,13 +575,225 @@ static void test_verify(void)
 	JitSource s = src_of("k", KSRC);
 	jit_key(c, &s, ARCH90, NULL, 0, key);
 	jit_cache_close(c);
-	CHECK("cache_verify", cache_verify(cachedir, 0, NULL, NULL) == 0, "clean cache reported bad");
+	CHECK("cache_verify", cache_verify(cachedir, 0, NULL, NULL, NULL) == 0, "clean cache reported bad");
 	damage_flip(key);
-	int n = cache_verify(cachedir, 0, on_bad, NULL);
+	int n = cache_verify(cachedir, 0, NULL, on_bad, NULL);
 	CHECK("cache_verify", n == 1 && nbad_seen == 1 && !strcmp(bad_key, key), "found %d", n);
-	n = cache_verify(cachedir, 1, NULL, NULL);
-	CHECK("cache_verify", n == 1 && cache_verify(cachedir, 0, NULL, NULL) == 0, "not removed");
+	n = cache_verify(cachedir, 1, NULL, NULL, NULL);
+	CHECK("cache_verify", n == 1 && cache_verify(cachedir, 0, NULL, NULL, NULL) == 0, "not removed");
 	printf("ok cache_verify\n");
+}
+
+/* ---- hostile caches: non-regular files, links, files where directories belong ---- */
+
+/* fake_entry stores an entry of fake cubin bytes under dir (no NVRTC); its key is key_hex
+ * (its two-digit shard, then the second digit repeated), so tests know where it lands. */
+static int fake_entry(const char *dir, const char *key_hex, int with_log, char *key)
+{
+	memset(key, key_hex[1], 64);
+	memcpy(key, key_hex, 2);
+	key[64] = 0;
+	CacheMeta m;
+	memset(&m, 0, sizeof m);
+	memcpy(m.key, key, 65);
+	snprintf(m.name, sizeof m.name, "fake");
+	snprintf(m.arch, sizeof m.arch, "sm_90a");
+	snprintf(m.tegen_version, sizeof m.tegen_version, "0");
+	snprintf(m.nvrtc_version, sizeof m.nvrtc_version, "0");
+	static const char cubin[] = "\177ELF not really a cubin";
+	m.cubin_size = sizeof cubin;
+	char err[5200];
+	cache_prepare(dir, err, sizeof err);
+	int rc = cache_store(dir, &m, cubin, "// source", with_log ? "a warning" : NULL, err, sizeof err);
+	if (rc)
+		printf("# fake_entry: %s\n", err);
+	return rc;
+}
+
+/* A test that would hang forever on a FIFO fails after 20 s instead. */
+static const char *hang_test = "?";
+static void on_alarm(int sig)
+{
+	(void)sig;
+	printf("FAIL %s: hung (a FIFO was opened for reading)\n", hang_test);
+	_exit(1);
+}
+
+static void test_nonregular(void)
+{
+	static const char *const files[] = {"meta.txt", "kernel.cubin", "log.txt"};
+	char dir[400], key[65], p[1200], err[5200];
+	snprintf(dir, sizeof dir, "%s/hostile", tmpdir);
+	signal(SIGALRM, on_alarm);
+	for (int i = 0; i < 3; i++) {
+		hang_test = "cache_fifo";
+		alarm(20);
+		CHECK("cache_fifo", fake_entry(dir, "a0", 1, key) == 0, "store failed");
+		CacheEntry e;
+		CHECK("cache_fifo", cache_load(dir, key, &e, err, sizeof err) == CACHE_HIT, "fake entry not loaded: %s", err);
+		cache_entry_free(&e);
+		entry_file(dir, key, files[i], p, sizeof p);
+		unlink(p);
+		CHECK("cache_fifo", mkfifo(p, 0644) == 0, "mkfifo %s: %s", p, strerror(errno));
+		int r = cache_load(dir, key, &e, err, sizeof err);
+		CHECK("cache_fifo", r == CACHE_BAD && strstr(err, "not a regular file"), "%s as a FIFO: %d %s", files[i], r,
+			err);
+		int n = cache_list(dir, NULL, NULL); /* lists what meta.txt describes, without opening the FIFO */
+		CHECK("cache_fifo", n == (i == 0 ? 0 : 1), "cache_list with a FIFO %s: %d", files[i], n);
+		int removed = 0;
+		n = cache_verify(dir, 1, &removed, NULL, NULL);
+		CHECK("cache_fifo", n == 1 && removed == 1 && cache_verify(dir, 0, NULL, NULL, NULL) == 0,
+			"cache_verify with a FIFO %s: %d bad, %d removed", files[i], n, removed);
+		alarm(0);
+	}
+	/* a symbolic link where meta.txt belongs is not followed */
+	CHECK("cache_links", fake_entry(dir, "a1", 0, key) == 0, "store failed");
+	entry_file(dir, key, "meta.txt", p, sizeof p);
+	char moved[1300];
+	snprintf(moved, sizeof moved, "%s.real", p);
+	CHECK("cache_links", rename(p, moved) == 0 && symlink(moved, p) == 0, "symlink: %s", strerror(errno));
+	CacheEntry e;
+	int r = cache_load(dir, key, &e, err, sizeof err);
+	CHECK("cache_links", r == CACHE_BAD && strstr(err, "meta.txt is not a regular file"), "%d %s", r, err);
+	cache_verify(dir, 1, NULL, NULL, NULL);
+	printf("ok cache_fifo (meta.txt, kernel.cubin, log.txt as FIFOs: bad, listed without a hang, removed)\n");
+	printf("ok cache_links (a linked meta.txt is bad)\n");
+}
+
+static int nreports;
+static char reports[4][600];
+static void on_report(void *ud, const char *key, const char *why)
+{
+	(void)ud;
+	if (nreports < 4)
+		snprintf(reports[nreports], sizeof reports[0], "%.2s %s", key, why);
+	nreports++;
+}
+
+/* verify reports dangling entry links and shards that are not directories, and says
+ * "(removed)" only for what it removed; a cache path that is a file is an error */
+static void test_verify_report(void)
+{
+	char dir[400], key[65], p[1200], q[1300];
+	snprintf(dir, sizeof dir, "%s/report", tmpdir);
+	CHECK("verify_report", fake_entry(dir, "b0", 0, key) == 0, "store failed");
+	CHECK("verify_report", cache_verify(dir, 0, NULL, NULL, NULL) == 0, "a good entry reported bad");
+	/* a dangling link named like an entry, in its own shard */
+	char lkey[65];
+	memset(lkey, 'c', 64);
+	lkey[64] = 0;
+	snprintf(p, sizeof p, "%s/v1/cc", dir);
+	mkdir(p, 0755);
+	cache_entry_path(dir, lkey, p, sizeof p);
+	CHECK("verify_report", symlink("/nonexistent/tegen-entry", p) == 0, "symlink: %s", strerror(errno));
+	/* a regular file where shard dd belongs */
+	snprintf(q, sizeof q, "%s/v1/dd", dir);
+	FILE *f = fopen(q, "w");
+	CHECK("verify_report", f && fclose(f) == 0, "cannot create %s", q);
+	/* a directory named like an entry in another entry's shard: no lookup finds it */
+	char mkey[65];
+	memset(mkey, 'f', 64);
+	mkey[64] = 0;
+	snprintf(q, sizeof q, "%s/v1/b0/%s", dir, mkey);
+	CHECK("verify_report", mkdir(q, 0755) == 0, "mkdir %s: %s", q, strerror(errno));
+	nreports = 0;
+	int removed = -1;
+	int n = cache_verify(dir, 0, &removed, on_report, NULL);
+	int dangling = 0, shard = 0, misplaced = 0;
+	for (int i = 0; i < nreports && i < 4; i++) {
+		dangling += !strncmp(reports[i], "cc", 2) && strstr(reports[i], "dangling symbolic link") != NULL;
+		shard += !strncmp(reports[i], "dd", 2) && strstr(reports[i], "a regular file, not a directory") != NULL;
+		misplaced += !strncmp(reports[i], "ff", 2) && strstr(reports[i], "in the wrong shard") != NULL;
+		CHECK("verify_report", !strstr(reports[i], "removed"), "not asked to remove, says: %s", reports[i]);
+	}
+	CHECK("verify_report", n == 3 && nreports == 3 && dangling == 1 && shard == 1 && misplaced == 1 && removed == 0,
+		"%d bad, %d reports (%s | %s | %s), %d removed", n, nreports, reports[0], reports[1], reports[2], removed);
+	nreports = 0;
+	n = cache_verify(dir, 1, &removed, on_report, NULL);
+	CHECK("verify_report", n == 3 && removed == 3 && strstr(reports[0], "(removed)") && strstr(reports[1], "(removed)") &&
+		strstr(reports[2], "(removed)"), "remove: %d bad, %d removed (%s | %s | %s)", n, removed, reports[0], reports[1],
+		reports[2]);
+	CHECK("verify_report", cache_verify(dir, 0, NULL, NULL, NULL) == 0 && cache_list(dir, NULL, NULL) == 1,
+		"after removal");
+	/* a cache path that is a regular file: an error, not an empty cache */
+	snprintf(q, sizeof q, "%s/plainfile", tmpdir);
+	f = fopen(q, "w");
+	CHECK("verify_report", f && fclose(f) == 0, "cannot create %s", q);
+	errno = 0;
+	n = cache_list(q, NULL, NULL);
+	int e1 = errno;
+	errno = 0;
+	int m = cache_verify(q, 1, NULL, NULL, NULL);
+	CHECK("verify_report", n == -1 && e1 == ENOTDIR && m == -1 && errno == ENOTDIR, "list %d (%s), verify %d (%s)", n,
+		strerror(e1), m, strerror(errno));
+	/* a missing cache dir is an empty one */
+	snprintf(q, sizeof q, "%s/never-made", tmpdir);
+	CHECK("verify_report", cache_list(q, NULL, NULL) == 0 && cache_verify(q, 1, NULL, NULL, NULL) == 0, "missing dir");
+	printf("ok verify_report (dangling entry link, file as a shard, misplaced entry, '(removed)' only when removed, file as the "
+		"cache dir an error)\n");
+}
+
+/* a read-only cache: verify finds the bad entry and says it could not remove it (needs a non-root user) */
+static void test_verify_readonly(void)
+{
+	char dir[400], key[65], p[1200];
+	if (geteuid() == 0) {
+		printf("skip verify_readonly: running as root, permissions do not apply\n");
+		return;
+	}
+	snprintf(dir, sizeof dir, "%s/verify-ro", tmpdir);
+	CHECK("verify_readonly", fake_entry(dir, "e0", 0, key) == 0, "store failed");
+	entry_file(dir, key, "kernel.cubin", p, sizeof p);
+	CHECK("verify_readonly", truncate(p, 3) == 0, "truncate: %s", strerror(errno));
+	snprintf(p, sizeof p, "%s/v1/e0", dir);
+	chmod(p, 0500);
+	nreports = 0;
+	int removed = -1, n = cache_verify(dir, 1, &removed, on_report, NULL);
+	chmod(p, 0755);
+	CHECK("verify_readonly", n == 1 && removed == 0 && nreports == 1 && strstr(reports[0], "could not remove") &&
+		!strstr(reports[0], "(removed)"), "%d bad, %d removed: %s", n, removed, reports[0]);
+	printf("ok verify_readonly\n");
+}
+
+/* a store that fails (a file where the shard belongs) warns once per process, with the reason */
+static void test_store_warning(void)
+{
+	char err[8192], warn[512], dir[400], p[1200], log[400];
+	snprintf(dir, sizeof dir, "%s/storefail", tmpdir);
+	JitCache *c = jit_cache_open(dir, 0, warn, sizeof warn);
+	JitSource s[2] = {src_of("w1", "extern \"C\" __global__ void w1(int *p) { *p = 1; }\n"),
+		src_of("w2", "extern \"C\" __global__ void w2(int *p) { *p = 2; }\n")};
+	for (int i = 0; i < 2; i++) { /* a regular file where each kernel's shard belongs */
+		char key[65];
+		jit_key(c, &s[i], ARCH90, NULL, 0, key);
+		snprintf(p, sizeof p, "%s/v1/%.2s", dir, key);
+		FILE *f = fopen(p, "w");
+		CHECK("store_warning", f && fclose(f) == 0, "cannot create %s", p);
+	}
+	snprintf(log, sizeof log, "%s/stderr.txt", tmpdir);
+	fflush(stderr);
+	int saved = dup(2), fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	dup2(fd, 2);
+	close(fd);
+	JitResult r[2];
+	int rc0 = jit_compile(c, &s[0], ARCH90, NULL, 0, &r[0], err, sizeof err);
+	int rc1 = jit_compile(c, &s[1], ARCH90, NULL, 0, &r[1], err, sizeof err);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	jit_cache_close(c);
+	char text[4096] = "";
+	FILE *f = fopen(log, "r");
+	size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+	if (f)
+		fclose(f);
+	text[n] = 0;
+	int warnings = 0;
+	for (const char *q = text; (q = strstr(q, "warning: cannot store")); q++)
+		warnings++;
+	CHECK("store_warning", rc0 == 0 && rc1 == 0 && warnings == 1 && strstr(text, "Not a directory"),
+		"rc %d %d, %d warnings: %s", rc0, rc1, warnings, text);
+	printf("ok store_warning (once: %.*s)\n", (int)strcspn(text, "\n"), text);
 }
 
 static void test_many(void)
@@ -657,6 +872,10 @@ int main(void)
 		test_frozen();
 		test_nvrtc_error();
 		test_verify();
+		test_nonregular();
+		test_verify_report();
+		test_verify_readonly();
+		test_store_warning();
 		test_many();
 		test_list_clear();
 	}

@@ -4,10 +4,12 @@
 # and bandwidth), then tegen end to end and the PyTorch anchors, side by side.
 # Logs under $OUT (at most 8 files); a short summary is printed last.
 # Usage: bench/gpu_session.sh [STAGE...]  (stages: gpu gemm ct rows run anchors; default all; also: rowsq
-# anchors2 bench tune sweep sweep1 nvfp4 specs example gemmdisk npy jit sanitize)
+# anchors2 bench tune sweep sweep1 nvfp4 specs example gemmdisk npy jit sanitize conf13 conformance bwd)
+# conformance: CONF_N cases of tests/conformance/gen.py (default 800), then SAN_N (default 30) under
+# compute-sanitizer memcheck and racecheck.
 O=${OUT:-/tmp/tegen-out}
 mkdir -p "$O"
-export PYTHONUNBUFFERED=1 TEGEN_CACHE_DIR=/tmp/tegen-cache
+export PYTHONUNBUFFERED=1 TEGEN_CACHE_DIR=/tmp/tegen-cache PATH="$PATH:/usr/local/cuda/bin"
 stages=${*:-gpu gemm ct rows run anchors}
 sum=$O/summary.txt
 : >"$sum"
@@ -61,6 +63,17 @@ for st in $stages; do
 		S=/usr/local/cuda/bin/compute-sanitizer
 		stage memcheck 200 "$O/sanitize.log" $S --tool memcheck --error-exitcode 9 build/tests/test_gpu tests/gpu/sanitize
 		stage racecheck 200 "$O/sanitize.log" $S --tool racecheck --error-exitcode 9 build/tests/test_gpu tests/gpu/sanitize ;;
+	conf13) stage conf13 150 "$O/conf13.log" sh tests/gpu/conf13/run.sh ;;
+	conformance)
+		stage conformance 300 "$O/conformance.log" python3 tests/conformance/gen.py --gpu --sample "${CONF_N:-800}" --out /tmp/confout
+		grep -A12 '^matrix' "$O/conformance.log" >>"$sum"
+		for tool in memcheck racecheck; do
+			stage "$tool-conformance" 150 "$O/sanitize.log" python3 tests/conformance/gen.py --gpu \
+				--sample "${SAN_N:-30}" --jobs 4 --sanitizer $tool --time-limit 120
+		done ;;
+	bwd) # the backward kernels against ref/backward.c; a harness built beforehand (run_bwd.sh --build-only) is reused
+		if [ -x build/harness/harness_bwd ]; then stage harness_bwd 200 "$O/bwd.log" build/harness/harness_bwd --no-bench
+		else stage harness_bwd 300 "$O/bwd.log" sh bench/run_bwd.sh --no-bench; fi ;;
 	specs)
 		for spec in specs/*.yaml; do
 			stage "run-check $spec" 100 "$O/run.log" build/tegen run "$spec" --tokens 16 --check --iters 3

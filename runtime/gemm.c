@@ -26,13 +26,24 @@
  * four layouts, the chosen algorithm) is built once per key (GemmDesc fields,
  * whether amax is wanted, whether alpha/beta are device pointers, and the
  * alignment class of the pointers) and kept on a move-to-front list in the
- * GemmCtx. The heuristic is asked for up to 8 candidates once; the first that passes cublasLtMatmulAlgoCheck and then
- * launches is kept. Pointer-valued attributes (scales, amax, bias) are set on the
+ * GemmCtx. Pointer-valued attributes (scales, amax, bias) are set on the
  * cached descriptor on every call, under the context's mutex.
  *
- * Missing: no on-disk tuning data (the heuristic's first working candidate is
- * used; nothing is timed or stored); no MXFP8/NVFP4 emulation (GEMM_ENOTSUP,
- * the caller dequantizes); no E2M1 output; no GELU-aux/backward epilogues. */
+ * Algorithms. The heuristic is asked once per plan for up to 32 candidates. On
+ * the plan's first run a timed choice recorded on disk is reused; else, with
+ * tuning on (the default) and the stream not capturing, every candidate that
+ * passes cublasLtMatmulAlgoCheck is launched on the caller's inputs with a
+ * scratch D and amax (one launch to load it, 3 warm-up, then the median of 10
+ * between CUDA events; one whose warm-up is 1.5x slower than the best so far is
+ * dropped early), the fastest is recorded on disk with its median, and the
+ * caller's GEMM runs once with it. While capturing, or with tuning off, the
+ * first candidate that checks and launches is taken, as tegen did before
+ * tuning; a capture's choice is timed at the plan's next call outside capture.
+ *
+ * Missing: the timing runs see L2-warm operands (the caller's buffers, no
+ * rotation), which flatters small GEMMs a little; no MXFP8/NVFP4 emulation
+ * (GEMM_ENOTSUP, the caller dequantizes); no E2M1 output; no GELU-aux/backward
+ * epilogues. */
 #include "gemm.h"
 
 #include <fcntl.h>
@@ -49,7 +60,10 @@
 #include <cublasLt.h>
 #pragma GCC diagnostic pop
 
-#define GEMM_CANDIDATES 8
+#define GEMM_CANDIDATES 32   /* heuristic candidates asked for; with tuning on, every usable one is timed */
+#define GEMM_TUNE_WARMUP 3   /* warm-up launches per candidate (after one launch that loads its kernel) */
+#define GEMM_TUNE_ITERS 10   /* timed launches per candidate; its time is their median */
+#define GEMM_TUNE_SKIP 1.5   /* a candidate whose warm-up mean exceeds the best median so far by this factor is not timed further */
 
 typedef struct GemmPlan {
 	/* key */
@@ -64,6 +78,11 @@ typedef struct GemmPlan {
 	size_t ws;
 	int algo_index, algo_count;
 	int chosen;                /* algo is fixed (a launch succeeded with it) */
+	int timed;                 /* algo was chosen by timing (in this process, or a timed line on disk) */
+	int tune_pending;          /* chosen untimed while the stream was capturing: time at the next call outside capture */
+	int ntimed;                /* candidates timed */
+	double best_us, first_us;  /* median of the winner and of the heuristic's first usable candidate (0: not known) */
+	char note[160];            /* why the choice is untimed (for gemm_describe) */
 	cublasLtMatmulHeuristicResult_t cand[GEMM_CANDIDATES];
 	struct GemmPlan *next;
 } GemmPlan;
@@ -77,6 +96,7 @@ struct GemmCtx {
 	GemmPlan *plans;
 	int nplans;
 	char algo_file[4096];      /* chosen algorithms on disk ("" = memory only) */
+	int tune;                  /* time the candidates on first use (TEGEN_GEMM_TUNE=0 or gemm_ctx_set_tuning: off) */
 };
 
 int gemm_fail(char *err, size_t errlen, int code, const char *fmt, ...)
@@ -469,6 +489,9 @@ GemmCtx *gemm_ctx_create(size_t workspace_bytes, char *err, size_t errlen)
 	cu.cuDeviceGetAttribute(&min, TG_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
 	g->cc = maj * 10 + min;
 	g->ws_bytes = workspace_bytes ? workspace_bytes : (size_t)32 << 20;
+	const char *tune = getenv("TEGEN_GEMM_TUNE");
+	/* off by default until it has run on a GPU (see gemm.h); TEGEN_GEMM_TUNE=1 turns it on */
+	g->tune = tune && (!strcmp(tune, "1") || !strcmp(tune, "on"));
 	pthread_mutex_init(&g->mu, NULL);
 	cublasStatus_t st = cublasLtCreate(&g->h);
 	if (st != CUBLAS_STATUS_SUCCESS) {
@@ -521,11 +544,16 @@ int gemm_describe(GemmCtx *g, const GemmDesc *d, char *buf, size_t len)
 		cublasLtMatmulAlgoConfigGetAttribute(&p->algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof id, &w);
 		cublasLtMatmulAlgoConfigGetAttribute(&p->algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile, &w);
 		cublasLtMatmulAlgoConfigGetAttribute(&p->algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages, sizeof stages, &w);
-		char which[48];
-		if (p->algo_index == -2)
-			snprintf(which, sizeof which, "recorded choice (disk)");
+		char which[256];
+		if (p->algo_index == -2 && p->timed)
+			snprintf(which, sizeof which, "recorded choice (disk, timed %.1f us)", p->best_us);
+		else if (p->algo_index == -2)
+			snprintf(which, sizeof which, "recorded choice (disk, untimed)");
+		else if (p->timed)
+			snprintf(which, sizeof which, "timed: candidate %d of %d, fastest of %d timed, %.1f us (heuristic first %.1f us)",
+				p->algo_index, p->algo_count, p->ntimed, p->best_us, p->first_us);
 		else
-			snprintf(which, sizeof which, "candidate %d of %d", p->algo_index, p->algo_count);
+			snprintf(which, sizeof which, "candidate %d of %d, untimed (%s)", p->algo_index, p->algo_count, p->note);
 		snprintf(buf, len, "%s (algo id %d, tile %d, stages %d), workspace %zu, align %d", which, id, tile, stages, p->ws,
 			p->align);
 		rc = 0;
@@ -580,10 +608,20 @@ static int check_args(const GemmDesc *d, const GemmArgs *a, char *err, size_t er
 	return check_scalars(a, err, errlen);
 }
 
-/* ---- the chosen algorithm on disk: "KEY<TAB>HEX\n", one line per configuration ---- */
+/* ---- the chosen algorithm on disk, one line per configuration ----
+ *   KEY<TAB>HEX                          untimed: the heuristic's first usable candidate
+ *   KEY<TAB>HEX<TAB>timed US us, ...     timed: the fastest candidate, its median in microseconds
+ * (older tegen wrote only the first form and skips the second). */
 void gemm_ctx_set_algo_file(GemmCtx *g, const char *path)
 {
 	snprintf(g->algo_file, sizeof g->algo_file, "%s", path ? path : "");
+}
+
+void gemm_ctx_set_tuning(GemmCtx *g, int on)
+{
+	pthread_mutex_lock(&g->mu);
+	g->tune = !!on;
+	pthread_mutex_unlock(&g->mu);
 }
 
 static void algo_key(const GemmCtx *g, const GemmPlan *p, char *key, size_t n)
@@ -597,16 +635,20 @@ static void algo_key(const GemmCtx *g, const GemmPlan *p, char *key, size_t n)
 		p->dev_scalars ? " dptr" : "", d->a_trans || d->b_trans ? (d->a_trans ? (d->b_trans ? " tr11" : " tr10") : " tr01") : "");
 }
 
-/* A malformed or foreign line is skipped; cublasLtMatmulAlgoCheck still vets what is found. */
-static int algo_load(const GemmCtx *g, const char *key, cublasLtMatmulAlgo_t *algo)
+enum { ALGO_NONE, ALGO_UNTIMED, ALGO_TIMED };
+
+/* The recorded algorithm for key: the last timed line, else the last untimed one
+ * (ALGO_*; *us = the timed median). A malformed or foreign line is skipped;
+ * cublasLtMatmulAlgoCheck still vets what is found. */
+static int algo_load(const GemmCtx *g, const char *key, cublasLtMatmulAlgo_t *algo, double *us)
 {
 	FILE *f = g->algo_file[0] ? fopen(g->algo_file, "r") : NULL;
 	if (!f)
-		return 0;
+		return ALGO_NONE;
 	char line[1024];
 	size_t kl = strlen(key);
-	int found = 0;
-	while (fgets(line, sizeof line, f)) { /* the last matching line wins */
+	int found = ALGO_NONE;
+	while (fgets(line, sizeof line, f)) {
 		if (strncmp(line, key, kl) || line[kl] != '\t')
 			continue;
 		const char *h = line + kl + 1;
@@ -614,28 +656,46 @@ static int algo_load(const GemmCtx *g, const char *key, cublasLtMatmulAlgo_t *al
 		size_t i = 0;
 		for (; i < sizeof b && sscanf(h + 2 * i, "%2hhx", &b[i]) == 1; i++)
 			;
-		if (i == sizeof b && (h[2 * i] == '\n' || h[2 * i] == 0)) {
+		if (i != sizeof b)
+			continue;
+		const char *rest = h + 2 * i;
+		double t = 0;
+		int kind;
+		if (*rest == '\n' || *rest == 0)
+			kind = ALGO_UNTIMED;
+		else if (!strncmp(rest, "\ttimed ", 7) && sscanf(rest + 7, "%lf", &t) == 1 && t > 0)
+			kind = ALGO_TIMED;
+		else
+			continue;
+		if (kind >= found) {
 			memcpy(algo, b, sizeof b);
-			found = 1;
+			*us = t;
+			found = kind;
 		}
 	}
 	fclose(f);
 	return found;
 }
 
-static void algo_store(const GemmCtx *g, const char *key, const cublasLtMatmulAlgo_t *algo)
+/* Appends p's choice for key (with its timing when p->timed). */
+static void algo_store(const GemmCtx *g, const char *key, const GemmPlan *p)
 {
 	if (!g->algo_file[0])
 		return;
 	char line[1024];
 	int n = snprintf(line, sizeof line, "%s\t", key);
-	const unsigned char *b = (const unsigned char *)algo;
-	for (size_t i = 0; i < sizeof *algo && n < (int)sizeof line - 3; i++)
+	const unsigned char *b = (const unsigned char *)&p->algo;
+	for (size_t i = 0; i < sizeof p->algo && n < (int)sizeof line - 3; i++)
 		n += snprintf(line + n, sizeof line - (size_t)n, "%02x", b[i]);
+	if (p->timed && n < (int)sizeof line - 1)
+		n += snprintf(line + n, sizeof line - (size_t)n, "\ttimed %.3f us, candidate %d of %d (%d timed), heuristic first %.3f us",
+			p->best_us, p->algo_index, p->algo_count, p->ntimed, p->first_us);
+	if (n > (int)sizeof line - 2)
+		return; /* cannot happen with today's key and algo sizes; never write a cut line */
 	line[n++] = '\n';
 	int fd = open(g->algo_file, O_WRONLY | O_APPEND | O_CREAT, 0644); /* one write: lines never interleave */
 	if (fd >= 0) {
-		if (write(fd, line, (size_t)n) != n) { /* a lost line only costs a heuristic query next time */
+		if (write(fd, line, (size_t)n) != n) { /* a lost line only costs a heuristic query (or a tuning) next time */
 		}
 		close(fd);
 	}
@@ -662,6 +722,258 @@ static cublasStatus_t matmul(GemmCtx *g, const GemmPlan *p, const cublasLtMatmul
 {
 	return cublasLtMatmul(g->h, p->op, sc->pa, a->b, p->la, a->a, p->lb, sc->pb, sc->c, p->lc, a->d, p->ld, algo,
 		(void *)(uintptr_t)g->ws, g->ws_bytes, s);
+}
+
+/* Candidate i's cublasLtMatmulAlgoCheck and workspace need (*ws); CUBLAS_STATUS_SUCCESS when it may be launched. */
+static cublasStatus_t cand_check(GemmCtx *g, const GemmPlan *p, int i, size_t *ws)
+{
+	if (p->cand[i].state != CUBLAS_STATUS_SUCCESS)
+		return CUBLAS_STATUS_NOT_SUPPORTED;
+	cublasLtMatmulHeuristicResult_t chk;
+	memset(&chk, 0, sizeof chk);
+	cublasStatus_t st = cublasLtMatmulAlgoCheck(g->h, p->op, p->la, p->lb, p->lc, p->ld, &p->cand[i].algo, &chk);
+	if (st != CUBLAS_STATUS_SUCCESS)
+		return st;
+	*ws = chk.workspaceSize > p->cand[i].workspaceSize ? chk.workspaceSize : p->cand[i].workspaceSize;
+	return *ws > g->ws_bytes ? CUBLAS_STATUS_NOT_SUPPORTED : CUBLAS_STATUS_SUCCESS;
+}
+
+/* 1 when s is capturing into a graph, or when that cannot be asked (then never time) */
+static int stream_capturing(CUstream s)
+{
+	int status = TG_CU_STREAM_CAPTURE_STATUS_NONE;
+	return cu.cuStreamIsCapturing(s, &status) != 0 || status != TG_CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+static int cmp_float(const void *x, const void *y)
+{
+	float a = *(const float *)x, b = *(const float *)y;
+	return a < b ? -1 : a > b;
+}
+
+enum { TIME_NOLAUNCH = -1, TIME_CUDA = -2 };
+enum { TUNE_UNTIMED = 1 }; /* tune_plan: nothing could be timed (p unchanged) */
+
+/* Times algorithm algo of p on the (scratch) arguments t: one launch that loads
+ * its kernel, GEMM_TUNE_WARMUP warm-up launches (their mean is returned at once
+ * when above skip_us > 0), then the median of GEMM_TUNE_ITERS back-to-back
+ * launches between events ev[0..GEMM_TUNE_ITERS], in microseconds. TIME_NOLAUNCH
+ * when cuBLASLt refuses it (it returns before launching), TIME_CUDA (why set)
+ * when a CUDA call fails. */
+static double time_algo(GemmCtx *g, const GemmPlan *p, const cublasLtMatmulAlgo_t *algo, const GemmArgs *t,
+	const Scalars *sc, CUstream s, CUevent *ev, double skip_us, char *why, size_t whylen)
+{
+	cudaStream_t cs = (cudaStream_t)s;
+	float ms[GEMM_TUNE_ITERS];
+	CUresult r;
+	if (matmul(g, p, algo, t, sc, cs) != CUBLAS_STATUS_SUCCESS)
+		return TIME_NOLAUNCH;
+	if ((r = cu.cuEventRecord(ev[0], s)))
+		goto cuda;
+	for (int i = 0; i < GEMM_TUNE_WARMUP; i++)
+		if (matmul(g, p, algo, t, sc, cs) != CUBLAS_STATUS_SUCCESS)
+			return TIME_NOLAUNCH;
+	if ((r = cu.cuEventRecord(ev[1], s)) || (r = cu.cuEventSynchronize(ev[1])) ||
+		(r = cu.cuEventElapsedTime(&ms[0], ev[0], ev[1])))
+		goto cuda;
+	double warm_us = 1e3 * ms[0] / GEMM_TUNE_WARMUP;
+	if (skip_us > 0 && warm_us > skip_us)
+		return warm_us;
+	if ((r = cu.cuEventRecord(ev[0], s)))
+		goto cuda;
+	for (int i = 0; i < GEMM_TUNE_ITERS; i++) {
+		if (matmul(g, p, algo, t, sc, cs) != CUBLAS_STATUS_SUCCESS)
+			return TIME_NOLAUNCH;
+		if ((r = cu.cuEventRecord(ev[i + 1], s)))
+			goto cuda;
+	}
+	if ((r = cu.cuEventSynchronize(ev[GEMM_TUNE_ITERS])))
+		goto cuda;
+	for (int i = 0; i < GEMM_TUNE_ITERS; i++)
+		if ((r = cu.cuEventElapsedTime(&ms[i], ev[i], ev[i + 1])))
+			goto cuda;
+	qsort(ms, GEMM_TUNE_ITERS, sizeof ms[0], cmp_float);
+	return 1e3 * (ms[(GEMM_TUNE_ITERS - 1) / 2] + ms[GEMM_TUNE_ITERS / 2]) / 2;
+cuda:
+	gemm_fail(why, whylen, GEMM_ECUDA, "timing: %s", cudrv_errstr(r));
+	return TIME_CUDA;
+}
+
+/* Times every usable candidate of p on s (not capturing) with the caller's
+ * inputs but a scratch D and amax, so the caller's output is never written
+ * (a C the GEMM reads starts as a copy of the caller's D); the fastest becomes
+ * p's algorithm (p->chosen, p->timed). 0, or TUNE_UNTIMED with why when nothing
+ * could be timed (p unchanged). p's pointer attributes are set back to a before it
+ * returns; GEMM_ECUDA (err) if that fails, since the caller must not launch then. */
+static int tune_plan(GemmCtx *g, GemmPlan *p, const GemmArgs *a, const Scalars *sc, CUstream s, char *why,
+	size_t whylen, char *err, size_t errlen)
+{
+	const GemmDesc *d = &p->d;
+	size_t dbytes = (size_t)d->m * (size_t)d->n * (size_t)dt_size(d->d_dtype), dpad = (dbytes + 255) & ~(size_t)255;
+	CUdeviceptr scratch = 0;
+	CUevent ev[GEMM_TUNE_ITERS + 1];
+	int nev = 0, rc = TUNE_UNTIMED, best = -1, ntimed = 0;
+	double best_us = 0, first_us = 0;
+	size_t best_ws = 0;
+	CUresult r;
+	if ((r = cu.cuMemAlloc_v2(&scratch, dpad + 256))) {
+		scratch = 0;
+		gemm_fail(why, whylen, TUNE_UNTIMED, "no scratch D of %zu bytes: %s", dpad + 256, cudrv_errstr(r));
+		goto out;
+	}
+	for (; nev <= GEMM_TUNE_ITERS; nev++)
+		if ((r = cu.cuEventCreate(&ev[nev], 0))) {
+			gemm_fail(why, whylen, TUNE_UNTIMED, "cuEventCreate: %s", cudrv_errstr(r));
+			goto out;
+		}
+	GemmArgs t = *a;
+	t.d = (void *)(uintptr_t)scratch;
+	if (p->want_amax)
+		t.d_amax = (float *)(uintptr_t)(scratch + dpad);
+	Scalars ts = *sc;
+	if (sc->c) {
+		ts.c = t.d;
+		if ((r = cu.cuMemcpyDtoDAsync_v2(scratch, (CUdeviceptr)(uintptr_t)a->d, dbytes, s))) {
+			gemm_fail(why, whylen, TUNE_UNTIMED, "copying D to the scratch C: %s", cudrv_errstr(r));
+			goto out;
+		}
+	}
+	if (set_pointers(p, &t, why, whylen))
+		goto out;
+	for (int i = 0; i < p->algo_count; i++) {
+		size_t ws = 0;
+		if (cand_check(g, p, i, &ws) != CUBLAS_STATUS_SUCCESS)
+			continue;
+		double us = time_algo(g, p, &p->cand[i].algo, &t, &ts, s, ev, best >= 0 ? GEMM_TUNE_SKIP * best_us : 0, why,
+			whylen);
+		if (us == TIME_CUDA)
+			goto out;
+		if (us < 0)
+			continue;
+		if (best < 0)
+			first_us = us; /* the first usable candidate: what an untimed choice takes */
+		ntimed++;
+		if (best < 0 || us < best_us) {
+			best = i;
+			best_us = us;
+			best_ws = ws;
+		}
+	}
+	if (best < 0) {
+		gemm_fail(why, whylen, TUNE_UNTIMED, "none of %d candidates launched", p->algo_count);
+		goto out;
+	}
+	p->algo = p->cand[best].algo;
+	p->ws = best_ws;
+	p->algo_index = best;
+	p->chosen = p->timed = 1;
+	p->ntimed = ntimed;
+	p->best_us = best_us;
+	p->first_us = first_us;
+	rc = 0;
+out:
+	if (scratch) {
+		cu.cuStreamSynchronize(s); /* the timing launches are done with the scratch */
+		cu.cuMemFree_v2(scratch);
+	}
+	for (int i = 0; i < nev; i++)
+		cu.cuEventDestroy_v2(ev[i]);
+	if (set_pointers(p, a, err, errlen))
+		return GEMM_ECUDA;
+	return rc;
+}
+
+/* The first candidate that checks and launches (the untimed choice): the
+ * caller's GEMM runs with it. CUBLAS_STATUS_SUCCESS, or the last refusal. */
+static cublasStatus_t first_usable(GemmCtx *g, GemmPlan *p, const GemmArgs *a, const Scalars *sc, CUstream s)
+{
+	cublasStatus_t last = CUBLAS_STATUS_NOT_SUPPORTED;
+	for (int i = 0; i < p->algo_count; i++) {
+		size_t ws = 0;
+		if ((last = cand_check(g, p, i, &ws)) != CUBLAS_STATUS_SUCCESS)
+			continue;
+		/* a failing cublasLtMatmul returns before launching, so trying the next one is safe */
+		last = matmul(g, p, &p->cand[i].algo, a, sc, (cudaStream_t)s);
+		if (last == CUBLAS_STATUS_SUCCESS) {
+			p->algo = p->cand[i].algo;
+			p->ws = ws;
+			p->algo_index = i;
+			p->chosen = 1;
+			return last;
+		}
+	}
+	return last;
+}
+
+/* One cublasLtMatmul of the caller's GEMM with p's chosen algorithm. */
+static int run_chosen(GemmCtx *g, const GemmPlan *p, const GemmArgs *a, const Scalars *sc, CUstream s, char *err,
+	size_t errlen)
+{
+	cublasStatus_t st = matmul(g, p, &p->algo, a, sc, (cudaStream_t)s);
+	if (st != CUBLAS_STATUS_SUCCESS)
+		return gemm_fail(err, errlen, GEMM_ECUDA, "gemm: cublasLtMatmul failed: %s (M=%d N=%d K=%d)", lt_str(st),
+			p->d.m, p->d.n, p->d.k);
+	return GEMM_OK;
+}
+
+/* The first run of plan p, or the first outside capture after an untimed
+ * choice made while capturing: a recorded choice from the disk (a timed one;
+ * an untimed one only with tuning off), else the timed winner (tuning on, not
+ * capturing; recorded), else the first usable candidate (recorded only with
+ * tuning off). Runs the caller's GEMM once with the result. */
+static int first_run(GemmCtx *g, GemmPlan *p, const GemmArgs *a, const Scalars *sc, CUstream s, char *err,
+	size_t errlen)
+{
+	const GemmDesc *d = &p->d;
+	char key[512];
+	algo_key(g, p, key, sizeof key);
+	if (!p->chosen) {
+		cublasLtMatmulAlgo_t saved;
+		double us = 0;
+		int kind = algo_load(g, key, &saved, &us);
+		if (kind == ALGO_TIMED || (kind == ALGO_UNTIMED && !g->tune)) {
+			cublasLtMatmulHeuristicResult_t chk;
+			memset(&chk, 0, sizeof chk);
+			if (cublasLtMatmulAlgoCheck(g->h, p->op, p->la, p->lb, p->lc, p->ld, &saved, &chk) == CUBLAS_STATUS_SUCCESS &&
+				chk.workspaceSize <= g->ws_bytes && matmul(g, p, &saved, a, sc, (cudaStream_t)s) == CUBLAS_STATUS_SUCCESS) {
+				p->algo = saved;
+				p->ws = chk.workspaceSize;
+				p->algo_index = -2; /* from the disk */
+				p->chosen = 1;
+				p->timed = kind == ALGO_TIMED;
+				p->best_us = us;
+				return GEMM_OK;
+			}
+		}
+	}
+	p->tune_pending = 0;
+	if (!g->tune) {
+		snprintf(p->note, sizeof p->note, "tuning off");
+	} else if (stream_capturing(s)) {
+		snprintf(p->note, sizeof p->note, "stream capturing; timed at the next call outside capture");
+		p->tune_pending = 1;
+	} else {
+		char why[128] = "";
+		int rc = tune_plan(g, p, a, sc, s, why, sizeof why, err, errlen);
+		if (rc == 0) {
+			algo_store(g, key, p);
+			return run_chosen(g, p, a, sc, s, err, errlen);
+		}
+		if (rc != TUNE_UNTIMED)
+			return rc;
+		snprintf(p->note, sizeof p->note, "not timed: %s", why); /* not recorded: a later process tries again */
+	}
+	if (p->chosen)
+		return run_chosen(g, p, a, sc, s, err, errlen);
+	cublasStatus_t last = first_usable(g, p, a, sc, s);
+	if (!p->chosen)
+		return gemm_fail(err, errlen, GEMM_ENOALGO,
+			"gemm: none of %d cuBLASLt candidates ran for M=%d N=%d K=%d A=%s B=%s D=%s scale=%s (last: %s)",
+			p->algo_count, d->m, d->n, d->k, dt_name(d->a_dtype), dt_name(d->b_dtype), dt_name(d->d_dtype),
+			mode_name(d->scale_mode), lt_str(last));
+	if (!g->tune)
+		algo_store(g, key, p);
+	return GEMM_OK;
 }
 
 int gemm_run(GemmCtx *g, const GemmDesc *d, const GemmArgs *a, CUstream stream, char *err, size_t errlen)
@@ -709,58 +1021,10 @@ int gemm_run(GemmCtx *g, const GemmDesc *d, const GemmArgs *a, CUstream stream, 
 		g->nplans++;
 	}
 
-	cudaStream_t s = (cudaStream_t)stream;
-	if (p->chosen) {
-		cublasStatus_t st = matmul(g, p, &p->algo, a, &sc, s);
-		if (st != CUBLAS_STATUS_SUCCESS)
-			rc = gemm_fail(err, errlen, GEMM_ECUDA, "gemm: cublasLtMatmul failed: %s (M=%d N=%d K=%d)", lt_str(st),
-				d->m, d->n, d->k);
-		goto relink;
-	}
-	/* first run of this plan: the algorithm chosen earlier (disk), else the first
-	 * heuristic candidate that checks and launches, which is then recorded */
-	char key[512];
-	algo_key(g, p, key, sizeof key);
-	cublasLtMatmulAlgo_t saved;
-	if (algo_load(g, key, &saved)) {
-		cublasLtMatmulHeuristicResult_t chk;
-		memset(&chk, 0, sizeof chk);
-		if (cublasLtMatmulAlgoCheck(g->h, p->op, p->la, p->lb, p->lc, p->ld, &saved, &chk) == CUBLAS_STATUS_SUCCESS &&
-			chk.workspaceSize <= g->ws_bytes && matmul(g, p, &saved, a, &sc, s) == CUBLAS_STATUS_SUCCESS) {
-			p->algo = saved;
-			p->ws = chk.workspaceSize;
-			p->algo_index = -2; /* from the disk */
-			p->chosen = 1;
-			goto relink;
-		}
-	}
-	cublasStatus_t last = CUBLAS_STATUS_NOT_SUPPORTED;
-	for (int i = 0; i < p->algo_count; i++) {
-		cublasLtMatmulHeuristicResult_t chk;
-		memset(&chk, 0, sizeof chk);
-		if (p->cand[i].state != CUBLAS_STATUS_SUCCESS) continue;
-		last = cublasLtMatmulAlgoCheck(g->h, p->op, p->la, p->lb, p->lc, p->ld, &p->cand[i].algo, &chk);
-		if (last != CUBLAS_STATUS_SUCCESS) continue;
-		size_t ws = chk.workspaceSize > p->cand[i].workspaceSize ? chk.workspaceSize : p->cand[i].workspaceSize;
-		if (ws > g->ws_bytes) {
-			last = CUBLAS_STATUS_NOT_SUPPORTED;
-			continue;
-		}
-		/* a failing cublasLtMatmul returns before launching, so trying the next one is safe */
-		last = matmul(g, p, &p->cand[i].algo, a, &sc, s);
-		if (last == CUBLAS_STATUS_SUCCESS) {
-			p->algo = p->cand[i].algo;
-			p->ws = ws;
-			p->algo_index = i;
-			p->chosen = 1;
-			algo_store(g, key, &p->algo);
-			break;
-		}
-	}
-	if (!p->chosen)
-		rc = gemm_fail(err, errlen, GEMM_ENOALGO, "gemm: none of %d cuBLASLt candidates ran for M=%d N=%d K=%d A=%s B=%s D=%s scale=%s (last: %s)",
-			p->algo_count, d->m, d->n, d->k, dt_name(d->a_dtype), dt_name(d->b_dtype), dt_name(d->d_dtype),
-			mode_name(d->scale_mode), lt_str(last));
+	if (p->chosen && !(p->tune_pending && g->tune && !stream_capturing(stream)))
+		rc = run_chosen(g, p, a, &sc, stream, err, errlen);
+	else
+		rc = first_run(g, p, a, &sc, stream, err, errlen);
 relink:
 	p->next = g->plans;
 	g->plans = p;

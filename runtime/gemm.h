@@ -47,6 +47,24 @@
  *       C = D: *beta_ptr must be 0 unless accumulate (cuBLASLt skips C when the
  *       beta it reads is 0).
  *
+ * Algorithm choice (tuning): the first gemm_run of a configuration (the plan key:
+ * GemmDesc, amax wanted, device alpha/beta, pointer alignment) asks cuBLASLt's
+ * heuristic for up to 32 candidates. With tuning on (default), it times each
+ * one that passes cublasLtMatmulAlgoCheck on the call's own inputs (a few
+ * warm-up launches, then the median of 10, CUDA events) writing a scratch D
+ * and a scratch amax it allocates and frees, so the caller's D and d_amax are
+ * only written by the one real GEMM that follows, with the fastest candidate.
+ * That first call therefore allocates, synchronizes the stream and takes
+ * roughly 30 x (1 + 3 + 10) GEMM times. A configuration seen first while the
+ * stream is capturing a graph is never timed there: the heuristic's first usable
+ * candidate is captured, and the timing happens at the configuration's next
+ * call outside capture. With an algo file (gemm_ctx_set_algo_file) the winner
+ * and its median are recorded and later processes reuse it without timing.
+ * Tuning is off by default until it has run on a GPU (TEGEN_GEMM_TUNE=1 or
+ * gemm_ctx_set_tuning(g, 1) turns it on). Off: the heuristic's
+ * first usable candidate, untimed, as before. A later process with tuning on
+ * re-times configurations that only have an untimed record.
+ *
  * Threading: a GemmCtx owns one cuBLASLt handle and one workspace; gemm_run locks
  * it, so calls are safe from several threads, but calls on different streams
  * share the workspace: use one GemmCtx per concurrently running stream.
@@ -99,8 +117,11 @@ typedef struct GemmCtx GemmCtx;
 
 /* gemm_ctx_create makes a cuBLASLt handle and a workspace (0 bytes: 32 MiB) in the current CUDA context; NULL + err on failure. */
 GemmCtx *gemm_ctx_create(size_t workspace_bytes, char *err, size_t errlen);
-/* gemm_ctx_set_algo_file records each configuration's chosen algorithm in path and reuses it in later processes ("" or NULL: memory only). */
+/* gemm_ctx_set_algo_file records each configuration's chosen algorithm (timed: with its median) in path and reuses it in later processes ("" or NULL: memory only). */
 void gemm_ctx_set_algo_file(GemmCtx *g, const char *path);
+/* gemm_ctx_set_tuning turns the timing of candidates on a configuration's first use on or off (default off
+ * until it has run on a GPU; TEGEN_GEMM_TUNE=1 at gemm_ctx_create: on). */
+void gemm_ctx_set_tuning(GemmCtx *g, int on);
 /* gemm_ctx_destroy frees the cached plans, the workspace and the handle (NULL is fine). */
 void gemm_ctx_destroy(GemmCtx *g);
 /* gemm_run validates, finds (once per configuration, then cached) an algorithm and enqueues the GEMM on stream; GEMM_OK or a GEMM_E* code with a message in err. */
@@ -111,7 +132,7 @@ int gemm_check(const GemmCtx *g, const GemmDesc *d, char *err, size_t errlen);
 int gemm_ctx_cached(const GemmCtx *g);
 /* gemm_ctx_arch returns the GPU's compute capability as major*10+minor (e.g. 90). */
 int gemm_ctx_arch(const GemmCtx *g);
-/* gemm_describe writes a short human description of the cached plan for d ("algo 3 of 8, ws 1048576"); returns 0, or -1 if none cached. */
+/* gemm_describe writes a short human description of the cached plan for d (how its algorithm was chosen: "timed: candidate 3 of 16, ...", "recorded choice (disk, ...)" or "candidate 0 of 16, untimed (why)"; algo id, tile, workspace); returns 0, or -1 if none cached. */
 int gemm_describe(GemmCtx *g, const GemmDesc *d, char *buf, size_t len);
 /* gemm_fail formats a message into err[errlen] (skipped when err is NULL or errlen 0) and returns code; bench.c uses it too. */
 int gemm_fail(char *err, size_t errlen, int code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));

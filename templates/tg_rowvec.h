@@ -167,18 +167,10 @@ __device__ __forceinline__ void tg_store_fp8(void *p, long long i, const float (
 
 __device__ __forceinline__ float tg_absmax(float m, float v) { return fmaxf(m, fabsf(v)); } // NaN ignored
 
-// Reduce over groups of G consecutive lanes (G a power of two <= 32).
-template <int G>
-__device__ __forceinline__ float tg_group_sum(float v)
-{
-#pragma unroll
-	for (int o = G / 2; o > 0; o >>= 1)
-		v += __shfl_xor_sync(0xFFFFFFFFu, v, o);
-	return v;
-}
-// The same sum in double (norm statistics for FP32/FP16 outputs).
-template <int G>
-__device__ __forceinline__ double tg_group_sum(double v)
+// Reduce over groups of G consecutive lanes (G a power of two <= 32); T float, or
+// double (norm statistics for FP32/FP16 outputs).
+template <int G, typename T>
+__device__ __forceinline__ T tg_group_sum(T v)
 {
 #pragma unroll
 	for (int o = G / 2; o > 0; o >>= 1)

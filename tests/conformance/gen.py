@@ -21,7 +21,22 @@ and the GPU half skips it.
   --gpu   per case: tegen run SPEC --tokens T --check --iters 2 (needs a GPU)
 
 Prints `ok CASE`, `FAIL CASE: why` or `skip CASE: why` per case, then the op x
-recipe matrix (passed/failed). Python 3 standard library only.
+recipe matrix (passed/failed); exits 1 if a case failed. Python 3 standard
+library only. From the repo root, after `ninja`:
+
+  python3 tests/conformance/gen.py --all                  # the full matrix's size
+  python3 tests/conformance/gen.py --sample 64 --cpu      # what tests/run.sh runs
+  python3 tests/conformance/gen.py --sample 200 --out DIR # write specs + cases.tsv only
+  python3 tests/conformance/gen.py --gpu --sample 300 --jobs 8 --time-limit 270
+  python3 tests/conformance/gen.py --gpu --sample 40 --sanitizer memcheck
+  python3 tests/conformance/gen.py --cpu --sample 50 --filter 'w(1000|4098|4100)[.x]'
+
+A sample is stratified over the op x recipe cells; with --gpu it draws only
+cases that check accepts and that target sm_90a+sm_100a (the others are the
+CPU half's business), so --gpu --sample N runs N cases. --filter narrows a
+sample (it draws on until N cases match). Case names spell the case: op,
+its variant and dtypes, recipe, format, layout (or unquantized output dtype),
+wWIDTH[xN], tTOKENS, targets.
 """
 import argparse
 import concurrent.futures
@@ -520,6 +535,8 @@ def main():
     ap.add_argument("--tegen", default=os.path.join(ROOT, "build", "tegen"))
     ap.add_argument("--cache-dir", help="kernel cache for build/run (default: a fresh one under the output dir)")
     a = ap.parse_args()
+    if a.cpu and a.gpu:
+        ap.error("--cpu and --gpu are separate runs")
 
     space = Space()
     if a.all:
@@ -577,7 +594,8 @@ def main():
             print("%s %s%s" % (c["status"], c["name"], (": " + why) if why and c["status"] != "ok" else
                                (" (%s)" % why if why else "")), flush=True)
     summary(cases)
-    print("conformance: %s half, %.0f s, %d jobs, specs in %s" % ("GPU" if a.gpu else "CPU", time.time() - t0, jobs, out))
+    print("conformance: %s half, %.0f s, %d jobs, specs %s" % ("GPU" if a.gpu else "CPU", time.time() - t0, jobs,
+                                                                 "in " + out if a.out else "removed (give --out DIR)"))
     if not a.out:
         shutil.rmtree(out, ignore_errors=True)
     return 1 if any(c["status"] == "FAIL" for c in cases) else 0

@@ -14,9 +14,18 @@
  *     NVFP4 (E2M1 x E2M1, swizzled E4M3 block scales, alpha and beta from
  *     device pointers) natively on sm_100+; below sm_100 it checks that
  *     gemm_run returns GEMM_ENOTSUP and reports "skip", never "ok";
+ *     The correctness cases run with algorithm timing on (gemm_ctx_set_tuning),
+ *     and the accumulate cases would fail had the timing runs written the
+ *     caller's D. Then the tuning itself: first use timed; first use inside a
+ *     stream capture untimed (graph result checked) and timed at the next call
+ *     outside; tuning off; the algo file (an untimed record re-timed, a timed
+ *     one reused with tuning on and off, line counts checked);
  *  2. times Llama-3 8B shapes at 8192 tokens in BF16, FP8 (BF16 out), FP8 with
  *     E4M3 out + amax, and FP8 block scaling; median of 20 runs with CUDA events,
- *     operands rotated among several buffers so they do not sit in L2.
+ *     operands rotated among several buffers so they do not sit in L2. Each
+ *     GEMM is timed twice in the same run on the same buffers: with the
+ *     heuristic's first candidate (a context with tuning off) and with the
+ *     timed winner (tuning on); a second table puts them side by side.
  * Each check prints "ok NAME ..." or "FAIL NAME: detail"; exit status 1 on any
  * FAIL. A combination cuBLASLt does not offer on this GPU prints "skip NAME: ..."
  * where the wrapper's contract allows that (GELU epilogue, odd shapes).
@@ -37,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cudrv.h"
 #include "gemm.h"
@@ -682,6 +692,178 @@ static void nvfp4_gpu(GemmCtx *g, CUstream s)
 		nvfp4_case(g, s, &cases[i]);
 }
 
+/* ---------- algorithm tuning ---------- */
+
+/* One BF16 x BF16 -> FP32 GEMM with accumulate (beta 1, C random), M=64 N=128
+ * K=256 unless shape_salt changes N, run directly or captured into a graph
+ * (then launched once). Accumulate makes the check strict: had the timing runs
+ * written the caller's D, D would hold C + many products, not C + one. Returns
+ * the relative error (INFINITY on failure, with err) and the plan description. */
+static double tune_gemm(GemmCtx *g, CUstream s, int shape_salt, int capture, char *plan, size_t planlen, char *err,
+	size_t errlen)
+{
+	int M = 64, N = 128 + 16 * shape_salt, K = 256;
+	Operand A = make_operand(M, K, DT_BF16, GEMM_SCALE_NONE, 0, 1, 0);
+	Operand B = make_operand(N, K, DT_BF16, GEMM_SCALE_NONE, 0, 1, 0);
+	size_t nd = (size_t)M * N;
+	float *c = malloc(nd * sizeof *c), *hd = malloc(nd * sizeof *hd);
+	for (size_t j = 0; j < nd; j++) c[j] = rng_uniform() * 4.0f;
+	CUdeviceptr D = dalloc(nd * 4);
+	h2d(D, c, nd * 4);
+	GemmDesc d = {.m = M, .n = N, .k = K, .a_dtype = DT_BF16, .b_dtype = DT_BF16, .d_dtype = DT_F32, .accumulate = 1};
+	GemmArgs a = {.a = P(A.data), .b = P(B.data), .d = P(D), .alpha = 1, .beta = 1};
+	double rel = INFINITY;
+	int rc;
+	plan[0] = 0;
+	if (capture) {
+		void *graph = NULL, *exec = NULL;
+		CK(cu.cuStreamBeginCapture_v2(s, 0 /* CU_STREAM_CAPTURE_MODE_GLOBAL: unsafe calls fail */));
+		rc = gemm_run(g, &d, &a, s, err, errlen);
+		CUresult r = cu.cuStreamEndCapture(s, &graph);
+		if (!rc && r) {
+			snprintf(err, errlen, "cuStreamEndCapture: %s (an unsafe call during capture?)", cudrv_errstr(r));
+			rc = -100;
+		}
+		if (!rc && (r = cu.cuGraphInstantiateWithFlags(&exec, graph, 0))) {
+			snprintf(err, errlen, "cuGraphInstantiateWithFlags: %s", cudrv_errstr(r));
+			rc = -100;
+		}
+		if (!rc && (r = cu.cuGraphLaunch(exec, s))) {
+			snprintf(err, errlen, "cuGraphLaunch: %s", cudrv_errstr(r));
+			rc = -100;
+		}
+		if (!rc && (r = cu.cuStreamSynchronize(s))) {
+			snprintf(err, errlen, "graph run: %s", cudrv_errstr(r));
+			rc = -100;
+		}
+		if (exec) cu.cuGraphExecDestroy(exec);
+		if (graph) cu.cuGraphDestroy(graph);
+	} else {
+		rc = gemm_run(g, &d, &a, s, err, errlen);
+		CUresult r = rc ? 0 : cu.cuStreamSynchronize(s);
+		if (r) {
+			snprintf(err, errlen, "stream sync: %s", cudrv_errstr(r));
+			rc = -100;
+		}
+	}
+	if (!rc) {
+		d2h(hd, D, nd * 4);
+		double num = 0, den = 0;
+		for (int i = 0; i < M; i++)
+			for (int j = 0; j < N; j++) {
+				double acc = c[(size_t)i * N + j];
+				for (int k = 0; k < K; k++) acc += (double)A.deq[(size_t)i * K + k] * B.deq[(size_t)j * K + k];
+				double e = hd[(size_t)i * N + j] - acc;
+				num += e * e;
+				den += acc * acc;
+			}
+		rel = sqrt(num / den);
+		if (isnan(rel)) rel = INFINITY;
+		gemm_describe(g, &d, plan, planlen);
+	}
+	free_operand(&A);
+	free_operand(&B);
+	cu.cuMemFree_v2(D);
+	free(c);
+	free(hd);
+	return rel;
+}
+
+/* ok when the GEMM was right and its plan description contains want */
+static void tune_expect(const char *name, double rel, const char *plan, const char *want, const char *err)
+{
+	char msg[900];
+	snprintf(msg, sizeof msg, "rel_fro=%.3e (tol 1e-5) [%s]%s%s", rel, plan, isinf(rel) ? " error: " : "",
+		isinf(rel) ? err : "");
+	if (rel <= 1e-5 && strstr(plan, want)) ok(name, msg);
+	else {
+		char m2[1000];
+		snprintf(m2, sizeof m2, "%s; wanted the plan to say \"%s\"", msg, want);
+		bad(name, m2);
+	}
+}
+
+/* lines of path, and how many carry a timing ("\ttimed ") */
+static int file_lines(const char *path, int *timed)
+{
+	FILE *f = fopen(path, "r");
+	char line[2048];
+	int n = 0;
+	*timed = 0;
+	while (f && fgets(line, sizeof line, f)) {
+		n++;
+		if (strstr(line, "\ttimed ")) (*timed)++;
+	}
+	if (f) fclose(f);
+	return n;
+}
+
+/* Timing on first use: never while capturing (the graph gets the heuristic's
+ * first candidate; the next call outside capture times), never into the
+ * caller's D, recorded with its median, reused from the disk, off on request. */
+static void tuning_checks(void)
+{
+	char err[512] = "", plan[400], msg[600];
+	CUstream s;
+	CK(cu.cuStreamCreate(&s, 1 /* non-blocking: capturable */));
+	GemmCtx *g = gemm_ctx_create(0, err, sizeof err);
+	if (!g) {
+		bad("tuning: gemm_ctx_create", err);
+		return;
+	}
+	gemm_ctx_set_tuning(g, 1);
+	double rel = tune_gemm(g, s, 0, 0, plan, sizeof plan, err, sizeof err);
+	tune_expect("tuning: first use is timed, caller's D (accumulate) untouched by the timing", rel, plan, "timed: candidate", err);
+	rel = tune_gemm(g, s, 1, 1, plan, sizeof plan, err, sizeof err);
+	tune_expect("tuning: first use while capturing is untimed, graph result right", rel, plan,
+		"untimed (stream capturing; timed at the next call outside capture)", err);
+	rel = tune_gemm(g, s, 1, 0, plan, sizeof plan, err, sizeof err);
+	tune_expect("tuning: same configuration outside capture is timed then", rel, plan, "timed: candidate", err);
+	gemm_ctx_set_tuning(g, 0);
+	rel = tune_gemm(g, s, 2, 0, plan, sizeof plan, err, sizeof err);
+	tune_expect("tuning: gemm_ctx_set_tuning(g, 0) takes the first candidate", rel, plan, "untimed (tuning off)", err);
+	gemm_ctx_destroy(g);
+
+	/* the algo file: untimed line (tuning off), then timed (on), reused by both */
+	char path[] = "/tmp/tegen-gemm-tune-XXXXXX";
+	int fd = mkstemp(path);
+	if (fd < 0) {
+		bad("tuning: algo file", "mkstemp failed");
+		cu.cuStreamDestroy_v2(s);
+		return;
+	}
+	close(fd);
+	struct { int tune; const char *name, *want; int lines, timed; } steps[] = {
+		{0, "tuning: algo file, tuning off records an untimed line", "untimed (tuning off)", 1, 0},
+		{1, "tuning: algo file, tuning on re-times an untimed record and records the winner", "timed: candidate", 2, 1},
+		{1, "tuning: algo file, a timed record is reused without timing", "recorded choice (disk, timed", 2, 1},
+		{0, "tuning: algo file, tuning off also reuses the timed record", "recorded choice (disk, timed", 2, 1},
+	};
+	for (int i = 0; i < (int)(sizeof steps / sizeof steps[0]); i++) {
+		GemmCtx *h = gemm_ctx_create(0, err, sizeof err);
+		if (!h) {
+			bad(steps[i].name, err);
+			break;
+		}
+		gemm_ctx_set_algo_file(h, path);
+		gemm_ctx_set_tuning(h, steps[i].tune);
+		rel = tune_gemm(h, s, 3, 0, plan, sizeof plan, err, sizeof err);
+		gemm_ctx_destroy(h);
+		int timed, lines = file_lines(path, &timed);
+		char pl[500];
+		snprintf(pl, sizeof pl, "%s; file %d lines, %d timed", plan, lines, timed);
+		if (lines != steps[i].lines || timed != steps[i].timed) {
+			snprintf(msg, sizeof msg, "file has %d lines (%d timed), want %d (%d timed) [%s]", lines, timed,
+				steps[i].lines, steps[i].timed, plan);
+			bad(steps[i].name, msg);
+		} else {
+			tune_expect(steps[i].name, rel, pl, steps[i].want, err);
+		}
+	}
+	unlink(path);
+	cu.cuStreamDestroy_v2(s);
+}
+
 /* ---------- benchmark ---------- */
 
 typedef struct Shape { int m, k, n; const char *what; double ref_fp8; } Shape;
@@ -707,18 +889,53 @@ static int cmp_float(const void *x, const void *y)
 enum { BM_BF16, BM_FP8, BM_FP8OUT, BM_BLOCK, BM_N };
 static const char *bm_name[BM_N] = {"bf16", "fp8 tensor->bf16", "fp8 tensor->e4m3+amax", "fp8 block->bf16"};
 
-static void bench(GemmCtx *g, CUstream s)
+enum { BENCH_WARM = 5, BENCH_ITERS = 20 };
+
+/* Median ms of BENCH_ITERS back-to-back gemm_runs after BENCH_WARM warm-up runs
+ * (a tuning context times its candidates in the first), operands rotated over
+ * nrot sets; GEMM_OK or gemm_run's code with err. */
+static int bench_time(GemmCtx *g, const GemmDesc *d, GemmArgs a, const CUdeviceptr *A, const CUdeviceptr *B, int nrot,
+	CUstream s, CUevent *ev, float *ms, double *med, char *err, size_t errlen)
+{
+	int rc = 0;
+	for (int i = 0; i < BENCH_WARM + BENCH_ITERS && !rc; i++) {
+		int r = i % nrot;
+		a.a = P(A[r]);
+		a.b = P(B[r]);
+		if (i >= BENCH_WARM) CK(cu.cuEventRecord(ev[i - BENCH_WARM], s));
+		rc = gemm_run(g, d, &a, s, err, errlen);
+		if (!rc && i == BENCH_WARM + BENCH_ITERS - 1) CK(cu.cuEventRecord(ev[BENCH_ITERS], s));
+	}
+	if (rc) {
+		cu.cuStreamSynchronize(s);
+		return rc;
+	}
+	CUresult r = cu.cuEventSynchronize(ev[BENCH_ITERS]);
+	if (r) {
+		printf("FAIL bench: %s\n", cudrv_errstr(r));
+		exit(1);
+	}
+	for (int i = 0; i < BENCH_ITERS; i++) CK(cu.cuEventElapsedTime(&ms[i], ev[i], ev[i + 1]));
+	qsort(ms, BENCH_ITERS, sizeof ms[0], cmp_float);
+	*med = (ms[BENCH_ITERS / 2 - 1] + ms[BENCH_ITERS / 2]) / 2;
+	return GEMM_OK;
+}
+
+/* Each shape and mode is timed twice in the same run on the same buffers:
+ * with gfirst (tuning off: the heuristic's first candidate, tegen's old choice)
+ * and with g (tuning on: the timed winner, the runtime's default). */
+static void bench(GemmCtx *g, GemmCtx *gfirst, CUstream s)
 {
 	static const Shape shapes[] = {
 		{8192, 4096, 6144, "QKV fprop", 1096},
+		{8192, 4096, 4096, "attn-out fprop", 0},
 		{8192, 4096, 28672, "MLP up fprop", 1173},
 		{8192, 14336, 4096, "MLP down fprop", 1265},
 		{8192, 4096, 14336, "MLP down dgrad", 0},
-		{4096, 8192, 14336, "wgrad-ish", 0},
+		{4096, 8192, 14336, "MLP down wgrad", 0},
 		{8192, 8192, 8192, "square", 1286},
 	};
 	const int nshape = (int)(sizeof shapes / sizeof shapes[0]);
-	const int warm = 5, iters = 20;
 	/* random pools: valid bf16 in +-[2^-7, 2), valid e4m3 in +-[2^-3, 8) (no NaN codes) */
 	size_t pool_n = (size_t)64 << 20;
 	unsigned char *p16 = malloc(pool_n), *p8 = malloc(pool_n);
@@ -729,15 +946,16 @@ static void bench(GemmCtx *g, CUstream s)
 		p8[j] = (uint8_t)(((r >> 20) & 0x80) | ((4 + (r >> 24) % 6) << 3) | ((r >> 32) & 7));
 		p8[j + 1] = (uint8_t)(((r >> 40) & 0x80) | ((4 + (r >> 44) % 6) << 3) | ((r >> 52) & 7));
 	}
-	double tab[16][BM_N];
-	char tabmsg[16][BM_N][16];
-	CUevent ev[32];
-	for (int i = 0; i <= iters; i++) CK(cu.cuEventCreate(&ev[i], 0));
+	double tab[16][BM_N], first[16][BM_N];
+	char tabmsg[16][BM_N][16], tuned[16][BM_N][160];
+	CUevent ev[BENCH_ITERS + 1];
+	for (int i = 0; i <= BENCH_ITERS; i++) CK(cu.cuEventCreate(&ev[i], 0));
 	double t0 = now_s();
 	for (int si = 0; si < nshape; si++) {
 		const Shape *sh = &shapes[si];
 		for (int mode = 0; mode < BM_N; mode++) {
-			tab[si][mode] = NAN;
+			tab[si][mode] = first[si][mode] = NAN;
+			tuned[si][mode][0] = 0;
 			snprintf(tabmsg[si][mode], sizeof tabmsg[0][0], "-");
 			int M = sh->m, N = sh->n, K = sh->k;
 			int es = mode == BM_BF16 ? 2 : 1;
@@ -783,46 +1001,39 @@ static void bench(GemmCtx *g, CUstream s)
 				a.d_scale = P(dsc);
 				a.d_amax = P(am);
 			}
-			char err[512];
-			int rc = 0;
-			for (int i = 0; i < warm + iters && !rc; i++) {
-				int r = i % nrot;
-				a.a = P(A[r]);
-				a.b = P(B[r]);
-				if (i >= warm) CK(cu.cuEventRecord(ev[i - warm], s));
-				rc = gemm_run(g, &d, &a, s, err, sizeof err);
-				if (!rc && i == warm + iters - 1) CK(cu.cuEventRecord(ev[iters], s));
-			}
-			char name[128];
+			char err[512], name[128];
+			float ms[BENCH_ITERS], ms0[BENCH_ITERS];
+			double med = 0, med0 = 0;
 			snprintf(name, sizeof name, "bench %dx%dx%d %s", M, K, N, bm_name[mode]);
+			int rc = bench_time(gfirst, &d, a, A, B, nrot, s, ev, ms0, &med0, err, sizeof err);
+			if (!rc) rc = bench_time(g, &d, a, A, B, nrot, s, ev, ms, &med, err, sizeof err);
 			if (rc) {
-				cu.cuStreamSynchronize(s);
 				if (rc == GEMM_ENOTSUP || rc == GEMM_ENOALGO) {
 					printf("skip %s: %s\n", name, err);
 					snprintf(tabmsg[si][mode], sizeof tabmsg[0][0], "n/a");
 				} else {
-					char m2[700];
-					snprintf(m2, sizeof m2, "%s", err);
-					bad(name, m2);
+					bad(name, err);
 					snprintf(tabmsg[si][mode], sizeof tabmsg[0][0], "FAIL");
 				}
 			} else {
-				CUresult r = cu.cuEventSynchronize(ev[iters]);
-				if (r) {
-					printf("FAIL %s: %s\n", name, cudrv_errstr(r));
-					exit(1);
-				}
-				float ms[32];
-				for (int i = 0; i < iters; i++) CK(cu.cuEventElapsedTime(&ms[i], ev[i], ev[i + 1]));
-				qsort(ms, iters, sizeof ms[0], cmp_float);
-				double med = (ms[iters / 2 - 1] + ms[iters / 2]) / 2;
-				double tf = 2.0 * M * N * K / (med * 1e-3) / 1e12;
+				double tf = 2.0 * M * N * K / (med * 1e-3) / 1e12, tf0 = 2.0 * M * N * K / (med0 * 1e-3) / 1e12;
 				tab[si][mode] = med;
+				first[si][mode] = med0;
 				snprintf(tabmsg[si][mode], sizeof tabmsg[0][0], "%.0f", tf);
-				char plan[160] = "";
+				char plan[400] = "", plan0[400] = "";
 				gemm_describe(g, &d, plan, sizeof plan);
-				printf("ok %s  median %.3f ms (min %.3f, max %.3f) %.0f TFLOP/s, %d rotating buffer sets [%s]\n", name,
-					med, ms[0], ms[iters - 1], tf, nrot, plan);
+				gemm_describe(gfirst, &d, plan0, sizeof plan0);
+				int wi = 0, wn = 0, wt = 0;
+				double wus = 0, fus = 0;
+				if (sscanf(plan, "timed: candidate %d of %d, fastest of %d timed, %lf us (heuristic first %lf us)", &wi, &wn,
+					&wt, &wus, &fus) == 5)
+					snprintf(tuned[si][mode], sizeof tuned[0][0], "candidate %d of %d (%d timed); tuning saw %.1f vs %.1f us",
+						wi, wn, wt, wus, fus);
+				else
+					snprintf(tuned[si][mode], sizeof tuned[0][0], "%.60s", plan);
+				printf("ok %s  timed winner: median %.3f ms (min %.3f, max %.3f) %.0f TFLOP/s [%s]; heuristic first: "
+					"median %.3f ms (min %.3f, max %.3f) %.0f TFLOP/s [%s]; %d rotating buffer sets\n",
+					name, med, ms[0], ms[BENCH_ITERS - 1], tf, plan, med0, ms0[0], ms0[BENCH_ITERS - 1], tf0, plan0, nrot);
 			}
 			for (int r = 0; r < nrot; r++) {
 				cu.cuMemFree_v2(A[r]);
@@ -835,9 +1046,9 @@ static void bench(GemmCtx *g, CUstream s)
 			if (am) cu.cuMemFree_v2(am);
 		}
 	}
-	for (int i = 0; i <= iters; i++) cu.cuEventDestroy_v2(ev[i]);
-	printf("\nbenchmark (MxKxN = tokens x in x out; TFLOP/s = 2MNK / median; ms = median of %d; took %.1f s)\n",
-		iters, now_s() - t0);
+	for (int i = 0; i <= BENCH_ITERS; i++) cu.cuEventDestroy_v2(ev[i]);
+	printf("\nbenchmark, timed winner (MxKxN = tokens x in x out; TFLOP/s = 2MNK / median; ms = median of %d; took %.1f s)\n",
+		BENCH_ITERS, now_s() - t0);
 	printf("%-17s %-16s", "shape MxKxN", "what");
 	for (int mo = 0; mo < BM_N; mo++) printf(" | %-22s", bm_name[mo]);
 	printf(" | torch fp8 ref\n");
@@ -851,6 +1062,28 @@ static void bench(GemmCtx *g, CUstream s)
 		}
 		if (shapes[si].ref_fp8 > 0) printf(" | %.0f TF\n", shapes[si].ref_fp8); else printf(" | -\n");
 	}
+	printf("\nheuristic first vs timed winner (same run, same buffers; TFLOP/s; gain = first ms / winner ms - 1)\n");
+	printf("%-17s %-16s %-22s %9s %9s %7s  %s\n", "shape MxKxN", "what", "mode", "first TF", "timed TF", "gain",
+		"winner");
+	double worst = 0, sum = 0;
+	int nrow = 0;
+	for (int si = 0; si < nshape; si++)
+		for (int mo = 0; mo < BM_N; mo++) {
+			if (isnan(tab[si][mo])) continue;
+			char shp[40];
+			snprintf(shp, sizeof shp, "%dx%dx%d", shapes[si].m, shapes[si].k, shapes[si].n);
+			double f = 2.0 * shapes[si].m * shapes[si].n * shapes[si].k / 1e9;
+			double gain = first[si][mo] / tab[si][mo] - 1;
+			printf("%-17s %-16s %-22s %9.0f %9.0f %+6.1f%%  %s\n", shp, shapes[si].what, bm_name[mo], f / first[si][mo],
+				f / tab[si][mo], 100 * gain, tuned[si][mo]);
+			if (gain < worst) worst = gain;
+			sum += gain;
+			nrow++;
+		}
+	if (nrow)
+		printf("mean gain %+.1f%% over %d GEMMs; worst %+.1f%% (negative: the timed winner measured slower here than "
+			"the heuristic's first, i.e. timing noise between the tuning and this measurement)\n",
+			100 * sum / nrow, nrow, 100 * worst);
 	free(p16);
 	free(p8);
 }
@@ -891,6 +1124,11 @@ int main(int argc, char **argv)
 		printf("FAIL gemm_ctx_create: %s\n", err);
 		return 1;
 	}
+	/* timing of the candidates is off by default (not yet run on a GPU); TEGEN_GEMM_TUNE=1 runs the
+	 * correctness cases with it and the tuning checks below */
+	const char *tune_env = getenv("TEGEN_GEMM_TUNE");
+	int tune_on = tune_env && (!strcmp(tune_env, "1") || !strcmp(tune_env, "on"));
+	gemm_ctx_set_tuning(g, tune_on);
 	double t0 = now_s();
 	const int E4 = DT_E4M3, E5 = DT_E5M2, BF = DT_BF16, F32 = DT_F32;
 	const int T = GEMM_SCALE_TENSOR, NS = GEMM_SCALE_NONE, BL = GEMM_SCALE_BLOCK;
@@ -969,6 +1207,10 @@ int main(int argc, char **argv)
 	expect_err(g, s, "error NVFP4 K%32 (rules before the arch)", f4, GEMM_EINVAL, "K % 32 == 0");
 	GemmDesc h = {.m = 64, .n = 64, .k = 64, .a_dtype = BF, .b_dtype = DT_F16, .d_dtype = BF};
 	expect_err(g, s, "error mixed bf16 x fp16", h, GEMM_EINVAL, "one dtype");
+	if (tune_on)
+		tuning_checks();
+	else
+		printf("skip tuning: GEMM algorithm timing is off by default until it has run on a GPU (TEGEN_GEMM_TUNE=1)\n");
 	printf("correctness took %.1f s\n", now_s() - t0);
 
 	printf("\ncorrectness summary\n%-44s %-10s %-9s %s\n", "case", "rel_err", "tol", "status");
@@ -976,7 +1218,16 @@ int main(int argc, char **argv)
 		printf("%-44s %-10.3e %-9.1e %s\n", g_rows[i].name, g_rows[i].err, g_rows[i].tol, g_rows[i].status);
 	printf("\n");
 
-	if (!no_bench) bench(g, s);
+	if (!no_bench) {
+		GemmCtx *gfirst = gemm_ctx_create(0, err, sizeof err);
+		if (!gfirst) {
+			printf("FAIL gemm_ctx_create (bench, tuning off): %s\n", err);
+			return 1;
+		}
+		gemm_ctx_set_tuning(gfirst, 0);
+		bench(g, gfirst, s);
+		gemm_ctx_destroy(gfirst);
+	}
 	gemm_ctx_destroy(g);
 	cu.cuStreamDestroy_v2(s);
 	cu.cuDevicePrimaryCtxRelease(dev);

@@ -73,13 +73,6 @@ typedef struct Bench {
 	int step, steps;
 } Bench;
 
-static double now_s(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
 static int usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int usage(const char *fmt, ...)
 {
@@ -310,14 +303,14 @@ static void print_list(const Bench *B)
 
 /* ---- measuring ---- */
 
-static int over_budget(const Bench *B) { return now_s() > B->deadline; }
+static int over_budget(const Bench *B) { return cli_now_s() > B->deadline; }
 
 static void progress(Bench *B, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void progress(Bench *B, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fprintf(stderr, "tegen bench: [%d/%d %4.0fs] ", ++B->step, B->steps, now_s() - B->t0);
+	fprintf(stderr, "tegen bench: [%d/%d %4.0fs] ", ++B->step, B->steps, cli_now_s() - B->t0);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
@@ -822,7 +815,7 @@ int cmd_bench(int argc, char **argv)
 		free(B);
 		return 0;
 	}
-	B->t0 = now_s();
+	B->t0 = cli_now_s();
 	B->deadline = B->t0 + B->o.budget;
 	BenchGpu *g = NULL;
 	char why[512];
@@ -863,7 +856,7 @@ int cmd_bench(int argc, char **argv)
 	measure_gemms(B, g);
 	if (!B->o.kernel_only)
 		measure_quant(B, g, ctx);
-	double took = now_s() - B->t0;
+	double took = cli_now_s() - B->t0;
 
 	printf("tegen bench on %s\n%s\n", B->device, B->source);
 	printf("method: median of %d runs after %d warm-up runs, CUDA events, operands rotated over >= 3x L2, random data, "

@@ -366,8 +366,8 @@ int check_layer(TgLayer *l, long tokens, unsigned seed, int do_compare, CheckKee
 			break;
 		}
 		const Op *op = &g->ops[oi];
-		bool elementwise = op->kind == OP_QUANTIZE || op->kind == OP_CAST_TRANSPOSE;
-		bool gemm = op->kind == OP_GEMM_CAST;
+		bool elementwise = op_tolerance(op->kind) == TOL_EXACT; /* the op table's tolerance class */
+		bool gemm = op_tolerance(op->kind) == TOL_GEMM;
 		if (native)
 			fails += check_gemm_alpha(l, g, op, rt, out);
 		for (int a = 0; a < ARG_COUNT; a++) {
@@ -375,7 +375,7 @@ int check_layer(TgLayer *l, long tokens, unsigned seed, int do_compare, CheckKee
 			if (i < 0 || !arg_is_output((ArgSlot)a))
 				continue;
 			const Tensor *t = &g->tensors[i];
-			bool q = t->recipe.scaling != SCALING_NONE && t->dtype != t->hp_dtype;
+			bool q = layout_quantized(t);
 			bool nv = q && t->recipe.scaling == SCALING_NVFP4, exact = elementwise;
 			if (nv && !elementwise && !gemm) {
 				fails += check_unfused_hp(l, g, dims, i, &rt[i], tokens, out);

@@ -6,6 +6,8 @@
 
 #include "gen.h"
 
+#include <time.h>
+
 /* cli_read_file reads a whole spec file into the arena (NUL-terminated); prints the error and returns NULL on failure. */
 char *cli_read_file(Arena *a, const char *path, size_t *len);
 /* cli_default_arch is the GPU present (sm_90a style), else sm_90a. */
@@ -21,5 +23,13 @@ const Plan *cli_load_plan(Arena *a, const char *path, const PlanOptions *o);
  * (--arch; checked like the spec's, a message about one names --arch). */
 const Plan *cli_load_plan_targets(Arena *a, const char *path, const char *const *archs, int narch,
 	const PlanOptions *o);
+
+/* cli_now_s is a monotonic clock in seconds, for the timings the commands print. */
+static inline double cli_now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
 
 #endif

@@ -21,13 +21,6 @@
 #include <unistd.h>
 #include <time.h>
 
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 long cli_tokens(const char *s)
 {
 	char *end;
@@ -195,7 +188,7 @@ int cmd_build(int argc, char **argv)
 		return 2;
 	}
 	Arena *a = arena_new();
-	double t0 = now_ms();
+	double t0 = 1e3 * cli_now_s();
 	/* targets: --arch replaces the spec's (and is checked like them) */
 	const char *archs[CLI_MAX_ARCHS];
 	int narch = archlist ? cli_archs(a, archlist, archs) : 0;
@@ -235,10 +228,10 @@ int cmd_build(int argc, char **argv)
 	}
 	if (warn[0])
 		fprintf(stderr, "tegen: warning: %s\n", warn);
-	double t1 = now_ms();
+	double t1 = 1e3 * cli_now_s();
 	JitResult *res = arena_alloc(a, sizeof *res * (size_t)(n * narch + 1));
 	int rc = n ? jit_compile_many(jc, src, n, archs, narch, NULL, 0, res, 0, err, sizeof err) : 0;
-	double t2 = now_ms();
+	double t2 = 1e3 * cli_now_s();
 	int spills = 0, warnings = 0, misses = 0;
 	if (!quiet)
 		printf("%-34s %-8s %5s %6s %6s %9s  %-12s  %s\n", "kernel", "arch", "regs", "smem", "spills", "compile", "cache",

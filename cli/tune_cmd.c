@@ -35,13 +35,6 @@
 
 #define MAX_TOKENS 16
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* One variant of one kernel: its replanned kernel, cubin and function. */
 typedef struct Cand {
 	int kernel;
@@ -215,7 +208,7 @@ static int compile_only(const char *spec, const char *cachedir, const char *arch
 	JitCache *jc = src ? jit_cache_open(cachedir, 0, warn, sizeof warn) : NULL;
 	if (jc) {
 		JitResult *res = arena_alloc(a, sizeof *res * (size_t)(n ? n : 1));
-		double t0 = now_s();
+		double t0 = cli_now_s();
 		jit_compile_many(jc, src, n, &arch, 1, NULL, 0, res, 0, err, sizeof err);
 		int bad = 0, spills = 0;
 		for (int i = 0; i < n; i++) {
@@ -231,7 +224,7 @@ static int compile_only(const char *spec, const char *cachedir, const char *arch
 		if (bad)
 			fprintf(stderr, "%s\n", err);
 		printf("%s: %d variants for %s, %d failed, %d spill, %.1f s\n", p->g->layer, n, arch, bad, spills,
-			now_s() - t0);
+			cli_now_s() - t0);
 		rc = bad ? 1 : 0;
 		jit_cache_close(jc);
 	}
@@ -324,7 +317,7 @@ int cmd_tune(int argc, char **argv)
 	arch = tg_context_arch(ctx);
 	fprintf(stderr, "tune: %s on %s (%d SMs, %s): compiling %d variants for %s...\n", p->g->layer, gpu.gpu, gpu.sms,
 		arch, ncand, dbpath);
-	double t0 = now_s();
+	double t0 = cli_now_s();
 	char err[16384] = "";
 	jit_compile_many(tg_context_jit(ctx), src, ncand, &arch, 1, NULL, 0, res, 0, err, sizeof err);
 	int hits = 0, ok = 0;
@@ -344,7 +337,7 @@ int cmd_tune(int argc, char **argv)
 		if (!c->fn)
 			fprintf(stderr, "tune: %s %s: %s (pruned)\n", c->k.name, c->v.name, c->why);
 	}
-	fprintf(stderr, "tune: %d of %d variants ready in %.1f s (%d from cache)\n", ok, ncand, now_s() - t0, hits);
+	fprintf(stderr, "tune: %d of %d variants ready in %.1f s (%d from cache)\n", ok, ncand, cli_now_s() - t0, hits);
 
 	int nlines = 0;
 	for (int t = 0; t < ntok; t++) {

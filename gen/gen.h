@@ -1,9 +1,16 @@
 /* gen.h: the compiler's data model, shared by every stage of gen/.
  *
- *   spec.c  YAML text -> Spec   (typed, every node with file:line:col)
- *   ir.c    Spec -> Graph       (names resolved, shapes/dtypes inferred, validated)
- *   plan.c  Graph -> Plan       (ops fused into kernels, tile shapes, GEMM calls)
- *   emit.c  Plan -> CUDA source (templates with slots, deterministic)
+ *   spec.c      YAML text -> Spec   (typed, every node with file:line:col)
+ *   ir.c        Spec -> Graph       (names resolved, shapes/dtypes inferred, validated)
+ *   plan.c      Graph -> Plan       (ops fused into kernels, tile shapes, GEMM calls)
+ *   emit.c      Plan -> CUDA source (templates with slots, deterministic)
+ *   pipeline.c  text -> Graph -> Plan -> sources, the chain every user runs (pipeline.h)
+ *   layout.c    extents, component sizes, component names (layout.h)
+ *   tune.c      the tuning DB; util.c arenas, buffers, diagnostics, the tables below
+ *
+ * The op table (TG_OPS) and the recipe table (TG_SCALINGS) below hold what the
+ * stages need per op and per recipe; templates/tg_codes.h the codes kernels test.
+ * gen/ includes no CUDA header and nothing of ref/, runtime/ or cli/.
  *
  * Memory: everything lives in an Arena and is freed at once.
  * Errors: a stage reports through a Diag; diag_error() formats the message
@@ -17,6 +24,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "tg_codes.h" /* the integer codes kernels test (templates/) */
 
 #define TG_VERSION "0.1.0"
 
@@ -57,26 +66,55 @@ _Noreturn void diag_error(Diag *d, Loc loc, const char *fmt, ...) __attribute__(
 void diag_format(Diag *d, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* ---- enums with their spelling in the spec ---- */
+/*  enum       spelling bits  code in kernels (TG_*_DTYPE slots; -1: not a high-precision type) */
 #define TG_DTYPES(X) \
-	X(DT_NONE, "none", 0) X(DT_F32, "fp32", 32) X(DT_BF16, "bf16", 16) X(DT_F16, "fp16", 16) \
-	X(DT_E4M3, "e4m3", 8) X(DT_E5M2, "e5m2", 8) X(DT_E2M1, "e2m1", 4) X(DT_E8M0, "e8m0", 8)
+	X(DT_NONE, "none", 0, -1) X(DT_F32, "fp32", 32, TG_DTYPE_F32) X(DT_BF16, "bf16", 16, TG_DTYPE_BF16) \
+	X(DT_F16, "fp16", 16, TG_DTYPE_F16) X(DT_E4M3, "e4m3", 8, -1) X(DT_E5M2, "e5m2", 8, -1) X(DT_E2M1, "e2m1", 4, -1) \
+	X(DT_E8M0, "e8m0", 8, -1)
 typedef enum {
-#define X(e, s, bits) e,
+#define X(e, s, bits, code) e,
 	TG_DTYPES(X)
 #undef X
 	DT_COUNT
 } DType;
 
+/* How a block recipe stores its scales. */
+typedef enum { SCALE_NONE, SCALE_F32, SCALE_E8M0, SCALE_E4M3 } ScaleType;
+
+/* The recipe table: one row per scaling, with what the stages need.
+ *   code        TG_RECIPE slot value of its (cast) kernel; -1: own template (NVFP4).
+ *               Current scaling's amax pass is TG_RECIPE_CURRENT_AMAX.
+ *   brows,bcols the block one scale covers (0, 0: one scale per tensor)
+ *   scale       the scale type: per-tensor FP32, FP32 blocks, E8M0 bytes, E4M3 bytes
+ *   amax        needs this tensor's amax before it can cast (a separate amax pass)
+ *   state       keeps per-tensor state (scale, scale_inv, amax) in the layer's recipe state
+ *  enum                  spelling        code                    brows bcols scale       amax   state */
 #define TG_SCALINGS(X) \
-	X(SCALING_NONE, "none") X(SCALING_DELAYED, "delayed") X(SCALING_CURRENT, "current") \
-	X(SCALING_BLOCK1X128, "block1x128") X(SCALING_BLOCK128X128, "block128x128") \
-	X(SCALING_MXFP8, "mxfp8") X(SCALING_NVFP4, "nvfp4")
+	X(SCALING_NONE,         "none",         TG_RECIPE_NONE,         0,   0,   SCALE_NONE, false, false) \
+	X(SCALING_DELAYED,      "delayed",      TG_RECIPE_DELAYED,      0,   0,   SCALE_F32,  false, true) \
+	X(SCALING_CURRENT,      "current",      TG_RECIPE_CURRENT_CAST, 0,   0,   SCALE_F32,  true,  true) \
+	X(SCALING_BLOCK1X128,   "block1x128",   TG_RECIPE_BLOCK1X128,   1,   128, SCALE_F32,  false, false) \
+	X(SCALING_BLOCK128X128, "block128x128", TG_RECIPE_BLOCK128X128, 128, 128, SCALE_F32,  false, false) \
+	X(SCALING_MXFP8,        "mxfp8",        TG_RECIPE_MXFP8,        1,   32,  SCALE_E8M0, false, false) \
+	X(SCALING_NVFP4,        "nvfp4",        -1,                     1,   16,  SCALE_E4M3, true,  true)
 typedef enum {
-#define X(e, s) e,
+#define X(e, s, code, brows, bcols, scale, amax, state) e,
 	TG_SCALINGS(X)
 #undef X
 	SCALING_COUNT
 } Scaling;
+
+/* One row of the recipe table (scaling_info). */
+typedef struct ScalingInfo {
+	const char *name;
+	int code;             /* TG_RECIPE_* of the cast kernel, -1: own template */
+	int block_rows, block_cols; /* 0, 0: per tensor */
+	ScaleType scale;
+	bool amax_pass;       /* an amax pass runs before the cast */
+	bool state;           /* per-tensor recipe state (a state slot) */
+} ScalingInfo;
+/* scaling_info is s's row of the recipe table (the NONE row if s is out of range). */
+const ScalingInfo *scaling_info(Scaling s);
 
 typedef enum { FMT_E4M3, FMT_E5M2, FMT_HYBRID } Fp8Format;      /* "e4m3" "e5m2" "hybrid" */
 typedef enum { AMAX_MAX, AMAX_MOST_RECENT } AmaxAlgo;            /* "max" "most_recent" */
@@ -107,8 +145,8 @@ typedef struct Dim {
 	Loc loc;
 } Dim;
 
-/* ---- ops: one X-macro table; adding an op touches this table and one template ----
- * Operand slots: each op names which it requires (R) and allows (O). */
+/* ---- ops: one X-macro table (TG_OPS below); docs/ADDING_AN_OP.md lists what else an op needs ----
+ * Operand slots: each op names which it requires and allows. */
 #define TG_ARGS(X) \
 	X(ARG_IN, "in", 0) X(ARG_GAMMA, "gamma", 0) X(ARG_BETA, "beta", 0) X(ARG_RESIDUAL, "residual", 0) \
 	X(ARG_A, "a", 0) X(ARG_B, "b", 0) X(ARG_BIAS, "bias", 0) \
@@ -121,27 +159,40 @@ typedef enum {
 } ArgSlot;
 #define ARGBIT(a) (1u << (a))
 
-/*  enum            spelling          template              required args                         optional args */
+/* The op table: one row per op kind.
+ *   template    its kernel template (NULL: a library call)
+ *   family      OPF_ROW: a row kernel that computes the op and casts its output in one pass
+ *               (the op and its quantize fused); OPF_CAST: a cast of its input (tile or row
+ *               kernel); OPF_GEMM: a GEMM (cuBLASLt) whose output is cast in its epilogue
+ *   tol         how the checker judges its output against the reference: TOL_EXACT bit for bit,
+ *               TOL_ULP within one unit of the output format on at most 1e-4 of the elements
+ *               (a reduction or a transcendental), TOL_GEMM the GEMM bound (accumulation order)
+ *   required / optional operand slots
+ *  enum              spelling          template             family    tol        required args / optional args */
 #define TG_OPS(X) \
-	X(OP_NORM_QUANTIZE, "norm_quantize", "norm_quantize.cu", ARGBIT(ARG_IN) | ARGBIT(ARG_GAMMA) | ARGBIT(ARG_OUT), \
-		ARGBIT(ARG_BETA) | ARGBIT(ARG_RESIDUAL) | ARGBIT(ARG_RESIDUAL_OUT)) \
-	X(OP_GLU_AMAX, "glu_amax", "glu_amax.cu", ARGBIT(ARG_IN) | ARGBIT(ARG_OUT), 0) \
-	X(OP_GEMM_CAST, "gemm_cast", NULL, ARGBIT(ARG_A) | ARGBIT(ARG_B) | ARGBIT(ARG_OUT), ARGBIT(ARG_BIAS)) \
-	X(OP_CAST_TRANSPOSE, "cast_transpose", "cast_transpose.cu", ARGBIT(ARG_IN) | ARGBIT(ARG_OUT), 0) \
-	X(OP_QUANTIZE, "quantize", "cast_transpose.cu", ARGBIT(ARG_IN) | ARGBIT(ARG_OUT), 0)
+	X(OP_NORM_QUANTIZE, "norm_quantize", "norm_quantize.cu", OPF_ROW, TOL_ULP, \
+		ARGBIT(ARG_IN) | ARGBIT(ARG_GAMMA) | ARGBIT(ARG_OUT), ARGBIT(ARG_BETA) | ARGBIT(ARG_RESIDUAL) | ARGBIT(ARG_RESIDUAL_OUT)) \
+	X(OP_GLU_AMAX, "glu_amax", "glu_amax.cu", OPF_ROW, TOL_ULP, ARGBIT(ARG_IN) | ARGBIT(ARG_OUT), 0) \
+	X(OP_GEMM_CAST, "gemm_cast", NULL, OPF_GEMM, TOL_GEMM, ARGBIT(ARG_A) | ARGBIT(ARG_B) | ARGBIT(ARG_OUT), ARGBIT(ARG_BIAS)) \
+	X(OP_CAST_TRANSPOSE, "cast_transpose", "cast_transpose.cu", OPF_CAST, TOL_EXACT, ARGBIT(ARG_IN) | ARGBIT(ARG_OUT), 0) \
+	X(OP_QUANTIZE, "quantize", "cast_transpose.cu", OPF_CAST, TOL_EXACT, ARGBIT(ARG_IN) | ARGBIT(ARG_OUT), 0)
+typedef enum { OPF_ROW, OPF_CAST, OPF_GEMM } OpFamily;
+typedef enum { TOL_EXACT, TOL_ULP, TOL_GEMM } Tolerance;
 typedef enum {
-#define X(e, s, t, req, opt) e,
+#define X(e, s, t, fam, tol, req, opt) e,
 	TG_OPS(X)
 #undef X
 	OP_COUNT
 } OpKind;
 
 typedef enum { NORM_RMS, NORM_LAYER } NormKind;                        /* "rmsnorm" "layernorm" */
+/*  enum (its value is the kernel code, pinned in util.c)   spelling   TG_ACT code */
 #define TG_GLUS(X) \
-	X(GLU_SWIGLU, "swiglu") X(GLU_GEGLU, "geglu") X(GLU_REGLU, "reglu") X(GLU_QGEGLU, "qgeglu") \
-	X(GLU_SREGLU, "sreglu") X(GLU_CLAMPED_SWIGLU, "clamped_swiglu")
+	X(GLU_SWIGLU, "swiglu", TG_ACT_SWIGLU) X(GLU_GEGLU, "geglu", TG_ACT_GEGLU) X(GLU_REGLU, "reglu", TG_ACT_REGLU) \
+	X(GLU_QGEGLU, "qgeglu", TG_ACT_QGEGLU) X(GLU_SREGLU, "sreglu", TG_ACT_SREGLU) \
+	X(GLU_CLAMPED_SWIGLU, "clamped_swiglu", TG_ACT_CLAMPED_SWIGLU)
 typedef enum {
-#define X(e, s) e,
+#define X(e, s, code) e,
 	TG_GLUS(X)
 #undef X
 	GLU_COUNT
@@ -257,10 +308,16 @@ bool arch_known(const char *s);
 /* Names of enum values as spelled in specs. */
 const char *dtype_name(DType t);
 int dtype_bits(DType t);
+/* dtype_code is t's code in kernels (TG_DTYPE_*: fp32, bf16, fp16), -1 for other types. */
+int dtype_code(DType t);
 const char *scaling_name(Scaling s);
 const char *op_name(OpKind k);
 /* op_template names the template file of an op kind (NULL: a library call). */
 const char *op_template(OpKind k);
+/* op_family: OPF_ROW (op and cast in one row kernel), OPF_CAST or OPF_GEMM. */
+OpFamily op_family(OpKind k);
+/* op_tolerance is how the checker judges k's outputs against the reference. */
+Tolerance op_tolerance(OpKind k);
 const char *arg_name(ArgSlot s);
 const char *glu_name(GluKind k);
 bool arg_is_output(ArgSlot s);

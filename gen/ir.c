@@ -246,8 +246,10 @@ static Extent eval_extent(B *b, const char *src, Loc loc, const char *tensor)
 
 /* ---- helpers ---- */
 
-static bool is_hp(DType t) { return t == DT_F32 || t == DT_BF16 || t == DT_F16; }
-static bool is_quantized(const Tensor *t) { return !is_hp(t->dtype); }
+static bool is_hp(DType t) { return dtype_code(t) >= 0; }
+/* t is stored low precision (its dtype, not its recipe: during inference a tensor may have
+ * a recipe and still be high precision; layout_quantized asks both). */
+static bool is_low_precision(const Tensor *t) { return !is_hp(t->dtype); }
 
 static Loc op_arg_loc(const SpecOp *o, ArgSlot a)
 {
@@ -569,7 +571,8 @@ static void quantize_out(B *b, const SpecOp *o, int out, const Tensor *in, Role 
 		diag_error(b->d, or_loc(o->layout_loc, o->loc), "the columnwise copy of '%s' needs a tensor of rank 2 or more; '%s' is %s",
 			t->name, t->name, shape_str(b, t->shape, t->rank));
 	check_rht(b, t);
-	long block = t->recipe.scaling == SCALING_MXFP8 ? 32 : t->recipe.scaling == SCALING_NVFP4 ? 16 : 0;
+	const ScalingInfo *si = scaling_info(t->recipe.scaling);
+	long block = si->scale == SCALE_E8M0 || si->scale == SCALE_E4M3 ? si->block_cols : 0; /* byte scales: whole blocks */
 	Extent last = t->shape[t->rank - 1];
 	if (block && (last.dim >= 0 || last.add % block))
 		diag_error(b->d, o->loc, "%s needs the last extent of '%s' to be a multiple of %ld, found %s",
@@ -670,8 +673,8 @@ static void check_kernel_shape(B *b, const SpecOp *o, const Op *op)
 {
 	const Tensor *out = &b->g->tensors[op->arg[ARG_OUT]];
 	const char *name = op_name(op->kind);
-	bool fused = op->kind == OP_NORM_QUANTIZE || op->kind == OP_GLU_AMAX;
-	Scaling sc = is_quantized(out) ? out->recipe.scaling : SCALING_NONE;
+	bool fused = op_family(op->kind) == OPF_ROW;
+	Scaling sc = is_low_precision(out) ? out->recipe.scaling : SCALING_NONE;
 	if (fused && sc == SCALING_BLOCK1X128 && out->columnwise)
 		diag_error(b->d, o->loc, "%s: a columnwise block1x128 copy of '%s' is not supported in the fused kernel yet; "
 			"write '%s' in bf16 (precision: bf16) and add a cast_transpose", name, out->name, out->name);
@@ -758,7 +761,7 @@ static void infer_gemm(B *b, const SpecOp *o, Op *op)
 {
 	const Tensor *A = arg_t(b, op, ARG_A), *Bt = arg_t(b, op, ARG_B);
 	const char *pn = pass_name(o->p.pass);
-	bool qa = is_quantized(A), qb = is_quantized(Bt);
+	bool qa = is_low_precision(A), qb = is_low_precision(Bt);
 	if (qa != qb) {
 		const Tensor *q = qa ? A : Bt, *h = qa ? Bt : A;
 		diag_error(b->d, o->loc, "gemm_cast mixes quantized '%s' (%s) with high-precision '%s' (%s); quantize both operands or neither",
@@ -928,7 +931,7 @@ static void check_targets(B *b)
 		if (ar.sm < 89) {
 			for (int i = 0; i < g->ntensors; i++) {
 				const Tensor *t = &g->tensors[i];
-				if (is_quantized(t))
+				if (is_low_precision(t))
 					diag_error(b->d, tl, "target %s has no FP8/FP4 support, but '%s' is quantized (%s, %s); on %s keep the layer in BF16 (scaling: none) or drop the target",
 						an, t->name, scaling_name(t->recipe.scaling), dtype_name(t->dtype), an);
 			}
@@ -938,7 +941,7 @@ static void check_targets(B *b)
 			if (op->kind != OP_GEMM_CAST)
 				continue;
 			const Tensor *A = &g->tensors[op->arg[ARG_A]];
-			if (!is_quantized(A))
+			if (!is_low_precision(A))
 				continue;
 			Scaling sc = A->recipe.scaling;
 			if ((sc == SCALING_BLOCK1X128 || sc == SCALING_BLOCK128X128) && ar.sm < 90)
@@ -952,7 +955,7 @@ static void check_targets(B *b)
 		if (op->kind != OP_GEMM_CAST)
 			continue;
 		Scaling sc = g->tensors[op->arg[ARG_A]].recipe.scaling;
-		if (!is_quantized(&g->tensors[op->arg[ARG_A]]) || (sc != SCALING_MXFP8 && sc != SCALING_NVFP4))
+		if (!is_low_precision(&g->tensors[op->arg[ARG_A]]) || (sc != SCALING_MXFP8 && sc != SCALING_NVFP4))
 			continue;
 		Buf list = {0};
 		for (int ti = 0; ti < g->ntargets; ti++)
@@ -978,7 +981,7 @@ static void assign_slots(B *b)
 				if (!arg_is_output((ArgSlot)a) || g->ops[k].arg[a] < 0)
 					continue;
 				Tensor *t = &g->tensors[g->ops[k].arg[a]];
-				if (is_quantized(t) && t->recipe.scaling == want) {
+				if (is_low_precision(t) && t->recipe.scaling == want) {
 					t->state_slot = n++;
 					if (tensor_rht_t(t))
 						t->state_slot_t = n++; /* the transformed copy's S_enc and amax */
@@ -1001,7 +1004,7 @@ bool tensor_comp_in_state(const Tensor *t, Component c)
 
 bool tensor_rht_t(const Tensor *t)
 {
-	return is_quantized(t) && t->recipe.scaling == SCALING_NVFP4 && t->recipe.nvfp4_rht && t->columnwise;
+	return is_low_precision(t) && t->recipe.scaling == SCALING_NVFP4 && t->recipe.nvfp4_rht && t->columnwise;
 }
 
 Component tensor_s_enc_comp(const Tensor *t, Component copy)
@@ -1204,7 +1207,7 @@ void ir_print(const Graph *g, Buf *out)
 		if (op->emulated)
 			buf_printf(out, " ! %s", op->emulated);
 		const Tensor *o = &g->tensors[op->arg[ARG_OUT]];
-		if ((op->kind == OP_NORM_QUANTIZE || op->kind == OP_GLU_AMAX) && is_quantized(o) && o->recipe.scaling == SCALING_NVFP4)
+		if (op_family(op->kind) == OPF_ROW && is_low_precision(o) && o->recipe.scaling == SCALING_NVFP4)
 			buf_printf(out, " ! unfused: NVFP4 output '%s' (the op writes FP32, separate amax and cast kernels)", o->name);
 		buf_puts(out, "\n");
 	}

@@ -32,7 +32,9 @@ bool layout_quantized(const Tensor *t) { return t->recipe.scaling != SCALING_NON
 size_t layout_comp_bytes(const long *dims, const Tensor *t, Component c)
 {
 	size_t rows = (size_t)layout_rows(dims, t), cols = (size_t)layout_cols(t), n = rows * cols;
-	size_t blk = t->recipe.scaling == SCALING_NVFP4 ? 16 : 32; /* elements per scale byte (MXFP8, NVFP4) */
+	const ScalingInfo *si = scaling_info(t->recipe.scaling);
+	bool byte_scales = si->scale == SCALE_E8M0 || si->scale == SCALE_E4M3; /* MXFP8, NVFP4: swizzled for GEMMs */
+	size_t blk = byte_scales ? (size_t)si->block_cols : 32;          /* elements per scale byte */
 	switch (c) {
 	case COMP_DATA: /* E2M1: each row packed, two per byte, an odd row length padded */
 		return t->dtype == DT_E2M1 ? rows * ((cols + 1) / 2) : n * (size_t)(dtype_bits(t->dtype) / 8);

@@ -22,6 +22,8 @@
  * are complete for its template (emit checks); numerics are those of running
  * the ops one by one through the CPU reference. */
 #include "gen.h"
+#include "layout.h"
+#include "tg_codes.h"
 #include "tg_kernel.h"
 #include "tg_recipe.h"
 
@@ -29,10 +31,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* TG_RECIPE slot values shared by the templates */
-enum { R_NONE = 0, R_DELAYED = 1, R_CURRENT_CAST = 2, R_CURRENT_AMAX = 3, R_BLOCK1X128 = 4, R_BLOCK128X128 = 5,
-	R_MXFP8 = 6 };
 
 typedef struct Planner { Arena *a; Diag *d; const Graph *g; Plan *p; int cap; long tokens; } Planner;
 
@@ -85,8 +83,8 @@ static const RowHeuristic glu_heuristic[] = {
 	{"t128v8r8", 512}, {"t256v4r1", 1024}, {"t256v8r1", 2048},
 };
 /* Longer GLU rows: the first of these whose threads x vec divides the row, so
- * every thread holds the same number of vectors (14336 cols: t1024v8r1 holds
- * 1.75 and ran 1.31x slower than t512v4r1's 7 on an H100). */
+ * every thread holds the same number of vectors (measured: bench/RESULTS.md,
+ * "Planner heuristics"). */
 static const char *const glu_long_rows[] = {"t1024v8r1", "t512v4r1", "t256v8r1"};
 
 /* norm_quantize.cu / glu_amax.cu, tile path (a columnwise copy): a CTA owns
@@ -212,22 +210,16 @@ static long extent_at(Extent e, long tokens)
 
 static long tensor_cols(const Tensor *t) { return t->rank ? t->shape[t->rank - 1].add : 1; }
 
-static int dtype_code(DType t) { return t == DT_F32 ? 0 : t == DT_BF16 ? 1 : t == DT_F16 ? 2 : -1; }
-
+/* The TG_RECIPE slot of a kernel writing out: the recipe table's code; current
+ * scaling's amax pass has its own. */
 static int recipe_code(const Tensor *out, ScalePass pass)
 {
-	switch (out->recipe.scaling) {
-	case SCALING_NONE: return R_NONE;
-	case SCALING_DELAYED: return R_DELAYED;
-	case SCALING_CURRENT: return pass == PASS_AMAX ? R_CURRENT_AMAX : R_CURRENT_CAST;
-	case SCALING_BLOCK1X128: return R_BLOCK1X128;
-	case SCALING_BLOCK128X128: return R_BLOCK128X128;
-	case SCALING_MXFP8: return R_MXFP8;
-	default: return -1;
-	}
+	if (out->recipe.scaling == SCALING_CURRENT && pass == PASS_AMAX)
+		return TG_RECIPE_CURRENT_AMAX;
+	return scaling_info(out->recipe.scaling)->code;
 }
 
-static bool is_quantized(const Tensor *t) { return t->recipe.scaling != SCALING_NONE && t->dtype != t->hp_dtype; }
+static bool is_quantized(const Tensor *t) { return layout_quantized(t); }
 
 /* The slots every quantizing template shares: dtypes, recipe, layouts. */
 static void common_slots(Planner *pl, Kernel *k, const Tensor *in, const Tensor *out, long cols, ScalePass pass)
@@ -288,20 +280,20 @@ static bool pow2(long v) { return v > 0 && (v & (v - 1)) == 0; }
 
 typedef enum { FAM_NONE, FAM_ROW, FAM_TILE } Family;
 
-/* Which variant table a kernel's template uses. */
+/* Which variant table a kernel's template uses: the op table's family of the op
+ * whose template it is (row kernels: the row table; casts: the tile table). */
 static Family kernel_family(const Kernel *k)
 {
 	if (k->kind != KERNEL_GENERATED || !k->tmpl)
 		return FAM_NONE;
-	if (!strcmp(k->tmpl, "norm_quantize.cu") || !strcmp(k->tmpl, "glu_amax.cu"))
-		return FAM_ROW;
-	if (!strcmp(k->tmpl, "cast_transpose.cu"))
-		return FAM_TILE;
+	for (int o = 0; o < OP_COUNT; o++)
+		if (op_template((OpKind)o) && !strcmp(op_template((OpKind)o), k->tmpl))
+			return op_family((OpKind)o) == OPF_ROW ? FAM_ROW : FAM_TILE;
 	return FAM_NONE;
 }
 
 /* norm/GLU: the columnwise tile path is taken with TG_COLWISE, except in the amax pass. */
-static bool row_tile_path(const Kernel *k) { return slot_long(k, "TG_COLWISE", 0) && slot_long(k, "TG_RECIPE", 0) != R_CURRENT_AMAX; }
+static bool row_tile_path(const Kernel *k) { return slot_long(k, "TG_COLWISE", 0) && slot_long(k, "TG_RECIPE", 0) != TG_RECIPE_CURRENT_AMAX; }
 
 /* The template's static_asserts for variant v on kernel k; `sane` adds the
  * tuning filter (registers per thread bounded, so no variant spills badly). */
@@ -309,8 +301,8 @@ static bool variant_legal(const Kernel *k, const PlanVariant *v, bool sane)
 {
 	long recipe = slot_long(k, "TG_RECIPE", 0), cols = slot_long(k, "TG_COLS", 0);
 	long idt = slot_long(k, "TG_IN_DTYPE", 1);
-	long isz = idt == 0 ? 4 : idt == 3 ? 1 : 2;   /* 3: raw bytes (the FP8 byte transpose) */
-	long osz = recipe == R_NONE && idt != 3 ? (slot_long(k, "TG_OUT_DTYPE", 1) == 0 ? 4 : 2) : 1;
+	long isz = idt == TG_DTYPE_F32 ? 4 : idt == TG_DTYPE_BYTES ? 1 : 2;
+	long osz = recipe == TG_RECIPE_NONE && idt != TG_DTYPE_BYTES ? (slot_long(k, "TG_OUT_DTYPE", 1) == TG_DTYPE_F32 ? 4 : 2) : 1;
 	long t = v->threads;
 	if (t <= 0 || t % 32 || t > 1024 || cols <= 0)
 		return false;
@@ -327,7 +319,7 @@ static bool variant_legal(const Kernel *k, const PlanVariant *v, bool sane)
 			if (vec * wsz < 4 || vec * wsz > 32 || vec * bsz < 4 || vec * bsz > 32)
 				return false;
 		}
-		long group = recipe == R_BLOCK1X128 ? 128 / vec : recipe == R_MXFP8 ? 32 / vec : 1;
+		long group = recipe == TG_RECIPE_BLOCK1X128 ? 128 / vec : recipe == TG_RECIPE_MXFP8 ? 32 / vec : 1;
 		if (group < 1 || group > 32)
 			return false;
 		if (row_tile_path(k)) {
@@ -347,23 +339,23 @@ static bool variant_legal(const Kernel *k, const PlanVariant *v, bool sane)
 	}
 	case FAM_TILE: {
 		long tr = v->tile_rows, tc = v->tile_cols;
-		if (v->vec || v->rows_per_cta || tr <= 0 || tc <= 0 || tc % 128 || cols % (idt == 3 ? 16 : 8))
+		if (v->vec || v->rows_per_cta || tr <= 0 || tc <= 0 || tc % 128 || cols % (idt == TG_DTYPE_BYTES ? 16 : 8))
 			return false;
 		long cpr = tc / 8, g = t / cpr, nk;
 		if (t % cpr || g < 1 || tr % g || (nk = tr / g) < 1)
 			return false;
-		bool col = slot_long(k, "TG_COLWISE", 0) && recipe != R_CURRENT_AMAX;
-		bool colam = col && (recipe == R_BLOCK1X128 || recipe == R_MXFP8);
-		long cbr = recipe == R_MXFP8 ? 32 : 128;
+		bool col = slot_long(k, "TG_COLWISE", 0) && recipe != TG_RECIPE_CURRENT_AMAX;
+		bool colam = col && (recipe == TG_RECIPE_BLOCK1X128 || recipe == TG_RECIPE_MXFP8);
+		long cbr = recipe == TG_RECIPE_MXFP8 ? 32 : 128;
 		if (col && tr % 32)
 			return false;
-		if (colam && recipe == R_BLOCK1X128 && tr % 128)
+		if (colam && recipe == TG_RECIPE_BLOCK1X128 && tr % 128)
 			return false;
 		if (colam && cbr % nk)
 			return false;
-		if (recipe == R_BLOCK128X128 && (tr != 128 || tc != 128))
+		if (recipe == TG_RECIPE_BLOCK128X128 && (tr != 128 || tc != 128))
 			return false;
-		if (idt == 3) { /* the byte transpose runs on the staged path only (StageTiling) */
+		if (idt == TG_DTYPE_BYTES) { /* the byte transpose runs on the staged path only (StageTiling) */
 			if (tr % 32 || (tr * tc / 16) % t || (tc / 4 * 2 * (tr / 32)) % t || 2 * tr * tc > 48 * 1024)
 				return false;
 		}
@@ -636,15 +628,15 @@ static void apply_tuning(Planner *pl, const PlanOptions *o)
 
 /* One or two kernels (current scaling) for a quantizing op. */
 /* The columnwise copy of a per-tensor FP8 tensor is its rowwise bytes transposed
- * (one scale): a byte transpose after the fused kernel (H200: ~1.6x faster than
- * the fused tile path, which re-reads the input from L2). */
+ * (one scale): a byte transpose after the fused kernel (faster than the fused
+ * tile path, which re-reads the input from L2: bench/RESULTS.md, "Planner heuristics"). */
 static void plan_byte_transpose(Planner *pl, const Op *op, const Tensor *out, Extent rows, long cols)
 {
 	Kernel *k = kernel_new(pl, arena_printf(pl->a, "transpose_%s", out->name), op->id);
 	k->kind = KERNEL_GENERATED;
 	k->tmpl = "cast_transpose.cu";
 	slot(pl, k, "TG_KERNEL", emit_entry(pl->a, pl->p, k));
-	slot(pl, k, "TG_IN_DTYPE", "3"); /* raw bytes */
+	slot(pl, k, "TG_IN_DTYPE", istr(pl, TG_DTYPE_BYTES)); /* raw bytes */
 	slot(pl, k, "TG_OUT_DTYPE", "0");
 	slot(pl, k, "TG_FMT", "0");
 	slot(pl, k, "TG_RECIPE", "0");
@@ -672,7 +664,7 @@ static void plan_quantizing_op(Planner *pl, const Op *op)
 		plan_nvfp4(pl, op, in, out);
 		return;
 	}
-	bool fused = op->kind == OP_NORM_QUANTIZE || op->kind == OP_GLU_AMAX;
+	bool fused = op_family(op->kind) == OPF_ROW;
 	Scaling sc = is_quantized(out) ? out->recipe.scaling : SCALING_NONE;
 	/* the byte transpose moves 16-byte vectors: other rows take the fused tile path */
 	bool split = fused && (sc == SCALING_DELAYED || sc == SCALING_CURRENT) && out->rowwise && out->columnwise &&
@@ -785,7 +777,7 @@ static void plan_nvfp4(Planner *pl, const Op *op, const Tensor *in, const Tensor
 	int src = in->id;
 	Component src_comp = COMP_DATA;
 	DType src_dtype = in->dtype;
-	if (op->kind == OP_NORM_QUANTIZE || op->kind == OP_GLU_AMAX) {
+	if (op_family(op->kind) == OPF_ROW) {
 		Tensor hp = *out; /* the op's kernel sees an FP32, unquantized output */
 		hp.recipe.scaling = SCALING_NONE;
 		hp.dtype = hp.hp_dtype = DT_F32;
@@ -856,7 +848,7 @@ static void plan_dequantize_nvfp4(Planner *pl, const Op *op, const Tensor *t, Co
  * MXFP8 or NVFP4 GEMM, sm_100+): 32 (MXFP8) or 16 (NVFP4) elements per scale. */
 static void plan_swizzle(Planner *pl, const Op *op, const Tensor *t, Component from)
 {
-	long blk = t->recipe.scaling == SCALING_NVFP4 ? 16 : 32;
+	long blk = scaling_info(t->recipe.scaling)->block_cols;
 	Kernel *k = kernel_new(pl, arena_printf(pl->a, "swizzle_%s%s", t->name, from == COMP_DATA_T ? "_t" : ""), op->id);
 	k->kind = KERNEL_GENERATED;
 	k->tmpl = "mxfp8_swizzle.cu";
@@ -1143,12 +1135,6 @@ Plan *plan_build_opts(Arena *a, Diag *d, const Graph *g, const PlanOptions *o)
 	return p;
 }
 
-static const char *comp_names[] = {
-#define X(e, s) s,
-	TG_COMPONENTS(X)
-#undef X
-};
-
 void plan_print(const Plan *p, Buf *out)
 {
 	const Graph *g = p->g;
@@ -1168,8 +1154,8 @@ void plan_print(const Plan *p, Buf *out)
 		if (k->kind == KERNEL_GEMM) {
 			const GemmCall *c = &k->gemm;
 			buf_printf(out, " cublaslt m=%s n=%s k=%s a=%s.%s%s b=%s.%s%s d=%s %s->%s%s%s%s", extent_str(a, g, c->m),
-				extent_str(a, g, c->n), extent_str(a, g, c->k), g->tensors[c->a].name, comp_names[c->a_comp],
-				c->a_trans ? "^T" : "", g->tensors[c->b].name, comp_names[c->b_comp], c->b_trans ? "^T" : "",
+				extent_str(a, g, c->n), extent_str(a, g, c->k), g->tensors[c->a].name, comp_name(c->a_comp),
+				c->a_trans ? "^T" : "", g->tensors[c->b].name, comp_name(c->b_comp), c->b_trans ? "^T" : "",
 				g->tensors[c->d].name,
 				c->scaling == SCALING_NONE ? dtype_name(c->a_dtype) : scaling_name(c->scaling), dtype_name(c->d_dtype),
 				c->fast_accum ? " fast_accum" : "", c->accumulate ? " accumulate" : "",
@@ -1183,7 +1169,7 @@ void plan_print(const Plan *p, Buf *out)
 			for (int j = 0; j < k->nbind; j++) {
 				const Binding *b = &k->bind[j];
 				buf_printf(out, "%sp%d:%s%s%s", j ? "," : "", b->slot, b->tensor >= 0 ? g->tensors[b->tensor].name : "",
-					b->tensor >= 0 ? "." : "", comp_names[b->comp]);
+					b->tensor >= 0 ? "." : "", comp_name(b->comp));
 			}
 		}
 		if (k->note)

@@ -318,7 +318,7 @@ static const char *const recipe_keys[RECIPE_NKEYS] = {
 	"scaling", "format", "history", "amax_algo", "margin", "eps", "pow2", "nvfp4_2d", "nvfp4_sr", "nvfp4_rht",
 };
 static const char *const scaling_names[] = {
-#define X(e, s) s,
+#define X(e, s, code, brows, bcols, scale, amax, state) s,
 	TG_SCALINGS(X)
 #undef X
 };
@@ -432,7 +432,7 @@ static void check_recipe_keys(P *p, unsigned set, const Loc *keys, Scaling sc, c
 /* ---- tensors ---- */
 
 static const char *const dtype_names[] = {
-#define X(e, s, bits) s,
+#define X(e, s, bits, code) s,
 	TG_DTYPES(X)
 #undef X
 };
@@ -505,7 +505,7 @@ static const unsigned op_params[OP_COUNT] = {
 	[OP_QUANTIZE] = PB(PR_LAYOUT) | PB(PR_PRECISION),
 };
 static const char *const op_names[OP_COUNT] = {
-#define X(e, s, t, req, opt) s,
+#define X(e, s, t, fam, tol, req, opt) s,
 	TG_OPS(X)
 #undef X
 };
@@ -601,7 +601,7 @@ static void parse_op(P *p, SpecOp *o, yaml_node_t *item)
 		case PR_ZCG: o->p.zero_centered_gamma = boolean(p, v, "zero_centered_gamma"); break;
 		case PR_ACT: {
 			static const char *const names[] = {
-#define X(e, s) s,
+#define X(e, s, code) s,
 				TG_GLUS(X)
 #undef X
 			};

@@ -208,19 +208,19 @@ void diag_error(Diag *d, Loc loc, const char *fmt, ...)
 	longjmp(d->jmp, 1);
 }
 
-/* ---- enum spellings ---- */
-static const struct { const char *name; int bits; } dtypes[] = {
-#define X(e, s, bits) {s, bits},
+/* ---- enum spellings and the op and recipe tables (gen.h) ---- */
+static const struct { const char *name; int bits, code; } dtypes[] = {
+#define X(e, s, bits, code) {s, bits, code},
 	TG_DTYPES(X)
 #undef X
 };
-static const char *const scalings[] = {
-#define X(e, s) s,
+static const ScalingInfo scalings[] = {
+#define X(e, s, code, brows, bcols, scale, amax, state) {s, code, brows, bcols, scale, amax, state},
 	TG_SCALINGS(X)
 #undef X
 };
-static const struct { const char *name, *tmpl; unsigned req, opt; } ops[] = {
-#define X(e, s, t, req, opt) {s, t, req, opt},
+static const struct { const char *name, *tmpl; OpFamily family; Tolerance tol; unsigned req, opt; } ops[] = {
+#define X(e, s, t, fam, tol, req, opt) {s, t, fam, tol, req, opt},
 	TG_OPS(X)
 #undef X
 };
@@ -230,16 +230,26 @@ static const struct { const char *name; int out; } args[] = {
 #undef X
 };
 static const char *const glus[] = {
-#define X(e, s) s,
+#define X(e, s, code) s,
 	TG_GLUS(X)
 #undef X
 };
+/* The planner writes a GluKind as the TG_ACT slot and the reference takes it as its
+ * kind (ref.h's REF_* are the same codes): the enum must equal the kernel codes. */
+#define X(e, s, code) _Static_assert(e == code, "GluKind " s " must equal its TG_ACT code (templates/tg_codes.h)");
+TG_GLUS(X)
+#undef X
+_Static_assert(TG_RECIPE_CURRENT_AMAX != TG_RECIPE_CURRENT_CAST, "current scaling's two passes need two codes");
 
 const char *dtype_name(DType t) { return t >= 0 && t < DT_COUNT ? dtypes[t].name : "?"; }
 int dtype_bits(DType t) { return t >= 0 && t < DT_COUNT ? dtypes[t].bits : 0; }
-const char *scaling_name(Scaling s) { return s >= 0 && s < SCALING_COUNT ? scalings[s] : "?"; }
+int dtype_code(DType t) { return t >= 0 && t < DT_COUNT ? dtypes[t].code : -1; }
+const char *scaling_name(Scaling s) { return s >= 0 && s < SCALING_COUNT ? scalings[s].name : "?"; }
+const ScalingInfo *scaling_info(Scaling s) { return &scalings[s >= 0 && s < SCALING_COUNT ? s : SCALING_NONE]; }
 const char *op_name(OpKind k) { return k >= 0 && k < OP_COUNT ? ops[k].name : "?"; }
 const char *op_template(OpKind k) { return k >= 0 && k < OP_COUNT ? ops[k].tmpl : NULL; }
+OpFamily op_family(OpKind k) { return ops[k].family; }
+Tolerance op_tolerance(OpKind k) { return ops[k].tol; }
 unsigned op_required_args(OpKind k) { return ops[k].req; }
 unsigned op_optional_args(OpKind k) { return ops[k].opt; }
 const char *arg_name(ArgSlot s) { return s >= 0 && s < ARG_COUNT ? args[s].name : "?"; }

@@ -5,14 +5,16 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "tg_codes.h"
 #include "tg_formats.h"
 #include "tg_recipe.h"
 
-/* High-precision storage dtypes (bf16/fp16 stored as raw uint16_t). */
-enum { REF_F32 = 0, REF_BF16 = 1, REF_F16 = 2 };
+/* High-precision storage dtypes (bf16/fp16 stored as raw uint16_t); the kernels' codes. */
+enum { REF_F32 = TG_DTYPE_F32, REF_BF16 = TG_DTYPE_BF16, REF_F16 = TG_DTYPE_F16 };
 
 /* GLU kinds; input [rows][2*cols], gate half (a) first, linear half (b) second. */
-enum { REF_SWIGLU, REF_GEGLU, REF_REGLU, REF_QGEGLU, REF_SREGLU, REF_CLAMPED_SWIGLU };
+enum { REF_SWIGLU = TG_ACT_SWIGLU, REF_GEGLU = TG_ACT_GEGLU, REF_REGLU = TG_ACT_REGLU, REF_QGEGLU = TG_ACT_QGEGLU,
+	REF_SREGLU = TG_ACT_SREGLU, REF_CLAMPED_SWIGLU = TG_ACT_CLAMPED_SWIGLU };
 
 /* Element i of a buffer of dtype, as FP32 (exact). */
 float ref_load(const void *buf, int dtype, size_t i);

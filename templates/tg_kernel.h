@@ -39,6 +39,8 @@
 #ifndef TG_KERNEL_H
 #define TG_KERNEL_H
 
+#include "tg_codes.h" /* the slot codes (TG_RECIPE_*, TG_ACT_*, TG_DTYPE_*) */
+
 #define TG_NPTR 16
 
 typedef struct TgParams {

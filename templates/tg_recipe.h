@@ -2,8 +2,8 @@
  *
  * Same dual host/device rules as tg_formats.h (include that first, or let
  * this header include it). Every formula here is the one the CPU reference
- * uses and the kernels must use; DESIGN.md "The numerics contract" and
- * ref/NUMERICS.md describe them. Divisions are IEEE round-to-nearest
+ * uses and the kernels must use; ref/NUMERICS.md (the numerics contract)
+ * describes them. Divisions are IEEE round-to-nearest
  * (__fdiv_rn on the device, so -use_fast_math cannot change a scale).
  */
 #ifndef TG_RECIPE_H

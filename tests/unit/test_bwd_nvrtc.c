@@ -1,7 +1,7 @@
 /* test_bwd_nvrtc.c: the backward templates (dglu.cu, dnorm.cu, dbias.cu, dreduce.cu)
  * compile under NVRTC for sm_90a and sm_100a (no GPU needed), as the runtime will
  * compile them: slot values as #defines in front of the template, the shared headers
- * (tg_formats.h, tg_recipe.h, tg_kernel.h, tg_rowvec.h, tg_backward.h) from templates/,
+ * (tg_codes.h, tg_formats.h, tg_recipe.h, tg_kernel.h, tg_rowvec.h, tg_backward.h) from templates/,
  * -std=c++17. Each configuration must compile with no warning and no local-memory
  * spill (ptxas -v). Run from the repository root. */
 #include <nvrtc.h>
@@ -29,7 +29,7 @@ static char *slurp(const char *path)
 	return s;
 }
 
-static const char *const hnames[] = {"tg_formats.h", "tg_recipe.h", "tg_kernel.h", "tg_rowvec.h", "tg_backward.h"};
+static const char *const hnames[] = {"tg_codes.h", "tg_formats.h", "tg_recipe.h", "tg_kernel.h", "tg_rowvec.h", "tg_backward.h"};
 #define NH ((int)(sizeof hnames / sizeof hnames[0]))
 
 /* Spilled bytes reported in an NVRTC log ("N bytes spill stores"), summed. */

@@ -1,0 +1,36 @@
+/* tg_codes.h: the integer codes generated kernels test, in one place. The
+ * planner (gen/plan.c) writes them into template slots, the templates compare
+ * against them, and the CPU reference (ref/ref.h) uses the same numbers, so
+ * host and device cannot drift. gen/codes.c pins the spec-side enums of
+ * gen/gen.h to these with _Static_assert. Plain macros: C and CUDA alike. */
+#ifndef TG_CODES_H
+#define TG_CODES_H
+
+/* High-precision element types: slots TG_IN_DTYPE, TG_OUT_DTYPE, TG_W_DTYPE,
+ * TG_B_DTYPE; ref_load/ref_store's dtype (REF_F32 ...). */
+#define TG_DTYPE_F32 0
+#define TG_DTYPE_BF16 1
+#define TG_DTYPE_F16 2
+#define TG_DTYPE_BYTES 3 /* cast_transpose.cu: raw bytes moved as they are (the FP8 byte transpose) */
+
+/* The scaling a quantizing kernel applies: slot TG_RECIPE. Current scaling runs
+ * as two kernels of one template, an amax pass and a cast pass. NVFP4 has its
+ * own template (nvfp4_quantize.cu) and no code here. */
+#define TG_RECIPE_NONE 0
+#define TG_RECIPE_DELAYED 1
+#define TG_RECIPE_CURRENT_CAST 2
+#define TG_RECIPE_CURRENT_AMAX 3
+#define TG_RECIPE_BLOCK1X128 4
+#define TG_RECIPE_BLOCK128X128 5
+#define TG_RECIPE_MXFP8 6
+
+/* GLU activations: slot TG_ACT; ref_glu's kind (REF_SWIGLU ...); the order of
+ * TG_GLUS in gen/gen.h. */
+#define TG_ACT_SWIGLU 0
+#define TG_ACT_GEGLU 1
+#define TG_ACT_REGLU 2
+#define TG_ACT_QGEGLU 3
+#define TG_ACT_SREGLU 4
+#define TG_ACT_CLAMPED_SWIGLU 5
+
+#endif

@@ -113,8 +113,9 @@ void ref_dnorm(int layer, const void *x, int x_dtype, const float *rsigma, const
 			dyg[c] = tg__mul_rn(dy[c], tg_dnorm_weight(gamma[c], zero_centered));
 			prod[c] = tg__mul_rn(dyg[c], xh[c]);
 		}
-		float m1 = layer ? tg_div_rn(ref_tree_sum(dyg, cols), (float)cols) : 0.0f;
-		float m2 = tg_div_rn(ref_tree_sum(prod, cols), (float)cols);
+		float inv = tg_div_rn(1.0f, (float)cols);
+		float m1 = layer ? tg_dnorm_mean(ref_tree_sum(dyg, cols), inv) : 0.0f;
+		float m2 = tg_dnorm_mean(ref_tree_sum(prod, cols), inv);
 		for (int c = 0; c < cols; c++) {
 			size_t i = (size_t)r * cols + c;
 			float v = tg_dnorm_dx(dyg[c], xh[c], rsigma[r], m1, m2);

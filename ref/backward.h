@@ -35,8 +35,8 @@ void ref_dglu(int kind, const void *h, int h_dtype, const void *d_act, int g_dty
  * gamma + 1 when zero_centered), d_out [rows][cols] of g_dtype and d_res
  * (NULL, or [rows][cols] of g_dtype: the gradient reaching the residual sum
  * from elsewhere, added to d_in):
- *     xhat = (x - mu) * rs, dyg = dy * w, m1 = tree(dyg)/cols (LayerNorm),
- *     m2 = tree(dyg * xhat)/cols, d_in = rs*((dyg - m1) - xhat*m2) (+ d_res)
+ *     xhat = (x - mu) * rs, dyg = dy * w, m1 = tree(dyg) * RN(1/cols) (LayerNorm),
+ *     m2 = tree(dyg * xhat) * RN(1/cols), d_in = rs*((dyg - m1) - xhat*m2) (+ d_res)
  * d_in [rows][cols] FP32 (it is also the residual branch's gradient);
  * d_gamma [cols] = sum over rows of dy*xhat, d_beta [cols] = sum of dy
  * (LayerNorm; may be NULL), both in the chunked order; either may be NULL. */

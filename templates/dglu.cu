@@ -1,6 +1,6 @@
 // dglu.cu: backward of the gated linear units (SwiGLU family), fused with the amax and the
 // rowwise quantized copy of the gradient.
-// tegen-slots: TG_KERNEL TG_IN_DTYPE TG_G_DTYPE TG_OUT_DTYPE TG_FMT TG_RECIPE TG_VEC TG_THREADS TG_ROWS_PER_CTA TG_COLS TG_ACT TG_ALPHA TG_LIMIT TG_EPS_SCALE TG_POW2
+// tegen-slots: TG_KERNEL TG_IN_DTYPE TG_G_DTYPE TG_OUT_DTYPE TG_FMT TG_RECIPE TG_ROWWISE TG_COLWISE TG_VEC TG_THREADS TG_ROWS_PER_CTA TG_COLS TG_ACT TG_ALPHA TG_LIMIT TG_EPS_SCALE TG_POW2
 //
 // in = h [rows][2*TG_COLS] (the forward's saved pre-activation, gate half a first, linear
 // half b second, dtype TG_IN_DTYPE), grad = d_act [rows][TG_COLS] (TG_G_DTYPE) ->
@@ -10,15 +10,20 @@
 // Recipes (of the d_h copy, through tg_emit_row): 0 high precision (TG_OUT_DTYPE), 1 delayed
 // (FP8 with SCALE, AMAX updated), 2 current cast pass, 3 current amax pass (AMAX only),
 // 4 block 1x128 (TG_COLS % 128 == 0), 6 MXFP8 (TG_COLS % 32 == 0); scale layouts as
-// tg_kernel.h for a [rows][2*TG_COLS] tensor. The columnwise copy (wgrad) is not fused yet:
-// run cast_transpose on the rowwise output.
-// Pointer slots (tg_backward.h): TG_PB_IN h, TG_PB_GRAD d_act, TG_PB_OUT d_h, TG_PB_SCALE,
-// TG_PB_SCALE_INV, TG_PB_AMAX.
+// tg_kernel.h for a [rows][2*TG_COLS] tensor. TG_ROWWISE / TG_COLWISE (0/1) pick the
+// copies: the columnwise one (the wgrad operand, d_h transposed, [2*TG_COLS][rows]) for
+// recipes 1, 2 (per-tensor FP8, the same bytes as the rowwise copy transposed) and 6 (MXFP8,
+// blocks of 32 along the rows, scale_inv_t [ceil(rows/32)][2*TG_COLS]).
+// Pointer slots (tg_backward.h): TG_PB_IN h, TG_PB_GRAD d_act, TG_PB_OUT d_h, TG_PB_OUT_T,
+// TG_PB_SCALE, TG_PB_SCALE_INV, TG_PB_SCALE_INV_T, TG_PB_AMAX.
 //
 // Launch: block (TG_THREADS,1,1), grid.x = min(ceil(rows / TG_ROWS_PER_CTA), cap); any
 // grid.x >= 1 is correct (grid-stride over row blocks). n[0] = rows.
-// Layout: TG_THREADS/TG_ROWS_PER_CTA threads per row, each loading all its a, b and g
-// vectors of the row before the math (many loads in flight).
+// Row path (no columnwise copy): TG_THREADS/TG_ROWS_PER_CTA threads per row, each loading
+// all its a, b and g vectors of the row before the math (many loads in flight).
+// Tile path (TG_COLWISE): TG_ROWS_PER_CTA rows (a multiple of 32; else 32) by
+// TG_THREADS*TG_VEC/rows columns of the gate half per step (that width must divide
+// TG_COLS); d_a, then d_b, staged as FP32 in shared memory for tg_colwise_store.
 #include "tg_formats.h"
 #include "tg_recipe.h"
 #include "tg_kernel.h"
@@ -27,6 +32,12 @@
 
 #if TG_RECIPE != 0 && TG_RECIPE != 1 && TG_RECIPE != 2 && TG_RECIPE != 3 && TG_RECIPE != 4 && TG_RECIPE != 6
 #error "dglu.cu: unsupported TG_RECIPE (supported: 0 none, 1 delayed, 2 current cast, 3 current amax, 4 block1x128, 6 mxfp8)"
+#endif
+#if TG_COLWISE && TG_RECIPE != 1 && TG_RECIPE != 2 && TG_RECIPE != 6
+#error "dglu.cu: a columnwise copy needs recipe 1, 2 or 6 (block 1x128: cast_transpose the rowwise copy)"
+#endif
+#if !TG_ROWWISE && !TG_COLWISE && TG_RECIPE != 3
+#error "dglu.cu: neither TG_ROWWISE nor TG_COLWISE set"
 #endif
 #if TG_ACT < 0 || TG_ACT > 5
 #error "dglu.cu: unknown TG_ACT"
@@ -38,12 +49,9 @@ namespace DG_CAT(dg_ns_, TG_KERNEL) {
 
 constexpr int DG_VEC = TG_VEC;
 constexpr int DG_COLS = TG_COLS;
-constexpr int DG_NVEC = DG_COLS / DG_VEC;
 constexpr int dg_isz = TG_IN_DTYPE == 0 ? 4 : 2;
 constexpr int dg_gsz = TG_G_DTYPE == 0 ? 4 : 2;
 constexpr int dg_osz = TG_RECIPE == 0 ? (TG_OUT_DTYPE == 0 ? 4 : 2) : 1;
-constexpr int DG_TPR = TG_THREADS / TG_ROWS_PER_CTA;
-constexpr int DG_NJ = (DG_NVEC + DG_TPR - 1) / DG_TPR;
 // lanes per scale block of the rowwise copy
 constexpr int dg_group = TG_RECIPE == 4 ? 128 / DG_VEC : TG_RECIPE == 6 ? 32 / DG_VEC : 1;
 
@@ -53,12 +61,50 @@ static_assert(DG_VEC * dg_isz >= 4 && DG_VEC * dg_isz <= 32, "h vector must be 4
 static_assert(DG_VEC * dg_gsz >= 4 && DG_VEC * dg_gsz <= 32, "d_act vector must be 4..32 bytes");
 static_assert(DG_VEC * dg_osz >= 2 && DG_VEC * dg_osz <= 32, "output vector must be 2..32 bytes");
 static_assert(TG_THREADS % 32 == 0 && TG_THREADS <= 1024, "TG_THREADS must be a multiple of 32, <= 1024");
-static_assert(TG_THREADS % TG_ROWS_PER_CTA == 0, "TG_ROWS_PER_CTA must divide TG_THREADS");
-static_assert(DG_TPR % 32 == 0 || 32 % DG_TPR == 0, "threads per row: a multiple of 32 or a divisor of 32");
-static_assert(dg_group >= 1 && dg_group <= 32 && DG_TPR % dg_group == 0,
-              "block scaling: threads per row must hold whole scale blocks of <= 32 lanes");
+static_assert(dg_group >= 1 && dg_group <= 32, "block scaling: TG_VEC too small for one block per <= 32 lanes");
 static_assert(TG_RECIPE != 4 || DG_COLS % 128 == 0, "block1x128: TG_COLS must be a multiple of 128");
 static_assert(TG_RECIPE != 6 || DG_COLS % 32 == 0, "mxfp8: TG_COLS must be a multiple of 32");
+
+// d_a and d_b of one vector from its raw a, b, g; amax updated where ok.
+__device__ __forceinline__ void dg_compute(const tg_rvec<TG_IN_DTYPE, DG_VEC> &ra, const tg_rvec<TG_IN_DTYPE, DG_VEC> &rb,
+                                           const tg_rvec<TG_G_DTYPE, DG_VEC> &rg, bool ok, float (&da)[DG_VEC],
+                                           float (&db)[DG_VEC], float &amax)
+{
+	float a[DG_VEC], b[DG_VEC], g[DG_VEC];
+	tg_cvt_raw<TG_IN_DTYPE, DG_VEC>(ra, a);
+	tg_cvt_raw<TG_IN_DTYPE, DG_VEC>(rb, b);
+	tg_cvt_raw<TG_G_DTYPE, DG_VEC>(rg, g);
+#pragma unroll
+	for (int k = 0; k < DG_VEC; k++) {
+		tg_dglu1(TG_ACT, a[k], b[k], g[k], (float)(TG_LIMIT), (float)(TG_ALPHA), &da[k], &db[k]);
+		if (ok)
+			amax = tg_absmax(tg_absmax(amax, da[k]), db[k]);
+	}
+}
+
+// Loads the raw a, b, g vectors of vector v of row r (zeros when !ok).
+__device__ __forceinline__ void dg_load(const TgParams &p, long long r, int v, bool ok, tg_rvec<TG_IN_DTYPE, DG_VEC> &ra,
+                                        tg_rvec<TG_IN_DTYPE, DG_VEC> &rb, tg_rvec<TG_G_DTYPE, DG_VEC> &rg)
+{
+	if (ok) {
+		tg_load_raw<TG_IN_DTYPE, DG_VEC>(p.p[TG_PB_IN], r * (2 * DG_COLS) + (long long)v * DG_VEC, ra);
+		tg_load_raw<TG_IN_DTYPE, DG_VEC>(p.p[TG_PB_IN], r * (2 * DG_COLS) + DG_COLS + (long long)v * DG_VEC, rb);
+		tg_load_raw<TG_G_DTYPE, DG_VEC>(p.p[TG_PB_GRAD], r * DG_COLS + (long long)v * DG_VEC, rg);
+	} else {
+		tg_zero_raw<TG_IN_DTYPE, DG_VEC>(ra);
+		tg_zero_raw<TG_IN_DTYPE, DG_VEC>(rb);
+		tg_zero_raw<TG_G_DTYPE, DG_VEC>(rg);
+	}
+}
+
+#if !(TG_COLWISE && TG_RECIPE != 3)
+/* ---------------- row path ---------------- */
+constexpr int DG_NVEC = DG_COLS / DG_VEC;              // vectors per half row
+constexpr int DG_TPR = TG_THREADS / TG_ROWS_PER_CTA; // threads per row
+constexpr int DG_NJ = (DG_NVEC + DG_TPR - 1) / DG_TPR;
+static_assert(TG_THREADS % TG_ROWS_PER_CTA == 0, "TG_ROWS_PER_CTA must divide TG_THREADS");
+static_assert(DG_TPR % 32 == 0 || 32 % DG_TPR == 0, "threads per row: a multiple of 32 or a divisor of 32");
+static_assert(DG_TPR % dg_group == 0, "block scaling: threads per row must hold whole scale blocks");
 
 __device__ __forceinline__ void dg_row_path(const TgParams &p)
 {
@@ -77,31 +123,15 @@ __device__ __forceinline__ void dg_row_path(const TgParams &p)
 #pragma unroll
 		for (int j = 0; j < DG_NJ; j++) {
 			const int v = j * DG_TPR + t;
-			if (rv && (DG_NVEC % DG_TPR == 0 || v < DG_NVEC)) {
-				tg_load_raw<TG_IN_DTYPE, DG_VEC>(p.p[TG_PB_IN], r * (2 * DG_COLS) + (long long)v * DG_VEC, ra[j]);
-				tg_load_raw<TG_IN_DTYPE, DG_VEC>(p.p[TG_PB_IN], r * (2 * DG_COLS) + DG_COLS + (long long)v * DG_VEC, rb_[j]);
-				tg_load_raw<TG_G_DTYPE, DG_VEC>(p.p[TG_PB_GRAD], r * DG_COLS + (long long)v * DG_VEC, rg[j]);
-			} else {
-				tg_zero_raw<TG_IN_DTYPE, DG_VEC>(ra[j]);
-				tg_zero_raw<TG_IN_DTYPE, DG_VEC>(rb_[j]);
-				tg_zero_raw<TG_G_DTYPE, DG_VEC>(rg[j]);
-			}
+			dg_load(p, r, v, rv && (DG_NVEC % DG_TPR == 0 || v < DG_NVEC), ra[j], rb_[j], rg[j]);
 		}
 #pragma unroll
 		for (int j = 0; j < DG_NJ; j++) {
 			const int v = j * DG_TPR + t;
 			const bool ok = rv && (DG_NVEC % DG_TPR == 0 || v < DG_NVEC);
-			float a[DG_VEC], b[DG_VEC], g[DG_VEC], da[DG_VEC], db[DG_VEC];
-			tg_cvt_raw<TG_IN_DTYPE, DG_VEC>(ra[j], a);
-			tg_cvt_raw<TG_IN_DTYPE, DG_VEC>(rb_[j], b);
-			tg_cvt_raw<TG_G_DTYPE, DG_VEC>(rg[j], g);
-#pragma unroll
-			for (int k = 0; k < DG_VEC; k++) {
-				tg_dglu1(TG_ACT, a[k], b[k], g[k], (float)(TG_LIMIT), (float)(TG_ALPHA), &da[k], &db[k]);
-				if (ok)
-					amax = tg_absmax(tg_absmax(amax, da[k]), db[k]);
-			}
-			if (TG_RECIPE != 3) {
+			float da[DG_VEC], db[DG_VEC];
+			dg_compute(ra[j], rb_[j], rg[j], ok, da, db, amax);
+			if (TG_RECIPE != 3 && TG_ROWWISE) {
 				tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, DG_VEC, 2 * DG_COLS>(
 					p, rows, r, v * DG_VEC, da, ok, s, TG_EPS_SCALE, TG_POW2);
 				tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, DG_VEC, 2 * DG_COLS>(
@@ -116,9 +146,82 @@ __device__ __forceinline__ void dg_row_path(const TgParams &p)
 	}
 }
 
+#else
+/* ---------------- tile path (columnwise) ---------------- */
+constexpr int DG_R = TG_ROWS_PER_CTA % 32 == 0 ? TG_ROWS_PER_CTA : 32; // rows per tile
+constexpr int DG_VPR = TG_THREADS / DG_R;                              // vectors per tile row
+constexpr int DG_CW = DG_VPR * DG_VEC;                                 // gate-half columns per step
+constexpr int DG_SEG = TG_RECIPE == 6 ? 32 : 16;
+constexpr int DG_PITCH = DG_CW + 4;
+struct alignas(16) dg_f4 { float a[4]; };
+static_assert(TG_THREADS % DG_R == 0 && DG_VPR >= 1, "columnwise: TG_THREADS must be a multiple of the tile rows");
+static_assert(DG_VEC % 4 == 0, "columnwise: TG_VEC must be a multiple of 4");
+static_assert(DG_COLS % DG_CW == 0, "columnwise: the step width TG_THREADS*TG_VEC/rows must divide TG_COLS");
+static_assert(DG_VPR % dg_group == 0, "columnwise: a step row must hold whole scale blocks");
+
+// Stage y (one vector per thread) into ys at (tr, tv) for tg_colwise_store.
+__device__ __forceinline__ void dg_stage(float (*ys)[DG_PITCH], int tr, int tv, const float (&y)[DG_VEC])
+{
+#pragma unroll
+	for (int k = 0; k < DG_VEC; k += 4) {
+		dg_f4 q;
+#pragma unroll
+		for (int i = 0; i < 4; i++)
+			q.a[i] = y[k + i];
+		*reinterpret_cast<dg_f4 *>(&ys[tr][tv * DG_VEC + k]) = q;
+	}
+}
+
+__device__ __forceinline__ void dg_tile_path(const TgParams &p)
+{
+	__shared__ alignas(16) float ys[DG_R][DG_PITCH];
+	__shared__ float ared[32];
+	const long long rows = p.n[0];
+	float s = 1.0f;
+	if (TG_RECIPE == 1 || TG_RECIPE == 2)
+		s = tg_tensor_scale<TG_RECIPE, TG_FMT, TG_POW2>(p, TG_EPS_SCALE);
+	float amax = 0.0f;
+	const bool aligned16 = (rows % 16) == 0;
+	const int tr = threadIdx.x / DG_VPR, tv = threadIdx.x % DG_VPR;
+	for (long long r0 = (long long)blockIdx.x * DG_R; r0 < rows; r0 += (long long)gridDim.x * DG_R) {
+		const long long r = r0 + tr;
+		const bool rv = r < rows;
+		for (int c0 = 0; c0 < DG_COLS; c0 += DG_CW) {
+			const int v = c0 / DG_VEC + tv;
+			tg_rvec<TG_IN_DTYPE, DG_VEC> ra, rb;
+			tg_rvec<TG_G_DTYPE, DG_VEC> rg;
+			dg_load(p, r, v, rv, ra, rb, rg);
+			float da[DG_VEC], db[DG_VEC];
+			dg_compute(ra, rb, rg, rv, da, db, amax);
+			if (TG_ROWWISE) {
+				tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, DG_VEC, 2 * DG_COLS>(
+					p, rows, r, v * DG_VEC, da, rv, s, TG_EPS_SCALE, TG_POW2);
+				tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, DG_VEC, 2 * DG_COLS>(
+					p, rows, r, DG_COLS + v * DG_VEC, db, rv, s, TG_EPS_SCALE, TG_POW2);
+			}
+			dg_stage(ys, tr, tv, da);
+			tg_colwise_store<TG_FMT, TG_RECIPE, TG_THREADS, 2 * DG_COLS, DG_R, DG_CW, DG_PITCH, DG_SEG>(p, ys, r0, c0,
+				rows, s, aligned16);
+			dg_stage(ys, tr, tv, db);
+			tg_colwise_store<TG_FMT, TG_RECIPE, TG_THREADS, 2 * DG_COLS, DG_R, DG_CW, DG_PITCH, DG_SEG>(p, ys, r0,
+				DG_COLS + c0, rows, s, aligned16);
+		}
+	}
+	if (TG_RECIPE == 1) {
+		float m = tg_cta_max<TG_THREADS>(amax, ared);
+		if (threadIdx.x == 0)
+			tg_red_max((float *)p.p[TG_PB_AMAX], m);
+	}
+}
+#endif
+
 extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParams p)
 {
+#if TG_COLWISE && TG_RECIPE != 3
+	dg_tile_path(p);
+#else
 	dg_row_path(p);
+#endif
 }
 
 } // namespace

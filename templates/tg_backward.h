@@ -55,7 +55,8 @@
 #define TG_PB_OUT        5   /* d_in / d_h rowwise [rows][cols]; dreduce: the result [cols] */
 #define TG_PB_OUT_T      6   /* columnwise copy [cols][rows] */
 #define TG_PB_SCALE      7   /* per-tensor scale (read) */
-#define TG_PB_SCALE_INV  8   /* per-tensor scale_inv (written) */
+#define TG_PB_SCALE_INV  8   /* scale_inv of the rowwise copy (written; layouts as tg_kernel.h) */
+#define TG_PB_SCALE_INV_T 9  /* scale_inv of the columnwise copy (MXFP8) */
 #define TG_PB_AMAX      10   /* per-tensor amax of the output (atomic max) */
 #define TG_PB_RSIGMA    11   /* dnorm: rsigma [rows] (read) */
 #define TG_PB_MU        12   /* dnorm (LayerNorm): mu [rows] (read) */
@@ -186,9 +187,14 @@ TG_HD float tg_dnorm_weight(float gamma, int zero_centered)
 	return zero_centered ? tg__add_rn(gamma, 1.0f) : gamma;
 }
 
+/* A row mean of dnorm: sum * inv_cols, inv_cols = RN(1/cols) (the kernels' compile-time
+ * 1.0f / TG_COLS; a multiply, not a division: no slow-path call, no spill). */
+TG_HD float tg_dnorm_mean(float sum, float inv_cols) { return tg__mul_rn(sum, inv_cols); }
+
 /* d_in of one element: rs * ((dyg - m1) - xhat * m2), dyg = dy * weight,
- * m1 = tree_sum(dyg)/cols (0 for RMSNorm), m2 = tree_sum(dyg*xhat)/cols over
- * the row (the derivative of y = xhat*w (+ beta) through mu and rs). */
+ * m1 = tg_dnorm_mean(tree_sum(dyg)) (0 for RMSNorm), m2 = tg_dnorm_mean(
+ * tree_sum(dyg*xhat)) over the row (the derivative of y = xhat*w (+ beta)
+ * through mu and rs). */
 TG_HD float tg_dnorm_dx(float dyg, float xhat, float rs, float m1, float m2)
 {
 	return tg__mul_rn(rs, tg__sub_rn(tg__sub_rn(dyg, m1), tg__mul_rn(xhat, m2)));

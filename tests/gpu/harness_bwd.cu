@@ -2,8 +2,8 @@
  * dbias.cu and dreduce.cu, standalone (CUDA runtime API), against ref/backward.c.
  *
  * The instances are tests/gpu/harness_bwd.list (every GLU activation x input dtype x width
- * 512 / 160 / 208, FP32 and BF16 outputs, the quantized d_h copies; RMSNorm and LayerNorm x
- * input dtype x width, zero-centered, residual gradient, several tile variants; dbias;
+ * 512 / 160 / 208, FP32 and BF16 outputs, the quantized d_h copies rowwise and columnwise; RMSNorm and LayerNorm x
+ * input dtype x width, zero-centered, residual gradient, one and two passes, several tile variants; dbias;
  * dreduce), turned into #include blocks by tests/gpu/gen_harness_bwd.sh. For rows 1, 5, 217,
  * 993 (and 4133 for dnorm and dbias: many chunks), each with a full grid and a 3-CTA grid
  * (grid-stride), device outputs are poisoned (0xA5, plus a guard zone behind each) and then
@@ -40,8 +40,8 @@ extern "C" {
 	} while (0)
 
 typedef void (*KernFn)(const TgParams);
-struct DgInst { const char *name; KernFn fn; int act, in_dt, g_dt, out_dt, fmt, recipe, vec, thr, rpc, cols; float eps; int pow2, bench; };
-struct DnInst { const char *name; KernFn fn; int norm, in_dt, g_dt, w_dt, out_dt, vec, thr, cols, zc, dres, bench; };
+struct DgInst { const char *name; KernFn fn; int act, in_dt, g_dt, out_dt, fmt, recipe, roww, colw, vec, thr, rpc, cols; float eps; int pow2, bench; };
+struct DnInst { const char *name; KernFn fn; int norm, in_dt, g_dt, w_dt, out_dt, vec, thr, cols, zc, dres, passes, bench; };
 struct DbInst { const char *name; KernFn fn; int in_dt, vec, thr, cols, bench; };
 struct DrInst { const char *name; KernFn fn; int thr, acc; };
 
@@ -194,9 +194,9 @@ static void run_dglu(const DgInst &k, long long rows)
 	const float fmax = k.fmt == 0 ? TG_E4M3_MAX : TG_E5M2_MAX;
 	float amax = ref_amax(dh.data(), nh);
 	float scale = k.recipe == 2 ? tg_current_scale(amax, fmax, k.eps, k.pow2) : 0.5f;
-	/* expected outputs */
-	std::vector<unsigned char> want_out, want_si;
-	size_t out_b = 0, si_b = 0;
+	/* expected outputs (the columnwise copy: the transpose [2C][rows]) */
+	std::vector<unsigned char> want_out, want_si, want_t, want_sit;
+	size_t out_b = 0, si_b = 0, t_b = 0, sit_b = 0;
 	if (k.recipe == 0) {
 		out_b = nh * esize(k.out_dt);
 		want_out.resize(out_b);
@@ -205,7 +205,10 @@ static void run_dglu(const DgInst &k, long long rows)
 	} else if (k.recipe == 1 || k.recipe == 2) {
 		out_b = nh;
 		want_out.resize(out_b);
-		ref_quant_tensor(dh.data(), R, C2, k.fmt, scale, want_out.data(), nullptr, nullptr, nullptr);
+		want_t.resize(nh);
+		ref_quant_tensor(dh.data(), R, C2, k.fmt, scale, want_out.data(), want_t.data(), nullptr, nullptr);
+		if (k.colw)
+			t_b = nh;
 	} else if (k.recipe == 4) {
 		out_b = nh;
 		si_b = (size_t)cdivl(C2, 128) * R * 4;
@@ -218,9 +221,19 @@ static void run_dglu(const DgInst &k, long long rows)
 		si_b = (size_t)R * cdivl(C2, 32);
 		want_out.resize(out_b);
 		want_si.resize(si_b);
-		ref_quant_mxfp8(dh.data(), R, C2, k.fmt, want_out.data(), want_si.data(), nullptr, nullptr);
+		want_t.resize(nh);
+		want_sit.resize((size_t)cdivl(R, 32) * C2);
+		ref_quant_mxfp8(dh.data(), R, C2, k.fmt, want_out.data(), want_si.data(), want_t.data(), want_sit.data());
+		if (k.colw)
+			t_b = nh, sit_b = want_sit.size();
 	}
-	DBuf din, dg, dout, dsi, dscale, dsinv, damax;
+	if (!k.roww)
+		out_b = si_b = 0;
+	DBuf din, dg, dout, dsi, dscale, dsinv, damax, dout_t, dsi_t;
+	if (t_b)
+		dout_t.alloc(t_b);
+	if (sit_b)
+		dsi_t.alloc(sit_b);
 	din.alloc(hraw.size());
 	din.put(hraw.data());
 	dg.alloc(graw.size());
@@ -240,6 +253,10 @@ static void run_dglu(const DgInst &k, long long rows)
 			dout.poison();
 		if (si_b)
 			dsi.poison();
+		if (t_b)
+			dout_t.poison();
+		if (sit_b)
+			dsi_t.poison();
 		dscale.poison();
 		dsinv.poison();
 		float zero = 0.0f;
@@ -254,6 +271,8 @@ static void run_dglu(const DgInst &k, long long rows)
 		p.p[TG_PB_IN] = din.d;
 		p.p[TG_PB_GRAD] = dg.d;
 		p.p[TG_PB_OUT] = dout.d;
+		p.p[TG_PB_OUT_T] = dout_t.d;
+		p.p[TG_PB_SCALE_INV_T] = dsi_t.d;
 		p.p[TG_PB_SCALE] = dscale.d;
 		p.p[TG_PB_SCALE_INV] = k.recipe == 4 || k.recipe == 6 ? (void *)dsi.d : (void *)dsinv.d;
 		p.p[TG_PB_AMAX] = damax.d;
@@ -267,6 +286,10 @@ static void run_dglu(const DgInst &k, long long rows)
 			         k.recipe == 0 && k.out_dt == 0) && ok;
 		if (si_b)
 			ok = cmp("scale_inv", k.name, rows, grid, dsi, want_si.data(), k.recipe == 4 ? 4 : 1, k.recipe == 4) && ok;
+		if (t_b)
+			ok = cmp("d_h columnwise", k.name, rows, grid, dout_t, want_t.data(), 1, false) && ok;
+		if (sit_b)
+			ok = cmp("scale_inv_t", k.name, rows, grid, dsi_t, want_sit.data(), 1, false) && ok;
 		if (k.recipe == 1 || k.recipe == 3)
 			ok = cmp_f32("amax", k.name, rows, grid, dget(damax), amax) && ok;
 		if (k.recipe == 1 || k.recipe == 2)
@@ -521,6 +544,8 @@ static void bench(void)
 		l.p.p[TG_PB_IN] = dalloc(nh * esize(k.in_dt));
 		l.p.p[TG_PB_GRAD] = dalloc(nh / 2 * esize(k.g_dt));
 		l.p.p[TG_PB_OUT] = dalloc(nh * (k.recipe == 0 ? esize(k.out_dt) : 1));
+		if (k.colw)
+			l.p.p[TG_PB_OUT_T] = dalloc(nh);
 		float one = 1.0f;
 		l.p.p[TG_PB_SCALE] = dalloc(16);
 		CK(cudaMemcpy(l.p.p[TG_PB_SCALE], &one, 4, cudaMemcpyHostToDevice));
@@ -528,7 +553,8 @@ static void bench(void)
 		l.p.p[TG_PB_AMAX] = dalloc(16);
 		l.p.n[0] = rows;
 		float t = time_median(launch_one, &l);
-		double bytes = nh * esize(k.in_dt) + nh / 2 * esize(k.g_dt) + nh * (k.recipe == 0 ? esize(k.out_dt) : 1);
+		double bytes = nh * esize(k.in_dt) + nh / 2 * esize(k.g_dt) + nh * (k.recipe == 0 ? esize(k.out_dt) : 1) +
+		               (k.colw ? nh : 0);
 		printf("bench bwd/%s 8192x2x%d: %.1f us, %.0f GB/s, %.1f%% of copy\n", k.name, k.cols, t, bytes / (t * 1e3),
 		       100.0 * bytes / (t * 1e3) / copy_gbs);
 	}

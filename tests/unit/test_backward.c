@@ -21,10 +21,11 @@
  *   formula (|err| <= (log2(cols) + 8) * 2^-24 * rs * (|dyg| + mean|dyg|
  *   + |xhat| * mean|dyg*xhat|)), d_gamma and d_beta against double sums
  *   (|err| <= (rows/32 + 32) * 2^-24 * sum|terms|); NaN propagation;
- * - the reduction orders: the tree sum reproduced by the kernels' layout
- *   (vector subtrees, xor butterflies over 32 lanes, a pairwise stack over
- *   the vector groups) for several widths and vector sizes, padding
- *   invariance; d_gamma = the chunk partials reduced in order; the same bits
+ * - the reduction orders: the tree sum reproduced by the kernels' layouts
+ *   (two-pass: vector subtrees, xor butterflies over 32 lanes, a pairwise
+ *   tree over the vector groups; one-pass: the same, then a tree over the
+ *   warps and one over each thread's vectors, 32..1024 threads) for several
+ *   widths and vector sizes, padding invariance; d_gamma = the chunk partials reduced in order; the same bits
  *   for every column tiling and on every call; dbias likewise;
  * - ref_norm_stats against the double statistics of ref_rmsnorm /
  *   ref_layernorm (4 ulps).
@@ -506,10 +507,11 @@ static void test_dnorm_nan(void)
 
 /* ---- reduction orders ---- */
 
-/* The tree sum as the kernels compute it: lane L of a 32-lane warp holds the
- * vectors v = L + 32*i (VEC elements each); per i, the vector's own pairwise
- * subtree, then an xor butterfly over the lanes (offsets 1..16); then the
- * groups i combined by a pairwise stack (tg_bwd_tree_push / _fold in dnorm.cu). */
+/* The tree sum as dnorm.cu's two-pass phase 1 computes it: lane L of a warp holds
+ * the vectors v = L + 32*i (VEC elements each); per i, the vector's own pairwise
+ * subtree, then an xor butterfly over the lanes (offsets 1..16); then the groups i
+ * combined pairwise (here by a stack, in the kernel by DnTree's recursion: the same
+ * tree). */
 static float tree_like_kernel(const float *v, int n, int vec)
 {
 	int nvec = (n + vec - 1) / vec, ni = (nvec + 31) / 32;
@@ -547,6 +549,54 @@ static float tree_like_kernel(const float *v, int n, int vec)
 	return res;
 }
 
+/* Pairwise tree over a[0..n-1] padded with -0 to size (a power of two). */
+static float ptree(const float *a, int n, int lo, int size)
+{
+	if (size == 1)
+		return a[lo];
+	if (lo + size / 2 >= n)
+		return ptree(a, n, lo, size / 2);
+	return ptree(a, n, lo, size / 2) + ptree(a, n, lo + size / 2, size / 2);
+}
+
+/* The one-pass order of dnorm.cu: thread t of T holds the vectors v = j*T + t; each
+ * vector's subtree, the xor butterfly over the 32 lanes of a warp, a pairwise tree over
+ * the T/32 warps, then a pairwise tree over j (padded). */
+static float tree_like_one_pass(const float *v, int n, int vec, int T)
+{
+	int nvec = (n + vec - 1) / vec, nj = (nvec + T - 1) / T, nw = T / 32, njp = 1;
+	while (njp < nj)
+		njp *= 2;
+	float *perj = malloc(sizeof(float) * (size_t)nj), *warps = malloc(sizeof(float) * (size_t)nw);
+	for (int j = 0; j < nj; j++) {
+		for (int w = 0; w < nw; w++) {
+			float lanes[32];
+			for (int L = 0; L < 32; L++) {
+				int vv = j * T + w * 32 + L;
+				float e[16];
+				for (int k = 0; k < vec; k++)
+					e[k] = vv < nvec ? v[vv * vec + k] : -0.0f;
+				for (int s = 1; s < vec; s *= 2)
+					for (int k = 0; k + s < vec; k += 2 * s)
+						e[k] = e[k] + e[k + s];
+				lanes[L] = e[0];
+			}
+			for (int o = 1; o < 32; o *= 2) {
+				float nl[32];
+				for (int L = 0; L < 32; L++)
+					nl[L] = lanes[L] + lanes[L ^ o];
+				memcpy(lanes, nl, sizeof nl);
+			}
+			warps[w] = lanes[0];
+		}
+		perj[j] = ptree(warps, nw, 0, nw);
+	}
+	float r = ptree(perj, nj, 0, njp);
+	free(perj);
+	free(warps);
+	return r;
+}
+
 static void test_tree_orders(void)
 {
 	static const int widths[] = {16, 48, 64, 80, 160, 208, 256, 512, 1040, 4096, 4112, 14336};
@@ -565,6 +615,13 @@ static void test_tree_orders(void)
 			if (!same_bits(got, want)) {
 				ok = 0;
 				snprintf(det, sizeof det, "n=%d vec=%d: kernel order %a, tree %a", n, vec, got, want);
+			}
+			for (int T = 32; T <= 1024; T *= 2) {
+				got = tree_like_one_pass(v, n, vec, T);
+				if (!same_bits(got, want)) {
+					ok = 0;
+					snprintf(det, sizeof det, "n=%d vec=%d T=%d: one-pass order %a, tree %a", n, vec, T, got, want);
+				}
 			}
 		}
 		/* padding invariance: n padded with -0 to 2n leaves the value unchanged */

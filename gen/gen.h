@@ -112,7 +112,10 @@ typedef struct Dim {
 #define TG_ARGS(X) \
 	X(ARG_IN, "in", 0) X(ARG_GAMMA, "gamma", 0) X(ARG_BETA, "beta", 0) X(ARG_RESIDUAL, "residual", 0) \
 	X(ARG_A, "a", 0) X(ARG_B, "b", 0) X(ARG_BIAS, "bias", 0) \
-	X(ARG_OUT, "out", 1) X(ARG_RESIDUAL_OUT, "residual_out", 1)
+	X(ARG_OUT, "out", 1) X(ARG_RESIDUAL_OUT, "residual_out", 1) \
+	/* backward: the incoming gradient; the norm statistics (read by dnorm, written by norm_quantize) */ \
+	X(ARG_GRAD, "grad", 0) X(ARG_RSIGMA, "rsigma", 0) X(ARG_MU, "mu", 0) X(ARG_GRAD_RESIDUAL, "grad_residual", 0) \
+	X(ARG_RSIGMA_OUT, "rsigma", 1) X(ARG_MU_OUT, "mu", 1) X(ARG_D_GAMMA, "d_gamma", 1) X(ARG_D_BETA, "d_beta", 1)
 typedef enum {
 #define X(e, s, isout) e,
 	TG_ARGS(X)
@@ -124,11 +127,15 @@ typedef enum {
 /*  enum            spelling          template              required args                         optional args */
 #define TG_OPS(X) \
 	X(OP_NORM_QUANTIZE, "norm_quantize", "norm_quantize.cu", ARGBIT(ARG_IN) | ARGBIT(ARG_GAMMA) | ARGBIT(ARG_OUT), \
-		ARGBIT(ARG_BETA) | ARGBIT(ARG_RESIDUAL) | ARGBIT(ARG_RESIDUAL_OUT)) \
+		ARGBIT(ARG_BETA) | ARGBIT(ARG_RESIDUAL) | ARGBIT(ARG_RESIDUAL_OUT) | ARGBIT(ARG_RSIGMA_OUT) | ARGBIT(ARG_MU_OUT)) \
 	X(OP_GLU_AMAX, "glu_amax", "glu_amax.cu", ARGBIT(ARG_IN) | ARGBIT(ARG_OUT), 0) \
 	X(OP_GEMM_CAST, "gemm_cast", NULL, ARGBIT(ARG_A) | ARGBIT(ARG_B) | ARGBIT(ARG_OUT), ARGBIT(ARG_BIAS)) \
 	X(OP_CAST_TRANSPOSE, "cast_transpose", "cast_transpose.cu", ARGBIT(ARG_IN) | ARGBIT(ARG_OUT), 0) \
-	X(OP_QUANTIZE, "quantize", "cast_transpose.cu", ARGBIT(ARG_IN) | ARGBIT(ARG_OUT), 0)
+	X(OP_QUANTIZE, "quantize", "cast_transpose.cu", ARGBIT(ARG_IN) | ARGBIT(ARG_OUT), 0) \
+	X(OP_DGLU, "dglu", "dglu.cu", ARGBIT(ARG_IN) | ARGBIT(ARG_GRAD) | ARGBIT(ARG_OUT), 0) \
+	X(OP_DNORM, "dnorm", "dnorm.cu", ARGBIT(ARG_IN) | ARGBIT(ARG_GRAD) | ARGBIT(ARG_GAMMA) | ARGBIT(ARG_RSIGMA) | ARGBIT(ARG_OUT), \
+		ARGBIT(ARG_MU) | ARGBIT(ARG_GRAD_RESIDUAL) | ARGBIT(ARG_D_GAMMA) | ARGBIT(ARG_D_BETA)) \
+	X(OP_DBIAS, "dbias", "dbias.cu", ARGBIT(ARG_IN) | ARGBIT(ARG_OUT), 0)
 typedef enum {
 #define X(e, s, t, req, opt) e,
 	TG_OPS(X)
@@ -278,7 +285,8 @@ typedef enum { KERNEL_GENERATED, KERNEL_GEMM } KernelKind;
 	X(COMP_HP, "hp") /* FP32 value of an op whose NVFP4 cast runs in separate kernels (unfused) */ \
 	X(COMP_ALPHA, "alpha") /* native NVFP4 GEMM output: float {alpha, beta} on the device, read by cuBLASLt */ \
 	X(COMP_SCALE_T, "scale_t") X(COMP_AMAX_T, "amax_t") /* nvfp4_rht: S_enc and global amax of the transformed columnwise copy */ \
-	X(COMP_BIAS, "bias") /* a GEMM bias converted to the dtype cuBLASLt's epilogue reads (convert.cu) */
+	X(COMP_BIAS, "bias") /* a GEMM bias converted to the dtype cuBLASLt's epilogue reads (convert.cu) */ \
+	X(COMP_PART, "part") X(COMP_PART_B, "part_b") /* FP32 [ceil(rows/32)][cols] chunk partials of t's column sums (dreduce.cu) */
 typedef enum {
 #define X(e, s) e,
 	TG_COMPONENTS(X)
@@ -336,6 +344,7 @@ typedef struct Kernel {
 	int threads;          /* block size */
 	int grid_rows;        /* grid.x = ceil(rows / grid_rows) * ceil(cols / grid_cols), 1D, capped */
 	long grid_cols;       /* 0: no column tiles */
+	int rows_chunk;       /* > 0: n[0] = ceil(rows / rows_chunk) (dreduce: the number of chunk partials) */
 	const char *variant;  /* tile-shape variant name */
 	const char *choice;   /* "tuned" or "heuristic" */
 	const char *note;     /* why it is planned this way (shown by `tegen plan`) */

@@ -456,6 +456,9 @@ static const unsigned op_params[OP_COUNT] = {
 	[OP_GEMM_CAST] = PB(PR_PASS) | PB(PR_DTYPE) | PB(PR_ACCUMULATE) | PB(PR_FAST_ACCUM) | PB(PR_EPILOGUE),
 	[OP_CAST_TRANSPOSE] = PB(PR_LAYOUT) | PB(PR_PRECISION),
 	[OP_QUANTIZE] = PB(PR_LAYOUT) | PB(PR_PRECISION),
+	[OP_DGLU] = PB(PR_ACT) | PB(PR_ALPHA) | PB(PR_LIMIT) | PB(PR_LAYOUT) | PB(PR_PRECISION),
+	[OP_DNORM] = PB(PR_NORM) | PB(PR_ZCG) | PB(PR_PRECISION),
+	[OP_DBIAS] = 0,
 };
 static const char *const op_names[OP_COUNT] = {
 #define X(e, s, t, req, opt) s,
@@ -529,6 +532,9 @@ static void parse_op(P *p, SpecOp *o, yaml_node_t *item)
 		const char *key = f[i].key;
 		yaml_node_t *v = f[i].v;
 		int a = key_index(key, arg_names, ARG_COUNT);
+		for (int b = a + 1; a >= 0 && !(allowed_args & ARGBIT(a)) && b < ARG_COUNT; b++)
+			if (!strcmp(arg_names[b], key) && (allowed_args & ARGBIT(b)))
+				a = b; /* a spelling with two slots (rsigma, mu: read by dnorm, written by norm_quantize) */
 		if (a >= 0) {
 			if (!(allowed_args & ARGBIT(a)))
 				diag_error(p->d, loc_of(p, f[i].k), "operand '%s' is not allowed for %s; its operands are: %s", key, opn,
@@ -619,7 +625,17 @@ static void parse_op(P *p, SpecOp *o, yaml_node_t *item)
 		if (o->arg[ARG_RESIDUAL_OUT] && !o->arg[ARG_RESIDUAL])
 			diag_error(p->d, o->arg_loc[ARG_RESIDUAL_OUT], "residual_out needs operand 'residual' (it is in + residual)");
 	}
-	if (k == OP_GLU_AMAX && o->p.act != GLU_CLAMPED_SWIGLU) {
+	if (k == OP_NORM_QUANTIZE && o->p.norm == NORM_RMS && o->arg[ARG_MU_OUT])
+		diag_error(p->d, o->arg_loc[ARG_MU_OUT], "mu is only written with norm: layernorm (rmsnorm has no mean)");
+	if (k == OP_DNORM) {
+		if (o->p.norm == NORM_RMS && o->arg[ARG_MU])
+			diag_error(p->d, o->arg_loc[ARG_MU], "mu is only allowed with norm: layernorm (rmsnorm has no mean)");
+		if (o->p.norm == NORM_RMS && o->arg[ARG_D_BETA])
+			diag_error(p->d, o->arg_loc[ARG_D_BETA], "d_beta is only allowed with norm: layernorm (rmsnorm has no bias)");
+		if (o->p.norm == NORM_LAYER && !o->arg[ARG_MU])
+			diag_error(p->d, o->loc, "dnorm with norm: layernorm needs operand 'mu' (the forward's saved row means)");
+	}
+	if ((k == OP_GLU_AMAX || k == OP_DGLU) && o->p.act != GLU_CLAMPED_SWIGLU) {
 		if (alpha_loc.line)
 			diag_error(p->d, alpha_loc, "alpha is only allowed with act: clamped_swiglu");
 		if (limit_loc.line)

@@ -546,6 +546,8 @@ static void parse_op(P *p, SpecOp *o, yaml_node_t *item)
 		int q = key_index(key, param_names, PR_COUNT);
 		if (q < 0)
 			unknown_key(p, &f[i], opn, known, ARG_COUNT + PR_COUNT);
+		if (!(op_params[k] & PB(q)) && !op_params[k])
+			diag_error(p->d, loc_of(p, f[i].k), "param '%s' is not allowed for %s; it takes no params", key, opn);
 		if (!(op_params[k] & PB(q)))
 			diag_error(p->d, loc_of(p, f[i].k), "param '%s' is not allowed for %s; its params are: %s", key, opn,
 				join(p, known + ARG_COUNT, PR_COUNT));

@@ -505,7 +505,7 @@ static void row_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, l
 {
 	const PlanVariant *v;
 	if (is_quantized(out) && out->columnwise && k->pass != PASS_AMAX)
-		v = &colwise_variants[0];
+		v = &colwise_variants[strcmp(k->tmpl, "dglu.cu") ? 0 : 2]; /* dglu: t256v8r32 (t1024, t512v8 spill on sm_100a) */
 	else if (strcmp(k->tmpl, "norm_quantize.cu") && cols > glu_heuristic[NELEMS(glu_heuristic) - 1].max_cols) {
 		for (int i = 0; i < NELEMS(glu_long_rows); i++) {
 			v = find_variant(row_variants, NELEMS(row_variants), glu_long_rows[i]);

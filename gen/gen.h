@@ -201,6 +201,7 @@ typedef struct Spec {
 	const char **outputs; Loc *output_locs; int noutputs;
 	const char **targets; Loc *target_locs; int ntargets;
 	Loc recipe_keys[RECIPE_NKEYS]; Loc outputs_loc, targets_loc;
+	bool backward; Loc backward_loc;  /* `backward: true`: derive the backward half (derive.c) */
 } Spec;
 enum { RECIPE_SET_SCALING = 1, RECIPE_SET_FORMAT = 2, RECIPE_SET_HISTORY = 4, RECIPE_SET_ALGO = 8,
 	RECIPE_SET_MARGIN = 16, RECIPE_SET_EPS = 32, RECIPE_SET_POW2 = 64, RECIPE_SET_NVFP4_2D = 128,
@@ -251,6 +252,11 @@ typedef struct Graph {
 /* ir_build resolves and validates a Spec. NULL on error, message in d->msg.
  * default_arch is used when the spec names no targets (the GPU present, else sm_90a). */
 Graph *ir_build(Arena *a, Diag *d, const Spec *s, Arch default_arch);
+/* spec_derive_backward checks the forward layer of s (backward: true) and returns s
+ * with its backward ops appended (derive.c: the adjoint of each op, output gradients
+ * d_<out> as inputs, the forward's extra saved tensors and columnwise copies).
+ * NULL on error (the forward's, or what is not derived yet), message in d->msg. */
+Spec *spec_derive_backward(Arena *a, Diag *d, const Spec *s, Arch default_arch);
 /* ir_print writes the graph as deterministic text, one op per line. */
 void ir_print(const Graph *g, Buf *out);
 /* extent_str formats an extent ("tokens", "2*ffn" folded to a number, "tokens+1"). */

@@ -655,7 +655,8 @@ static void parse_op(P *p, SpecOp *o, yaml_node_t *item)
 
 /* ---- top level ---- */
 
-static const char *const top_keys[] = {"layer", "dims", "recipe", "overrides", "tensors", "ops", "outputs", "targets"};
+static const char *const top_keys[] = {"layer", "dims", "recipe", "overrides", "tensors", "ops", "outputs", "targets",
+	"backward"};
 
 static void parse_dims(P *p, yaml_node_t *m)
 {
@@ -716,11 +717,11 @@ static void parse_top(P *p, yaml_node_t *root)
 			kind_name(root));
 	int n;
 	Pair *pr = pairs(p, root, "the spec", &n);
-	yaml_node_t *by[8] = {0};
+	yaml_node_t *by[9] = {0};
 	for (int i = 0; i < n; i++) {
-		int k = key_index(pr[i].key, top_keys, 8);
+		int k = key_index(pr[i].key, top_keys, 9);
 		if (k < 0)
-			unknown_key(p, &pr[i], "the spec", top_keys, 8);
+			unknown_key(p, &pr[i], "the spec", top_keys, 9);
 		by[k] = pr[i].v;
 		if (k == 6)
 			s->outputs_loc = loc_of(p, pr[i].k);
@@ -776,6 +777,10 @@ static void parse_top(P *p, yaml_node_t *root)
 		parse_list(p, by[6], "outputs", &s->outputs, &s->output_locs, &s->noutputs, true);
 		if (s->noutputs == 0)
 			diag_error(p->d, loc_of(p, by[6]), "outputs is empty; list the tensors the layer returns or leave outputs out");
+	}
+	if (by[8]) {
+		s->backward = boolean(p, by[8], "backward");
+		s->backward_loc = loc_of(p, by[8]);
 	}
 	if (by[7]) {
 		parse_list(p, by[7], "targets", &s->targets, &s->target_locs, &s->ntargets, false);

@@ -11,7 +11,7 @@
  *     quantized from); the forward's quantize ops of A and B then also write
  *     the columnwise copies the backward GEMMs read; a bias gets a dbias;
  *   - glu_amax act = glu(h): dglu writes d_h as a gradient (E5M2 under hybrid),
- *     with both copies when quantized;
+ *     with both copies for the GEMM that made h (else in h's dtype);
  *   - norm_quantize xq = norm(x): the forward also saves rsigma_<x> (and mu_<x>),
  *     dnorm writes d_x and d_<gamma> (d_<beta>) in FP32;
  *   - quantize / cast_transpose pass the gradient through (straight-through).
@@ -193,8 +193,6 @@ static void derive_glu(Dv *v, const Op *op, Loc at)
 	const char *ga = v->grad[act->id];
 	if (!ga)
 		return;
-	if (v->grad_q[act->id])
-		diag_error(v->d, at, "backward: the gradient of '%s' is only quantized; dglu reads it in high precision", act->name);
 	SpecOp *o = add_op(v, OP_DGLU, at);
 	const char *dh = fresh(v, at, "d_", h->name);
 	set_arg(o, ARG_IN, h->name);
@@ -203,13 +201,18 @@ static void derive_glu(Dv *v, const Op *op, Loc at)
 	o->p.act = op->p.act;
 	o->p.alpha = op->p.alpha;
 	o->p.limit = op->p.limit;
-	/* d_h has the layer recipe (or its override); quantized: both copies for the GEMMs */
+	/* d_h has the layer recipe (or its override): quantized with both copies when a GEMM made
+	 * h (its dgrad and wgrad read d_h); else kept in h's dtype for the op before */
 	Recipe r = v->s->recipe;
 	for (int i = 0; i < v->s->noverrides; i++)
 		if (!strcmp(v->s->overrides[i].tensor, dh))
 			r = recipe_resolve(v->s, &v->s->overrides[i]);
-	bool q = r.scaling != SCALING_NONE;
-	if (r.scaling == SCALING_BLOCK1X128 || r.scaling == SCALING_BLOCK128X128)
+	bool q = r.scaling != SCALING_NONE && h->producer >= 0 && v->g->ops[h->producer].kind == OP_GEMM_CAST;
+	if (!q) {
+		o->p.high_precision = true;
+		o->p.out_dtype = h->dtype;
+	}
+	if (q && (r.scaling == SCALING_BLOCK1X128 || r.scaling == SCALING_BLOCK128X128))
 		diag_error(v->d, at, "backward: dglu writes no columnwise %s copy; this recipe's backward is not derived yet",
 			scaling_name(r.scaling));
 	o->p.columnwise = q;
@@ -224,8 +227,6 @@ static void derive_norm(Dv *v, const Op *op, SpecOp *fwd, Loc at)
 		return;
 	if (op->arg[ARG_RESIDUAL] >= 0)
 		diag_error(v->d, at, "backward: a norm with a residual add is not derived yet");
-	if (v->grad_q[xq->id])
-		diag_error(v->d, at, "backward: the gradient of '%s' is only quantized; dnorm reads it in high precision", xq->name);
 	bool layer = op->p.norm == NORM_LAYER;
 	if (!fwd->arg[ARG_RSIGMA_OUT])
 		set_arg(fwd, ARG_RSIGMA_OUT, fresh(v, at, "rsigma_", x->name));

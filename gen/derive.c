@@ -7,7 +7,7 @@
  *     output gradient the caller binds, role gradient, t's dtype);
  *   - gemm_cast fprop Y = A x B^T: the gradient of Y, quantized rowwise and
  *     columnwise by a cast_transpose (unless dglu already wrote both copies),
- *     feeds the dgrad d_A (bf16) and the wgrad d_W (fp32; W the weight B was
+ *     feeds the dgrad d_A (A's high-precision dtype) and the wgrad d_W (fp32; W the weight B was
  *     quantized from); the forward's quantize ops of A and B then also write
  *     the columnwise copies the backward GEMMs read; a bias gets a dbias;
  *   - glu_amax act = glu(h): dglu writes d_h as a gradient (E5M2 under hybrid),
@@ -168,6 +168,7 @@ static void derive_gemm(Dv *v, const Op *op, Loc at)
 	set_arg(dg, ARG_B, B->name);
 	set_arg(dg, ARG_OUT, da);
 	dg->p.pass = PASS_DGRAD;
+	dg->p.out_dtype = As->hp_dtype == DT_F32 || As->hp_dtype == DT_F16 ? As->hp_dtype : DT_BF16; /* A's own dtype */
 	set_grad(v, As, da, false, at);
 	if (As != A)
 		set_grad(v, A, da, false, at);

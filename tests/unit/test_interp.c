@@ -12,7 +12,8 @@
  * own amax_t and S_enc, and the wgrad product matching the untransformed one
  * within NVFP4 tolerance. Backward ops: a norm's saved rsigma feeding dnorm (d_x
  * and d_gamma against double math, d_gamma in the chunk order), dglu's E5M2
- * gradient copies and value, dbias. Protocol: ok/FAIL lines, exit 1 on failure. */
+ * gradient copies and value, dbias. The backward a spec derives (backward: true) of a
+ * tiny FP32 RMSNorm + SwiGLU MLP against central finite differences. Protocol: ok/FAIL lines, exit 1 on failure. */
 #include "backward.h"
 #include "check.h"
 #include "interp.h"
@@ -401,6 +402,113 @@ static void test_backward(void)
 	arena_free(a);
 }
 
+/* ---- the derived backward (backward: true) against central finite differences ---- */
+
+static const char fd_spec[] =
+	"layer: fd\n"
+	"dims: {tokens: dynamic, hidden: 32, ffn: 16}\n"
+	"recipe: {scaling: none}\n"
+	"tensors:\n"
+	"  x: {shape: [tokens, hidden], dtype: fp32}\n"
+	"  gamma: {shape: [hidden], dtype: fp32, role: weight}\n"
+	"  w_up: {shape: [2*ffn, hidden], dtype: fp32, role: weight}\n"
+	"  w_down: {shape: [hidden, ffn], dtype: fp32, role: weight}\n"
+	"ops:\n"
+	"  - norm_quantize: {in: x, gamma: gamma, out: xn}\n"
+	"  - gemm_cast: {a: xn, b: w_up, out: h, dtype: fp32}\n"
+	"  - glu_amax: {in: h, out: act}\n"
+	"  - gemm_cast: {a: act, b: w_down, out: y, dtype: fp32}\n"
+	"backward: true\n";
+
+/* L = sum(y * d_y) of one run of the layer (its forward part decides y). */
+static double fd_loss(const Graph *g, const long *dims, RefTensor *rt, const float *dy, size_t ny)
+{
+	char err[256];
+	if (interp_run(g, dims, rt, err, sizeof err))
+		return NAN;
+	const float *y = rt[tensor_id(g, "y")].comp[COMP_DATA];
+	double l = 0;
+	for (size_t i = 0; i < ny; i++)
+		l += (double)y[i] * dy[i];
+	return l;
+}
+
+static void test_derived_fd(void)
+{
+	Arena *a = arena_new();
+	Diag d = {0};
+	d.file = "fd.yaml";
+	Spec *s = spec_load(a, &d, d.file, fd_spec, strlen(fd_spec));
+	if (s)
+		s = spec_derive_backward(a, &d, s, (Arch){90, true});
+	const Graph *g = s ? ir_build(a, &d, s, (Arch){90, true}) : NULL;
+	if (!g) {
+		printf("FAIL interp/fd/load: %s\n", d.msg);
+		check_failures++;
+		arena_free(a);
+		return;
+	}
+	enum { T = 3, H = 32, F = 16 };
+	long dims[3] = {T, H, F};
+	const char *in[] = {"x", "gamma", "w_up", "w_down", "d_y"};
+	const char *grad[] = {"d_x", "d_gamma", "d_w_up", "d_w_down", NULL};
+	size_t n[] = {T * H, H, 2 * F * H, H * F, T * H};
+	float *buf[5];
+	uint64_t st = 99;
+	for (int k = 0; k < 5; k++) {
+		buf[k] = malloc(sizeof(float) * n[k]);
+		for (size_t i = 0; i < n[k]; i++) {
+			st = st * 6364136223846793005ull + 1442695040888963407ull;
+			buf[k][i] = (float)((int)(st >> 40) % 2001 - 1000) / (k == 1 ? 1000.0f : k == 0 || k == 4 ? 500.0f : 4000.0f);
+		}
+	}
+	RefTensor *rt = calloc((size_t)g->ntensors, sizeof *rt);
+	for (int k = 0; k < 5; k++) {
+		int id = tensor_id(g, in[k]);
+		check(id >= 0, "fd/inputs", "the derived layer has no input '%s'", in[k]);
+		if (id < 0)
+			goto out;
+		rt[id].comp[COMP_DATA] = buf[k];
+		rt[id].bytes[COMP_DATA] = sizeof(float) * n[k];
+	}
+	fd_loss(g, dims, rt, buf[4], n[4]);
+	for (int k = 0; k < 4; k++) {
+		int id = tensor_id(g, grad[k]);
+		check(id >= 0 && rt[id].comp[COMP_DATA], arena_printf(a, "fd/has/%s", grad[k]), "no gradient '%s'", grad[k]);
+		if (id < 0 || !rt[id].comp[COMP_DATA])
+			continue;
+		float *gv = malloc(sizeof(float) * n[k]);
+		memcpy(gv, rt[id].comp[COMP_DATA], sizeof(float) * n[k]);
+		double worst = 0, big = 0;
+		for (size_t i = 0; i < n[k]; i++)
+			big = fabs(gv[i]) > big ? fabs(gv[i]) : big;
+		for (size_t i = 0; i < n[k]; i += 1 + n[k] / 64) { /* up to 64 elements each */
+			float keep = buf[k][i], e = 1e-2f * (fabsf(keep) > 0.1f ? fabsf(keep) : 0.1f);
+			buf[k][i] = keep + e;
+			double lp = fd_loss(g, dims, rt, buf[4], n[4]);
+			buf[k][i] = keep - e;
+			double lm = fd_loss(g, dims, rt, buf[4], n[4]);
+			buf[k][i] = keep;
+			double fd = (lp - lm) / ((double)(keep + e) - (double)(keep - e));
+			double err = fabs(fd - gv[i]) / (big > 0 ? big : 1);
+			worst = err > worst ? err : worst;
+		}
+		check(worst < 2e-3, arena_printf(a, "fd/%s", grad[k]), "worst |finite difference - gradient| / max|gradient| = %g",
+			worst);
+		free(gv);
+	}
+out:
+	for (int k = 0; k < 5; k++) {
+		int id = tensor_id(g, in[k]);
+		if (id >= 0)
+			rt[id].comp[COMP_DATA] = NULL;
+		free(buf[k]);
+	}
+	interp_free(g, rt);
+	free(rt);
+	arena_free(a);
+}
+
 int main(void)
 {
 	Arena *a = arena_new();
@@ -466,5 +574,6 @@ int main(void)
 	arena_free(a);
 	test_rht();
 	test_backward();
+	test_derived_fd();
 	return check_failures ? 1 : 0;
 }

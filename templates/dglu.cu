@@ -1,6 +1,6 @@
 // dglu.cu: backward of the gated linear units (SwiGLU family), fused with the amax and the
 // rowwise quantized copy of the gradient.
-// tegen-slots: TG_KERNEL TG_IN_DTYPE TG_G_DTYPE TG_OUT_DTYPE TG_FMT TG_RECIPE TG_ROWWISE TG_COLWISE TG_VEC TG_THREADS TG_ROWS_PER_CTA TG_COLS TG_ACT TG_ALPHA TG_LIMIT TG_EPS_SCALE TG_POW2
+// tegen-slots: TG_KERNEL TG_IN_DTYPE TG_G_DTYPE TG_OUT_DTYPE TG_FMT TG_RECIPE TG_ROWWISE TG_COLWISE TG_DBIAS TG_VEC TG_THREADS TG_ROWS_PER_CTA TG_COLS TG_ACT TG_ALPHA TG_LIMIT TG_EPS_SCALE TG_POW2
 //
 // in = h [rows][2*TG_COLS] (the forward's saved pre-activation, gate half a first, linear
 // half b second, dtype TG_IN_DTYPE), grad = d_act [rows][TG_COLS] (TG_G_DTYPE) ->
@@ -14,14 +14,17 @@
 // copies: the columnwise one (the wgrad operand, d_h transposed, [2*TG_COLS][rows]) for
 // recipes 1, 2 (per-tensor FP8, the same bytes as the rowwise copy transposed) and 6 (MXFP8,
 // blocks of 32 along the rows, scale_inv_t [ceil(rows/32)][2*TG_COLS]).
+// TG_DBIAS (tile path): also the chunk partials of the bias gradient of h (a bias added
+// before the activation): [ceil(rows/TG_BWD_CHUNK)][2*TG_COLS] FP32 into TG_PB_DW, the
+// tg_backward.h order (dreduce.cu finishes it; = ref_dbias of d_h).
 // Pointer slots (tg_backward.h): TG_PB_IN h, TG_PB_GRAD d_act, TG_PB_OUT d_h, TG_PB_OUT_T,
-// TG_PB_SCALE, TG_PB_SCALE_INV, TG_PB_SCALE_INV_T, TG_PB_AMAX.
+// TG_PB_SCALE, TG_PB_SCALE_INV, TG_PB_SCALE_INV_T, TG_PB_AMAX, TG_PB_DW.
 //
 // Launch: block (TG_THREADS,1,1), grid.x = min(ceil(rows / TG_ROWS_PER_CTA), cap); any
 // grid.x >= 1 is correct (grid-stride over row blocks). n[0] = rows.
 // Row path (no columnwise copy): TG_THREADS/TG_ROWS_PER_CTA threads per row, each loading
 // all its a, b and g vectors of the row before the math (many loads in flight).
-// Tile path (TG_COLWISE): TG_ROWS_PER_CTA rows (a multiple of 32; else 32) by
+// Tile path (TG_COLWISE or TG_DBIAS): TG_ROWS_PER_CTA rows (a multiple of 32; else 32) by
 // TG_THREADS*TG_VEC/rows columns of the gate half per step (that width must divide
 // TG_COLS); d_a, then d_b, staged as FP32 in shared memory for tg_colwise_store.
 #include "tg_formats.h"
@@ -36,6 +39,10 @@
 #if TG_COLWISE && TG_RECIPE != 1 && TG_RECIPE != 2 && TG_RECIPE != 6
 #error "dglu.cu: a columnwise copy needs recipe 1, 2 or 6 (block 1x128: cast_transpose the rowwise copy)"
 #endif
+#if TG_DBIAS && TG_RECIPE == 3
+#error "dglu.cu: dbias goes with the cast pass (recipe 2), not the amax pass"
+#endif
+#define DG_TILE ((TG_COLWISE || TG_DBIAS) && TG_RECIPE != 3)
 #if !TG_ROWWISE && !TG_COLWISE && TG_RECIPE != 3
 #error "dglu.cu: neither TG_ROWWISE nor TG_COLWISE set"
 #endif
@@ -97,7 +104,7 @@ __device__ __forceinline__ void dg_load(const TgParams &p, long long r, int v, b
 	}
 }
 
-#if !(TG_COLWISE && TG_RECIPE != 3)
+#if !DG_TILE
 /* ---------------- row path ---------------- */
 constexpr int DG_NVEC = DG_COLS / DG_VEC;              // vectors per half row
 constexpr int DG_TPR = TG_THREADS / TG_ROWS_PER_CTA; // threads per row
@@ -147,7 +154,7 @@ __device__ __forceinline__ void dg_row_path(const TgParams &p)
 }
 
 #else
-/* ---------------- tile path (columnwise) ---------------- */
+/* ---------------- tile path (columnwise copy, dbias) ---------------- */
 constexpr int DG_R = TG_ROWS_PER_CTA % 32 == 0 ? TG_ROWS_PER_CTA : 32; // rows per tile
 constexpr int DG_VPR = TG_THREADS / DG_R;                              // vectors per tile row
 constexpr int DG_CW = DG_VPR * DG_VEC;                                 // gate-half columns per step
@@ -159,7 +166,7 @@ static_assert(DG_VEC % 4 == 0, "columnwise: TG_VEC must be a multiple of 4");
 static_assert(DG_COLS % DG_CW == 0, "columnwise: the step width TG_THREADS*TG_VEC/rows must divide TG_COLS");
 static_assert(DG_VPR % dg_group == 0, "columnwise: a step row must hold whole scale blocks");
 
-// Stage y (one vector per thread) into ys at (tr, tv) for tg_colwise_store.
+// Stage y (one vector per thread) into ys at (tr, tv) for dg_flush.
 __device__ __forceinline__ void dg_stage(float (*ys)[DG_PITCH], int tr, int tv, const float (&y)[DG_VEC])
 {
 #pragma unroll
@@ -170,6 +177,34 @@ __device__ __forceinline__ void dg_stage(float (*ys)[DG_PITCH], int tr, int tv, 
 			q.a[i] = y[k + i];
 		*reinterpret_cast<dg_f4 *>(&ys[tr][tv * DG_VEC + k]) = q;
 	}
+}
+
+// After a stage of d_a or d_b (gate-half step columns c0.., d_h column offset c0): the
+// bias-gradient chunk partials from the staged values (column by column, the chunk's rows in
+// order; rows past the tensor skipped), then the columnwise store. Every thread calls it;
+// the stage may be rewritten after it returns.
+__device__ __forceinline__ void dg_flush(const TgParams &p, float (*ys)[DG_PITCH], long long r0, int c0, long long rows,
+                                         float s, bool aligned16)
+{
+	if constexpr (TG_DBIAS) {
+		__syncthreads(); // the stage is complete
+		for (int task = threadIdx.x; task < DG_CW * (DG_R / TG_BWD_CHUNK); task += TG_THREADS) {
+			const int cc = task % DG_CW, seg = task / DG_CW;
+			const long long rs0 = r0 + seg * TG_BWD_CHUNK;
+			if (rs0 >= rows)
+				continue;
+			const int nr = rows - rs0 < TG_BWD_CHUNK ? (int)(rows - rs0) : TG_BWD_CHUNK;
+			float acc = -0.0f;
+			for (int k = 0; k < nr; k++)
+				acc = tg__add_rn(acc, ys[seg * TG_BWD_CHUNK + k][cc]);
+			((float *)p.p[TG_PB_DW])[rs0 / TG_BWD_CHUNK * (2 * DG_COLS) + c0 + cc] = acc;
+		}
+	}
+	if constexpr (TG_COLWISE)
+		tg_colwise_store<TG_FMT, TG_RECIPE, TG_THREADS, 2 * DG_COLS, DG_R, DG_CW, DG_PITCH, DG_SEG>(p, ys, r0, c0, rows,
+			s, aligned16); // __syncthreads on entry and exit
+	else
+		__syncthreads(); // before the stage is rewritten
 }
 
 __device__ __forceinline__ void dg_tile_path(const TgParams &p)
@@ -200,11 +235,9 @@ __device__ __forceinline__ void dg_tile_path(const TgParams &p)
 					p, rows, r, DG_COLS + v * DG_VEC, db, rv, s, TG_EPS_SCALE, TG_POW2);
 			}
 			dg_stage(ys, tr, tv, da);
-			tg_colwise_store<TG_FMT, TG_RECIPE, TG_THREADS, 2 * DG_COLS, DG_R, DG_CW, DG_PITCH, DG_SEG>(p, ys, r0, c0,
-				rows, s, aligned16);
+			dg_flush(p, ys, r0, c0, rows, s, aligned16);
 			dg_stage(ys, tr, tv, db);
-			tg_colwise_store<TG_FMT, TG_RECIPE, TG_THREADS, 2 * DG_COLS, DG_R, DG_CW, DG_PITCH, DG_SEG>(p, ys, r0,
-				DG_COLS + c0, rows, s, aligned16);
+			dg_flush(p, ys, r0, DG_COLS + c0, rows, s, aligned16);
 		}
 	}
 	if (TG_RECIPE == 1) {
@@ -217,7 +250,7 @@ __device__ __forceinline__ void dg_tile_path(const TgParams &p)
 
 extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParams p)
 {
-#if TG_COLWISE && TG_RECIPE != 3
+#if DG_TILE
 	dg_tile_path(p);
 #else
 	dg_row_path(p);

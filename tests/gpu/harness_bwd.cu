@@ -2,7 +2,8 @@
  * dbias.cu and dreduce.cu, standalone (CUDA runtime API), against ref/backward.c.
  *
  * The instances are tests/gpu/harness_bwd.list (every GLU activation x input dtype x width
- * 512 / 160 / 208, FP32 and BF16 outputs, the quantized d_h copies rowwise and columnwise; RMSNorm and LayerNorm x
+ * 512 / 160 / 208, FP32 and BF16 outputs, the quantized d_h copies rowwise and columnwise, the fused
+ * dbias of h; RMSNorm and LayerNorm x
  * input dtype x width, zero-centered, residual gradient, one and two passes, several tile variants; dbias;
  * dreduce), turned into #include blocks by tests/gpu/gen_harness_bwd.sh. For rows 1, 5, 217,
  * 993 (and 4133 for dnorm and dbias: many chunks), each with a full grid and a 3-CTA grid
@@ -40,7 +41,7 @@ extern "C" {
 	} while (0)
 
 typedef void (*KernFn)(const TgParams);
-struct DgInst { const char *name; KernFn fn; int act, in_dt, g_dt, out_dt, fmt, recipe, roww, colw, vec, thr, rpc, cols; float eps; int pow2, bench; };
+struct DgInst { const char *name; KernFn fn; int act, in_dt, g_dt, out_dt, fmt, recipe, roww, colw, dbias, vec, thr, rpc, cols; float eps; int pow2, bench; };
 struct DnInst { const char *name; KernFn fn; int norm, in_dt, g_dt, w_dt, out_dt, vec, thr, cols, zc, dres, passes, bench; };
 struct DbInst { const char *name; KernFn fn; int in_dt, vec, thr, cols, bench; };
 struct DrInst { const char *name; KernFn fn; int thr, acc; };
@@ -165,6 +166,48 @@ static void poke(std::vector<unsigned char> &raw, std::vector<float> &x, int dt,
 	}
 }
 
+/* ---- dreduce (used by dglu, dnorm and dbias) ---- */
+
+/* Runs dreduce instance k on device partials [nk][cols] into out (poisoned first, or
+ * preset to init[] when accumulating). */
+static void reduce_on_device(const DrInst &k, const DBuf &part, long long nk, int cols, DBuf &out, const float *init,
+                             int grid)
+{
+	out.poison();
+	if (k.acc)
+		CK(cudaMemcpy(out.d, init, (size_t)cols * 4, cudaMemcpyHostToDevice));
+	TgParams p;
+	memset(&p, 0, sizeof p);
+	p.p[TG_PB_DW] = part.d;
+	p.p[TG_PB_OUT] = out.d;
+	p.n[0] = nk;
+	p.n[1] = cols;
+	k.fn<<<grid, k.thr>>>(p);
+	CK(cudaGetLastError());
+	CK(cudaDeviceSynchronize());
+}
+
+/* Checks both dreduce instances on the partials part (host copy hpart) against ref_chunk_reduce. */
+static bool check_reduce(const char *what, const char *kname, long long rows, int grid, const DBuf &part,
+                         const std::vector<float> &hpart, long long nk, int cols)
+{
+	bool ok = true;
+	std::vector<float> init(cols), want(cols);
+	for (int c = 0; c < cols; c++)
+		init[c] = nrand();
+	DBuf out;
+	out.alloc((size_t)cols * 4);
+	for (const DrInst &r : dr_insts) {
+		want = init;
+		ref_chunk_reduce(hpart.data(), (int)nk, cols, r.acc, want.data());
+		reduce_on_device(r, part, nk, cols, out, init.data(), grid);
+		char w[96];
+		snprintf(w, sizeof w, "%s via %s", what, r.name);
+		ok = cmp(w, kname, rows, grid, out, want.data(), 4, true) && ok;
+	}
+	return ok;
+}
+
 /* ---- dglu ---- */
 
 static void run_dglu(const DgInst &k, long long rows)
@@ -229,6 +272,14 @@ static void run_dglu(const DgInst &k, long long rows)
 	}
 	if (!k.roww)
 		out_b = si_b = 0;
+	const long long nk = ref_nchunks(R);
+	std::vector<float> dbp;
+	DBuf dpart;
+	if (k.dbias) {
+		dbp.resize((size_t)nk * C2);
+		ref_chunk_partials(dh.data(), R, C2, dbp.data());
+		dpart.alloc(dbp.size() * 4);
+	}
 	DBuf din, dg, dout, dsi, dscale, dsinv, damax, dout_t, dsi_t;
 	if (t_b)
 		dout_t.alloc(t_b);
@@ -255,6 +306,8 @@ static void run_dglu(const DgInst &k, long long rows)
 			dsi.poison();
 		if (t_b)
 			dout_t.poison();
+		if (k.dbias)
+			dpart.poison();
 		if (sit_b)
 			dsi_t.poison();
 		dscale.poison();
@@ -272,6 +325,7 @@ static void run_dglu(const DgInst &k, long long rows)
 		p.p[TG_PB_GRAD] = dg.d;
 		p.p[TG_PB_OUT] = dout.d;
 		p.p[TG_PB_OUT_T] = dout_t.d;
+		p.p[TG_PB_DW] = dpart.d;
 		p.p[TG_PB_SCALE_INV_T] = dsi_t.d;
 		p.p[TG_PB_SCALE] = dscale.d;
 		p.p[TG_PB_SCALE_INV] = k.recipe == 4 || k.recipe == 6 ? (void *)dsi.d : (void *)dsinv.d;
@@ -290,6 +344,10 @@ static void run_dglu(const DgInst &k, long long rows)
 			ok = cmp("d_h columnwise", k.name, rows, grid, dout_t, want_t.data(), 1, false) && ok;
 		if (sit_b)
 			ok = cmp("scale_inv_t", k.name, rows, grid, dsi_t, want_sit.data(), 1, false) && ok;
+		if (k.dbias) {
+			ok = cmp("dbias partials", k.name, rows, grid, dpart, dbp.data(), 4, true) && ok;
+			ok = check_reduce("dbias", k.name, rows, grid, dpart, dbp, nk, C2) && ok;
+		}
 		if (k.recipe == 1 || k.recipe == 3)
 			ok = cmp_f32("amax", k.name, rows, grid, dget(damax), amax) && ok;
 		if (k.recipe == 1 || k.recipe == 2)
@@ -301,48 +359,6 @@ static void run_dglu(const DgInst &k, long long rows)
 		g_ok++;
 		printf("ok bwd/%s/rows%lld\n", k.name, rows);
 	}
-}
-
-/* ---- dreduce (used by dnorm and dbias) ---- */
-
-/* Runs dreduce instance k on device partials [nk][cols] into out (poisoned first, or
- * preset to init[] when accumulating). */
-static void reduce_on_device(const DrInst &k, const DBuf &part, long long nk, int cols, DBuf &out, const float *init,
-                             int grid)
-{
-	out.poison();
-	if (k.acc)
-		CK(cudaMemcpy(out.d, init, (size_t)cols * 4, cudaMemcpyHostToDevice));
-	TgParams p;
-	memset(&p, 0, sizeof p);
-	p.p[TG_PB_DW] = part.d;
-	p.p[TG_PB_OUT] = out.d;
-	p.n[0] = nk;
-	p.n[1] = cols;
-	k.fn<<<grid, k.thr>>>(p);
-	CK(cudaGetLastError());
-	CK(cudaDeviceSynchronize());
-}
-
-/* Checks both dreduce instances on the partials part (host copy hpart) against ref_chunk_reduce. */
-static bool check_reduce(const char *what, const char *kname, long long rows, int grid, const DBuf &part,
-                         const std::vector<float> &hpart, long long nk, int cols)
-{
-	bool ok = true;
-	std::vector<float> init(cols), want(cols);
-	for (int c = 0; c < cols; c++)
-		init[c] = nrand();
-	DBuf out;
-	out.alloc((size_t)cols * 4);
-	for (const DrInst &r : dr_insts) {
-		want = init;
-		ref_chunk_reduce(hpart.data(), (int)nk, cols, r.acc, want.data());
-		reduce_on_device(r, part, nk, cols, out, init.data(), grid);
-		char w[96];
-		snprintf(w, sizeof w, "%s via %s", what, r.name);
-		ok = cmp(w, kname, rows, grid, out, want.data(), 4, true) && ok;
-	}
-	return ok;
 }
 
 /* ---- dnorm ---- */
@@ -546,6 +562,8 @@ static void bench(void)
 		l.p.p[TG_PB_OUT] = dalloc(nh * (k.recipe == 0 ? esize(k.out_dt) : 1));
 		if (k.colw)
 			l.p.p[TG_PB_OUT_T] = dalloc(nh);
+		if (k.dbias)
+			l.p.p[TG_PB_DW] = dalloc((size_t)cdivl(rows, TG_BWD_CHUNK) * 2 * k.cols * 4);
 		float one = 1.0f;
 		l.p.p[TG_PB_SCALE] = dalloc(16);
 		CK(cudaMemcpy(l.p.p[TG_PB_SCALE], &one, 4, cudaMemcpyHostToDevice));

@@ -85,9 +85,10 @@ static void compile_one(const char *name, const char *tmpl, const char *defs, ch
 	free(src_t);
 }
 
-#define DGLU(act, in, out, fmt, rec, roww, colw, vec, thr, rpc, cols)                                               \
+#define DGLU(act, in, out, fmt, rec, roww, colw, dbias, vec, thr, rpc, cols)                                        \
 	"#define TG_ACT " #act "\n#define TG_IN_DTYPE " #in "\n#define TG_G_DTYPE " #in "\n#define TG_OUT_DTYPE " #out \
 	"\n#define TG_FMT " #fmt "\n#define TG_RECIPE " #rec "\n#define TG_ROWWISE " #roww "\n#define TG_COLWISE " #colw \
+	"\n#define TG_DBIAS " #dbias                                                                                \
 	"\n#define TG_VEC " #vec "\n#define TG_THREADS " #thr "\n#define TG_ROWS_PER_CTA " #rpc "\n#define TG_COLS " #cols \
 	"\n#define TG_ALPHA 1.702f\n#define TG_LIMIT 7.0f\n#define TG_EPS_SCALE 0.0f\n#define TG_POW2 0\n"
 #define DNORM(norm, in, vec, thr, cols, zc, dres, passes)                                                           \
@@ -108,10 +109,11 @@ int main(void)
 		}
 	}
 	static const struct { const char *name, *tmpl, *defs; } cfg[] = {
-		{"dglu_swiglu_bf16_14336", "templates/dglu.cu", DGLU(0, 1, 1, 1, 0, 1, 0, 8, 256, 1, 14336)},
-		{"dglu_clamped_f16_mxfp8", "templates/dglu.cu", DGLU(5, 2, 0, 0, 6, 1, 0, 8, 128, 4, 512)},
-		{"dglu_geglu_e5m2_rowcol", "templates/dglu.cu", DGLU(1, 1, 0, 1, 1, 1, 1, 8, 1024, 32, 14336)},
-		{"dglu_qgeglu_f32_amax", "templates/dglu.cu", DGLU(3, 0, 0, 1, 3, 0, 0, 4, 128, 4, 160)},
+		{"dglu_swiglu_bf16_14336", "templates/dglu.cu", DGLU(0, 1, 1, 1, 0, 1, 0, 0, 8, 256, 1, 14336)},
+		{"dglu_clamped_f16_mxfp8", "templates/dglu.cu", DGLU(5, 2, 0, 0, 6, 1, 0, 0, 8, 128, 4, 512)},
+		{"dglu_geglu_e5m2_rowcol_dbias", "templates/dglu.cu", DGLU(1, 1, 0, 1, 1, 1, 1, 1, 8, 1024, 32, 14336)},
+		{"dglu_reglu_bf16_dbias", "templates/dglu.cu", DGLU(2, 1, 1, 1, 0, 1, 0, 1, 8, 256, 32, 512)},
+		{"dglu_qgeglu_f32_amax", "templates/dglu.cu", DGLU(3, 0, 0, 1, 3, 0, 0, 0, 4, 128, 4, 160)},
 		{"dnorm_rms_bf16_1pass", "templates/dnorm.cu", DNORM(0, 1, 8, 256, 4096, 0, 0, 1)},
 		{"dnorm_ln_bf16_zc_dres_2pass", "templates/dnorm.cu", DNORM(1, 1, 8, 512, 4096, 1, 1, 2)},
 		{"dnorm_ln_f32_208_1pass", "templates/dnorm.cu", DNORM(1, 0, 4, 128, 208, 1, 1, 1)},

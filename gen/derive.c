@@ -9,7 +9,8 @@
  *     columnwise by a cast_transpose (unless dglu already wrote both copies),
  *     feeds the dgrad d_A (A's high-precision dtype) and the wgrad d_W (fp32; W the weight B was
  *     quantized from); the forward's quantize ops of A and B then also write
- *     the columnwise copies the backward GEMMs read; a bias gets a dbias;
+ *     the columnwise copies the backward GEMMs read; a bias gets a dbias (fused
+ *     into dglu when the GEMM's output is a GLU's input);
  *   - glu_amax act = glu(h): dglu writes d_h as a gradient (E5M2 under hybrid),
  *     with both copies for the GEMM that made h (else in h's dtype);
  *   - norm_quantize xq = norm(x): the forward also saves rsigma_<x> (and mu_<x>),
@@ -179,12 +180,18 @@ static void derive_gemm(Dv *v, const Op *op, Loc at)
 	wg->p.pass = PASS_WGRAD;
 	wg->p.out_dtype = DT_F32;
 	if (op->arg[ARG_BIAS] >= 0) {
-		if (v->grad_q[Y->id])
-			diag_error(v->d, at, "backward: the bias gradient of a GEMM whose output gradient is only quantized "
-				"(dglu's d_h) is not derived yet");
-		SpecOp *db = add_op(v, OP_DBIAS, at);
-		set_arg(db, ARG_IN, gy);
-		set_arg(db, ARG_OUT, fresh(v, at, "d_", ft(v, op->arg[ARG_BIAS])->name));
+		const char *dbias = fresh(v, at, "d_", ft(v, op->arg[ARG_BIAS])->name);
+		SpecOp *dglu = NULL; /* a bias before the activation: dglu's fused dbias */
+		for (int i = 0; v->grad_q[Y->id] && i < v->s->nops; i++)
+			if (v->s->ops[i].kind == OP_DGLU && !strcmp(v->s->ops[i].arg[ARG_OUT], gy))
+				dglu = &v->s->ops[i];
+		if (dglu)
+			set_arg(dglu, ARG_DBIAS_OUT, dbias);
+		else {
+			SpecOp *db = add_op(v, OP_DBIAS, at);
+			set_arg(db, ARG_IN, gy);
+			set_arg(db, ARG_OUT, dbias);
+		}
 	}
 }
 
@@ -321,6 +328,8 @@ Spec *spec_derive_backward(Arena *a, Diag *d, const Spec *fs, Arch default_arch)
 			const SpecOp *o = &s->ops[k];
 			if ((o->kind == OP_GEMM_CAST && o->p.pass == PASS_WGRAD) || o->kind == OP_DBIAS)
 				add[n++] = o->arg[ARG_OUT];
+			if (o->kind == OP_DGLU && o->arg[ARG_DBIAS_OUT])
+				add[n++] = o->arg[ARG_DBIAS_OUT];
 			if (o->kind == OP_DNORM && o->arg[ARG_D_GAMMA])
 				add[n++] = o->arg[ARG_D_GAMMA];
 			if (o->kind == OP_DNORM && o->arg[ARG_D_BETA])

@@ -115,7 +115,8 @@ typedef struct Dim {
 	X(ARG_OUT, "out", 1) X(ARG_RESIDUAL_OUT, "residual_out", 1) \
 	/* backward: the incoming gradient; the norm statistics (read by dnorm, written by norm_quantize) */ \
 	X(ARG_GRAD, "grad", 0) X(ARG_RSIGMA, "rsigma", 0) X(ARG_MU, "mu", 0) X(ARG_GRAD_RESIDUAL, "grad_residual", 0) \
-	X(ARG_RSIGMA_OUT, "rsigma", 1) X(ARG_MU_OUT, "mu", 1) X(ARG_D_GAMMA, "d_gamma", 1) X(ARG_D_BETA, "d_beta", 1)
+	X(ARG_RSIGMA_OUT, "rsigma", 1) X(ARG_MU_OUT, "mu", 1) X(ARG_D_GAMMA, "d_gamma", 1) X(ARG_D_BETA, "d_beta", 1) \
+	X(ARG_DBIAS_OUT, "dbias", 1) /* dglu: the bias gradient of h (a bias before the activation), fused */
 typedef enum {
 #define X(e, s, isout) e,
 	TG_ARGS(X)
@@ -132,7 +133,7 @@ typedef enum {
 	X(OP_GEMM_CAST, "gemm_cast", NULL, ARGBIT(ARG_A) | ARGBIT(ARG_B) | ARGBIT(ARG_OUT), ARGBIT(ARG_BIAS)) \
 	X(OP_CAST_TRANSPOSE, "cast_transpose", "cast_transpose.cu", ARGBIT(ARG_IN) | ARGBIT(ARG_OUT), 0) \
 	X(OP_QUANTIZE, "quantize", "cast_transpose.cu", ARGBIT(ARG_IN) | ARGBIT(ARG_OUT), 0) \
-	X(OP_DGLU, "dglu", "dglu.cu", ARGBIT(ARG_IN) | ARGBIT(ARG_GRAD) | ARGBIT(ARG_OUT), 0) \
+	X(OP_DGLU, "dglu", "dglu.cu", ARGBIT(ARG_IN) | ARGBIT(ARG_GRAD) | ARGBIT(ARG_OUT), ARGBIT(ARG_DBIAS_OUT)) \
 	X(OP_DNORM, "dnorm", "dnorm.cu", ARGBIT(ARG_IN) | ARGBIT(ARG_GRAD) | ARGBIT(ARG_GAMMA) | ARGBIT(ARG_RSIGMA) | ARGBIT(ARG_OUT), \
 		ARGBIT(ARG_MU) | ARGBIT(ARG_GRAD_RESIDUAL) | ARGBIT(ARG_D_GAMMA) | ARGBIT(ARG_D_BETA)) \
 	X(OP_DBIAS, "dbias", "dbias.cu", ARGBIT(ARG_IN) | ARGBIT(ARG_OUT), 0)

@@ -751,6 +751,13 @@ static void infer_dglu(B *b, const SpecOp *o, Op *op)
 	out->rank = h->rank;
 	memcpy(out->shape, h->shape, sizeof out->shape);
 	quantize_out(b, o, op->arg[ARG_OUT], h, ROLE_GRADIENT);
+	if (op->arg[ARG_DBIAS_OUT] >= 0) { /* the column sums of d_h, FP32 [2C] */
+		Tensor *db = &b->g->tensors[op->arg[ARG_DBIAS_OUT]];
+		db->rank = 1;
+		db->shape[0] = last;
+		db->dtype = db->hp_dtype = DT_F32;
+		db->role = ROLE_GRADIENT;
+	}
 }
 
 /* dnorm: x, d_y, gamma, rsigma (mu) -> d_x (unquantized), d_gamma and d_beta FP32 [cols]. */
@@ -811,8 +818,9 @@ static void infer_dbias(B *b, const SpecOp *o, Op *op)
 
 /* The backward kernels' row rules (dglu.cu, dnorm.cu, dbias.cu static_asserts; plan.c's
  * variant_legal): fixed row lengths; dglu's rows are its halves (C): vectors of 2, whole
- * 1x128 blocks (C % 128) and MXFP8 blocks (C % 32) in a half, and its columnwise tile path
- * (MXFP8, or a per-tensor copy whose 2C is not a multiple of 16) steps 64 columns (C % 64);
+ * 1x128 blocks (C % 128) and MXFP8 blocks (C % 32) in a half, and its tile path (a fused
+ * dbias; a columnwise MXFP8 copy, or a per-tensor one whose 2C is not a multiple of 16)
+ * steps 64 columns (C % 64);
  * dnorm loads vectors of 2 elements. */
 static void check_backward_shape(B *b, const SpecOp *o, const Op *op)
 {
@@ -837,13 +845,14 @@ static void check_backward_shape(B *b, const SpecOp *o, const Op *op)
 	if (sc == SCALING_BLOCK1X128 && out->columnwise)
 		diag_error(b->d, or_loc(o->layout_loc, o->loc), "dglu: a columnwise block1x128 copy of '%s' is not supported in the fused "
 			"kernel; write '%s' rowwise and add a cast_transpose of a bf16 copy (precision: bf16)", out->name, out->name);
-	bool tile = out->columnwise && (sc == SCALING_MXFP8 || ((sc == SCALING_DELAYED || sc == SCALING_CURRENT) && cols % 16));
+	bool tile = (out->columnwise && (sc == SCALING_MXFP8 || ((sc == SCALING_DELAYED || sc == SCALING_CURRENT) && cols % 16))) ||
+		op->arg[ARG_DBIAS_OUT] >= 0;
 	if (sc == SCALING_BLOCK1X128) {
 		need = 128;
 		why = "a 1x128 block must lie within one half (d_gate, d_linear)";
 	} else if (tile) {
 		need = 64;
-		why = "the columnwise tile path steps 64 columns of a half";
+		why = "the tile path (a columnwise copy, or dbias) steps 64 columns of a half";
 	} else if (sc == SCALING_MXFP8) {
 		need = 32;
 		why = "an MXFP8 block must lie within one half (d_gate, d_linear)";

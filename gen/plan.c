@@ -287,8 +287,11 @@ static Family kernel_family(const Kernel *k)
 	return FAM_NONE;
 }
 
-/* norm/GLU: the columnwise tile path is taken with TG_COLWISE, except in the amax pass. */
-static bool row_tile_path(const Kernel *k) { return slot_long(k, "TG_COLWISE", 0) && slot_long(k, "TG_RECIPE", 0) != R_CURRENT_AMAX; }
+/* norm/GLU/dGLU: the tile path is taken with TG_COLWISE (dglu: or TG_DBIAS), except in the amax pass. */
+static bool row_tile_path(const Kernel *k)
+{
+	return (slot_long(k, "TG_COLWISE", 0) || slot_long(k, "TG_DBIAS", 0)) && slot_long(k, "TG_RECIPE", 0) != R_CURRENT_AMAX;
+}
 
 /* The template's static_asserts for variant v on kernel k; `sane` adds the
  * tuning filter (registers per thread bounded, so no variant spills badly). */
@@ -504,7 +507,7 @@ static const PlanVariant *fallback_row_variant(const Kernel *k, const PlanVarian
 static void row_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, long cols)
 {
 	const PlanVariant *v;
-	if (is_quantized(out) && out->columnwise && k->pass != PASS_AMAX)
+	if (((is_quantized(out) && out->columnwise) || slot_long(k, "TG_DBIAS", 0)) && k->pass != PASS_AMAX)
 		v = &colwise_variants[strcmp(k->tmpl, "dglu.cu") ? 0 : 2]; /* dglu: t256v8r32 (t1024, t512v8 spill on sm_100a) */
 	else if (strcmp(k->tmpl, "norm_quantize.cu") && cols > glu_heuristic[NELEMS(glu_heuristic) - 1].max_cols) {
 		for (int i = 0; i < NELEMS(glu_long_rows); i++) {
@@ -653,6 +656,7 @@ static void plan_byte_transpose(Planner *pl, const Op *op, const Tensor *out, Ex
 
 static void plan_op_kernels(Planner *pl, const Op *op, const Tensor *in, const Tensor *out, Component data, Extent rows,
 	long cols);
+static void plan_dreduce(Planner *pl, const Op *op, int src, Component part, int dst, Extent rows, long cols);
 static void plan_nvfp4(Planner *pl, const Op *op, const Tensor *in, const Tensor *out);
 
 static void plan_quantizing_op(Planner *pl, const Op *op)
@@ -718,8 +722,12 @@ static void plan_op_kernels(Planner *pl, const Op *op, const Tensor *in, const T
 			}
 		}
 		if (op->kind == OP_DGLU) {
+			bool dbias = op->arg[ARG_DBIAS_OUT] >= 0 && pass != PASS_AMAX;
 			slot(pl, k, "TG_G_DTYPE", istr(pl, dtype_code(g->tensors[op->arg[ARG_GRAD]].dtype)));
+			slot(pl, k, "TG_DBIAS", dbias ? "1" : "0");
 			bind(pl, k, TG_PB_GRAD, op->arg[ARG_GRAD], COMP_DATA);
+			if (dbias) /* the chunk partials of the bias gradient, in d_h's workspace */
+				bind(pl, k, TG_PB_DW, op->arg[ARG_OUT], COMP_PART);
 		}
 		if (op->kind == OP_GLU_AMAX || op->kind == OP_DGLU) {
 			slot(pl, k, "TG_ACT", istr(pl, op->p.act));
@@ -738,6 +746,8 @@ static void plan_op_kernels(Planner *pl, const Op *op, const Tensor *in, const T
 			: pass == PASS_CAST ? "current scaling, pass 2 of 2: scale from the amax, re-read the input, cast"
 			: NULL;
 	}
+	if (op->kind == OP_DGLU && op->arg[ARG_DBIAS_OUT] >= 0) /* the fused dbias's stage 2 */
+		plan_dreduce(pl, op, op->arg[ARG_OUT], COMP_PART, op->arg[ARG_DBIAS_OUT], rows, 2 * cols);
 }
 
 /* ---- NVFP4 ---- */

@@ -221,6 +221,10 @@ static int run_backward(const Graph *g, const long *dims, const Op *op, RefTenso
 	if (op->kind == OP_DGLU) {
 		ref_dglu((int)op->p.act, ri->comp[COMP_DATA], ref_dtype(in->dtype), grad, ref_dtype(tgr->dtype), rows, cols / 2,
 			op->p.limit, op->p.alpha, ro->value);
+		if (op->arg[ARG_DBIAS_OUT] >= 0) { /* the fused bias gradient: column sums of d_h's FP32 values */
+			const Tensor *tdb = &g->tensors[op->arg[ARG_DBIAS_OUT]];
+			ref_dbias(ro->value, REF_F32, rows, cols, xalloc(&t[tdb->id], COMP_DATA, layout_comp_bytes(dims, tdb, COMP_DATA)));
+		}
 		emit_output(g, dims, out, ro, rows, cols);
 		return 0;
 	}

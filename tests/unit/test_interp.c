@@ -282,7 +282,7 @@ static void test_rht(void)
 
 static const char bwd_spec[] =
 	"layer: tb\n"
-	"dims: {tokens: dynamic, h: 64, c: 32}\n"
+	"dims: {tokens: dynamic, h: 64, c: 64}\n"
 	"recipe: {scaling: delayed, format: hybrid}\n"
 	"tensors:\n"
 	"  x: {shape: [tokens, h]}\n"
@@ -293,7 +293,7 @@ static const char bwd_spec[] =
 	"ops:\n"
 	"  - norm_quantize: {in: x, gamma: g, out: xq, rsigma: rs, zero_centered_gamma: true}\n"
 	"  - dnorm: {in: x, grad: dy, gamma: g, rsigma: rs, out: dx, d_gamma: dg, zero_centered_gamma: true}\n"
-	"  - dglu: {in: hh, grad: da, out: dh, layout: [rowwise, columnwise]}\n"
+	"  - dglu: {in: hh, grad: da, out: dh, dbias: dbh, layout: [rowwise, columnwise]}\n"
 	"  - dbias: {in: dy, out: db}\n";
 
 /* Worst |a - b| / (|b| + floor) over n values. */
@@ -320,7 +320,7 @@ static void test_backward(void)
 		arena_free(a);
 		return;
 	}
-	enum { R = 70, H = 64, C = 32 }; /* 70 rows: three chunks of partials, the last short */
+	enum { R = 70, H = 64, C = 64 }; /* 70 rows: three chunks of partials, the last short */
 	long dims[3] = {R, H, C};
 	RefTensor *rt = calloc((size_t)g->ntensors, sizeof *rt);
 	const char *names[] = {"x", "g", "dy", "hh", "da"};
@@ -394,6 +394,10 @@ static void test_backward(void)
 	ref_dglu(REF_SWIGLU, buf[3], REF_BF16, buf[4], REF_BF16, R, C, 7.0f, 1.702f, dhv);
 	check(!memcmp(dhv, rh->value, sizeof *dhv * R * 2 * C) && rh->amax == ref_amax(dhv, (size_t)R * 2 * C), "bwd/dglu_value",
 		"d_h value or amax differs from ref_dglu");
+	float dbh[2 * C];
+	ref_dbias(dhv, REF_F32, R, 2 * C, dbh);
+	const float *gdbh = rt[tensor_id(g, "dbh")].comp[COMP_DATA];
+	check(gdbh && !memcmp(dbh, gdbh, sizeof dbh), "bwd/dglu_dbias", "dglu's fused dbias is not ref_dbias of d_h");
 	free(dhv), free(prod), free(part), free(red), free(dxg), free(dx), free(dg), free(db), free(xf), free(dyf), free(gf);
 	for (int k = 0; k < 5; k++)
 		rt[tensor_id(g, names[k])].comp[COMP_DATA] = NULL, free(buf[k]);

@@ -10,7 +10,7 @@ mkdir -p $out/corpus
 cc=${FUZZ_CC:-clang}
 yaml_a=/usr/lib/x86_64-linux-gnu/libyaml.a
 if ! $cc -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	-Igen tests/fuzz/fuzz_spec.c gen/spec.c gen/ir.c gen/util.c $yaml_a -o $out/fuzz_spec 2>$out/build.log; then
+	-Igen tests/fuzz/fuzz_spec.c gen/spec.c gen/ir.c gen/derive.c gen/util.c $yaml_a -o $out/fuzz_spec 2>$out/build.log; then
 	echo "FAIL fuzz_spec (build)"
 	tail -20 $out/build.log
 	exit 1
@@ -24,7 +24,8 @@ cp tests/gen/*.yaml specs/*.yaml $out/corpus/ 2>/dev/null
 		activation weight gradient norm_quantize glu_amax gemm_cast cast_transpose quantize in gamma beta \
 		residual residual_out a b bias out norm rmsnorm layernorm zero_centered_gamma act swiglu geglu \
 		clamped_swiglu alpha limit pass fprop dgrad wgrad accumulate fast_accum epilogue gelu layout rowwise \
-		columnwise precision sm_80 sm_89 sm_90a sm_100a true false; do
+		columnwise precision sm_80 sm_89 sm_90a sm_100a true false dglu dnorm dbias grad rsigma mu \
+		grad_residual d_gamma d_beta backward; do
 		echo "\"$w\""
 	done
 	printf '"%s"\n' ': ' '- ' '{' '}' '[' ']' '*' '/' '(' ')' '2*' '&a ' '*a' '---'

@@ -819,8 +819,8 @@ static void infer_dbias(B *b, const SpecOp *o, Op *op)
 /* The backward kernels' row rules (dglu.cu, dnorm.cu, dbias.cu static_asserts; plan.c's
  * variant_legal): fixed row lengths; dglu's rows are its halves (C): vectors of 2, whole
  * 1x128 blocks (C % 128) and MXFP8 blocks (C % 32) in a half, and its tile path (a fused
- * dbias; a columnwise MXFP8 copy, or a per-tensor one whose 2C is not a multiple of 16)
- * steps 64 columns (C % 64);
+ * dbias; a columnwise MXFP8 copy, or a per-tensor one without the rowwise copy or whose 2C
+ * is not a multiple of 16: else the rowwise bytes are transposed) steps 64 columns (C % 64);
  * dnorm loads vectors of 2 elements. */
 static void check_backward_shape(B *b, const SpecOp *o, const Op *op)
 {
@@ -845,8 +845,8 @@ static void check_backward_shape(B *b, const SpecOp *o, const Op *op)
 	if (sc == SCALING_BLOCK1X128 && out->columnwise)
 		diag_error(b->d, or_loc(o->layout_loc, o->loc), "dglu: a columnwise block1x128 copy of '%s' is not supported in the fused "
 			"kernel; write '%s' rowwise and add a cast_transpose of a bf16 copy (precision: bf16)", out->name, out->name);
-	bool tile = (out->columnwise && (sc == SCALING_MXFP8 || ((sc == SCALING_DELAYED || sc == SCALING_CURRENT) && cols % 16))) ||
-		op->arg[ARG_DBIAS_OUT] >= 0;
+	bool tile = (out->columnwise && (sc == SCALING_MXFP8 ||
+		((sc == SCALING_DELAYED || sc == SCALING_CURRENT) && (cols % 16 || !out->rowwise)))) || op->arg[ARG_DBIAS_OUT] >= 0;
 	if (sc == SCALING_BLOCK1X128) {
 		need = 128;
 		why = "a 1x128 block must lie within one half (d_gate, d_linear)";

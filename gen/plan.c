@@ -725,6 +725,8 @@ static void plan_op_kernels(Planner *pl, const Op *op, const Tensor *in, const T
 			bool dbias = op->arg[ARG_DBIAS_OUT] >= 0 && pass != PASS_AMAX;
 			slot(pl, k, "TG_G_DTYPE", istr(pl, dtype_code(g->tensors[op->arg[ARG_GRAD]].dtype)));
 			slot(pl, k, "TG_DBIAS", dbias ? "1" : "0");
+			if (pass == PASS_AMAX) /* dglu.cu: the amax pass writes no copy (its #error) */
+				slot_set(k, "TG_COLWISE", "0");
 			bind(pl, k, TG_PB_GRAD, op->arg[ARG_GRAD], COMP_DATA);
 			if (dbias) /* the chunk partials of the bias gradient, in d_h's workspace */
 				bind(pl, k, TG_PB_DW, op->arg[ARG_OUT], COMP_PART);

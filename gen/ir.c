@@ -821,7 +821,7 @@ static void infer_dbias(B *b, const SpecOp *o, Op *op)
  * 1x128 blocks (C % 128) and MXFP8 blocks (C % 32) in a half, and its tile path (a fused
  * dbias; a columnwise MXFP8 copy, or a per-tensor one without the rowwise copy or whose 2C
  * is not a multiple of 16: else the rowwise bytes are transposed) steps 64 columns (C % 64);
- * dnorm loads vectors of 2 elements. */
+ * dnorm loads vectors of 2 elements, dbias of 4 bytes (2 bf16/fp16 elements). */
 static void check_backward_shape(B *b, const SpecOp *o, const Op *op)
 {
 	const Tensor *in = arg_t(b, op, ARG_IN), *out = arg_t(b, op, ARG_OUT);
@@ -835,6 +835,9 @@ static void check_backward_shape(B *b, const SpecOp *o, const Op *op)
 	if (op->kind == OP_DNORM && cols % 2)
 		diag_error(b->d, o->loc, "dnorm: the last extent of '%s' must be a multiple of 2, found %ld: the kernel loads vectors "
 			"of at least 2 elements", in->name, cols);
+	if (op->kind == OP_DBIAS && in->dtype != DT_F32 && cols % 2)
+		diag_error(b->d, o->loc, "dbias: the last extent of %s '%s' must be a multiple of 2, found %ld: the kernel loads "
+			"at least 4 bytes", dtype_name(in->dtype), in->name, cols);
 	if (op->kind != OP_DGLU)
 		return;
 	long c = cols / 2, need = 2;

@@ -1195,8 +1195,8 @@ static void plan_dbias(Planner *pl, const Op *op)
 	const Tensor *in = &g->tensors[op->arg[ARG_IN]];
 	Extent rows = tensor_rows(pl, in, op->loc);
 	long cols = tensor_cols(in);
-	int sz[] = {4}; /* the FP32 partial vector; the input vector is 2..32 bytes */
-	int vec = backward_vec(cols, sz, 1, false);
+	int sz[] = {4, dtype_bytes(in->dtype)}; /* the FP32 partial vector and the input's: 4..32 bytes */
+	int vec = backward_vec(cols, sz, 2, true);
 	Kernel *k = kernel_new(pl, "dbias", op->id);
 	k->kind = KERNEL_GENERATED;
 	k->tmpl = "dbias.cu";

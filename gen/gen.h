@@ -150,7 +150,11 @@ typedef struct Dim {
 #define TG_ARGS(X) \
 	X(ARG_IN, "in", 0) X(ARG_GAMMA, "gamma", 0) X(ARG_BETA, "beta", 0) X(ARG_RESIDUAL, "residual", 0) \
 	X(ARG_A, "a", 0) X(ARG_B, "b", 0) X(ARG_BIAS, "bias", 0) \
-	X(ARG_OUT, "out", 1) X(ARG_RESIDUAL_OUT, "residual_out", 1)
+	X(ARG_OUT, "out", 1) X(ARG_RESIDUAL_OUT, "residual_out", 1) \
+	/* backward: the incoming gradient; the norm statistics (read by dnorm, written by norm_quantize) */ \
+	X(ARG_GRAD, "grad", 0) X(ARG_RSIGMA, "rsigma", 0) X(ARG_MU, "mu", 0) X(ARG_GRAD_RESIDUAL, "grad_residual", 0) \
+	X(ARG_RSIGMA_OUT, "rsigma", 1) X(ARG_MU_OUT, "mu", 1) X(ARG_D_GAMMA, "d_gamma", 1) X(ARG_D_BETA, "d_beta", 1) \
+	X(ARG_DBIAS_OUT, "dbias", 1) /* dglu: the bias gradient of h (a bias before the activation), fused */
 typedef enum {
 #define X(e, s, isout) e,
 	TG_ARGS(X)
@@ -163,20 +167,26 @@ typedef enum {
  *   template    its kernel template (NULL: a library call)
  *   family      OPF_ROW: a row kernel that computes the op and casts its output in one pass
  *               (the op and its quantize fused); OPF_CAST: a cast of its input (tile or row
- *               kernel); OPF_GEMM: a GEMM (cuBLASLt) whose output is cast in its epilogue
+ *               kernel); OPF_GEMM: a GEMM (cuBLASLt) whose output is cast in its epilogue;
+ *               OPF_REDUCE: a backward op with a fixed-shape kernel and a reduction over rows (no variants)
  *   tol         how the checker judges its output against the reference: TOL_EXACT bit for bit,
  *               TOL_ULP within one unit of the output format on at most 1e-4 of the elements
  *               (a reduction or a transcendental), TOL_GEMM the GEMM bound (accumulation order)
  *   required / optional operand slots
  *  enum              spelling          template             family    tol        required args / optional args */
 #define TG_OPS(X) \
-	X(OP_NORM_QUANTIZE, "norm_quantize", "norm_quantize.cu", OPF_ROW, TOL_ULP, \
-		ARGBIT(ARG_IN) | ARGBIT(ARG_GAMMA) | ARGBIT(ARG_OUT), ARGBIT(ARG_BETA) | ARGBIT(ARG_RESIDUAL) | ARGBIT(ARG_RESIDUAL_OUT)) \
+	X(OP_NORM_QUANTIZE, "norm_quantize", "norm_quantize.cu", OPF_ROW, TOL_ULP, ARGBIT(ARG_IN) | ARGBIT(ARG_GAMMA) | ARGBIT(ARG_OUT), \
+		ARGBIT(ARG_BETA) | ARGBIT(ARG_RESIDUAL) | ARGBIT(ARG_RESIDUAL_OUT) | ARGBIT(ARG_RSIGMA_OUT) | ARGBIT(ARG_MU_OUT)) \
 	X(OP_GLU_AMAX, "glu_amax", "glu_amax.cu", OPF_ROW, TOL_ULP, ARGBIT(ARG_IN) | ARGBIT(ARG_OUT), 0) \
 	X(OP_GEMM_CAST, "gemm_cast", NULL, OPF_GEMM, TOL_GEMM, ARGBIT(ARG_A) | ARGBIT(ARG_B) | ARGBIT(ARG_OUT), ARGBIT(ARG_BIAS)) \
 	X(OP_CAST_TRANSPOSE, "cast_transpose", "cast_transpose.cu", OPF_CAST, TOL_EXACT, ARGBIT(ARG_IN) | ARGBIT(ARG_OUT), 0) \
-	X(OP_QUANTIZE, "quantize", "cast_transpose.cu", OPF_CAST, TOL_EXACT, ARGBIT(ARG_IN) | ARGBIT(ARG_OUT), 0)
-typedef enum { OPF_ROW, OPF_CAST, OPF_GEMM } OpFamily;
+	X(OP_QUANTIZE, "quantize", "cast_transpose.cu", OPF_CAST, TOL_EXACT, ARGBIT(ARG_IN) | ARGBIT(ARG_OUT), 0) \
+	X(OP_DGLU, "dglu", "dglu.cu", OPF_ROW, TOL_EXACT, ARGBIT(ARG_IN) | ARGBIT(ARG_GRAD) | ARGBIT(ARG_OUT), ARGBIT(ARG_DBIAS_OUT)) \
+	X(OP_DNORM, "dnorm", "dnorm.cu", OPF_REDUCE, TOL_EXACT, \
+		ARGBIT(ARG_IN) | ARGBIT(ARG_GRAD) | ARGBIT(ARG_GAMMA) | ARGBIT(ARG_RSIGMA) | ARGBIT(ARG_OUT), \
+		ARGBIT(ARG_MU) | ARGBIT(ARG_GRAD_RESIDUAL) | ARGBIT(ARG_D_GAMMA) | ARGBIT(ARG_D_BETA)) \
+	X(OP_DBIAS, "dbias", "dbias.cu", OPF_REDUCE, TOL_EXACT, ARGBIT(ARG_IN) | ARGBIT(ARG_OUT), 0)
+typedef enum { OPF_ROW, OPF_CAST, OPF_GEMM, OPF_REDUCE } OpFamily;
 typedef enum { TOL_EXACT, TOL_ULP, TOL_GEMM } Tolerance;
 typedef enum {
 #define X(e, s, t, fam, tol, req, opt) e,
@@ -245,6 +255,7 @@ typedef struct Spec {
 	const char **outputs; Loc *output_locs; int noutputs;
 	const char **targets; Loc *target_locs; int ntargets;
 	Loc recipe_keys[RECIPE_NKEYS]; Loc outputs_loc, targets_loc;
+	bool backward; Loc backward_loc;  /* `backward: true`: derive the backward half (derive.c) */
 } Spec;
 enum { RECIPE_SET_SCALING = 1, RECIPE_SET_FORMAT = 2, RECIPE_SET_HISTORY = 4, RECIPE_SET_ALGO = 8,
 	RECIPE_SET_MARGIN = 16, RECIPE_SET_EPS = 32, RECIPE_SET_POW2 = 64, RECIPE_SET_NVFP4_2D = 128,
@@ -295,6 +306,11 @@ typedef struct Graph {
 /* ir_build resolves and validates a Spec. NULL on error, message in d->msg.
  * default_arch is used when the spec names no targets (the GPU present, else sm_90a). */
 Graph *ir_build(Arena *a, Diag *d, const Spec *s, Arch default_arch);
+/* spec_derive_backward checks the forward layer of s (backward: true) and returns s
+ * with its backward ops appended (derive.c: the adjoint of each op, output gradients
+ * d_<out> as inputs, the forward's extra saved tensors and columnwise copies).
+ * NULL on error (the forward's, or what is not derived yet), message in d->msg. */
+Spec *spec_derive_backward(Arena *a, Diag *d, const Spec *s, Arch default_arch);
 /* ir_print writes the graph as deterministic text, one op per line. */
 void ir_print(const Graph *g, Buf *out);
 /* extent_str formats an extent ("tokens", "2*ffn" folded to a number, "tokens+1"). */
@@ -337,7 +353,8 @@ typedef enum { KERNEL_GENERATED, KERNEL_GEMM } KernelKind;
 	X(COMP_HP, "hp") /* FP32 value of an op whose NVFP4 cast runs in separate kernels (unfused) */ \
 	X(COMP_ALPHA, "alpha") /* native NVFP4 GEMM output: float {alpha, beta} on the device, read by cuBLASLt */ \
 	X(COMP_SCALE_T, "scale_t") X(COMP_AMAX_T, "amax_t") /* nvfp4_rht: S_enc and global amax of the transformed columnwise copy */ \
-	X(COMP_BIAS, "bias") /* a GEMM bias converted to the dtype cuBLASLt's epilogue reads (convert.cu) */
+	X(COMP_BIAS, "bias") /* a GEMM bias converted to the dtype cuBLASLt's epilogue reads (convert.cu) */ \
+	X(COMP_PART, "part") X(COMP_PART_B, "part_b") /* FP32 [ceil(rows/32)][cols] chunk partials of t's column sums (dreduce.cu) */
 typedef enum {
 #define X(e, s) e,
 	TG_COMPONENTS(X)
@@ -395,6 +412,7 @@ typedef struct Kernel {
 	int threads;          /* block size */
 	int grid_rows;        /* grid.x = ceil(rows / grid_rows) * ceil(cols / grid_cols), 1D, capped */
 	long grid_cols;       /* 0: no column tiles */
+	int rows_chunk;       /* > 0: n[0] = ceil(rows / rows_chunk) (dreduce: the number of chunk partials) */
 	const char *variant;  /* tile-shape variant name */
 	const char *choice;   /* "tuned" or "heuristic" */
 	const char *note;     /* why it is planned this way (shown by `tegen plan`) */

@@ -591,6 +591,16 @@ static void check_hp_input(B *b, const SpecOp *o, const Tensor *t, ArgSlot a)
 			op_name(o->kind), t->name, arg_name(a), t->name, dtype_name(t->dtype), op_name(o->kind));
 }
 
+/* A norm's per-row statistic (rsigma, mu): FP32, x's shape with the last extent 1. */
+static void stat_shape(Tensor *t, const Tensor *x)
+{
+	t->rank = x->rank;
+	memcpy(t->shape, x->shape, sizeof t->shape);
+	t->shape[x->rank - 1] = (Extent){-1, 0, 1};
+	t->dtype = t->hp_dtype = DT_F32;
+	t->role = ROLE_ACTIVATION;
+}
+
 static void infer_norm(B *b, const SpecOp *o, Op *op)
 {
 	const Tensor *in = arg_t(b, op, ARG_IN), *gamma = arg_t(b, op, ARG_GAMMA);
@@ -632,6 +642,9 @@ static void infer_norm(B *b, const SpecOp *o, Op *op)
 		r->dtype = r->hp_dtype = in->dtype;
 		r->role = in->role;
 	}
+	for (ArgSlot a = ARG_RSIGMA_OUT; a <= ARG_MU_OUT; a++)
+		if (op->arg[a] >= 0)
+			stat_shape(&b->g->tensors[op->arg[a]], in);
 }
 
 static void infer_glu(B *b, const SpecOp *o, Op *op)
@@ -710,6 +723,157 @@ static void check_kernel_shape(B *b, const SpecOp *o, const Op *op)
 		diag_error(b->d, o->loc, "%s: a row of %ld elements of '%s' is longer than the row kernel holds (it keeps a row in "
 			"registers: at most %ld %s elements%s)", name, cols, in->name, most, dtype_name(in->dtype),
 			op->kind == OP_GLU_AMAX ? " per half" : "");
+}
+
+/* ---- backward ops (dglu, dnorm, dbias) ---- */
+
+static bool same_shape(const Tensor *x, const Tensor *y)
+{
+	bool same = x->rank == y->rank;
+	for (int i = 0; same && i < x->rank; i++)
+		same = extent_eq(x->shape[i], y->shape[i]);
+	return same;
+}
+
+/* An input of a backward op must have shape `want` (a tensor or x's shape with the last extent replaced). */
+static void check_operand_shape(B *b, const SpecOp *o, ArgSlot a, const Tensor *t, const Tensor *like, Extent last,
+	const char *why)
+{
+	Tensor want = *like;
+	want.shape[want.rank - 1] = last;
+	if (!same_shape(t, &want))
+		diag_error(b->d, op_arg_loc(o, a), "%s %s '%s' has shape %s; it must be %s (%s)", op_name(o->kind), arg_name(a),
+			t->name, shape_str(b, t->shape, t->rank), shape_str(b, want.shape, want.rank), why);
+}
+
+/* dglu: h [.., 2C] and d_act [.., C] -> d_h [.., 2C], quantized as a gradient. */
+static void infer_dglu(B *b, const SpecOp *o, Op *op)
+{
+	const Tensor *h = arg_t(b, op, ARG_IN), *g = arg_t(b, op, ARG_GRAD);
+	check_hp_input(b, o, h, ARG_IN);
+	check_hp_input(b, o, g, ARG_GRAD);
+	Extent last = h->shape[h->rank - 1];
+	if (last.mul % 2 || last.add % 2)
+		diag_error(b->d, op_arg_loc(o, ARG_IN), "dglu input '%s' has last extent %s, which is not even; h is the saved "
+			"pre-activation [.., 2*C] (gate and linear halves)", h->name, extent_str(b->a, b->g, last));
+	check_operand_shape(b, o, ARG_GRAD, g, h, (Extent){last.dim, last.mul / 2, last.add / 2},
+		"the gradient of the GLU output, half of h's last extent");
+	Tensor *out = &b->g->tensors[op->arg[ARG_OUT]];
+	out->rank = h->rank;
+	memcpy(out->shape, h->shape, sizeof out->shape);
+	quantize_out(b, o, op->arg[ARG_OUT], h, ROLE_GRADIENT);
+	if (op->arg[ARG_DBIAS_OUT] >= 0) { /* the column sums of d_h, FP32 [2C] */
+		Tensor *db = &b->g->tensors[op->arg[ARG_DBIAS_OUT]];
+		db->rank = 1;
+		db->shape[0] = last;
+		db->dtype = db->hp_dtype = DT_F32;
+		db->role = ROLE_GRADIENT;
+	}
+}
+
+/* dnorm: x, d_y, gamma, rsigma (mu) -> d_x (unquantized), d_gamma and d_beta FP32 [cols]. */
+static void infer_dnorm(B *b, const SpecOp *o, Op *op)
+{
+	const Tensor *x = arg_t(b, op, ARG_IN), *dy = arg_t(b, op, ARG_GRAD), *gamma = arg_t(b, op, ARG_GAMMA);
+	check_hp_input(b, o, x, ARG_IN);
+	check_hp_input(b, o, dy, ARG_GRAD);
+	Extent last = x->shape[x->rank - 1];
+	check_operand_shape(b, o, ARG_GRAD, dy, x, last, "the gradient of the norm's output");
+	const Tensor *dres = arg_t(b, op, ARG_GRAD_RESIDUAL);
+	if (dres) {
+		check_operand_shape(b, o, ARG_GRAD_RESIDUAL, dres, x, last, "the residual stream's gradient, added to d_x");
+		if (dres->dtype != dy->dtype)
+			diag_error(b->d, op_arg_loc(o, ARG_GRAD_RESIDUAL), "grad_residual '%s' is %s; it must be grad's dtype (%s)",
+				dres->name, dtype_name(dres->dtype), dtype_name(dy->dtype));
+	}
+	check_hp_input(b, o, gamma, ARG_GAMMA);
+	if (gamma->rank != 1 || !extent_eq(gamma->shape[0], last))
+		diag_error(b->d, op_arg_loc(o, ARG_GAMMA), "gamma '%s' has shape %s; a norm over %s needs [%s]", gamma->name,
+			shape_str(b, gamma->shape, gamma->rank), shape_str(b, x->shape, x->rank), extent_str(b->a, b->g, last));
+	for (ArgSlot a = ARG_RSIGMA; a <= ARG_MU; a++) {
+		const Tensor *t = arg_t(b, op, a);
+		if (!t)
+			continue;
+		check_operand_shape(b, o, a, t, x, (Extent){-1, 0, 1}, "one FP32 value per row, as norm_quantize saves it");
+		if (t->dtype != DT_F32)
+			diag_error(b->d, op_arg_loc(o, a), "%s '%s' is %s; the saved statistics are fp32", arg_name(a), t->name,
+				dtype_name(t->dtype));
+	}
+	Tensor *dx = &b->g->tensors[op->arg[ARG_OUT]];
+	dx->rank = x->rank;
+	memcpy(dx->shape, x->shape, sizeof dx->shape);
+	dx->dtype = dx->hp_dtype = o->p.high_precision ? o->p.out_dtype : dy->dtype;
+	dx->role = ROLE_GRADIENT;
+	for (ArgSlot a = ARG_D_GAMMA; a <= ARG_D_BETA; a++) {
+		if (op->arg[a] < 0)
+			continue;
+		Tensor *t = &b->g->tensors[op->arg[a]];
+		t->rank = 1;
+		t->shape[0] = last;
+		t->dtype = t->hp_dtype = DT_F32;
+		t->role = ROLE_GRADIENT;
+	}
+}
+
+/* dbias: g [.., C] -> db [C] FP32 (the column sums). */
+static void infer_dbias(B *b, const SpecOp *o, Op *op)
+{
+	const Tensor *g = arg_t(b, op, ARG_IN);
+	check_hp_input(b, o, g, ARG_IN);
+	Tensor *db = &b->g->tensors[op->arg[ARG_OUT]];
+	db->rank = 1;
+	db->shape[0] = g->shape[g->rank - 1];
+	db->dtype = db->hp_dtype = DT_F32;
+	db->role = ROLE_GRADIENT;
+}
+
+/* The backward kernels' row rules (dglu.cu, dnorm.cu, dbias.cu static_asserts; plan.c's
+ * variant_legal): fixed row lengths; dglu's rows are its halves (C): vectors of 2, whole
+ * 1x128 blocks (C % 128) and MXFP8 blocks (C % 32) in a half, and its tile path (a fused
+ * dbias; a columnwise MXFP8 copy, or a per-tensor one without the rowwise copy or whose 2C
+ * is not a multiple of 16: else the rowwise bytes are transposed) steps 64 columns (C % 64);
+ * dnorm loads vectors of 2 elements, dbias of 4 bytes (2 bf16/fp16 elements). */
+static void check_backward_shape(B *b, const SpecOp *o, const Op *op)
+{
+	const Tensor *in = arg_t(b, op, ARG_IN), *out = arg_t(b, op, ARG_OUT);
+	const char *name = op_name(op->kind);
+	const Tensor *row = op->kind == OP_DBIAS ? in : out;
+	Extent last = row->shape[row->rank - 1];
+	if (last.dim >= 0)
+		diag_error(b->d, o->loc, "%s: the kernels are compiled for a fixed row length, but the last extent of '%s' is %s (dynamic)",
+			name, row->name, extent_str(b->a, b->g, last));
+	long cols = last.add;
+	if (op->kind == OP_DNORM && cols % 2)
+		diag_error(b->d, o->loc, "dnorm: the last extent of '%s' must be a multiple of 2, found %ld: the kernel loads vectors "
+			"of at least 2 elements", in->name, cols);
+	if (op->kind == OP_DBIAS && in->dtype != DT_F32 && cols % 2)
+		diag_error(b->d, o->loc, "dbias: the last extent of %s '%s' must be a multiple of 2, found %ld: the kernel loads "
+			"at least 4 bytes", dtype_name(in->dtype), in->name, cols);
+	if (op->kind != OP_DGLU)
+		return;
+	long c = cols / 2, need = 2;
+	const char *why = "the kernel loads vectors of at least 2 elements";
+	Scaling sc = is_low_precision(out) ? out->recipe.scaling : SCALING_NONE;
+	if (sc == SCALING_BLOCK128X128)
+		diag_error(b->d, o->loc, "dglu: block128x128 scaling is for weights; dglu supports block1x128 for '%s'", out->name);
+	if (sc == SCALING_BLOCK1X128 && out->columnwise)
+		diag_error(b->d, or_loc(o->layout_loc, o->loc), "dglu: a columnwise block1x128 copy of '%s' is not supported in the fused "
+			"kernel; write '%s' rowwise and add a cast_transpose of a bf16 copy (precision: bf16)", out->name, out->name);
+	bool tile = (out->columnwise && (sc == SCALING_MXFP8 ||
+		((sc == SCALING_DELAYED || sc == SCALING_CURRENT) && (cols % 16 || !out->rowwise)))) || op->arg[ARG_DBIAS_OUT] >= 0;
+	if (sc == SCALING_BLOCK1X128) {
+		need = 128;
+		why = "a 1x128 block must lie within one half (d_gate, d_linear)";
+	} else if (tile) {
+		need = 64;
+		why = "the tile path (a columnwise copy, or dbias) steps 64 columns of a half";
+	} else if (sc == SCALING_MXFP8) {
+		need = 32;
+		why = "an MXFP8 block must lie within one half (d_gate, d_linear)";
+	}
+	if (c % need)
+		diag_error(b->d, o->loc, "dglu: half the last extent of '%s' (C = %ld) must be a multiple of %ld: %s", out->name, c,
+			need, why);
 }
 
 /* Scaling classes that cuBLASLt can pair. */
@@ -1091,6 +1255,9 @@ Graph *ir_build(Arena *a, Diag *d, const Spec *s, Arch default_arch)
 		case OP_NORM_QUANTIZE: infer_norm(b, o, op); break;
 		case OP_GLU_AMAX: infer_glu(b, o, op); break;
 		case OP_GEMM_CAST: infer_gemm(b, o, op); break;
+		case OP_DGLU: infer_dglu(b, o, op); break;
+		case OP_DNORM: infer_dnorm(b, o, op); break;
+		case OP_DBIAS: infer_dbias(b, o, op); break;
 		default: infer_cast(b, o, op); break;
 		}
 		for (int x = 0; x < ARG_COUNT; x++)
@@ -1098,7 +1265,9 @@ Graph *ir_build(Arena *a, Diag *d, const Spec *s, Arch default_arch)
 				check_declared(b, op->arg[x], o);
 	}
 	for (int k = 0; k < g->nops; k++) /* after every op's own checks: those name the spec's defect first */
-		if (g->ops[k].kind != OP_GEMM_CAST)
+		if (g->ops[k].kind == OP_DGLU || g->ops[k].kind == OP_DNORM || g->ops[k].kind == OP_DBIAS)
+			check_backward_shape(b, b->sop[k], &g->ops[k]);
+		else if (g->ops[k].kind != OP_GEMM_CAST)
 			check_kernel_shape(b, b->sop[k], &g->ops[k]);
 	build_outputs(b);
 	check_overrides(b);
@@ -1184,7 +1353,12 @@ void ir_print(const Graph *g, Buf *out)
 			buf_printf(out, " %s eps=%g%s", p->norm == NORM_RMS ? "rmsnorm" : "layernorm", (double)p->eps,
 				p->zero_centered_gamma ? " zero_centered_gamma" : "");
 			break;
+		case OP_DNORM:
+			buf_printf(out, " %s%s", p->norm == NORM_RMS ? "rmsnorm" : "layernorm",
+				p->zero_centered_gamma ? " zero_centered_gamma" : "");
+			break;
 		case OP_GLU_AMAX:
+		case OP_DGLU:
 			buf_printf(out, " %s", glu_name(p->act));
 			if (p->act == GLU_CLAMPED_SWIGLU)
 				buf_printf(out, " alpha=%g limit=%g", (double)p->alpha, (double)p->limit);

@@ -2,6 +2,7 @@
  * Guarantees: the sizes here are the ones kernels index (templates/tg_kernel.h);
  * the runtime allocates and the reference fills exactly these many bytes. */
 #include "layout.h"
+#include "tg_backward.h"
 
 #include <string.h>
 
@@ -46,6 +47,9 @@ size_t layout_comp_bytes(const long *dims, const Tensor *t, Component c)
 	case COMP_HP:
 	case COMP_BIAS: /* the bias converted for a GEMM epilogue: at most 4 bytes an element */
 		return n * 4;
+	case COMP_PART: /* FP32 chunk partials of the column sums, one row per TG_BWD_CHUNK rows */
+	case COMP_PART_B:
+		return (rows + TG_BWD_CHUNK - 1) / TG_BWD_CHUNK * cols * 4;
 	case COMP_ALPHA: /* {alpha, beta} of the native NVFP4 GEMM that writes t */
 		return 2 * sizeof(float);
 	case COMP_SCALE_SW: /* [rows][cols/blk] padded to 128 x 4 */

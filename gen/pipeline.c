@@ -8,6 +8,8 @@ Graph *pipeline_graph(Arena *a, Diag *d, const char *file, const char *text, siz
 	Spec *s = spec_load(a, d, file, text, len);
 	if (s && arch_only)
 		s->ntargets = 0; /* ir_build then checks for arch alone */
+	if (s && s->backward)
+		s = spec_derive_backward(a, d, s, arch);
 	return s ? ir_build(a, d, s, arch) : NULL;
 }
 

@@ -24,6 +24,7 @@
 #include "gen.h"
 #include "layout.h"
 #include "tg_codes.h"
+#include "tg_backward.h"
 #include "tg_kernel.h"
 #include "tg_recipe.h"
 
@@ -288,12 +289,16 @@ static Family kernel_family(const Kernel *k)
 		return FAM_NONE;
 	for (int o = 0; o < OP_COUNT; o++)
 		if (op_template((OpKind)o) && !strcmp(op_template((OpKind)o), k->tmpl))
-			return op_family((OpKind)o) == OPF_ROW ? FAM_ROW : FAM_TILE;
+			return op_family((OpKind)o) == OPF_ROW ? FAM_ROW : op_family((OpKind)o) == OPF_CAST ? FAM_TILE : FAM_NONE;
 	return FAM_NONE;
 }
 
-/* norm/GLU: the columnwise tile path is taken with TG_COLWISE, except in the amax pass. */
-static bool row_tile_path(const Kernel *k) { return slot_long(k, "TG_COLWISE", 0) && slot_long(k, "TG_RECIPE", 0) != TG_RECIPE_CURRENT_AMAX; }
+/* norm/GLU/dGLU: the tile path is taken with TG_COLWISE (dglu: or TG_DBIAS), except in the amax pass. */
+static bool row_tile_path(const Kernel *k)
+{
+	return (slot_long(k, "TG_COLWISE", 0) || slot_long(k, "TG_DBIAS", 0)) &&
+		slot_long(k, "TG_RECIPE", 0) != TG_RECIPE_CURRENT_AMAX;
+}
 
 /* The template's static_asserts for variant v on kernel k; `sane` adds the
  * tuning filter (registers per thread bounded, so no variant spills badly). */
@@ -308,12 +313,17 @@ static bool variant_legal(const Kernel *k, const PlanVariant *v, bool sane)
 		return false;
 	switch (kernel_family(k)) {
 	case FAM_ROW: {
-		bool glu = !strcmp(k->tmpl, "glu_amax.cu");
+		bool dglu = !strcmp(k->tmpl, "dglu.cu"), glu = dglu || !strcmp(k->tmpl, "glu_amax.cu");
 		long vec = v->vec, r = v->rows_per_cta;
 		if (v->tile_rows || v->tile_cols || r <= 0 || t % r || !pow2(vec) || vec < 2 || cols % vec)
 			return false;
 		if (vec * isz < 4 || vec * isz > 32 || vec * osz < 2 || vec * osz > 32)
 			return false;
+		long gsz = slot_long(k, "TG_G_DTYPE", 1) == 0 ? 4 : 2; /* dglu: d_act's vectors */
+		if (dglu && (vec * gsz < 4 || vec * gsz > 32))
+			return false;
+		if (dglu && row_tile_path(k) && cols % (t / r * vec))
+			return false; /* dglu.cu: the step width divides the half */
 		if (!glu) {
 			long wsz = slot_long(k, "TG_W_DTYPE", 1) == 0 ? 4 : 2, bsz = slot_long(k, "TG_B_DTYPE", 1) == 0 ? 4 : 2;
 			if (vec * wsz < 4 || vec * wsz > 32 || vec * bsz < 4 || vec * bsz > 32)
@@ -504,16 +514,16 @@ static const PlanVariant *fallback_row_variant(const Kernel *k, const PlanVarian
 static void row_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, long cols)
 {
 	const PlanVariant *v;
-	if (is_quantized(out) && out->columnwise && k->pass != PASS_AMAX)
-		v = &colwise_variants[0];
-	else if (!strcmp(k->tmpl, "glu_amax.cu") && cols > glu_heuristic[NELEMS(glu_heuristic) - 1].max_cols) {
+	if (((is_quantized(out) && out->columnwise) || slot_long(k, "TG_DBIAS", 0)) && k->pass != PASS_AMAX)
+		v = &colwise_variants[strcmp(k->tmpl, "dglu.cu") ? 0 : 2]; /* dglu: t256v8r32 (t1024, t512v8 spill on sm_100a) */
+	else if (strcmp(k->tmpl, "norm_quantize.cu") && cols > glu_heuristic[NELEMS(glu_heuristic) - 1].max_cols) {
 		for (int i = 0; i < NELEMS(glu_long_rows); i++) {
 			v = find_variant(row_variants, NELEMS(row_variants), glu_long_rows[i]);
 			if (cols % (v->threads * v->vec) == 0)
 				break; /* else the last one */
 		}
 	} else {
-		bool glu = !strcmp(k->tmpl, "glu_amax.cu");
+		bool glu = strcmp(k->tmpl, "norm_quantize.cu") != 0; /* glu_amax.cu, dglu.cu (same halves, untuned) */
 		const RowHeuristic *h = glu ? glu_heuristic : norm_heuristic;
 		int i = 0, n = glu ? NELEMS(glu_heuristic) : NELEMS(norm_heuristic);
 		while (i + 1 < n && cols > h[i].max_cols)
@@ -653,6 +663,7 @@ static void plan_byte_transpose(Planner *pl, const Op *op, const Tensor *out, Ex
 
 static void plan_op_kernels(Planner *pl, const Op *op, const Tensor *in, const Tensor *out, Component data, Extent rows,
 	long cols);
+static void plan_dreduce(Planner *pl, const Op *op, int src, Component part, int dst, Extent rows, long cols);
 static void plan_nvfp4(Planner *pl, const Op *op, const Tensor *in, const Tensor *out);
 
 static void plan_quantizing_op(Planner *pl, const Op *op)
@@ -688,6 +699,8 @@ static void plan_op_kernels(Planner *pl, const Op *op, const Tensor *in, const T
 	long cols)
 {
 	const Graph *g = pl->g;
+	if (op->kind == OP_DGLU)
+		cols /= 2; /* dglu.cu's TG_COLS is C, d_h is [rows][2C] */
 	bool current = is_quantized(out) && out->recipe.scaling == SCALING_CURRENT;
 	const char *tmpl = op_template(op->kind);
 	bool tiled = op->kind == OP_QUANTIZE || op->kind == OP_CAST_TRANSPOSE;
@@ -709,10 +722,23 @@ static void plan_op_kernels(Planner *pl, const Op *op, const Tensor *in, const T
 			bind(pl, k, TG_P_GAMMA, op->arg[ARG_GAMMA], COMP_DATA);
 			bind(pl, k, TG_P_BETA, op->arg[ARG_BETA], COMP_DATA);
 			bind(pl, k, TG_P_RESIDUAL, op->arg[ARG_RESIDUAL], COMP_DATA);
-			if (pass != PASS_AMAX)
+			if (pass != PASS_AMAX) {
 				bind(pl, k, TG_P_RESIDUAL_OUT, op->arg[ARG_RESIDUAL_OUT], COMP_DATA);
+				bind(pl, k, TG_P_RSIGMA, op->arg[ARG_RSIGMA_OUT], COMP_DATA);
+				bind(pl, k, TG_P_MU, op->arg[ARG_MU_OUT], COMP_DATA);
+			}
 		}
-		if (op->kind == OP_GLU_AMAX) {
+		if (op->kind == OP_DGLU) {
+			bool dbias = op->arg[ARG_DBIAS_OUT] >= 0 && pass != PASS_AMAX;
+			slot(pl, k, "TG_G_DTYPE", istr(pl, dtype_code(g->tensors[op->arg[ARG_GRAD]].dtype)));
+			slot(pl, k, "TG_DBIAS", dbias ? "1" : "0");
+			if (pass == PASS_AMAX) /* dglu.cu: the amax pass writes no copy (its #error) */
+				slot_set(k, "TG_COLWISE", "0");
+			bind(pl, k, TG_PB_GRAD, op->arg[ARG_GRAD], COMP_DATA);
+			if (dbias) /* the chunk partials of the bias gradient, in d_h's workspace */
+				bind(pl, k, TG_PB_DW, op->arg[ARG_OUT], COMP_PART);
+		}
+		if (op->kind == OP_GLU_AMAX || op->kind == OP_DGLU) {
 			slot(pl, k, "TG_ACT", istr(pl, op->p.act));
 			slot(pl, k, "TG_ALPHA", flit(pl, op->p.alpha));
 			slot(pl, k, "TG_LIMIT", flit(pl, op->p.limit));
@@ -729,6 +755,8 @@ static void plan_op_kernels(Planner *pl, const Op *op, const Tensor *in, const T
 			: pass == PASS_CAST ? "current scaling, pass 2 of 2: scale from the amax, re-read the input, cast"
 			: NULL;
 	}
+	if (op->kind == OP_DGLU && op->arg[ARG_DBIAS_OUT] >= 0) /* the fused dbias's stage 2 */
+		plan_dreduce(pl, op, op->arg[ARG_OUT], COMP_PART, op->arg[ARG_DBIAS_OUT], rows, 2 * cols);
 }
 
 /* ---- NVFP4 ---- */
@@ -1066,6 +1094,137 @@ static void plan_gemm(Planner *pl, const Op *op)
 		k->note = arena_printf(pl->a, "cuBLASLt %s", dtype_name(c->a_dtype));
 }
 
+/* ---- backward reductions (dnorm, dbias) ---- */
+
+/* The widest vector of at most 8 elements that divides cols and keeps every
+ * vector of dtype sizes sz[] within 32 bytes (and >= 4 bytes where min4). */
+static int backward_vec(long cols, const int *sz, int n, bool min4)
+{
+	for (int vec = 8; vec >= 2; vec /= 2) {
+		bool ok = cols % vec == 0;
+		for (int i = 0; ok && i < n; i++)
+			ok = vec * sz[i] <= 32 && (!min4 || vec * sz[i] >= 4);
+		if (ok)
+			return vec;
+	}
+	return 1;
+}
+
+static int dtype_bytes(DType t) { return t == DT_F32 ? 4 : 2; }
+
+/* dreduce.cu: the chunk partials (component part of tensor src) summed in chunk order into dst [cols]. */
+static void plan_dreduce(Planner *pl, const Op *op, int src, Component part, int dst, Extent rows, long cols)
+{
+	Kernel *k = kernel_new(pl, arena_printf(pl->a, "dreduce_%s", pl->g->tensors[dst].name), op->id);
+	k->kind = KERNEL_GENERATED;
+	k->tmpl = "dreduce.cu";
+	slot(pl, k, "TG_KERNEL", emit_entry(pl->a, pl->p, k));
+	slot(pl, k, "TG_THREADS", "256");
+	slot(pl, k, "TG_ACCUMULATE", "0");
+	bind(pl, k, TG_PB_DW, src, part);
+	bind(pl, k, TG_PB_OUT, dst, COMP_DATA);
+	k->rows = rows;
+	k->rows_chunk = TG_BWD_CHUNK;
+	k->cols = cols;
+	k->threads = 256;
+	k->grid_rows = 0; /* grid.x = ceil(cols / 256): a thread per column */
+	k->grid_cols = 256;
+	k->variant = "t256";
+	k->choice = "fixed";
+	k->note = arena_printf(pl->a, "stage 2 of 2: the chunk partials (%s.%s, one per %d rows) summed in chunk order (deterministic)",
+		pl->g->tensors[src].name, part == COMP_PART ? "part" : "part_b", TG_BWD_CHUNK);
+}
+
+/* dnorm: one dnorm.cu kernel (d_x and the chunk partials of d_gamma, d_beta,
+ * kept in d_x's part / part_b), then a dreduce per weight gradient. One pass
+ * (rows in registers) while a thread of 512 holds at most 4 vectors of a row. */
+static void plan_dnorm(Planner *pl, const Op *op)
+{
+	const Graph *g = pl->g;
+	const Tensor *x = &g->tensors[op->arg[ARG_IN]], *dy = &g->tensors[op->arg[ARG_GRAD]];
+	const Tensor *gamma = &g->tensors[op->arg[ARG_GAMMA]], *dx = &g->tensors[op->arg[ARG_OUT]];
+	Extent rows = tensor_rows(pl, x, op->loc);
+	long cols = tensor_cols(x);
+	int sz[] = {dtype_bytes(x->dtype), dtype_bytes(dy->dtype), dtype_bytes(gamma->dtype), dtype_bytes(dx->dtype)};
+	int vec = backward_vec(cols, sz, 4, false);
+	long nvec = cols / vec;
+	int threads = 64, passes = 1; /* a vector a thread where it fits in 512 threads (the H100 bench's best) */
+	while (threads < 512 && threads < nvec)
+		threads *= 2;
+	if (nvec > 4L * threads) { /* a long row: statistics first, then a column walk */
+		passes = 2;
+		threads = 256;
+	}
+	Kernel *k = kernel_new(pl, "dnorm", op->id);
+	k->kind = KERNEL_GENERATED;
+	k->tmpl = "dnorm.cu";
+	slot(pl, k, "TG_KERNEL", emit_entry(pl->a, pl->p, k));
+	slot(pl, k, "TG_IN_DTYPE", istr(pl, dtype_code(x->dtype)));
+	slot(pl, k, "TG_G_DTYPE", istr(pl, dtype_code(dy->dtype)));
+	slot(pl, k, "TG_W_DTYPE", istr(pl, dtype_code(gamma->dtype)));
+	slot(pl, k, "TG_OUT_DTYPE", istr(pl, dtype_code(dx->dtype)));
+	slot(pl, k, "TG_VEC", istr(pl, vec));
+	slot(pl, k, "TG_THREADS", istr(pl, threads));
+	slot(pl, k, "TG_COLS", istr(pl, cols));
+	slot(pl, k, "TG_NORM", op->p.norm == NORM_LAYER ? "1" : "0");
+	slot(pl, k, "TG_ZERO_CENTERED", op->p.zero_centered_gamma ? "1" : "0");
+	slot(pl, k, "TG_HAS_DRES", op->arg[ARG_GRAD_RESIDUAL] >= 0 ? "1" : "0");
+	slot(pl, k, "TG_PASSES", istr(pl, passes));
+	bind(pl, k, TG_PB_IN, x->id, COMP_DATA);
+	bind(pl, k, TG_PB_GAMMA, gamma->id, COMP_DATA);
+	bind(pl, k, TG_PB_GRAD, dy->id, COMP_DATA);
+	bind(pl, k, TG_PB_DRES, op->arg[ARG_GRAD_RESIDUAL], COMP_DATA);
+	bind(pl, k, TG_PB_RSIGMA, op->arg[ARG_RSIGMA], COMP_DATA);
+	bind(pl, k, TG_PB_MU, op->arg[ARG_MU], COMP_DATA);
+	bind(pl, k, TG_PB_OUT, dx->id, COMP_DATA);
+	if (op->arg[ARG_D_GAMMA] >= 0)
+		bind(pl, k, TG_PB_DW, dx->id, COMP_PART);
+	if (op->arg[ARG_D_BETA] >= 0)
+		bind(pl, k, TG_PB_DB, dx->id, COMP_PART_B);
+	k->rows = rows;
+	k->cols = cols;
+	k->threads = threads;
+	k->grid_rows = TG_BWD_CHUNK; /* a CTA per chunk of rows */
+	k->variant = arena_printf(pl->a, "t%dv%dp%d", threads, vec, passes);
+	k->choice = "heuristic";
+	k->note = op->arg[ARG_D_GAMMA] >= 0 || op->arg[ARG_D_BETA] >= 0
+		? "d_x, and stage 1 of 2 of d_gamma/d_beta: a partial per chunk of rows, rows summed in order" : NULL;
+	if (op->arg[ARG_D_GAMMA] >= 0)
+		plan_dreduce(pl, op, dx->id, COMP_PART, op->arg[ARG_D_GAMMA], rows, cols);
+	if (op->arg[ARG_D_BETA] >= 0)
+		plan_dreduce(pl, op, dx->id, COMP_PART_B, op->arg[ARG_D_BETA], rows, cols);
+}
+
+/* dbias: dbias.cu (chunk partials in the gradient's part) and dreduce.cu. */
+static void plan_dbias(Planner *pl, const Op *op)
+{
+	const Graph *g = pl->g;
+	const Tensor *in = &g->tensors[op->arg[ARG_IN]];
+	Extent rows = tensor_rows(pl, in, op->loc);
+	long cols = tensor_cols(in);
+	int sz[] = {4, dtype_bytes(in->dtype)}; /* the FP32 partial vector and the input's: 4..32 bytes */
+	int vec = backward_vec(cols, sz, 2, true);
+	Kernel *k = kernel_new(pl, "dbias", op->id);
+	k->kind = KERNEL_GENERATED;
+	k->tmpl = "dbias.cu";
+	slot(pl, k, "TG_KERNEL", emit_entry(pl->a, pl->p, k));
+	slot(pl, k, "TG_IN_DTYPE", istr(pl, dtype_code(in->dtype)));
+	slot(pl, k, "TG_VEC", istr(pl, vec));
+	slot(pl, k, "TG_THREADS", "256");
+	slot(pl, k, "TG_COLS", istr(pl, cols));
+	bind(pl, k, TG_PB_IN, in->id, COMP_DATA);
+	bind(pl, k, TG_PB_DW, in->id, COMP_PART);
+	k->rows = rows;
+	k->cols = cols;
+	k->threads = 256;
+	k->grid_rows = TG_BWD_CHUNK; /* tasks: (chunk, column vector) */
+	k->grid_cols = 256L * vec;
+	k->variant = arena_printf(pl->a, "t256v%d", vec);
+	k->choice = "heuristic";
+	k->note = "stage 1 of 2: a partial column sum per chunk of rows, rows summed in order";
+	plan_dreduce(pl, op, in->id, COMP_PART, op->arg[ARG_OUT], rows, cols);
+}
+
 static void plan_recipe_update(Planner *pl)
 {
 	Kernel *k = kernel_new(pl, "recipe_update", -1);
@@ -1125,6 +1284,10 @@ Plan *plan_build_opts(Arena *a, Diag *d, const Graph *g, const PlanOptions *o)
 		const Op *op = &g->ops[i];
 		if (op->kind == OP_GEMM_CAST)
 			plan_gemm(&pl, op);
+		else if (op->kind == OP_DNORM)
+			plan_dnorm(&pl, op);
+		else if (op->kind == OP_DBIAS)
+			plan_dbias(&pl, op);
 		else
 			plan_quantizing_op(&pl, op);
 	}
@@ -1161,10 +1324,13 @@ void plan_print(const Plan *p, Buf *out)
 				c->fast_accum ? " fast_accum" : "", c->accumulate ? " accumulate" : "",
 				c->bias >= 0 ? arena_printf(a, " bias=%s", g->tensors[c->bias].name) : "");
 		} else {
-			buf_printf(out, " template=%s variant=%s (%s) block=%d grid=ceil(%s/%d)", k->tmpl, k->variant, k->choice,
-				k->threads, extent_str(a, g, k->rows), k->grid_rows);
+			buf_printf(out, " template=%s variant=%s (%s) block=%d grid=", k->tmpl, k->variant, k->choice, k->threads);
+			if (k->grid_rows)
+				buf_printf(out, "ceil(%s/%d)%s", extent_str(a, g, k->rows), k->grid_rows, k->grid_cols ? "*" : "");
 			if (k->grid_cols)
-				buf_printf(out, "*ceil(%ld/%ld)", k->cols, k->grid_cols);
+				buf_printf(out, "ceil(%ld/%ld)", k->cols, k->grid_cols);
+			if (k->rows_chunk)
+				buf_printf(out, " n0=ceil(%s/%d)", extent_str(a, g, k->rows), k->rows_chunk);
 			buf_puts(out, " bind=");
 			for (int j = 0; j < k->nbind; j++) {
 				const Binding *b = &k->bind[j];

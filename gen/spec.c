@@ -503,6 +503,9 @@ static const unsigned op_params[OP_COUNT] = {
 	[OP_GEMM_CAST] = PB(PR_PASS) | PB(PR_DTYPE) | PB(PR_ACCUMULATE) | PB(PR_FAST_ACCUM) | PB(PR_EPILOGUE),
 	[OP_CAST_TRANSPOSE] = PB(PR_LAYOUT) | PB(PR_PRECISION),
 	[OP_QUANTIZE] = PB(PR_LAYOUT) | PB(PR_PRECISION),
+	[OP_DGLU] = PB(PR_ACT) | PB(PR_ALPHA) | PB(PR_LIMIT) | PB(PR_LAYOUT) | PB(PR_PRECISION),
+	[OP_DNORM] = PB(PR_NORM) | PB(PR_ZCG) | PB(PR_PRECISION),
+	[OP_DBIAS] = 0,
 };
 static const char *const op_names[OP_COUNT] = {
 #define X(e, s, t, fam, tol, req, opt) s,
@@ -576,6 +579,9 @@ static void parse_op(P *p, SpecOp *o, yaml_node_t *item)
 		const char *key = f[i].key;
 		yaml_node_t *v = f[i].v;
 		int a = key_index(key, arg_names, ARG_COUNT);
+		for (int b = a + 1; a >= 0 && !(allowed_args & ARGBIT(a)) && b < ARG_COUNT; b++)
+			if (!strcmp(arg_names[b], key) && (allowed_args & ARGBIT(b)))
+				a = b; /* a spelling with two slots (rsigma, mu: read by dnorm, written by norm_quantize) */
 		if (a >= 0) {
 			if (!(allowed_args & ARGBIT(a)))
 				diag_error(p->d, loc_of(p, f[i].k), "operand '%s' is not allowed for %s; its operands are: %s", key, opn,
@@ -587,6 +593,8 @@ static void parse_op(P *p, SpecOp *o, yaml_node_t *item)
 		int q = key_index(key, param_names, PR_COUNT);
 		if (q < 0)
 			unknown_key(p, &f[i], opn, known, ARG_COUNT + PR_COUNT);
+		if (!(op_params[k] & PB(q)) && !op_params[k])
+			diag_error(p->d, loc_of(p, f[i].k), "param '%s' is not allowed for %s; it takes no params", key, opn);
 		if (!(op_params[k] & PB(q)))
 			diag_error(p->d, loc_of(p, f[i].k), "param '%s' is not allowed for %s; its params are: %s", key, opn,
 				join(p, known + ARG_COUNT, PR_COUNT));
@@ -666,7 +674,17 @@ static void parse_op(P *p, SpecOp *o, yaml_node_t *item)
 		if (o->arg[ARG_RESIDUAL_OUT] && !o->arg[ARG_RESIDUAL])
 			diag_error(p->d, o->arg_loc[ARG_RESIDUAL_OUT], "residual_out needs operand 'residual' (it is in + residual)");
 	}
-	if (k == OP_GLU_AMAX && o->p.act != GLU_CLAMPED_SWIGLU) {
+	if (k == OP_NORM_QUANTIZE && o->p.norm == NORM_RMS && o->arg[ARG_MU_OUT])
+		diag_error(p->d, o->arg_loc[ARG_MU_OUT], "mu is only written with norm: layernorm (rmsnorm has no mean)");
+	if (k == OP_DNORM) {
+		if (o->p.norm == NORM_RMS && o->arg[ARG_MU])
+			diag_error(p->d, o->arg_loc[ARG_MU], "mu is only allowed with norm: layernorm (rmsnorm has no mean)");
+		if (o->p.norm == NORM_RMS && o->arg[ARG_D_BETA])
+			diag_error(p->d, o->arg_loc[ARG_D_BETA], "d_beta is only allowed with norm: layernorm (rmsnorm has no bias)");
+		if (o->p.norm == NORM_LAYER && !o->arg[ARG_MU])
+			diag_error(p->d, o->loc, "dnorm with norm: layernorm needs operand 'mu' (the forward's saved row means)");
+	}
+	if ((k == OP_GLU_AMAX || k == OP_DGLU) && o->p.act != GLU_CLAMPED_SWIGLU) {
 		if (alpha_loc.line)
 			diag_error(p->d, alpha_loc, "alpha is only allowed with act: clamped_swiglu");
 		if (limit_loc.line)
@@ -684,7 +702,8 @@ static void parse_op(P *p, SpecOp *o, yaml_node_t *item)
 
 /* ---- top level ---- */
 
-static const char *const top_keys[] = {"layer", "dims", "recipe", "overrides", "tensors", "ops", "outputs", "targets"};
+static const char *const top_keys[] = {"layer", "dims", "recipe", "overrides", "tensors", "ops", "outputs", "targets",
+	"backward"};
 
 static void parse_dims(P *p, yaml_node_t *m)
 {
@@ -745,11 +764,11 @@ static void parse_top(P *p, yaml_node_t *root)
 			kind_name(root));
 	int n;
 	Pair *pr = pairs(p, root, "the spec", &n);
-	yaml_node_t *by[8] = {0};
+	yaml_node_t *by[9] = {0};
 	for (int i = 0; i < n; i++) {
-		int k = key_index(pr[i].key, top_keys, 8);
+		int k = key_index(pr[i].key, top_keys, 9);
 		if (k < 0)
-			unknown_key(p, &pr[i], "the spec", top_keys, 8);
+			unknown_key(p, &pr[i], "the spec", top_keys, 9);
 		by[k] = pr[i].v;
 		if (k == 6)
 			s->outputs_loc = loc_of(p, pr[i].k);
@@ -805,6 +824,10 @@ static void parse_top(P *p, yaml_node_t *root)
 		parse_list(p, by[6], "outputs", &s->outputs, &s->output_locs, &s->noutputs, true);
 		if (s->noutputs == 0)
 			diag_error(p->d, loc_of(p, by[6]), "outputs is empty; list the tensors the layer returns or leave outputs out");
+	}
+	if (by[8]) {
+		s->backward = boolean(p, by[8], "backward");
+		s->backward_loc = loc_of(p, by[8]);
 	}
 	if (by[7]) {
 		parse_list(p, by[7], "targets", &s->targets, &s->target_locs, &s->ntargets, false);

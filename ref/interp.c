@@ -5,6 +5,7 @@
  * contract); a fused GPU kernel must give the same bits or stay within it. */
 #include "interp.h"
 
+#include "backward.h"
 #include "layout.h"
 #include "ref.h"
 
@@ -194,11 +195,64 @@ static int run_gemm(const Graph *g, const long *dims, const Op *op, unsigned fla
 	return 0;
 }
 
+/* The backward ops through ref/backward.c (the kernels' own FP32 formulas and
+ * reduction orders): dglu's d_h quantized like any op output; dnorm's d_x in its
+ * dtype and d_gamma/d_beta FP32; dbias FP32. */
+static int run_backward(const Graph *g, const long *dims, const Op *op, RefTensor *t, char *err, size_t errlen)
+{
+	const Tensor *in = &g->tensors[op->arg[ARG_IN]], *out = &g->tensors[op->arg[ARG_OUT]];
+	RefTensor *ri = &t[in->id], *ro = &t[out->id];
+	for (int a = 0; a < ARG_COUNT; a++)
+		if (!arg_is_output((ArgSlot)a) && op->arg[a] >= 0 && !t[op->arg[a]].comp[COMP_DATA]) {
+			snprintf(err, errlen, "reference: input '%s' of op %d has no data", g->tensors[op->arg[a]].name, op->id);
+			return -1;
+		}
+	int rows = (int)layout_rows(dims, in), cols = (int)layout_cols(in);
+	size_t n = (size_t)rows * (size_t)cols;
+	free(ro->value);
+	ro->value = malloc(sizeof(float) * (n ? n : 1));
+	if (op->kind == OP_DBIAS) {
+		ref_dbias(ri->comp[COMP_DATA], ref_dtype(in->dtype), rows, cols, ro->value);
+		emit_output(g, dims, out, ro, 1, cols);
+		return 0;
+	}
+	const Tensor *tgr = &g->tensors[op->arg[ARG_GRAD]];
+	const void *grad = t[tgr->id].comp[COMP_DATA];
+	if (op->kind == OP_DGLU) {
+		ref_dglu((int)op->p.act, ri->comp[COMP_DATA], ref_dtype(in->dtype), grad, ref_dtype(tgr->dtype), rows, cols / 2,
+			op->p.limit, op->p.alpha, ro->value);
+		if (op->arg[ARG_DBIAS_OUT] >= 0) { /* the fused bias gradient: column sums of d_h's FP32 values */
+			const Tensor *tdb = &g->tensors[op->arg[ARG_DBIAS_OUT]];
+			ref_dbias(ro->value, REF_F32, rows, cols, xalloc(&t[tdb->id], COMP_DATA, layout_comp_bytes(dims, tdb, COMP_DATA)));
+		}
+		emit_output(g, dims, out, ro, rows, cols);
+		return 0;
+	}
+	const Tensor *tgam = &g->tensors[op->arg[ARG_GAMMA]];
+	float *gamma = load_f32(tgam, &t[tgam->id], (size_t)cols);
+	const float *rsigma = t[op->arg[ARG_RSIGMA]].comp[COMP_DATA];
+	const float *mu = op->arg[ARG_MU] >= 0 ? t[op->arg[ARG_MU]].comp[COMP_DATA] : NULL;
+	const void *dres = op->arg[ARG_GRAD_RESIDUAL] >= 0 ? t[op->arg[ARG_GRAD_RESIDUAL]].comp[COMP_DATA] : NULL;
+	float *dw[2] = {NULL, NULL};
+	for (int i = 0; i < 2; i++) {
+		int id = op->arg[i ? ARG_D_BETA : ARG_D_GAMMA];
+		if (id >= 0)
+			dw[i] = xalloc(&t[id], COMP_DATA, layout_comp_bytes(dims, &g->tensors[id], COMP_DATA));
+	}
+	ref_dnorm(op->p.norm == NORM_LAYER, ri->comp[COMP_DATA], ref_dtype(in->dtype), rsigma, mu, gamma,
+		op->p.zero_centered_gamma, grad, dres, ref_dtype(tgr->dtype), rows, cols, ro->value, dw[0], dw[1]);
+	free(gamma);
+	emit_output(g, dims, out, ro, rows, cols);
+	return 0;
+}
+
 int interp_run_op(const Graph *g, const long *dims, int oi, unsigned flags, RefTensor *t, char *err, size_t errlen)
 {
 	const Op *op = &g->ops[oi];
 	if (op->kind == OP_GEMM_CAST)
 		return run_gemm(g, dims, op, flags, t, err, errlen);
+	if (op->kind == OP_DGLU || op->kind == OP_DNORM || op->kind == OP_DBIAS)
+		return run_backward(g, dims, op, t, err, errlen);
 	const Tensor *in = &g->tensors[op->arg[ARG_IN]], *out = &g->tensors[op->arg[ARG_OUT]];
 	RefTensor *ri = &t[in->id], *ro = &t[out->id];
 	if (!ri->comp[COMP_DATA]) {
@@ -224,12 +278,18 @@ int interp_run_op(const Graph *g, const long *dims, int oi, unsigned flags, RefT
 			const Tensor *tr = &g->tensors[op->arg[ARG_RESIDUAL_OUT]];
 			res_out = xalloc(&t[tr->id], COMP_DATA, layout_comp_bytes(dims, tr, COMP_DATA));
 		}
+		float *stat[2] = {NULL, NULL}; /* the saved rsigma and mu, FP32 [rows][1] */
+		for (int i = 0; i < 2; i++) {
+			int id = op->arg[i ? ARG_MU_OUT : ARG_RSIGMA_OUT];
+			if (id >= 0)
+				stat[i] = xalloc(&t[id], COMP_DATA, layout_comp_bytes(dims, &g->tensors[id], COMP_DATA));
+		}
 		if (op->p.norm == NORM_LAYER)
 			ref_layernorm(ri->comp[COMP_DATA], res, res_out, ref_dtype(in->dtype), gamma, beta, op->p.zero_centered_gamma,
-				op->p.eps, rows, cols, ro->value, NULL, NULL);
+				op->p.eps, rows, cols, ro->value, stat[1], stat[0]);
 		else
 			ref_rmsnorm(ri->comp[COMP_DATA], res, res_out, ref_dtype(in->dtype), gamma, op->p.zero_centered_gamma,
-				op->p.eps, rows, cols, ro->value, NULL);
+				op->p.eps, rows, cols, ro->value, stat[0]);
 		free(gamma);
 		free(beta);
 		break;

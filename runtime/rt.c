@@ -637,7 +637,7 @@ static TgStatus launch_kernel(TgLayer *l, const Kernel *k, CUfunction fn, CUstre
 		prm.p[bd->slot] = (void *)(uintptr_t)ptr;
 	}
 	long rows = extent_val(l, k->rows);
-	prm.n[0] = rows;
+	prm.n[0] = k->rows_chunk > 0 ? (rows + k->rows_chunk - 1) / k->rows_chunk : rows;
 	prm.n[1] = k->cols;
 	prm.n[3] = (long long)l->steps;
 	if (rows <= 0)

@@ -1,5 +1,5 @@
 #!/bin/sh
-# errcov.sh: lists diagnostic messages in gen/spec.c and gen/ir.c that no
+# errcov.sh: lists diagnostic messages in gen/spec.c, gen/ir.c and gen/derive.c that no
 # tests/gen/*.err golden file exercises. Each message's fixed text up to its
 # first format directive is the pattern looked for. Exit 1 if any is uncovered.
 cd "$(dirname "$0")/.." || exit 1
@@ -8,7 +8,7 @@ total=0
 tmp=$(mktemp) || exit 1
 trap 'rm -f "$tmp"' EXIT
 # one message per line: the format string of diag_error/ex_error calls
-for f in gen/spec.c gen/ir.c; do
+for f in gen/spec.c gen/ir.c gen/derive.c; do
 	awk '/(diag_error|ex_error)\(/ { buf = "" ; collecting = 1 }
 	     collecting { buf = buf $0 }
 	     collecting && /;[ \t]*$/ { if (match(buf, /"([^"\\]|\\.)*"/)) print substr(buf, RSTART + 1, RLENGTH - 2); collecting = 0 }' "$f"

@@ -35,7 +35,8 @@ cp tests/gen/*.yaml specs/*.yaml $out/corpus/ 2>/dev/null
 		activation weight gradient norm_quantize glu_amax gemm_cast cast_transpose quantize in gamma beta \
 		residual residual_out a b bias out norm rmsnorm layernorm zero_centered_gamma act swiglu geglu \
 		clamped_swiglu alpha limit pass fprop dgrad wgrad accumulate fast_accum epilogue gelu layout rowwise \
-		columnwise precision sm_80 sm_89 sm_90a sm_100a true false; do
+		columnwise precision sm_80 sm_89 sm_90a sm_100a true false dglu dnorm dbias grad rsigma mu \
+		grad_residual d_gamma d_beta backward; do
 		echo "\"$w\""
 	done
 	printf '"%s"\n' ': ' '- ' '{' '}' '[' ']' '*' '/' '(' ')' '2*' '&a ' '*a' '---'
@@ -44,8 +45,8 @@ cp tests/gen/*.yaml specs/*.yaml $out/corpus/ 2>/dev/null
 fails=0
 for t in $targets; do
 	case $t in
-	fuzz_spec) srcs="gen/spec.c gen/ir.c gen/util.c" ;;
-	fuzz_plan) srcs="gen/spec.c gen/ir.c gen/layout.c gen/plan.c gen/emit.c gen/tune.c gen/util.c $out/templates_data.c" ;;
+	fuzz_spec) srcs="gen/spec.c gen/ir.c gen/derive.c gen/util.c" ;;
+	fuzz_plan) srcs="gen/spec.c gen/ir.c gen/derive.c gen/layout.c gen/plan.c gen/emit.c gen/tune.c gen/util.c $out/templates_data.c" ;;
 	*) echo "FAIL $t: unknown fuzz target"; fails=$((fails + 1)); continue ;;
 	esac
 	if ! $cc -std=c11 -D_GNU_SOURCE -g -O1 $driver $san -Igen -Itemplates tests/fuzz/$t.c $srcs $yaml_a \

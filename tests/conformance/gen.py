@@ -3,7 +3,8 @@
 
 The space: op (norm_quantize rmsnorm/layernorm, with/without residual, zero-centered
 gamma; glu_amax, every act; cast_transpose; quantize; gemm_cast fprop/dgrad/wgrad with
-bias/accumulate/output dtype) x recipe (none, delayed, current, block1x128,
+bias/accumulate/output dtype; the backward dglu (every act, h and grad dtypes), dnorm
+(rms/layernorm, zero-centered, residual gradient, dtypes; recipe none) and dbias) x recipe (none, delayed, current, block1x128,
 block128x128, mxfp8, nvfp4 plain/2d/sr/rht) x format (e4m3/e5m2/hybrid) x operand
 dtypes (bf16/fp16/fp32, mixed within an op) x layout (rowwise/columnwise/both) x
 row-length class (multiple of 128; of 32 not 128; of 16 not 32; other) x tokens
@@ -75,7 +76,8 @@ FP8_RECIPES = ["delayed", "current", "block1x128", "block128x128", "mxfp8"]
 FORMATS = ["e4m3", "e5m2", "hybrid"]
 ACTS = ["swiglu", "geglu", "reglu", "qgeglu", "sreglu", "clamped_swiglu"]
 LAYOUTS = {"row": ["rowwise"], "col": ["columnwise"], "both": ["rowwise", "columnwise"]}
-OPS = ["norm_quantize", "glu_amax", "cast_transpose", "quantize", "gemm_cast"]
+OPS = ["norm_quantize", "glu_amax", "cast_transpose", "quantize", "gemm_cast", "dglu", "dnorm", "dbias"]
+BACKWARD_UNQUANTIZED = ("dnorm", "dbias")   # their outputs are never quantized: recipe none only
 
 # Deliberate rejections: class -> what `tegen check`'s message must mention.
 REJECT = {
@@ -94,6 +96,7 @@ REJECT = {
     "row_width": r"multiple of [24]",
     "row_too_long": r"longer than the row kernel holds",
     "gemm_hp_out_dtype": r"has no fp(16|32)? ?\w* ?output|no \w+ output",
+    "dglu_width": r"multiple of (2|32|64|128)\b",
 }
 
 
@@ -121,6 +124,26 @@ def glu_configs():
             yield dict(op="glu_amax", act=act, din=din)
 
 
+def dglu_configs():
+    for act in ACTS:
+        for din in HP:
+            for dg in HP:
+                yield dict(op="dglu", act=act, din=din, dg=dg)
+
+
+def dnorm_configs():
+    for norm, zcg, dres in itertools.product(["rmsnorm", "layernorm"], [False, True], [False, True]):
+        for din in HP:
+            for dg in HP:
+                for dw in HP:
+                    yield dict(op="dnorm", norm=norm, zcg=zcg, dres=dres, din=din, dg=dg, dw=dw)
+
+
+def dbias_configs():
+    for din in HP:
+        yield dict(op="dbias", din=din)
+
+
 def tile_configs(op):
     for role in ["activation", "gradient"]:
         for din in HP:
@@ -140,9 +163,10 @@ def op_configs():
     """Every (op config, recipe, format, layout/precision) combination: the space without widths/tokens/targets."""
     out = []
     bases = list(norm_configs()) + list(glu_configs()) + list(tile_configs("cast_transpose")) + \
-        list(tile_configs("quantize")) + list(gemm_configs())
+        list(tile_configs("quantize")) + list(gemm_configs()) + list(dglu_configs()) + list(dnorm_configs()) + \
+        list(dbias_configs())
     for base in bases:
-        for recipe in RECIPES:
+        for recipe in (["none"] if base["op"] in BACKWARD_UNQUANTIZED else RECIPES):
             for fmt in recipe_formats(recipe):
                 if base["op"] == "gemm_cast":
                     layouts = [None]          # the pass decides which copies the operands need
@@ -241,6 +265,12 @@ def case_name(c):
         parts += [c["act"], c["din"]]
     elif c["op"] == "gemm_cast":
         parts += [c["gpass"], c["din"], "b" + (c["bias"] or "-"), "acc" if c["acc"] else "set", c["dout"]]
+    elif c["op"] == "dglu":
+        parts += [c["act"], c["din"], c["dg"]]
+    elif c["op"] == "dnorm":
+        parts += [c["norm"][:2], "zcg" if c["zcg"] else "g", "dres" if c["dres"] else "-", c["din"], c["dg"], c["dw"]]
+    elif c["op"] == "dbias":
+        parts += [c["din"]]
     else:
         parts += [c["role"][:4], c["din"]]
     parts += [c["recipe"], c["fmt"] or "-", c["layout"] or (c["prec"] or "-")]
@@ -289,7 +319,7 @@ def expected_rejections(c):
                 quant_dtype(c, gemm_b_role(c)) == "e5m2":
             out.append("gemm_e5m2_both")
     # quantized copies: MXFP8 needs the last extent % 32, NVFP4 % 16
-    lasts = [w] if op != "gemm_cast" else (gemm_quantized_lasts(c) if q else [])
+    lasts = [w] if op not in ("gemm_cast", "dglu") else (gemm_quantized_lasts(c) if q and op == "gemm_cast" else [])
     if q and c["recipe"] == "mxfp8" and any(x % 32 for x in lasts):
         out.append("mxfp8_width")
     if q and c["recipe"].startswith("nvfp4") and any(x % 16 for x in lasts):
@@ -308,11 +338,38 @@ def expected_rejections(c):
         elif w % 4 and q and (c["recipe"] == "block1x128" or
                               (c["recipe"] in ("delayed", "current", "mxfp8") and "columnwise" in cols)):
             out.append("row_width")
+    if op == "dglu":
+        out += dglu_rejections(c, w, cols)
+    if (op == "dnorm" or (op == "dbias" and c["din"] != "fp32")) and w % 2:
+        out.append("row_width")
     if c["target"] != "hb" and (q or (op == "gemm_cast" and c["dout"] == "fp8")):
         if c["target"] == "sm80":
             out.append("fp8_below_sm89")
         if op == "gemm_cast" and c["recipe"] in ("block1x128", "block128x128"):
             out.append("block_gemm_below_sm90")
+    return out
+
+
+def dglu_rejections(c, w, cols):
+    """gen/ir.c's dglu rules (C = w, d_h [.., 2C]): quantize_out's block widths on 2C, then
+    check_backward_shape's on C: 2; 128 with block1x128; 64 on the tile path (a columnwise
+    MXFP8 copy, or a per-tensor one without the rowwise copy or of a row 2C not a multiple
+    of 16); 32 with MXFP8."""
+    r, out = c["recipe"], []
+    q = quantized(r)
+    if q and r == "mxfp8" and (2 * w) % 32:
+        out.append("mxfp8_width")
+    if q and r.startswith("nvfp4") and (2 * w) % 16:
+        out.append("nvfp4_width")
+    if q and r == "block128x128":
+        out.append("fused_block128x128")
+    if q and r == "block1x128" and "columnwise" in cols:
+        out.append("fused_block1x128_columnwise")
+    tile = q and "columnwise" in cols and (r == "mxfp8" or (r in ("delayed", "current") and
+                                                            ((2 * w) % 16 or "rowwise" not in cols)))
+    need = 128 if q and r == "block1x128" else 64 if tile else 32 if q and r == "mxfp8" else 2
+    if w % need:
+        out.append("dglu_width")
     return out
 
 
@@ -389,6 +446,30 @@ def spec_text(c):
         dims = {"tokens": "dynamic", "hidden": w}
         tensors.append(("x", {"shape": ["tokens", "hidden"], "dtype": c["din"], "role": c["role"]}))
         ops.append((op, dict({"in": "x", "out": "y"}, **common)))
+    elif op == "dglu":
+        dims = {"tokens": "dynamic", "ffn": w}
+        tensors.append(("h", {"shape": ["tokens", "2*ffn"], "dtype": c["din"]}))
+        tensors.append(("da", {"shape": ["tokens", "ffn"], "dtype": c["dg"], "role": "gradient"}))
+        ops.append(("dglu", dict({"in": "h", "grad": "da", "out": "y", "act": c["act"]}, **common)))
+    elif op == "dnorm":
+        dims = {"tokens": "dynamic", "hidden": w}
+        tensors.append(("x", {"shape": ["tokens", "hidden"], "dtype": c["din"]}))
+        tensors.append(("dy", {"shape": ["tokens", "hidden"], "dtype": c["dg"], "role": "gradient"}))
+        tensors.append(("gamma", {"shape": ["hidden"], "dtype": c["dw"], "role": "weight"}))
+        tensors.append(("rs", {"shape": ["tokens", "1"], "dtype": "fp32"}))
+        args = {"in": "x", "grad": "dy", "gamma": "gamma", "rsigma": "rs"}
+        if c["norm"] == "layernorm":
+            tensors.append(("mu", {"shape": ["tokens", "1"], "dtype": "fp32"}))
+            args.update(mu="mu", norm="layernorm", d_beta="dbeta")
+        if c["dres"]:
+            tensors.append(("dr", {"shape": ["tokens", "hidden"], "dtype": c["dg"], "role": "gradient"}))
+            args["grad_residual"] = "dr"
+        args.update(out="y", d_gamma="dgamma", zero_centered_gamma=True if c["zcg"] else None, precision=c["prec"])
+        ops.append(("dnorm", args))
+    elif op == "dbias":
+        dims = {"tokens": "dynamic", "hidden": w}
+        tensors.append(("dy", {"shape": ["tokens", "hidden"], "dtype": c["din"], "role": "gradient"}))
+        ops.append(("dbias", {"in": "dy", "out": "y"}))
     else:
         dims = {"tokens": "dynamic", "k": w, "n": w2}
         g = c["gpass"]

@@ -10,7 +10,11 @@
  * With nvfp4_rht: the rowwise copy unchanged, the columnwise copy
  * decoding to the transform of the input (a last partial group as is) with its
  * own amax_t and S_enc, and the wgrad product matching the untransformed one
- * within NVFP4 tolerance. Protocol: ok/FAIL lines, exit 1 on failure. */
+ * within NVFP4 tolerance. Backward ops: a norm's saved rsigma feeding dnorm (d_x
+ * and d_gamma against double math, d_gamma in the chunk order), dglu's E5M2
+ * gradient copies and value, dbias. The backward a spec derives (backward: true) of a
+ * tiny FP32 RMSNorm + SwiGLU MLP against central finite differences. Protocol: ok/FAIL lines, exit 1 on failure. */
+#include "backward.h"
 #include "check.h"
 #include "interp.h"
 #include "layout.h"
@@ -274,6 +278,241 @@ static void test_rht(void)
 	arena_free(a);
 }
 
+/* ---- backward ops: a forward norm saving rsigma, dnorm, dglu, dbias ---- */
+
+static const char bwd_spec[] =
+	"layer: tb\n"
+	"dims: {tokens: dynamic, h: 64, c: 64}\n"
+	"recipe: {scaling: delayed, format: hybrid}\n"
+	"tensors:\n"
+	"  x: {shape: [tokens, h]}\n"
+	"  g: {shape: [h], role: weight}\n"
+	"  dy: {shape: [tokens, h], role: gradient}\n"
+	"  hh: {shape: [tokens, 2*c]}\n"
+	"  da: {shape: [tokens, c], role: gradient}\n"
+	"ops:\n"
+	"  - norm_quantize: {in: x, gamma: g, out: xq, rsigma: rs, zero_centered_gamma: true}\n"
+	"  - dnorm: {in: x, grad: dy, gamma: g, rsigma: rs, out: dx, d_gamma: dg, zero_centered_gamma: true}\n"
+	"  - dglu: {in: hh, grad: da, out: dh, dbias: dbh, layout: [rowwise, columnwise]}\n"
+	"  - dbias: {in: dy, out: db}\n";
+
+/* Worst |a - b| / (|b| + floor) over n values. */
+static double worst_rel(const float *a, const double *b, size_t n, double floor)
+{
+	double w = 0;
+	for (size_t i = 0; i < n; i++) {
+		double e = fabs(a[i] - b[i]) / (fabs(b[i]) + floor);
+		w = e > w ? e : w;
+	}
+	return w;
+}
+
+static void test_backward(void)
+{
+	Arena *a = arena_new();
+	Diag d = {0};
+	d.file = "bwd.yaml";
+	Spec *s = spec_load(a, &d, d.file, bwd_spec, strlen(bwd_spec));
+	const Graph *g = s ? ir_build(a, &d, s, (Arch){90, true}) : NULL;
+	if (!g) {
+		printf("FAIL interp/bwd/load: %s\n", d.msg);
+		check_failures++;
+		arena_free(a);
+		return;
+	}
+	enum { R = 70, H = 64, C = 64 }; /* 70 rows: three chunks of partials, the last short */
+	long dims[3] = {R, H, C};
+	RefTensor *rt = calloc((size_t)g->ntensors, sizeof *rt);
+	const char *names[] = {"x", "g", "dy", "hh", "da"};
+	size_t sizes[] = {R * H, H, R * H, R * 2 * C, R * C};
+	uint16_t *buf[5];
+	uint64_t st = 777;
+	for (int k = 0; k < 5; k++) {
+		buf[k] = malloc(2 * sizes[k]);
+		for (size_t i = 0; i < sizes[k]; i++) {
+			st = st * 6364136223846793005ull + 1442695040888963407ull;
+			ref_store(buf[k], REF_BF16, i, (float)((int)(st >> 40) % 2001 - 1000) / 400.0f);
+		}
+		rt[tensor_id(g, names[k])].comp[COMP_DATA] = buf[k];
+	}
+	for (int i = 0; i < g->ntensors; i++)
+		rt[i].scale = 2.0f, rt[i].scale_inv = 0.5f; /* delayed scales of xq, dh */
+	char err[256];
+	check(interp_run(g, dims, rt, err, sizeof err) == 0, "bwd/run", "%s", err);
+	const float *rs = rt[tensor_id(g, "rs")].comp[COMP_DATA];
+	check(rs && rt[tensor_id(g, "rs")].bytes[COMP_DATA] == R * sizeof(float), "bwd/rsigma_saved", "no rsigma [%d][1]", R);
+	float *xf = malloc(sizeof *xf * R * H), *dyf = malloc(sizeof *dyf * R * H), *gf = malloc(sizeof *gf * H);
+	for (int i = 0; i < R * H; i++)
+		xf[i] = ref_load(buf[0], REF_BF16, (size_t)i), dyf[i] = ref_load(buf[2], REF_BF16, (size_t)i);
+	for (int i = 0; i < H; i++)
+		gf[i] = ref_load(buf[1], REF_BF16, (size_t)i) + 1.0f; /* zero-centered */
+	/* dRMSNorm in double from the saved rsigma: d_x = rs (g dy - xhat mean(g dy xhat)), d_gamma = sum dy xhat */
+	double *dx = malloc(sizeof *dx * R * H), *dg = calloc(H, sizeof *dg), *db = calloc(H, sizeof *db);
+	for (int r = 0; r < R; r++) {
+		double m2 = 0;
+		for (int c = 0; c < H; c++)
+			m2 += (double)gf[c] * dyf[r * H + c] * xf[r * H + c] * rs[r];
+		m2 /= H;
+		for (int c = 0; c < H; c++) {
+			double xh = (double)xf[r * H + c] * rs[r];
+			dx[r * H + c] = rs[r] * ((double)gf[c] * dyf[r * H + c] - xh * m2);
+			dg[c] += dyf[r * H + c] * xh;
+			db[c] += dyf[r * H + c];
+		}
+	}
+	float *dxg = malloc(sizeof *dxg * R * H);
+	for (int i = 0; i < R * H; i++)
+		dxg[i] = ref_load(rt[tensor_id(g, "dx")].comp[COMP_DATA], REF_BF16, (size_t)i);
+	double e = worst_rel(dxg, dx, (size_t)R * H, 0.05);
+	check(e < 1.0 / 128, "bwd/dnorm_dx", "d_x (bf16) vs double: worst relative error %g", e);
+	e = worst_rel(rt[tensor_id(g, "dg")].comp[COMP_DATA], dg, H, 1.0);
+	check(e < 1e-5, "bwd/dnorm_dgamma", "d_gamma (fp32, chunked order) vs double: worst relative error %g", e);
+	e = worst_rel(rt[tensor_id(g, "db")].comp[COMP_DATA], db, H, 1.0);
+	check(e < 1e-5, "bwd/dbias", "dbias vs double: worst relative error %g", e);
+	/* d_gamma is the chunked sum: partials of 32 rows, then the partials in order */
+	float *prod = malloc(sizeof *prod * R * H), *part = malloc(sizeof *part * 3 * H), *red = malloc(sizeof *red * H);
+	for (int r = 0; r < R; r++)
+		for (int c = 0; c < H; c++) {
+			float xh = tg__mul_rn(xf[r * H + c], rs[r]);
+			prod[r * H + c] = tg__mul_rn(dyf[r * H + c], xh);
+		}
+	ref_chunk_partials(prod, R, H, part);
+	ref_chunk_reduce(part, ref_nchunks(R), H, 0, red);
+	check(ref_nchunks(R) == 3 && !memcmp(red, rt[tensor_id(g, "dg")].comp[COMP_DATA], sizeof *red * H), "bwd/dgamma_order",
+		"d_gamma is not the chunk-ordered sum of dy * xhat");
+	/* dglu: d_h is a gradient (E5M2 under hybrid), its columnwise copy the rowwise bytes transposed */
+	const Tensor *th = &g->tensors[tensor_id(g, "dh")];
+	const RefTensor *rh = &rt[th->id];
+	bool transposed = rh->comp[COMP_DATA] && rh->comp[COMP_DATA_T];
+	for (int r = 0; transposed && r < R; r++)
+		for (int c = 0; c < 2 * C; c++)
+			transposed = ((const uint8_t *)rh->comp[COMP_DATA])[r * 2 * C + c] ==
+				((const uint8_t *)rh->comp[COMP_DATA_T])[c * R + r];
+	check(th->dtype == DT_E5M2 && th->role == ROLE_GRADIENT && transposed, "bwd/dglu_copies",
+		"d_h %s, columnwise copy %s", dtype_name(th->dtype), transposed ? "ok" : "not the transpose");
+	float *dhv = malloc(sizeof *dhv * R * 2 * C);
+	ref_dglu(REF_SWIGLU, buf[3], REF_BF16, buf[4], REF_BF16, R, C, 7.0f, 1.702f, dhv);
+	check(!memcmp(dhv, rh->value, sizeof *dhv * R * 2 * C) && rh->amax == ref_amax(dhv, (size_t)R * 2 * C), "bwd/dglu_value",
+		"d_h value or amax differs from ref_dglu");
+	float dbh[2 * C];
+	ref_dbias(dhv, REF_F32, R, 2 * C, dbh);
+	const float *gdbh = rt[tensor_id(g, "dbh")].comp[COMP_DATA];
+	check(gdbh && !memcmp(dbh, gdbh, sizeof dbh), "bwd/dglu_dbias", "dglu's fused dbias is not ref_dbias of d_h");
+	free(dhv), free(prod), free(part), free(red), free(dxg), free(dx), free(dg), free(db), free(xf), free(dyf), free(gf);
+	for (int k = 0; k < 5; k++)
+		rt[tensor_id(g, names[k])].comp[COMP_DATA] = NULL, free(buf[k]);
+	interp_free(g, rt);
+	free(rt);
+	arena_free(a);
+}
+
+/* ---- the derived backward (backward: true) against central finite differences ---- */
+
+static const char fd_spec[] =
+	"layer: fd\n"
+	"dims: {tokens: dynamic, hidden: 32, ffn: 16}\n"
+	"recipe: {scaling: none}\n"
+	"tensors:\n"
+	"  x: {shape: [tokens, hidden], dtype: fp32}\n"
+	"  gamma: {shape: [hidden], dtype: fp32, role: weight}\n"
+	"  w_up: {shape: [2*ffn, hidden], dtype: fp32, role: weight}\n"
+	"  w_down: {shape: [hidden, ffn], dtype: fp32, role: weight}\n"
+	"ops:\n"
+	"  - norm_quantize: {in: x, gamma: gamma, out: xn}\n"
+	"  - gemm_cast: {a: xn, b: w_up, out: h, dtype: fp32}\n"
+	"  - glu_amax: {in: h, out: act}\n"
+	"  - gemm_cast: {a: act, b: w_down, out: y, dtype: fp32}\n"
+	"backward: true\n";
+
+/* L = sum(y * d_y) of one run of the layer (its forward part decides y). */
+static double fd_loss(const Graph *g, const long *dims, RefTensor *rt, const float *dy, size_t ny)
+{
+	char err[256];
+	if (interp_run(g, dims, rt, err, sizeof err))
+		return NAN;
+	const float *y = rt[tensor_id(g, "y")].comp[COMP_DATA];
+	double l = 0;
+	for (size_t i = 0; i < ny; i++)
+		l += (double)y[i] * dy[i];
+	return l;
+}
+
+static void test_derived_fd(void)
+{
+	Arena *a = arena_new();
+	Diag d = {0};
+	d.file = "fd.yaml";
+	Spec *s = spec_load(a, &d, d.file, fd_spec, strlen(fd_spec));
+	if (s)
+		s = spec_derive_backward(a, &d, s, (Arch){90, true});
+	const Graph *g = s ? ir_build(a, &d, s, (Arch){90, true}) : NULL;
+	if (!g) {
+		printf("FAIL interp/fd/load: %s\n", d.msg);
+		check_failures++;
+		arena_free(a);
+		return;
+	}
+	enum { T = 3, H = 32, F = 16 };
+	long dims[3] = {T, H, F};
+	const char *in[] = {"x", "gamma", "w_up", "w_down", "d_y"};
+	const char *grad[] = {"d_x", "d_gamma", "d_w_up", "d_w_down", NULL};
+	size_t n[] = {T * H, H, 2 * F * H, H * F, T * H};
+	float *buf[5];
+	uint64_t st = 99;
+	for (int k = 0; k < 5; k++) {
+		buf[k] = malloc(sizeof(float) * n[k]);
+		for (size_t i = 0; i < n[k]; i++) {
+			st = st * 6364136223846793005ull + 1442695040888963407ull;
+			buf[k][i] = (float)((int)(st >> 40) % 2001 - 1000) / (k == 1 ? 1000.0f : k == 0 || k == 4 ? 500.0f : 4000.0f);
+		}
+	}
+	RefTensor *rt = calloc((size_t)g->ntensors, sizeof *rt);
+	for (int k = 0; k < 5; k++) {
+		int id = tensor_id(g, in[k]);
+		check(id >= 0, "fd/inputs", "the derived layer has no input '%s'", in[k]);
+		if (id < 0)
+			goto out;
+		rt[id].comp[COMP_DATA] = buf[k];
+		rt[id].bytes[COMP_DATA] = sizeof(float) * n[k];
+	}
+	fd_loss(g, dims, rt, buf[4], n[4]);
+	for (int k = 0; k < 4; k++) {
+		int id = tensor_id(g, grad[k]);
+		check(id >= 0 && rt[id].comp[COMP_DATA], arena_printf(a, "fd/has/%s", grad[k]), "no gradient '%s'", grad[k]);
+		if (id < 0 || !rt[id].comp[COMP_DATA])
+			continue;
+		float *gv = malloc(sizeof(float) * n[k]);
+		memcpy(gv, rt[id].comp[COMP_DATA], sizeof(float) * n[k]);
+		double worst = 0, big = 0;
+		for (size_t i = 0; i < n[k]; i++)
+			big = fabs(gv[i]) > big ? fabs(gv[i]) : big;
+		for (size_t i = 0; i < n[k]; i += 1 + n[k] / 64) { /* up to 64 elements each */
+			float keep = buf[k][i], e = 1e-2f * (fabsf(keep) > 0.1f ? fabsf(keep) : 0.1f);
+			buf[k][i] = keep + e;
+			double lp = fd_loss(g, dims, rt, buf[4], n[4]);
+			buf[k][i] = keep - e;
+			double lm = fd_loss(g, dims, rt, buf[4], n[4]);
+			buf[k][i] = keep;
+			double fd = (lp - lm) / ((double)(keep + e) - (double)(keep - e));
+			double err = fabs(fd - gv[i]) / (big > 0 ? big : 1);
+			worst = err > worst ? err : worst;
+		}
+		check(worst < 2e-3, arena_printf(a, "fd/%s", grad[k]), "worst |finite difference - gradient| / max|gradient| = %g",
+			worst);
+		free(gv);
+	}
+out:
+	for (int k = 0; k < 5; k++) {
+		int id = tensor_id(g, in[k]);
+		if (id >= 0)
+			rt[id].comp[COMP_DATA] = NULL;
+		free(buf[k]);
+	}
+	interp_free(g, rt);
+	free(rt);
+	arena_free(a);
+}
+
 int main(void)
 {
 	Arena *a = arena_new();
@@ -338,5 +577,7 @@ int main(void)
 	free(x), free(w), free(xb), free(wb);
 	arena_free(a);
 	test_rht();
+	test_backward();
+	test_derived_fd();
 	return check_failures ? 1 : 0;
 }

@@ -1,0 +1,347 @@
+/* derive.c: `backward: true`: the backward half of a forward layer, appended to
+ * its ops as spec ops (see spec_derive_backward in gen.h).
+ *
+ * The forward graph (checked first) is walked in reverse topological order;
+ * grad[t] names the tensor holding dL/dt:
+ *   - every forward output t in high precision gets a layer input d_<t> (the
+ *     output gradient the caller binds, role gradient, t's dtype);
+ *   - gemm_cast fprop Y = A x B^T: the gradient of Y, quantized rowwise and
+ *     columnwise by a cast_transpose (unless dglu already wrote both copies),
+ *     feeds the dgrad d_A (A's high-precision dtype) and the wgrad d_W (fp32; W the weight B was
+ *     quantized from); the forward's quantize ops of A and B then also write
+ *     the columnwise copies the backward GEMMs read; a bias gets a dbias (fused
+ *     into dglu when the GEMM's output is a GLU's input);
+ *   - glu_amax act = glu(h): dglu writes d_h as a gradient (E5M2 under hybrid),
+ *     with both copies for the GEMM that made h (else in h's dtype);
+ *   - norm_quantize xq = norm(x): the forward also saves rsigma_<x> (and mu_<x>),
+ *     dnorm writes d_x and d_<gamma> (d_<beta>) in FP32;
+ *   - quantize / cast_transpose pass the gradient through (straight-through).
+ * A name is d_ + the tensor's own name, or its high-precision source's for a
+ * quantized copy (d_w_up for w_up_q). What is not derived yet is a spec error
+ * at the forward op: a tensor read by two ops (gradients to sum), residual
+ * adds, GELU epilogues, backward ops already in the spec. */
+#include "gen.h"
+
+#include <string.h>
+
+typedef struct Dv {
+	Arena *a;
+	Diag *d;
+	const Graph *g;  /* the forward graph */
+	Spec *s;         /* the spec being extended */
+	int cap_ops, cap_tensors;
+	const char **grad; /* per forward tensor: the name of its gradient, NULL none */
+	bool *grad_q;      /* that gradient is quantized with rowwise and columnwise copies */
+	int *spec_op;      /* per forward op: its index in s->ops */
+} Dv;
+
+static const Tensor *ft(Dv *v, int id) { return &v->g->tensors[id]; }
+
+static bool quantized(const Tensor *t) { return t->dtype != t->hp_dtype && t->recipe.scaling != SCALING_NONE; }
+
+/* The high-precision tensor a quantized copy was made from by quantize or cast_transpose (else t). */
+static const Tensor *source_of(Dv *v, const Tensor *t)
+{
+	while (t->producer >= 0) {
+		const Op *op = &v->g->ops[t->producer];
+		if (op->kind != OP_QUANTIZE && op->kind != OP_CAST_TRANSPOSE)
+			break;
+		t = ft(v, op->arg[ARG_IN]);
+	}
+	return t;
+}
+
+/* A new tensor name, checked against every name in the spec. */
+static const char *fresh(Dv *v, Loc at, const char *prefix, const char *name)
+{
+	const char *n = arena_printf(v->a, "%s%s", prefix, name);
+	for (int i = 0; i < v->g->ntensors; i++)
+		if (!strcmp(v->g->tensors[i].name, n))
+			diag_error(v->d, at, "backward: the derived gradient '%s' clashes with a tensor of that name; rename it", n);
+	return n;
+}
+
+/* Append an op of kind k at loc (the forward op it comes from), params defaulted as the parser does. */
+static SpecOp *add_op(Dv *v, OpKind k, Loc loc)
+{
+	Spec *s = v->s;
+	if (s->nops == v->cap_ops) {
+		v->cap_ops *= 2;
+		SpecOp *o = arena_alloc(v->a, sizeof *o * (size_t)v->cap_ops);
+		memcpy(o, s->ops, sizeof *o * (size_t)s->nops);
+		s->ops = o;
+	}
+	SpecOp *o = &s->ops[s->nops++];
+	memset(o, 0, sizeof *o);
+	o->kind = k;
+	o->loc = o->param_loc = loc;
+	o->p.norm = NORM_RMS;
+	o->p.eps = 1e-5f;
+	o->p.act = GLU_SWIGLU;
+	o->p.alpha = 1.702f;
+	o->p.limit = 7.0f;
+	o->p.pass = PASS_FPROP;
+	o->p.fast_accum = -1;
+	o->p.out_dtype = k == OP_GEMM_CAST ? DT_BF16 : DT_NONE;
+	o->p.rowwise = true;
+	o->p.columnwise = k == OP_CAST_TRANSPOSE;
+	return o;
+}
+
+static void set_arg(SpecOp *o, ArgSlot a, const char *name)
+{
+	o->arg[a] = name;
+	o->arg_loc[a] = o->loc;
+}
+
+/* A layer input declared with t's shape (extents spelled as `tegen ir` prints them). */
+static void add_input(Dv *v, const char *name, const Tensor *t, DType dt)
+{
+	Spec *s = v->s;
+	if (s->ntensors == v->cap_tensors) {
+		v->cap_tensors *= 2;
+		SpecTensor *n = arena_alloc(v->a, sizeof *n * (size_t)v->cap_tensors);
+		memcpy(n, s->tensors, sizeof *n * (size_t)s->ntensors);
+		s->tensors = n;
+	}
+	SpecTensor *st = &s->tensors[s->ntensors++];
+	memset(st, 0, sizeof *st);
+	st->name = name;
+	st->loc = st->dtype_loc = st->role_loc = t->loc;
+	st->rank = t->rank;
+	for (int i = 0; i < t->rank; i++) {
+		st->shape_src[i] = extent_str(v->a, v->g, t->shape[i]);
+		st->shape_loc[i] = t->loc;
+	}
+	st->dtype = dt;
+	st->role = ROLE_GRADIENT;
+	st->dtype_set = st->role_set = true;
+}
+
+/* The forward op that produced t asks for a columnwise copy too (a backward GEMM reads it). */
+static void want_columnwise(Dv *v, const Tensor *t)
+{
+	if (t->producer < 0 || !quantized(t))
+		return;
+	SpecOp *o = &v->s->ops[v->spec_op[t->producer]];
+	if (o->kind == OP_GEMM_CAST)
+		diag_error(v->d, o->loc, "backward: '%s' is an FP8 GEMM output read by a GEMM; its columnwise copy is not derived yet",
+			t->name);
+	o->p.columnwise = true;
+}
+
+static void set_grad(Dv *v, const Tensor *t, const char *name, bool q, Loc at)
+{
+	if (v->grad[t->id])
+		diag_error(v->d, at, "backward: '%s' is read by more than one op; summing their gradients is not derived yet",
+			t->name);
+	v->grad[t->id] = name;
+	v->grad_q[t->id] = q;
+}
+
+static void derive_gemm(Dv *v, const Op *op, Loc at)
+{
+	const Tensor *Y = ft(v, op->arg[ARG_OUT]), *A = ft(v, op->arg[ARG_A]), *B = ft(v, op->arg[ARG_B]);
+	const char *gy = v->grad[Y->id];
+	if (!gy)
+		return;
+	if (op->p.pass != PASS_FPROP)
+		diag_error(v->d, at, "backward: true derives the backward of a forward layer; this spec already has a %s GEMM",
+			op->p.pass == PASS_DGRAD ? "dgrad" : "wgrad");
+	if (op->p.gelu)
+		diag_error(v->d, at, "backward: the GELU epilogue's backward is not derived yet");
+	bool q = quantized(A);
+	const char *gyq = gy;
+	if (q && !v->grad_q[Y->id]) { /* the gradient's rowwise (dgrad) and columnwise (wgrad) copies */
+		SpecOp *ct = add_op(v, OP_CAST_TRANSPOSE, at);
+		gyq = fresh(v, at, "", arena_printf(v->a, "%s_q", gy));
+		set_arg(ct, ARG_IN, gy);
+		set_arg(ct, ARG_OUT, gyq);
+	}
+	if (q) {
+		want_columnwise(v, A);
+		want_columnwise(v, B);
+	}
+	const Tensor *As = source_of(v, A), *W = source_of(v, B);
+	const char *da = fresh(v, at, "d_", As->name);
+	SpecOp *dg = add_op(v, OP_GEMM_CAST, at);
+	set_arg(dg, ARG_A, gyq);
+	set_arg(dg, ARG_B, B->name);
+	set_arg(dg, ARG_OUT, da);
+	dg->p.pass = PASS_DGRAD;
+	dg->p.out_dtype = As->hp_dtype == DT_F32 || As->hp_dtype == DT_F16 ? As->hp_dtype : DT_BF16; /* A's own dtype */
+	set_grad(v, As, da, false, at);
+	if (As != A)
+		set_grad(v, A, da, false, at);
+	SpecOp *wg = add_op(v, OP_GEMM_CAST, at);
+	set_arg(wg, ARG_A, gyq);
+	set_arg(wg, ARG_B, A->name);
+	set_arg(wg, ARG_OUT, fresh(v, at, "d_", W->name));
+	wg->p.pass = PASS_WGRAD;
+	wg->p.out_dtype = DT_F32;
+	if (op->arg[ARG_BIAS] >= 0) {
+		const char *dbias = fresh(v, at, "d_", ft(v, op->arg[ARG_BIAS])->name);
+		SpecOp *dglu = NULL; /* a bias before the activation: dglu's fused dbias */
+		for (int i = 0; v->grad_q[Y->id] && i < v->s->nops; i++)
+			if (v->s->ops[i].kind == OP_DGLU && !strcmp(v->s->ops[i].arg[ARG_OUT], gy))
+				dglu = &v->s->ops[i];
+		if (dglu)
+			set_arg(dglu, ARG_DBIAS_OUT, dbias);
+		else {
+			SpecOp *db = add_op(v, OP_DBIAS, at);
+			set_arg(db, ARG_IN, gy);
+			set_arg(db, ARG_OUT, dbias);
+		}
+	}
+}
+
+static void derive_glu(Dv *v, const Op *op, Loc at)
+{
+	const Tensor *act = ft(v, op->arg[ARG_OUT]), *h = ft(v, op->arg[ARG_IN]);
+	const char *ga = v->grad[act->id];
+	if (!ga)
+		return;
+	SpecOp *o = add_op(v, OP_DGLU, at);
+	const char *dh = fresh(v, at, "d_", h->name);
+	set_arg(o, ARG_IN, h->name);
+	set_arg(o, ARG_GRAD, ga);
+	set_arg(o, ARG_OUT, dh);
+	o->p.act = op->p.act;
+	o->p.alpha = op->p.alpha;
+	o->p.limit = op->p.limit;
+	/* d_h has the layer recipe (or its override): quantized with both copies when a GEMM made
+	 * h (its dgrad and wgrad read d_h); else kept in h's dtype for the op before */
+	Recipe r = v->s->recipe;
+	for (int i = 0; i < v->s->noverrides; i++)
+		if (!strcmp(v->s->overrides[i].tensor, dh))
+			r = recipe_resolve(v->s, &v->s->overrides[i]);
+	bool q = r.scaling != SCALING_NONE && h->producer >= 0 && v->g->ops[h->producer].kind == OP_GEMM_CAST;
+	if (!q) {
+		o->p.high_precision = true;
+		o->p.out_dtype = h->dtype;
+	}
+	if (q && (r.scaling == SCALING_BLOCK1X128 || r.scaling == SCALING_BLOCK128X128))
+		diag_error(v->d, at, "backward: dglu writes no columnwise %s copy; this recipe's backward is not derived yet",
+			scaling_name(r.scaling));
+	o->p.columnwise = q;
+	set_grad(v, h, dh, q, at);
+}
+
+static void derive_norm(Dv *v, const Op *op, SpecOp *fwd, Loc at)
+{
+	const Tensor *xq = ft(v, op->arg[ARG_OUT]), *x = ft(v, op->arg[ARG_IN]);
+	const char *gx = v->grad[xq->id];
+	if (!gx)
+		return;
+	if (op->arg[ARG_RESIDUAL] >= 0)
+		diag_error(v->d, at, "backward: a norm with a residual add is not derived yet");
+	bool layer = op->p.norm == NORM_LAYER;
+	if (!fwd->arg[ARG_RSIGMA_OUT])
+		set_arg(fwd, ARG_RSIGMA_OUT, fresh(v, at, "rsigma_", x->name));
+	if (layer && !fwd->arg[ARG_MU_OUT])
+		set_arg(fwd, ARG_MU_OUT, fresh(v, at, "mu_", x->name));
+	SpecOp *o = add_op(v, OP_DNORM, at);
+	set_arg(o, ARG_IN, x->name);
+	set_arg(o, ARG_GRAD, gx);
+	set_arg(o, ARG_GAMMA, ft(v, op->arg[ARG_GAMMA])->name);
+	set_arg(o, ARG_RSIGMA, fwd->arg[ARG_RSIGMA_OUT]);
+	if (layer)
+		set_arg(o, ARG_MU, fwd->arg[ARG_MU_OUT]);
+	const char *dx = fresh(v, at, "d_", x->name);
+	set_arg(o, ARG_OUT, dx);
+	set_arg(o, ARG_D_GAMMA, fresh(v, at, "d_", ft(v, op->arg[ARG_GAMMA])->name));
+	if (layer)
+		set_arg(o, ARG_D_BETA, fresh(v, at, "d_", ft(v, op->arg[ARG_BETA])->name));
+	o->p.norm = op->p.norm;
+	o->p.zero_centered_gamma = op->p.zero_centered_gamma;
+	set_grad(v, x, dx, false, at);
+}
+
+Spec *spec_derive_backward(Arena *a, Diag *d, const Spec *fs, Arch default_arch)
+{
+	Spec fwd = *fs;
+	fwd.backward = false;
+	const Graph *g = ir_build(a, d, &fwd, default_arch);
+	if (!g)
+		return NULL;
+	Dv *v = arena_alloc(a, sizeof *v);
+	v->a = a;
+	v->d = d;
+	v->g = g;
+	if (setjmp(d->jmp))
+		return NULL;
+	Spec *s = v->s = arena_alloc(a, sizeof *s);
+	*s = *fs;
+	v->cap_ops = 4 * fs->nops + 8;
+	s->ops = arena_alloc(a, sizeof *s->ops * (size_t)v->cap_ops);
+	memcpy(s->ops, fs->ops, sizeof *s->ops * (size_t)fs->nops);
+	v->cap_tensors = fs->ntensors + g->ntensors + 8;
+	s->tensors = arena_alloc(a, sizeof *s->tensors * (size_t)v->cap_tensors);
+	if (fs->ntensors)
+		memcpy(s->tensors, fs->tensors, sizeof *s->tensors * (size_t)fs->ntensors);
+	v->grad = arena_alloc(a, sizeof *v->grad * (size_t)g->ntensors);
+	v->grad_q = arena_alloc(a, sizeof *v->grad_q * (size_t)g->ntensors);
+	v->spec_op = arena_alloc(a, sizeof *v->spec_op * (size_t)g->nops);
+	for (int k = 0; k < g->nops; k++)
+		for (int i = 0; i < fs->nops; i++)
+			if (fs->ops[i].loc.line == g->ops[k].loc.line && fs->ops[i].loc.col == g->ops[k].loc.col)
+				v->spec_op[k] = i;
+	/* the output gradients the caller binds */
+	for (int i = 0; i < g->ntensors; i++) {
+		const Tensor *t = &g->tensors[i];
+		if (!t->output || quantized(t) || t->producer < 0)
+			continue;
+		const char *n = fresh(v, t->loc, "d_", t->name);
+		add_input(v, n, t, t->dtype);
+		v->grad[i] = n;
+	}
+	for (int k = g->nops - 1; k >= 0; k--) {
+		const Op *op = &g->ops[k];
+		SpecOp *fwd_op = &s->ops[v->spec_op[k]];
+		Loc at = op->loc;
+		switch (op->kind) {
+		case OP_GEMM_CAST: derive_gemm(v, op, at); break;
+		case OP_GLU_AMAX: derive_glu(v, op, at); break;
+		case OP_NORM_QUANTIZE: derive_norm(v, op, fwd_op, at); break;
+		case OP_QUANTIZE:
+		case OP_CAST_TRANSPOSE: { /* straight-through: the copy's gradient is its source's */
+			const Tensor *out = ft(v, op->arg[ARG_OUT]), *in = ft(v, op->arg[ARG_IN]);
+			if (v->grad[out->id] && !v->grad[in->id])
+				set_grad(v, in, v->grad[out->id], v->grad_q[out->id], at);
+			break;
+		}
+		default:
+			diag_error(d, at, "backward: true derives the backward of a forward layer; this spec already has a %s op",
+				op_name(op->kind));
+		}
+	}
+	/* an explicit outputs list gains the weight gradients and those of the layer's inputs */
+	if (fs->noutputs) {
+		int cap = fs->noutputs + 3 * s->nops + g->ntensors;
+		s->outputs = arena_alloc(a, sizeof *s->outputs * (size_t)cap);
+		s->output_locs = arena_alloc(a, sizeof *s->output_locs * (size_t)cap);
+		memcpy(s->outputs, fs->outputs, sizeof *s->outputs * (size_t)fs->noutputs);
+		memcpy(s->output_locs, fs->output_locs, sizeof *s->output_locs * (size_t)fs->noutputs);
+		const char **add = arena_alloc(a, sizeof *add * (size_t)cap);
+		int n = 0;
+		for (int k = fs->nops; k < s->nops; k++) {
+			const SpecOp *o = &s->ops[k];
+			if ((o->kind == OP_GEMM_CAST && o->p.pass == PASS_WGRAD) || o->kind == OP_DBIAS)
+				add[n++] = o->arg[ARG_OUT];
+			if (o->kind == OP_DGLU && o->arg[ARG_DBIAS_OUT])
+				add[n++] = o->arg[ARG_DBIAS_OUT];
+			if (o->kind == OP_DNORM && o->arg[ARG_D_GAMMA])
+				add[n++] = o->arg[ARG_D_GAMMA];
+			if (o->kind == OP_DNORM && o->arg[ARG_D_BETA])
+				add[n++] = o->arg[ARG_D_BETA];
+		}
+		for (int i = 0; i < g->ntensors; i++)
+			if (g->tensors[i].producer < 0 && v->grad[i])
+				add[n++] = v->grad[i];
+		for (int i = 0; i < n; i++) {
+			s->outputs[s->noutputs] = add[i];
+			s->output_locs[s->noutputs++] = fs->outputs_loc;
+		}
+	}
+	return s;
+}

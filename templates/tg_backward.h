@@ -30,20 +30,13 @@
 #ifndef TG_BACKWARD_H
 #define TG_BACKWARD_H
 
+#include "tg_codes.h" /* TG_ACT_* (the GLU kinds), shared with glu_amax.cu, ref.h and gen.h */
 #include "tg_formats.h"
 #include "tg_recipe.h"
 
 /* Rows per chunk of the two-stage reductions over rows. Part of the definition:
  * changing it changes d_gamma, d_beta and dbias bits. */
 #define TG_BWD_CHUNK 32
-
-/* GLU kinds (TG_ACT), as glu_amax.cu and ref.h's REF_SWIGLU.. order. */
-#define TG_ACT_SWIGLU 0
-#define TG_ACT_GEGLU 1
-#define TG_ACT_REGLU 2
-#define TG_ACT_QGEGLU 3
-#define TG_ACT_SREGLU 4
-#define TG_ACT_CLAMPED_SWIGLU 5
 
 /* Pointer slots of the backward templates (TgParams.p; tg_kernel.h's slots
  * where the meaning is the same, inputs 0..4, outputs 5..10; 11..12 are

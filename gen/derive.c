@@ -61,30 +61,28 @@ static const char *fresh(Dv *v, Loc at, const char *prefix, const char *name)
 	return n;
 }
 
+/* The array arr of n elements (capacity *cap) with room for one more: doubled into a new
+ * arena block when full (the old block stays in the arena). */
+static void *room_for_one(Arena *a, void *arr, int n, int *cap, size_t elem)
+{
+	if (n < *cap)
+		return arr;
+	*cap *= 2;
+	void *grown = arena_alloc(a, elem * (size_t)*cap);
+	memcpy(grown, arr, elem * (size_t)n);
+	return grown;
+}
+
 /* Append an op of kind k at loc (the forward op it comes from), params defaulted as the parser does. */
 static SpecOp *add_op(Dv *v, OpKind k, Loc loc)
 {
 	Spec *s = v->s;
-	if (s->nops == v->cap_ops) {
-		v->cap_ops *= 2;
-		SpecOp *o = arena_alloc(v->a, sizeof *o * (size_t)v->cap_ops);
-		memcpy(o, s->ops, sizeof *o * (size_t)s->nops);
-		s->ops = o;
-	}
+	s->ops = room_for_one(v->a, s->ops, s->nops, &v->cap_ops, sizeof *s->ops);
 	SpecOp *o = &s->ops[s->nops++];
 	memset(o, 0, sizeof *o);
 	o->kind = k;
 	o->loc = o->param_loc = loc;
-	o->p.norm = NORM_RMS;
-	o->p.eps = 1e-5f;
-	o->p.act = GLU_SWIGLU;
-	o->p.alpha = 1.702f;
-	o->p.limit = 7.0f;
-	o->p.pass = PASS_FPROP;
-	o->p.fast_accum = -1;
-	o->p.out_dtype = k == OP_GEMM_CAST ? DT_BF16 : DT_NONE;
-	o->p.rowwise = true;
-	o->p.columnwise = k == OP_CAST_TRANSPOSE;
+	o->p = op_params_default(k);
 	return o;
 }
 
@@ -98,12 +96,7 @@ static void set_arg(SpecOp *o, ArgSlot a, const char *name)
 static void add_input(Dv *v, const char *name, const Tensor *t, DType dt)
 {
 	Spec *s = v->s;
-	if (s->ntensors == v->cap_tensors) {
-		v->cap_tensors *= 2;
-		SpecTensor *n = arena_alloc(v->a, sizeof *n * (size_t)v->cap_tensors);
-		memcpy(n, s->tensors, sizeof *n * (size_t)s->ntensors);
-		s->tensors = n;
-	}
+	s->tensors = room_for_one(v->a, s->tensors, s->ntensors, &v->cap_tensors, sizeof *s->tensors);
 	SpecTensor *st = &s->tensors[s->ntensors++];
 	memset(st, 0, sizeof *st);
 	st->name = name;

@@ -266,6 +266,9 @@ const char *spell_suggest(const char *word, const char *const *cands, int n);
 /* recipe_resolve returns the layer recipe with an override applied, every field defaulted. */
 Recipe recipe_resolve(const Spec *s, const SpecOverride *o);
 
+/* op_params_default: an op's parameters before its spec sets any (the parser's defaults,
+ * also used for the ops `backward: true` derives). */
+OpParams op_params_default(OpKind k);
 /* spec_load parses YAML text (file names the text in messages). NULL on error, message in d->msg. */
 Spec *spec_load(Arena *a, Diag *d, const char *file, const char *text, size_t len);
 

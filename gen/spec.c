@@ -552,17 +552,7 @@ static void parse_op(P *p, SpecOp *o, yaml_node_t *item)
 	o->param_loc = loc_of(p, top[0].v);
 	const char *opn = op_names[k];
 
-	/* defaults */
-	o->p.norm = NORM_RMS;
-	o->p.eps = 1e-5f;
-	o->p.act = GLU_SWIGLU;
-	o->p.alpha = 1.702f;
-	o->p.limit = 7.0f;
-	o->p.pass = PASS_FPROP;
-	o->p.fast_accum = -1;
-	o->p.out_dtype = k == OP_GEMM_CAST ? DT_BF16 : DT_NONE;
-	o->p.rowwise = true;
-	o->p.columnwise = k == OP_CAST_TRANSPOSE;
+	o->p = op_params_default((OpKind)k);
 
 	unsigned allowed_args = op_required_args(o->kind) | op_optional_args(o->kind);
 	const char *known[ARG_COUNT + PR_COUNT];
@@ -1111,4 +1101,20 @@ static Spec *load_text(Arena *a, Diag *d, const char *file, const char *text, si
 	yaml_parser_delete(&p->parser);
 	p->parser_live = false;
 	return p->s;
+}
+
+OpParams op_params_default(OpKind k)
+{
+	OpParams p = {0};
+	p.norm = NORM_RMS;
+	p.eps = 1e-5f;
+	p.act = GLU_SWIGLU;
+	p.alpha = 1.702f;
+	p.limit = 7.0f;
+	p.pass = PASS_FPROP;
+	p.fast_accum = -1;
+	p.out_dtype = k == OP_GEMM_CAST ? DT_BF16 : DT_NONE;
+	p.rowwise = true;
+	p.columnwise = k == OP_CAST_TRANSPOSE;
+	return p;
 }

@@ -19,9 +19,6 @@ typedef struct Pad {
 /* Floats of an operand's block scales: 128x128 [ceil(rows/128)][kb], 1x128 [kb][rows]. */
 static size_t scale_floats(int blk128, long rows, long kb) { return (size_t)(blk128 ? (rows + 127) / 128 * kb : kb * rows); }
 
-/* Copy an operand's block scales (rows, kb) into their padded layout (rows2, kb2). */
-static CUresult copy_scales(CUdeviceptr dst, const float *src, int blk128, long rows, long kb, long rows2, long kb2, CUstream s);
-
 static void pad_plan(const GemmDesc *d, Pad *p)
 {
 	long kb = (d->k + 127) / 128;
@@ -79,6 +76,7 @@ static CUresult copy2d(CUdeviceptr dst, size_t dp, CUdeviceptr src, size_t sp, s
 
 static CUdeviceptr dptr(const void *p) { return (CUdeviceptr)(uintptr_t)p; }
 
+/* Copy an operand's block scales (rows, kb) into their padded layout (rows2, kb2). */
 static CUresult copy_scales(CUdeviceptr dst, const float *src, int blk128, long rows, long kb, long rows2, long kb2, CUstream s)
 {
 	if (blk128) /* [ceil(rows/128)][kb] -> [ceil(rows2/128)][kb2]: the same row blocks, longer rows */

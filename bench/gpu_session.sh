@@ -4,7 +4,8 @@
 # and bandwidth), then tegen end to end and the PyTorch anchors, side by side.
 # Logs under $OUT (at most 8 files); a short summary is printed last.
 # Usage: bench/gpu_session.sh [STAGE...]  (stages: gpu gemm ct rows run anchors; default all; also: rowsq
-# anchors2 bench tune sweep sweep1 nvfp4 specs example gemmdisk npy jit sanitize conf13 conformance bwd)
+# anchors2 bench tune sweep sweep1 nvfp4 specs example gemmdisk npy jit sanitize conf13 conformance bwd
+# train anchors3 gemmtune)
 # conformance: CONF_N cases of tests/conformance/gen.py (default 800), then SAN_N (default 30) under
 # compute-sanitizer memcheck and racecheck.
 O=${OUT:-/tmp/tegen-out}
@@ -74,6 +75,18 @@ for st in $stages; do
 	bwd) # the backward kernels against ref/backward.c; a harness built beforehand (run_bwd.sh --build-only) is reused
 		if [ -x build/harness/harness_bwd ]; then stage harness_bwd 200 "$O/bwd.log" build/harness/harness_bwd --no-bench
 		else stage harness_bwd 300 "$O/bwd.log" sh bench/run_bwd.sh --no-bench; fi ;;
+	train) # the wired backward ops and the derived training layers on the GPU (session 5)
+		mkdir -p /tmp/bwd && cp tests/gpu/specs/bwd_*.yaml /tmp/bwd
+		stage test_gpu-bwd 200 "$O/train.log" build/tests/test_gpu /tmp/bwd
+		for t in 1 5 217 1024; do
+			stage "run-check train $t" 90 "$O/train.log" build/tegen run specs/llama3_8b_mlp_train.yaml --tokens $t --check --iters 2
+		done
+		stage "run-check train_bwd 217" 90 "$O/train.log" build/tegen run specs/llama3_8b_mlp_train_bwd.yaml --tokens 217 --check --iters 2
+		stage "run-time train 8192" 90 "$O/train.log" build/tegen run specs/llama3_8b_mlp_train.yaml --tokens 8192 --iters 20
+		stage conformance-bwd 200 "$O/train.log" python3 tests/conformance/gen.py --gpu --sample "${CONF_N:-60}" --filter '^(dglu|dnorm|dbias)\.' --out /tmp/confbwd
+		grep -A12 '^matrix' "$O/train.log" >>"$sum" ;;
+	anchors3) stage anchors3 200 "$O/anchors.log" python3 bench/anchors/torch_anchors3.py ;;
+	gemmtune) stage test_gemm-tuned 120 "$O/gemm.log" env TEGEN_GEMM_TUNE=1 build/tests/test_gemm ;;
 	specs)
 		for spec in specs/*.yaml; do
 			stage "run-check $spec" 100 "$O/run.log" build/tegen run "$spec" --tokens 16 --check --iters 3

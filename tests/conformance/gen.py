@@ -207,10 +207,11 @@ class Space:
                     for tg in self.targets:
                         yield self.case(ci, wc, t, tg)
 
-    def sample(self, n, seed, keep=None):
+    def sample(self, n, seed, keep=None, drop_barren=False):
         """n cases, stratified: the op x recipe cells in turn (shuffled), a random config in each;
         tokens 8192 in about 1 case of 40, targets other than sm_90a+sm_100a in 1 of 8.
-        keep(case): only cases it accepts count (drawn on until n, or give up)."""
+        keep(case): only cases it accepts count (drawn on until n, or give up).
+        drop_barren: a cell where 200 draws keep nothing leaves the rotation (for --filter)."""
         rng = random.Random(seed)
         cells = {}
         for i, c in enumerate(self.configs):
@@ -219,9 +220,10 @@ class Space:
         rng.shuffle(keys)
         seen, out = set(), []
         tries, cell = 0, 0
-        while len(out) < n and tries < 200 * n + 1000:
+        while len(out) < n and tries < 200 * n + 1000 and keys:
             key = keys[cell % len(keys)]
             cell += 1
+            kept = len(out)
             for _ in range(200):   # draw in this cell until a case is kept
                 tries += 1
                 ci = rng.choice(cells[key])
@@ -236,6 +238,9 @@ class Space:
                 if keep is None or keep(c):
                     out.append(c)
                     break
+            if drop_barren and len(out) == kept:
+                keys.remove(key)
+                cell -= 1
         return out
 
 
@@ -630,7 +635,7 @@ def main():
         # the GPU half draws only the cases it runs (check accepts them, sm_90a+sm_100a targets)
         def keep(c):
             return (not a.gpu or runnable(c)) and (not a.filter or re.search(a.filter, case_name(c)))
-        cases = space.sample(a.sample, a.seed, keep)
+        cases = space.sample(a.sample, a.seed, keep, drop_barren=bool(a.filter))
     else:
         ap.error("give --sample N or --all")
     if a.filter and a.all:

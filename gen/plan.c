@@ -87,6 +87,10 @@ static const RowHeuristic glu_heuristic[] = {
  * every thread holds the same number of vectors (measured: bench/RESULTS.md,
  * "Planner heuristics"). */
 static const char *const glu_long_rows[] = {"t1024v8r1", "t512v4r1", "t256v8r1"};
+/* dglu.cu rows longer than the row table: the same rule, its own order (dglu's
+ * per-element math is heavier; at 2 x 14336 t256v8r1 ran 382 us, t512v4r1 450 us,
+ * t512v8r1 470 us on the H100: bench/RESULTS.md, fifth session). */
+static const char *const dglu_long_rows[] = {"t256v8r1", "t512v4r1", "t1024v8r1"};
 
 /* norm_quantize.cu / glu_amax.cu, tile path (a columnwise copy): a CTA owns
  * TG_ROWS_PER_CTA rows (a multiple of 32) and re-reads them from L2 in column
@@ -517,8 +521,10 @@ static void row_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, l
 	if (((is_quantized(out) && out->columnwise) || slot_long(k, "TG_DBIAS", 0)) && k->pass != PASS_AMAX)
 		v = &colwise_variants[strcmp(k->tmpl, "dglu.cu") ? 0 : 2]; /* dglu: t256v8r32 (t1024, t512v8 spill on sm_100a) */
 	else if (strcmp(k->tmpl, "norm_quantize.cu") && cols > glu_heuristic[NELEMS(glu_heuristic) - 1].max_cols) {
+		bool dglu = !strcmp(k->tmpl, "dglu.cu");
+		const char *const *order = dglu ? dglu_long_rows : glu_long_rows;
 		for (int i = 0; i < NELEMS(glu_long_rows); i++) {
-			v = find_variant(row_variants, NELEMS(row_variants), glu_long_rows[i]);
+			v = find_variant(row_variants, NELEMS(row_variants), order[i]);
 			if (cols % (v->threads * v->vec) == 0)
 				break; /* else the last one */
 		}
@@ -1119,17 +1125,17 @@ static void plan_dreduce(Planner *pl, const Op *op, int src, Component part, int
 	k->kind = KERNEL_GENERATED;
 	k->tmpl = "dreduce.cu";
 	slot(pl, k, "TG_KERNEL", emit_entry(pl->a, pl->p, k));
-	slot(pl, k, "TG_THREADS", "256");
+	slot(pl, k, "TG_THREADS", "64");
 	slot(pl, k, "TG_ACCUMULATE", "0");
 	bind(pl, k, TG_PB_DW, src, part);
 	bind(pl, k, TG_PB_OUT, dst, COMP_DATA);
 	k->rows = rows;
 	k->rows_chunk = TG_BWD_CHUNK;
 	k->cols = cols;
-	k->threads = 256;
-	k->grid_rows = 0; /* grid.x = ceil(cols / 256): a thread per column */
-	k->grid_cols = 256;
-	k->variant = "t256";
+	k->threads = 64; /* small CTAs: 4096 columns spread over 64 SMs, not 16 */
+	k->grid_rows = 0; /* grid.x = ceil(cols / 64): a thread per column */
+	k->grid_cols = 64;
+	k->variant = "t64";
 	k->choice = "fixed";
 	k->note = arena_printf(pl->a, "stage 2 of 2: the chunk partials (%s.%s, one per %d rows) summed in chunk order (deterministic)",
 		pl->g->tensors[src].name, part == COMP_PART ? "part" : "part_b", TG_BWD_CHUNK);

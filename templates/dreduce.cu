@@ -15,6 +15,8 @@
 #include "tg_kernel.h"
 #include "tg_backward.h"
 
+#define DR_BATCH 32
+
 static_assert(TG_THREADS % 32 == 0 && TG_THREADS <= 1024, "TG_THREADS must be a multiple of 32, <= 1024");
 
 extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParams p)
@@ -24,9 +26,17 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParam
 	float *out = (float *)p.p[TG_PB_OUT];
 	for (long long c = (long long)blockIdx.x * TG_THREADS + threadIdx.x; c < cols; c += (long long)gridDim.x * TG_THREADS) {
 		float acc = -0.0f;
-#pragma unroll 8
-		for (long long k = 0; k < nk; k++)
-			acc = tg__add_rn(acc, part[k * cols + c]);
+		// DR_BATCH loads in flight, then their adds in chunk order (x + -0 == x, so the
+		// padding past nk changes nothing): the sum is latency-bound with one thread a column
+		for (long long k0 = 0; k0 < nk; k0 += DR_BATCH) {
+			float v[DR_BATCH];
+#pragma unroll
+			for (int i = 0; i < DR_BATCH; i++)
+				v[i] = k0 + i < nk ? part[(k0 + i) * cols + c] : -0.0f;
+#pragma unroll
+			for (int i = 0; i < DR_BATCH; i++)
+				acc = tg__add_rn(acc, v[i]);
+		}
 		out[c] = TG_ACCUMULATE ? tg__add_rn(out[c], acc) : acc;
 	}
 }

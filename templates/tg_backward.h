@@ -4,10 +4,12 @@
  * Same dual host/device rules as tg_formats.h. Every formula here is the
  * definition (the numerics contract of the backward ops): FP32 values, each
  * add, multiply and divide rounded to nearest even, in the order written,
- * never contracted into an FMA (tg__add_rn / tg__mul_rn / tg_div_rn, the
- * device intrinsics on the GPU; the host builds with -std=c11, so no
- * contraction there either). The exponential is computed here from those
- * operations too (tg_bwd_exp), so no libm or libdevice result enters; the
+ * never contracted into an FMA unless written as one (tg__add_rn /
+ * tg__mul_rn / tg_div_rn / tg_bwd_fma, the device intrinsics on the GPU; the
+ * host builds with -std=c11, so no contraction there, and C's fmaf is
+ * correctly rounded like the GPU's fma.rn). The exponential is computed here
+ * from those operations too (tg_bwd_exp), so no libm approximation or
+ * libdevice result enters; the
  * kernels (dglu.cu, dnorm.cu, dbias.cu, dreduce.cu) and the CPU reference
  * (ref/backward.c) therefore give the same bits for every element. NaN
  * payloads are not part of the contract (any NaN equals any NaN).
@@ -56,6 +58,16 @@
 #define TG_PB_DW        13   /* d_gamma / dbias chunk partials [nchunks][cols] (written; dreduce: read) */
 #define TG_PB_DB        14   /* d_beta chunk partials [nchunks][cols] (written) */
 
+/* a*b + c with one rounding (fma.rn on the GPU, C99 fmaf on the host: both exact-then-rounded). */
+TG_HD float tg_bwd_fma(float a, float b, float c)
+{
+#ifdef __CUDA_ARCH__
+	return __fmaf_rn(a, b, c);
+#else
+	return fmaf(a, b, c);
+#endif
+}
+
 /* |x| by clearing the sign bit. */
 TG_HD float tg_bwd_abs(float x) { return tg_u2f(tg_f2u(x) & 0x7FFFFFFFu); }
 
@@ -65,10 +77,12 @@ TG_HD float tg_bwd_pow2(int k) { return tg_u2f((uint32_t)(k + 127) << 23); }
 /* e^x in FP32 (max error about 1 ulp; tests/unit/test_backward.c measures it):
  * n = RNE(x * log2(e)) by the 1.5*2^23 add (integer read from the bits);
  * r = (x - n*ln2_hi) - n*ln2_lo (ln2_hi has 15 significant bits, so n*ln2_hi
- * is exact); e^r by the degree-7 Taylor polynomial in Horner form (truncation
- * below 0.1 ulp for |r| <= ln2/2); times 2^(n/2) (exact, stays normal), then
- * times 2^(n - n/2) (one rounding: correct gradual underflow and overflow to
- * inf). x > 89 gives inf, x < -104 gives +0, NaN gives NaN. */
+ * is exact); e^r by the degree-7 Taylor polynomial in Horner form with one
+ * FMA a step (truncation below 0.1 ulp for |r| <= ln2/2); times 2^(n/2)
+ * (exact, stays normal), then times 2^(n - n/2) (one rounding: correct
+ * gradual underflow and overflow to inf). x > 89 gives inf, x < -104 gives
+ * +0, NaN gives NaN. The FMAs halve the instruction count of the multiply-
+ * then-add form (dglu is issue-bound on this function). */
 TG_HD float tg_bwd_exp(float x)
 {
 	if (tg_isnan(x))
@@ -77,31 +91,32 @@ TG_HD float tg_bwd_exp(float x)
 		return tg_u2f(0x7F800000u);
 	if (x < -104.0f)
 		return 0.0f;
-	float big = tg__add_rn(tg__mul_rn(x, 1.44269502163f), 12582912.0f);
+	float big = tg_bwd_fma(x, 1.44269502163f, 12582912.0f);
 	int n = (int)(tg_f2u(big) - 0x4B400000u);
 	float k = tg__sub_rn(big, 12582912.0f);
-	float r = tg__sub_rn(tg__sub_rn(x, tg__mul_rn(k, 0.693145751953125f)), tg__mul_rn(k, 1.428606765330187e-06f));
-	float p = 1.98412698e-04f;                                   /* 1/5040 */
-	p = tg__add_rn(tg__mul_rn(p, r), 1.38888889e-03f);           /* 1/720 */
-	p = tg__add_rn(tg__mul_rn(p, r), 8.33333377e-03f);           /* 1/120 */
-	p = tg__add_rn(tg__mul_rn(p, r), 4.16666679e-02f);           /* 1/24 */
-	p = tg__add_rn(tg__mul_rn(p, r), 1.66666672e-01f);           /* 1/6 */
-	p = tg__add_rn(tg__mul_rn(p, r), 0.5f);
-	p = tg__add_rn(tg__mul_rn(p, r), 1.0f);
-	p = tg__add_rn(tg__mul_rn(p, r), 1.0f);
+	float r = tg_bwd_fma(-k, 1.428606765330187e-06f, tg_bwd_fma(-k, 0.693145751953125f, x));
+	float p = 1.98412698e-04f;                         /* 1/5040 */
+	p = tg_bwd_fma(p, r, 1.38888889e-03f);             /* 1/720 */
+	p = tg_bwd_fma(p, r, 8.33333377e-03f);             /* 1/120 */
+	p = tg_bwd_fma(p, r, 4.16666679e-02f);             /* 1/24 */
+	p = tg_bwd_fma(p, r, 1.66666672e-01f);             /* 1/6 */
+	p = tg_bwd_fma(p, r, 0.5f);
+	p = tg_bwd_fma(p, r, 1.0f);
+	p = tg_bwd_fma(p, r, 1.0f);
 	int n1 = n / 2;
 	return tg__mul_rn(tg__mul_rn(p, tg_bwd_pow2(n1)), tg_bwd_pow2(n - n1));
 }
 
 /* The logistic sigmoid s = 1/(1+e^-z) and its complement 1-s, each accurate
  * (no cancellation, no overflow): e = exp(-|z|) <= 1, d = 1 + e; for z >= 0
- * s = 1/d and 1-s = e/d, for z < 0 the two swap. NaN z gives NaN for both;
- * z = +inf gives (1, 0), -inf (0, 1). */
+ * s = 1/d and 1-s = e * (1/d) (one division, a multiply: within 1.5 ulps),
+ * for z < 0 the two swap. NaN z gives NaN for both; z = +inf gives (1, 0),
+ * -inf (0, 1). */
 TG_HD void tg_bwd_sigmoid2(float z, float *s, float *sc)
 {
 	float e = tg_bwd_exp(-tg_bwd_abs(z));
 	float d = tg__add_rn(1.0f, e);
-	float p = tg_div_rn(1.0f, d), q = tg_div_rn(e, d);
+	float p = tg_div_rn(1.0f, d), q = tg__mul_rn(e, p);
 	*s = z >= 0.0f ? p : q;
 	*sc = z >= 0.0f ? q : p;
 }

@@ -95,13 +95,15 @@ static void report(const char *name, int fails, const Buf *log, const char *err)
 }
 
 /* Ten runs and steps of delayed scaling; the state after each step must equal the reference state machine. */
-static void test_delayed_steps(TgContext *ctx, const char *spec_text)
+/* Ten runs, each followed by tg_step, against the reference state machine; a training
+ * layer runs tg_run + tg_backward, so its gradients' slots (E5M2) step too. */
+static void test_delayed_steps(TgContext *ctx, const char *spec_text, const char *name)
 {
 	TgLayer *l;
 	char err[2048];
 	Buf log = {0};
 	if (tg_layer_create(ctx, "delayed_steps", spec_text, strlen(spec_text), &l) || tg_layer_load(l)) {
-		printf("FAIL gpu/delayed-10-steps: %s\n", tg_last_error());
+		printf("FAIL %s: %s\n", name, tg_last_error());
 		failed = 1;
 		return;
 	}
@@ -115,7 +117,7 @@ static void test_delayed_steps(TgContext *ctx, const char *spec_text)
 	int bad = 0;
 	for (int step = 0; step < 10 && !bad; step++) {
 		if (check_layer(l, 64 + 16 * step, (unsigned)step, 1, NULL, &log, err, sizeof err) < 0) {
-			printf("FAIL gpu/delayed-10-steps: %s\n", err);
+			printf("FAIL %s: %s\n", name, err);
 			bad = 1;
 			break;
 		}
@@ -147,13 +149,13 @@ static void test_delayed_steps(TgContext *ctx, const char *spec_text)
 		}
 		for (size_t i = 0; i < nf; i++)
 			if (memcmp(&h[i], &ref[i], 4)) {
-				printf("FAIL gpu/delayed-10-steps: step %d, state float %zu: gpu %.9g ref %.9g\n", step, i, h[i], ref[i]);
+				printf("FAIL %s: step %d, state float %zu: gpu %.9g ref %.9g\n", name, step, i, h[i], ref[i]);
 				bad = 1;
 				break;
 			}
 	}
 	if (!bad)
-		printf("ok gpu/delayed-10-steps (%d tensors, history %d)\n", lay.delayed, lay.history);
+		printf("ok %s (%d tensors, history %d)\n", name, lay.delayed, lay.history);
 	failed |= bad;
 	free(h);
 	free(ref);
@@ -427,13 +429,14 @@ int main(int argc, char **argv)
 		free(text);
 		free(names[i]);
 	}
-	if (delayed_text && derived_text)
+	if (delayed_text && derived_text) {
 		test_phases(ctx, derived_text, delayed_text);
-	else
+		test_delayed_steps(ctx, derived_text, "gpu/delayed-10-steps/training");
+	} else
 		printf("skip gpu/phases: no bwd_derived.yaml or *delayed* spec in %s\n", dir);
 	free(derived_text);
 	if (delayed_text) {
-		test_delayed_steps(ctx, delayed_text);
+		test_delayed_steps(ctx, delayed_text, "gpu/delayed-10-steps");
 		test_graph_capture(ctx, delayed_text);
 		free(delayed_text);
 	} else

@@ -388,6 +388,55 @@ static int write_outputs(TgLayer *l, const char *dir)
 	return 0;
 }
 
+/* The median of n floats (sorts them). */
+static float median_ms(float *v, int n)
+{
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
+			float t = v[j];
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	return v[n / 2];
+}
+
+/* The whole layer as a program runs it: CUDA events around tg_run (and tg_backward where the
+ * layer has a backward phase) back to back on the NULL stream, L2 warm, median of iters. This is
+ * the number to compare with a framework's step; the per-kernel medians above (cold L2) sum higher. */
+static void print_whole_time(TgLayer *l, const Plan *p, int iters)
+{
+	bool bwd = false;
+	for (int k = 0; k < p->nkernels; k++)
+		bwd |= p->kernels[k].phase == PHASE_BACKWARD;
+	CUevent e[3];
+	float *t = calloc((size_t)iters * 2, sizeof *t);
+	if (!t || cu.cuEventCreate(&e[0], 0) || cu.cuEventCreate(&e[1], 0) || cu.cuEventCreate(&e[2], 0)) {
+		free(t);
+		return;
+	}
+	bool ok = true;
+	for (int it = -2; it < iters && ok; it++) { /* two warm-up iterations */
+		ok = !cu.cuEventRecord(e[0], NULL) && !tg_run(l, NULL) && !cu.cuEventRecord(e[1], NULL) &&
+		     (!bwd || !tg_backward(l, NULL)) && !cu.cuEventRecord(e[2], NULL) && !cu.cuEventSynchronize(e[2]);
+		if (ok && it >= 0) {
+			cu.cuEventElapsedTime(&t[it], e[0], e[1]);
+			cu.cuEventElapsedTime(&t[iters + it], e[1], e[2]);
+		}
+	}
+	if (ok) {
+		float f = median_ms(t, iters) * 1000, b = bwd ? median_ms(t + iters, iters) * 1000 : 0;
+		if (bwd)
+			printf("%-30s %-16s %10.1f  (tg_run %.1f + tg_backward %.1f, events, median of %d)\n", "whole layer",
+				"", f + b, f, b, iters);
+		else
+			printf("%-30s %-16s %10.1f  (tg_run, events, median of %d)\n", "whole layer", "", f, iters);
+	} else
+		fprintf(stderr, "tegen: whole-layer timing: %s\n", tg_last_error());
+	for (int i = 0; i < 3; i++)
+		cu.cuEventDestroy_v2(e[i]);
+	free(t);
+}
+
 static const char run_usage[] = "usage: tegen run SPEC [--tokens N] [--check] [--iters K] [--in DIR] [--out DIR]\n";
 
 int cmd_run(int argc, char **argv)
@@ -485,6 +534,7 @@ int cmd_run(int argc, char **argv)
 		printf("%-30s %-16s %10.1f %10s\n", kk->name, kk->kind == KERNEL_GEMM ? "cuBLASLt" : kk->variant, us, gbs);
 	}
 	printf("%-30s %-16s %10.1f\n", "total (sum of medians)", "", total);
+	print_whole_time(l, p, iters);
 	free(ms);
 	free(one);
 	check_keep_free(&keep);

@@ -404,14 +404,3 @@ void ref_rht_rows(const float *x, int rows, int cols, uint16_t sign_mask, float 
 			memcpy(yr + c, xr + c, sizeof *yr * (size_t)(cols - c));
 	}
 }
-
-void ref_gemm(const float *A, const float *B, int M, int N, int K, float *y)
-{
-	for (int m = 0; m < M; m++)
-		for (int n = 0; n < N; n++) {
-			float acc = 0.0f;
-			for (int k = 0; k < K; k++)
-				acc += A[(size_t)m * K + k] * B[(size_t)n * K + k];
-			y[(size_t)m * N + n] = acc;
-		}
-}

@@ -52,3 +52,27 @@ void ref_parallel_for(int n, void (*f)(void *ctx, int i), void *ctx)
 	for (int t = 0; t < started; t++)
 		pthread_join(th[t], NULL);
 }
+
+typedef struct Chunks {
+	size_t n, chunk;
+	void (*f)(void *ctx, size_t i0, size_t i1);
+	void *ctx;
+} Chunks;
+
+static void chunk_task(void *ctx, int i)
+{
+	const Chunks *c = ctx;
+	size_t i0 = (size_t)i * c->chunk, i1 = i0 + c->chunk < c->n ? i0 + c->chunk : c->n;
+	c->f(c->ctx, i0, i1);
+}
+
+void ref_parallel_chunks(size_t n, size_t chunk, void (*f)(void *ctx, size_t i0, size_t i1), void *ctx)
+{
+	if (chunk < 1)
+		chunk = 1;
+	size_t count = (n + chunk - 1) / chunk;
+	while (count > (size_t)1 << 30) /* int task indices */
+		chunk *= 2, count = (n + chunk - 1) / chunk;
+	Chunks c = {n, chunk, f, ctx};
+	ref_parallel_for((int)count, chunk_task, &c);
+}

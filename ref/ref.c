@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ref.h"
+#include "parallel.h"
 
 float ref_load(const void *buf, int dtype, size_t i)
 {
@@ -155,7 +156,16 @@ void ref_glu(int kind, const void *in, int dtype, int rows, int cols, float limi
 		}
 }
 
-float ref_amax(const float *x, size_t n)
+/* Elements per task of the element-wise loops (large: a task must outweigh a thread start). */
+enum { CHUNK = 1 << 16, ROWCHUNK = 64, TILE = 64 };
+
+typedef struct AmaxJob {
+	const float *x;
+	size_t n;
+	float *part;
+} AmaxJob;
+
+static float amax_seq(const float *x, size_t n)
 {
 	float m = 0.0f;
 	for (size_t i = 0; i < n; i++) {
@@ -166,34 +176,101 @@ float ref_amax(const float *x, size_t n)
 	return m;
 }
 
+static void amax_task(void *ctx, size_t i0, size_t i1)
+{
+	AmaxJob *j = ctx;
+	j->part[i0 / (CHUNK * 16)] = amax_seq(j->x + i0, i1 - i0);
+}
+
+/* A maximum is exact and order-free (NaN never wins a > compare), so chunk maxima combine
+ * to the sequential answer. */
+float ref_amax(const float *x, size_t n)
+{
+	if (n <= (size_t)CHUNK * 16)
+		return amax_seq(x, n);
+	size_t parts = (n + CHUNK * 16 - 1) / (CHUNK * 16);
+	AmaxJob j = {x, n, malloc(sizeof(float) * parts)};
+	if (!j.part)
+		return amax_seq(x, n);
+	ref_parallel_chunks(n, (size_t)CHUNK * 16, amax_task, &j);
+	float m = amax_seq(j.part, parts);
+	free(j.part);
+	return m;
+}
+
+typedef struct TransposeJob {
+	const float *x;
+	int rows, cols;
+	float *out;
+} TransposeJob;
+
+/* Rows [r0, r1) of a transpose, in TILE-column strips (the writes stay in cache). */
+static void transpose_task(void *ctx, size_t r0, size_t r1)
+{
+	const TransposeJob *j = ctx;
+	for (int c0 = 0; c0 < j->cols; c0 += TILE)
+		for (size_t r = r0; r < r1; r++)
+			for (int c = c0; c < j->cols && c < c0 + TILE; c++)
+				j->out[(size_t)c * j->rows + r] = j->x[r * j->cols + c];
+}
+
 void ref_transpose(const float *x, int rows, int cols, float *out)
 {
-	for (int r = 0; r < rows; r++)
-		for (int c = 0; c < cols; c++)
-			out[(size_t)c * rows + r] = x[(size_t)r * cols + c];
+	TransposeJob j = {x, rows, cols, out};
+	ref_parallel_chunks((size_t)(rows > 0 ? rows : 0), ROWCHUNK, transpose_task, &j);
+}
+
+typedef struct QuantJob {
+	const float *x;
+	int rows, cols, fmt;
+	float scale;
+	uint8_t *out, *out_t;
+} QuantJob;
+
+static void quant_task(void *ctx, size_t r0, size_t r1)
+{
+	const QuantJob *j = ctx;
+	for (int c0 = 0; c0 < j->cols; c0 += TILE)
+		for (size_t r = r0; r < r1; r++)
+			for (int c = c0; c < j->cols && c < c0 + TILE; c++) {
+				uint8_t q = tg_f32_to_fmt(j->x[r * j->cols + c] * j->scale, j->fmt);
+				if (j->out)
+					j->out[r * j->cols + c] = q;
+				if (j->out_t)
+					j->out_t[(size_t)c * j->rows + r] = q;
+			}
 }
 
 void ref_quant_tensor(const float *x, int rows, int cols, int fmt, float scale,
                       uint8_t *out, uint8_t *out_t, float *amax, float *scale_inv)
 {
-	for (int r = 0; r < rows; r++)
-		for (int c = 0; c < cols; c++) {
-			uint8_t q = tg_f32_to_fmt(x[(size_t)r * cols + c] * scale, fmt);
-			if (out)
-				out[(size_t)r * cols + c] = q;
-			if (out_t)
-				out_t[(size_t)c * rows + r] = q;
-		}
+	QuantJob j = {x, rows, cols, fmt, scale, out, out_t};
+	ref_parallel_chunks((size_t)(rows > 0 ? rows : 0), ROWCHUNK, quant_task, &j);
 	if (amax)
 		*amax = ref_amax(x, (size_t)rows * cols);
 	if (scale_inv)
 		*scale_inv = tg_scale_inv(scale);
 }
 
+typedef struct DequantJob {
+	const uint8_t *q;
+	float lut[256], scale_inv;
+	float *y;
+} DequantJob;
+
+static void dequant_task(void *ctx, size_t i0, size_t i1)
+{
+	const DequantJob *j = ctx;
+	for (size_t i = i0; i < i1; i++)
+		j->y[i] = j->lut[j->q[i]] * j->scale_inv;
+}
+
 void ref_dequant_tensor(const uint8_t *q, size_t n, int fmt, float scale_inv, float *y)
 {
-	for (size_t i = 0; i < n; i++)
-		y[i] = tg_fmt_to_f32(q[i], fmt) * scale_inv;
+	DequantJob j = {q, {0}, scale_inv, y};
+	for (int c = 0; c < 256; c++) /* the decode is a function of the code: a table gives the same bits */
+		j.lut[c] = tg_fmt_to_f32((uint8_t)c, fmt);
+	ref_parallel_chunks(n, CHUNK, dequant_task, &j);
 }
 
 /* max|x| over the block rows [r0,r1) x cols [c0,c1) of x [.][ld]. */

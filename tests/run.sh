@@ -29,6 +29,7 @@ part backward build/tests/test_backward
 part bwd-nvrtc build/tests/test_bwd_nvrtc
 part cache build/tests/test_cache
 part interp build/tests/test_interp
+part numerics build/tests/test_numerics
 part golden sh tests/golden.sh
 part cli sh tests/cli.sh
 part nvrtc sh tests/nvrtc.sh

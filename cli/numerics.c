@@ -11,6 +11,7 @@
  * scales delayed scaling derives from it (tg_delayed_scale), as a step after
  * a step on similar data would. */
 #include "numerics.h"
+#include "numerics_gpu.h"
 #include "numstats.h"
 
 #include "cli.h"
@@ -199,10 +200,13 @@ static float *output_values(const Graph *g, const long *dims, const Tensor *t, c
 	return interp_dequantize(g, dims, t, r, COMP_DATA, &R, &K);
 }
 
+enum { NUM_MAX_OUTPUTS = 64 };
+/* The unquantized run's outputs, by name. */
 typedef struct Baseline {
-	const Graph *g;
-	float **out; /* per tensor of g: its output values, or NULL */
-	size_t *n;
+	int count;
+	const char *name[NUM_MAX_OUTPUTS];
+	float *out[NUM_MAX_OUTPUTS];
+	size_t n[NUM_MAX_OUTPUTS];
 } Baseline;
 
 static void push_row(Report *rep, Row r)
@@ -224,16 +228,46 @@ static void push_out(Report *rep, OutRow r)
 }
 
 /* Run one recipe's graph and add its rows (base NULL: the unquantized baseline, kept in *keep). */
-static int run_recipe(Arena *a, const char *recipe, const Graph *g, long tokens, NumInput kind, const char *in_dir,
-	const Baseline *base, Baseline *keep, Report *rep, char *err, size_t errlen)
+typedef struct InputsArgs {
+	long tokens;
+	NumInput kind;
+	const char *in_dir;
+} InputsArgs;
+
+static int gpu_inputs(const Graph *g, const long *dims, RefTensor *rt, void *ud, char *err, size_t errlen)
 {
-	long *dims = calloc((size_t)g->ndims + 1, sizeof *dims);
-	RefTensor *rt = calloc((size_t)g->ntensors + 1, sizeof *rt);
-	for (int d = 0; d < g->ndims; d++)
-		dims[d] = layout_dim_at(g, d, tokens);
-	int rc = make_inputs(g, dims, tokens, kind, in_dir, rt, err, errlen);
-	if (!rc)
-		rc = run_layer(g, dims, rt, err, errlen);
+	const InputsArgs *ia = ud;
+	return make_inputs(g, dims, ia->tokens, ia->kind, ia->in_dir, rt, err, errlen);
+}
+
+/* Where a recipe runs: the CPU interpreter on g, or (ctx) the GPU on the layer made from text. */
+typedef struct Where {
+	TgContext *ctx;
+	const char *file, *text;
+} Where;
+
+static int run_recipe(Arena *a, const char *recipe, const Graph *g, const Where *where, long tokens, NumInput kind,
+	const char *in_dir, const Baseline *base, Baseline *keep, Report *rep, char *err, size_t errlen)
+{
+	NumGpuRun gr = {0};
+	long *dims = NULL;
+	RefTensor *rt = NULL;
+	int rc;
+	if (where->ctx) {
+		InputsArgs ia = {tokens, kind, in_dir};
+		rc = numgpu_run(where->ctx, where->file, where->text, tokens, gpu_inputs, &ia, &gr, err, errlen);
+		if (rc)
+			return rc;
+		g = gr.g, dims = gr.dims, rt = gr.rt;
+	} else {
+		dims = calloc((size_t)g->ndims + 1, sizeof *dims);
+		rt = calloc((size_t)g->ntensors + 1, sizeof *rt);
+		for (int d = 0; d < g->ndims; d++)
+			dims[d] = layout_dim_at(g, d, tokens);
+		rc = make_inputs(g, dims, tokens, kind, in_dir, rt, err, errlen);
+		if (!rc)
+			rc = run_layer(g, dims, rt, err, errlen);
+	}
 	for (int i = 0; !rc && base && i < g->ntensors; i++) {
 		const Tensor *t = &g->tensors[i];
 		if (t->producer < 0 || !layout_quantized(t) || !rt[i].value)
@@ -241,7 +275,7 @@ static int run_recipe(Arena *a, const char *recipe, const Graph *g, long tokens,
 		for (int c = 0; c < 2; c++) {
 			if (!(c ? t->columnwise : t->rowwise))
 				continue;
-			Row r = {recipe, t->name, c ? "col" : "row", dtype_name(t->dtype), {0}};
+			Row r = {recipe, arena_strndup(a, t->name, strlen(t->name)), c ? "col" : "row", dtype_name(t->dtype), {0}};
 			numerics_copy_stats(g, dims, t, &rt[i], c ? COMP_DATA_T : COMP_DATA, &r.s);
 			push_row(rep, r);
 		}
@@ -253,19 +287,26 @@ static int run_recipe(Arena *a, const char *recipe, const Graph *g, long tokens,
 		size_t n;
 		float *v = output_values(g, dims, t, &rt[i], &n);
 		if (!base) {
-			keep->out[i] = v;
-			keep->n[i] = n;
+			if (keep->count < NUM_MAX_OUTPUTS) {
+				keep->name[keep->count] = arena_strndup(a, t->name, strlen(t->name));
+				keep->n[keep->count] = n;
+				keep->out[keep->count++] = v;
+			} else
+				free(v);
 			continue;
 		}
-		for (int j = 0; j < base->g->ntensors; j++)
-			if (base->out[j] && !strcmp(base->g->tensors[j].name, t->name) && base->n[j] == n) {
-				OutRow o = {recipe, t->name, 0, 0};
+		for (int j = 0; j < base->count; j++)
+			if (!strcmp(base->name[j], t->name) && base->n[j] == n) {
+				OutRow o = {recipe, base->name[j], 0, 0};
 				numerics_error(base->out[j], v, n, &o.rel, &o.sqnr);
 				push_out(rep, o);
 			}
 		free(v);
 	}
-	(void)a;
+	if (where->ctx) {
+		numgpu_free(&gr);
+		return rc;
+	}
 	interp_free(g, rt);
 	free(rt);
 	free(dims);
@@ -414,19 +455,22 @@ static int write_svg(const char *path, const Report *rep, const char *const *rec
 
 static const char numerics_usage[] =
 	"usage: tegen numerics SPEC [--in DIR] [--tokens N] [--recipes LIST] [--inputs gaussian|student|outliers]\n"
-	"                      [--csv F] [--chart F.svg]\n"
+	"                      [--csv F] [--chart F.svg] [--cpu|--gpu]\n"
 	"  per quantized tensor and recipe: SQNR of the rowwise/columnwise copies, max/mean relative error,\n"
 	"  underflow and saturation shares, tiny/vanished scale blocks, scale range; per layer output: its\n"
 	"  error against the same graph unquantized. The spec's recipe first, then each of --recipes:\n"
 	"  delayed current block (1x128, weights 128x128) block1x128 mxfp8 nvfp4 nvfp4_2d (weights 16x16)\n"
-	"  nvfp4_rht, or all. CPU reference (about 1 min per recipe for an 8B MLP layer with backward at\n"
-	"  256 tokens on 2 cores); --tokens defaults to 256. --in: NAME.npy inputs (others generated).\n";
+	"  nvfp4_rht, or all. On the GPU when one is present (tg_run; the FP32 values the copies came\n"
+	"  from by the reference ops on the GPU's inputs), else (or --cpu) on the CPU reference (slow:\n"
+	"  about 1 min per recipe for an 8B MLP layer at 256 tokens on 2 cores). --tokens defaults to\n"
+	"  256. --in: NAME.npy inputs (the others generated).\n";
 
 int cmd_numerics(int argc, char **argv)
 {
 	const char *spec = NULL, *in_dir = NULL, *list = NULL, *csv = NULL, *chart = NULL;
 	long tokens = 256;
 	NumInput kind = NUM_GAUSSIAN;
+	int device = 0; /* 0: the GPU when present, 1: --cpu, 2: --gpu */
 	for (int i = 0; i < argc; i++) {
 		bool more = i + 1 < argc;
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -435,6 +479,12 @@ int cmd_numerics(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--tokens") && more) {
 			if (!(tokens = cli_tokens(argv[++i])))
 				return 2;
+		} else if (!strcmp(argv[i], "--cpu") || !strcmp(argv[i], "--gpu")) {
+			if (device && device != (argv[i][2] == 'c' ? 1 : 2)) {
+				fprintf(stderr, "tegen numerics: --cpu and --gpu exclude each other\n");
+				return 2;
+			}
+			device = argv[i][2] == 'c' ? 1 : 2;
 		} else if (!strcmp(argv[i], "--in") && more)
 			in_dir = argv[++i];
 		else if (!strcmp(argv[i], "--recipes") && more)
@@ -492,6 +542,7 @@ int cmd_numerics(int argc, char **argv)
 	int rc = 1;
 	Report rep = {0};
 	Baseline base = {0};
+	TgContext *ctx = NULL;
 	char err[2048];
 	if (!g0) {
 		if (text)
@@ -501,6 +552,14 @@ int cmd_numerics(int argc, char **argv)
 	double t0 = cli_now_s();
 	/* the unquantized baseline: the same graph, scaling none */
 	const Graph *gb = NULL;
+	if (device != 1 && tg_context_create(NULL, &ctx)) {
+		ctx = NULL;
+		if (device == 2) {
+			fprintf(stderr, "tegen numerics: --gpu: no GPU (%s)\n", tg_last_error());
+			goto out;
+		}
+	}
+	fprintf(stderr, "tegen numerics: on the %s\n", ctx ? "GPU (tg_run; reference values on the CPU)" : "CPU reference");
 	{
 		const char *tb = whatif_text(a, text, whatif_find("none"), g0);
 		gb = pipeline_graph(a, d, spec, tb, strlen(tb), arch, true);
@@ -508,18 +567,17 @@ int cmd_numerics(int argc, char **argv)
 			fprintf(stderr, "tegen numerics: the unquantized graph does not build:\n%s", d->msg);
 			goto out;
 		}
-		base.g = gb;
-		base.out = calloc((size_t)gb->ntensors + 1, sizeof *base.out);
-		base.n = calloc((size_t)gb->ntensors + 1, sizeof *base.n);
-		if (run_recipe(a, "none", gb, tokens, kind, in_dir, NULL, &base, &rep, err, sizeof err)) {
+		Where where = {ctx, spec, tb};
+		if (run_recipe(a, "none", gb, &where, tokens, kind, in_dir, NULL, &base, &rep, err, sizeof err)) {
 			fprintf(stderr, "tegen numerics: %s\n", err);
 			goto out;
 		}
 	}
 	for (int k = 0; k < nrec; k++) {
 		const Graph *g = g0;
+		const char *tw = text;
 		if (w[k]) {
-			const char *tw = whatif_text(a, text, w[k], g0);
+			tw = whatif_text(a, text, w[k], g0);
 			g = pipeline_graph(a, d, spec, tw, strlen(tw), arch, true);
 			if (!g) { /* e.g. a recipe whose backward tegen does not derive yet: say so, go on */
 				fprintf(stderr, "tegen numerics: recipe %s skipped, the layer does not build with it:\n%s", recipes[k],
@@ -532,9 +590,16 @@ int cmd_numerics(int argc, char **argv)
 			}
 		}
 		double r0 = cli_now_s();
-		if (run_recipe(a, recipes[k], g, tokens, kind, in_dir, &base, NULL, &rep, err, sizeof err)) {
+		Where where = {ctx, spec, tw};
+		if (run_recipe(a, recipes[k], g, &where, tokens, kind, in_dir, &base, NULL, &rep, err, sizeof err)) {
 			fprintf(stderr, "tegen numerics: %s: %s\n", recipes[k], err);
-			goto out;
+			if (!ctx)
+				goto out;
+			printf("recipe %s: skipped (the GPU run failed; see stderr)\n", recipes[k]); /* e.g. not on this GPU */
+			memmove(recipes + k, recipes + k + 1, sizeof *recipes * (size_t)(nrec - k - 1));
+			memmove(w + k, w + k + 1, sizeof *w * (size_t)(nrec - k - 1));
+			nrec--, k--;
+			continue;
 		}
 		fprintf(stderr, "tegen numerics: %s: %.1f s\n", recipes[k], cli_now_s() - r0);
 	}
@@ -554,10 +619,10 @@ int cmd_numerics(int argc, char **argv)
 		rc = 1;
 	}
 out:
-	for (int i = 0; base.out && i < base.g->ntensors; i++)
+	for (int i = 0; i < base.count; i++)
 		free(base.out[i]);
-	free(base.out);
-	free(base.n);
+	if (ctx)
+		tg_context_destroy(ctx);
 	free(rep.rows);
 	free(rep.outs);
 	free(copy);

@@ -130,34 +130,67 @@ static uint64_t name_seed(const char *name, uint64_t seed)
 	return h;
 }
 
+/* Generated inputs by name and bytes, made once and copied into every recipe's run
+ * (the generator's transcendental functions would otherwise dominate a report). */
+enum { NUM_MAX_INPUTS = 64 };
+typedef struct InputCache {
+	int n;
+	const char *name[NUM_MAX_INPUTS];
+	size_t bytes[NUM_MAX_INPUTS];
+	void *data[NUM_MAX_INPUTS];
+} InputCache;
+
+static void cache_free(InputCache *c)
+{
+	for (int i = 0; i < c->n; i++) {
+		free((void *)c->name[i]);
+		free(c->data[i]);
+	}
+	c->n = 0;
+}
+
 /* Every input of g: a built-in generator (weights Gaussian, std 1/sqrt(cols); rank-1
  * weights 1 + 0.1 N(0,1); the rest `kind`, std 1), replaced by IN_DIR/NAME.npy where that exists. */
-static int make_inputs(const Graph *g, const long *dims, long tokens, NumInput kind, const char *in_dir, RefTensor *rt,
-	char *err, size_t errlen)
+static int make_inputs(const Graph *g, const long *dims, long tokens, NumInput kind, const char *in_dir,
+	InputCache *cache, RefTensor *rt, char *err, size_t errlen)
 {
 	for (int i = 0; i < g->ntensors; i++) {
 		const Tensor *t = &g->tensors[i];
 		if (t->producer >= 0)
 			continue;
 		long rows = layout_rows(dims, t), cols = layout_cols(t);
-		size_t n = (size_t)rows * (size_t)cols;
-		float *x = malloc(sizeof *x * (n ? n : 1));
-		uint64_t seed = name_seed(t->name, 0);
-		if (t->role == ROLE_WEIGHT && t->rank == 1) {
-			numerics_fill(x, rows, cols, NUM_GAUSSIAN, 0.1, seed);
+		size_t n = (size_t)rows * (size_t)cols, bytes = layout_comp_bytes(dims, t, COMP_DATA);
+		void *d = malloc(bytes + 1);
+		int hit = -1;
+		for (int k = 0; k < cache->n && hit < 0; k++)
+			if (!strcmp(cache->name[k], t->name) && cache->bytes[k] == bytes)
+				hit = k;
+		if (hit >= 0) {
+			memcpy(d, cache->data[hit], bytes);
+		} else {
+			float *x = malloc(sizeof *x * (n ? n : 1));
+			uint64_t seed = name_seed(t->name, 0);
+			if (t->role == ROLE_WEIGHT && t->rank == 1) {
+				numerics_fill(x, rows, cols, NUM_GAUSSIAN, 0.1, seed);
+				for (size_t k = 0; k < n; k++)
+					x[k] += 1.0f;
+			} else if (t->role == ROLE_WEIGHT)
+				numerics_fill(x, rows, cols, NUM_GAUSSIAN, 1.0 / sqrt((double)(cols > 0 ? cols : 1)), seed);
+			else
+				numerics_fill(x, rows, cols, kind, 1.0, seed);
 			for (size_t k = 0; k < n; k++)
-				x[k] += 1.0f;
-		} else if (t->role == ROLE_WEIGHT)
-			numerics_fill(x, rows, cols, NUM_GAUSSIAN, 1.0 / sqrt((double)(cols > 0 ? cols : 1)), seed);
-		else
-			numerics_fill(x, rows, cols, kind, 1.0, seed);
-		void *d = malloc(layout_comp_bytes(dims, t, COMP_DATA) + 1);
-		for (size_t k = 0; k < n; k++)
-			ref_store(d, ref_dtype(t->dtype), k, x[k]);
-		free(x);
+				ref_store(d, ref_dtype(t->dtype), k, x[k]);
+			free(x);
+			if (cache->n < NUM_MAX_INPUTS) {
+				cache->name[cache->n] = strdup(t->name);
+				cache->bytes[cache->n] = bytes;
+				cache->data[cache->n] = malloc(bytes + 1);
+				memcpy(cache->data[cache->n++], d, bytes);
+			}
+		}
 		free(rt[i].comp[COMP_DATA]);
 		rt[i].comp[COMP_DATA] = d;
-		rt[i].bytes[COMP_DATA] = layout_comp_bytes(dims, t, COMP_DATA);
+		rt[i].bytes[COMP_DATA] = bytes;
 		rt[i].owned = 1;
 	}
 	return in_dir ? refrun_inputs(g, dims, tokens, 1, in_dir, rt, err, errlen) : 0;
@@ -232,12 +265,13 @@ typedef struct InputsArgs {
 	long tokens;
 	NumInput kind;
 	const char *in_dir;
+	InputCache *cache;
 } InputsArgs;
 
 static int gpu_inputs(const Graph *g, const long *dims, RefTensor *rt, void *ud, char *err, size_t errlen)
 {
 	const InputsArgs *ia = ud;
-	return make_inputs(g, dims, ia->tokens, ia->kind, ia->in_dir, rt, err, errlen);
+	return make_inputs(g, dims, ia->tokens, ia->kind, ia->in_dir, ia->cache, rt, err, errlen);
 }
 
 /* Where a recipe runs: the CPU interpreter on g, or (ctx) the GPU on the layer made from text. */
@@ -247,14 +281,14 @@ typedef struct Where {
 } Where;
 
 static int run_recipe(Arena *a, const char *recipe, const Graph *g, const Where *where, long tokens, NumInput kind,
-	const char *in_dir, const Baseline *base, Baseline *keep, Report *rep, char *err, size_t errlen)
+	const char *in_dir, InputCache *cache, const Baseline *base, Baseline *keep, Report *rep, char *err, size_t errlen)
 {
 	NumGpuRun gr = {0};
 	long *dims = NULL;
 	RefTensor *rt = NULL;
 	int rc;
 	if (where->ctx) {
-		InputsArgs ia = {tokens, kind, in_dir};
+		InputsArgs ia = {tokens, kind, in_dir, cache};
 		rc = numgpu_run(where->ctx, where->file, where->text, tokens, gpu_inputs, &ia, &gr, err, errlen);
 		if (rc)
 			return rc;
@@ -264,7 +298,7 @@ static int run_recipe(Arena *a, const char *recipe, const Graph *g, const Where 
 		rt = calloc((size_t)g->ntensors + 1, sizeof *rt);
 		for (int d = 0; d < g->ndims; d++)
 			dims[d] = layout_dim_at(g, d, tokens);
-		rc = make_inputs(g, dims, tokens, kind, in_dir, rt, err, errlen);
+		rc = make_inputs(g, dims, tokens, kind, in_dir, cache, rt, err, errlen);
 		if (!rc)
 			rc = run_layer(g, dims, rt, err, errlen);
 	}
@@ -542,6 +576,7 @@ int cmd_numerics(int argc, char **argv)
 	int rc = 1;
 	Report rep = {0};
 	Baseline base = {0};
+	InputCache cache = {0};
 	TgContext *ctx = NULL;
 	char err[2048];
 	if (!g0) {
@@ -568,7 +603,7 @@ int cmd_numerics(int argc, char **argv)
 			goto out;
 		}
 		Where where = {ctx, spec, tb};
-		if (run_recipe(a, "none", gb, &where, tokens, kind, in_dir, NULL, &base, &rep, err, sizeof err)) {
+		if (run_recipe(a, "none", gb, &where, tokens, kind, in_dir, &cache, NULL, &base, &rep, err, sizeof err)) {
 			fprintf(stderr, "tegen numerics: %s\n", err);
 			goto out;
 		}
@@ -591,7 +626,7 @@ int cmd_numerics(int argc, char **argv)
 		}
 		double r0 = cli_now_s();
 		Where where = {ctx, spec, tw};
-		if (run_recipe(a, recipes[k], g, &where, tokens, kind, in_dir, &base, NULL, &rep, err, sizeof err)) {
+		if (run_recipe(a, recipes[k], g, &where, tokens, kind, in_dir, &cache, &base, NULL, &rep, err, sizeof err)) {
 			fprintf(stderr, "tegen numerics: %s: %s\n", recipes[k], err);
 			if (!ctx)
 				goto out;
@@ -621,6 +656,7 @@ int cmd_numerics(int argc, char **argv)
 out:
 	for (int i = 0; i < base.count; i++)
 		free(base.out[i]);
+	cache_free(&cache);
 	if (ctx)
 		tg_context_destroy(ctx);
 	free(rep.rows);

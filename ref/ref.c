@@ -357,44 +357,81 @@ void ref_dequant_block128x128(const uint8_t *q, const float *scale_inv, int rows
 			                          scale_inv[(size_t)(r / 128) * bc + c / 128];
 }
 
+typedef struct MxJob {
+	const float *x;
+	int rows, cols, fmt;
+	uint8_t *out, *scale, *out_t, *scale_t;
+} MxJob;
+
+/* Rowwise MXFP8 of rows [r0, r1). */
+static void mx_rows_task(void *ctx, size_t r0, size_t r1)
+{
+	const MxJob *j = ctx;
+	int cols = j->cols, nb = cdiv(cols, 32);
+	float fmax = tg_fmt_max(j->fmt);
+	for (int r = (int)r0; r < (int)r1; r++)
+		for (int b = 0; b < nb; b++) {
+			int c0 = b * 32, c1 = imin(cols, c0 + 32);
+			uint8_t e = tg_e8m0_from_amax(block_amax(j->x, cols, r, r + 1, c0, c1), fmax);
+			float m = tg_e8m0_rcp(e);
+			j->scale[(size_t)r * nb + b] = e;
+			for (int c = c0; c < c1; c++)
+				j->out[(size_t)r * cols + c] = tg_f32_to_fmt(j->x[(size_t)r * cols + c] * m, j->fmt);
+		}
+}
+
+/* Columnwise MXFP8 of columns [c0, c1) (blocks of 32 along the rows). */
+static void mx_cols_task(void *ctx, size_t cb, size_t ce)
+{
+	const MxJob *j = ctx;
+	int rows = j->rows, cols = j->cols, nbt = cdiv(rows, 32);
+	float fmax = tg_fmt_max(j->fmt);
+	for (int c = (int)cb; c < (int)ce; c++)
+		for (int b = 0; b < nbt; b++) {
+			int r0 = b * 32, r1 = imin(rows, r0 + 32);
+			uint8_t e = tg_e8m0_from_amax(block_amax(j->x, cols, r0, r1, c, c + 1), fmax);
+			float m = tg_e8m0_rcp(e);
+			j->scale_t[(size_t)b * cols + c] = e;
+			for (int r = r0; r < r1; r++)
+				j->out_t[(size_t)c * rows + r] = tg_f32_to_fmt(j->x[(size_t)r * cols + c] * m, j->fmt);
+		}
+}
+
 void ref_quant_mxfp8(const float *x, int rows, int cols, int fmt, uint8_t *out, uint8_t *scale,
                      uint8_t *out_t, uint8_t *scale_t)
 {
-	float fmax = tg_fmt_max(fmt);
-	int nb = cdiv(cols, 32), nbt = cdiv(rows, 32);
+	MxJob j = {x, rows, cols, fmt, out, scale, out_t, scale_t};
 	if (out)
-		for (int r = 0; r < rows; r++)
-			for (int b = 0; b < nb; b++) {
-				int c0 = b * 32, c1 = imin(cols, c0 + 32);
-				uint8_t e = tg_e8m0_from_amax(block_amax(x, cols, r, r + 1, c0, c1), fmax);
-				float m = tg_e8m0_rcp(e);
-				scale[(size_t)r * nb + b] = e;
-				for (int c = c0; c < c1; c++)
-					out[(size_t)r * cols + c] = tg_f32_to_fmt(x[(size_t)r * cols + c] * m, fmt);
-			}
+		ref_parallel_chunks((size_t)(rows > 0 ? rows : 0), ROWCHUNK, mx_rows_task, &j);
 	if (out_t)
-		for (int c = 0; c < cols; c++)
-			for (int b = 0; b < nbt; b++) {
-				int r0 = b * 32, r1 = imin(rows, r0 + 32);
-				uint8_t e = tg_e8m0_from_amax(block_amax(x, cols, r0, r1, c, c + 1), fmax);
-				float m = tg_e8m0_rcp(e);
-				scale_t[(size_t)b * cols + c] = e;
-				for (int r = r0; r < r1; r++)
-					out_t[(size_t)c * rows + r] = tg_f32_to_fmt(x[(size_t)r * cols + c] * m, fmt);
-			}
+		ref_parallel_chunks((size_t)(cols > 0 ? cols : 0), ROWCHUNK, mx_cols_task, &j);
+}
+
+typedef struct DqJob {
+	const uint8_t *q, *scale;
+	int rows, cols, fmt, scale_t;
+	float s_enc;
+	float *y;
+} DqJob;
+
+static void dq_mx_task(void *ctx, size_t r0, size_t r1)
+{
+	const DqJob *j = ctx;
+	int cols = j->cols, nb = cdiv(cols, 32);
+	for (size_t r = r0; r < r1; r++)
+		for (int c = 0; c < cols; c++) {
+			uint8_t e = j->scale_t ? j->scale[(size_t)(c / 32) * j->rows + r] : j->scale[r * nb + c / 32];
+			/* e = 0 blocks were multiplied by 1 (TE), so they dequantize by 1 */
+			float s = e == 0 ? 1.0f : tg_e8m0_to_f32(e);
+			j->y[r * cols + c] = tg_fmt_to_f32(j->q[r * cols + c], j->fmt) * s;
+		}
 }
 
 void ref_dequant_mxfp8(const uint8_t *q, const uint8_t *scale, int rows, int cols, int fmt,
                        int scale_t, float *y)
 {
-	int nb = cdiv(cols, 32);
-	for (int r = 0; r < rows; r++)
-		for (int c = 0; c < cols; c++) {
-			uint8_t e = scale_t ? scale[(size_t)(c / 32) * rows + r] : scale[(size_t)r * nb + c / 32];
-			/* e = 0 blocks were multiplied by 1 (TE), so they dequantize by 1 */
-			float s = e == 0 ? 1.0f : tg_e8m0_to_f32(e);
-			y[(size_t)r * cols + c] = tg_fmt_to_f32(q[(size_t)r * cols + c], fmt) * s;
-		}
+	DqJob j = {q, scale, rows, cols, fmt, scale_t, 0, y};
+	ref_parallel_chunks((size_t)(rows > 0 ? rows : 0), ROWCHUNK, dq_mx_task, &j);
 }
 
 /* cuBLASLt block-scaling-factor layout: the [rows][scols] scale matrix is
@@ -422,48 +459,72 @@ void ref_swizzle_scales(const uint8_t *s, int rows, int scols, uint8_t *out)
 			out[ref_swizzle_index(r, c, scols)] = s[(size_t)r * scols + c];
 }
 
+typedef struct NvJob {
+	const float *x;
+	int rows, cols;
+	const RefNvfp4 *o;
+	float s_enc;
+	uint8_t *out, *scale;
+} NvJob;
+
+static void nv_rows_task(void *ctx, size_t r0, size_t r1)
+{
+	const NvJob *j = ctx;
+	const RefNvfp4 *o = j->o;
+	int rows = j->rows, cols = j->cols, nb = cdiv(cols, 16), ob = cdiv(cols, 2);
+	for (int r = (int)r0; r < (int)r1; r++)
+		for (int b = 0; b < nb; b++) {
+			int c0 = b * 16, c1 = imin(cols, c0 + 16);
+			float am;
+			if (o->two_d) {
+				int rb = r / 16 * 16;
+				am = block_amax(j->x, cols, rb, imin(rows, rb + 16), c0, c1);
+			} else {
+				am = block_amax(j->x, cols, r, r + 1, c0, c1);
+			}
+			uint8_t sd = tg_nvfp4_block_scale(am, j->s_enc);
+			float m = tg_nvfp4_elem_scale(sd, j->s_enc);
+			j->scale[(size_t)r * nb + b] = sd;
+			for (int c = c0; c < c1; c++) {
+				size_t i = (size_t)r * cols + c;
+				float v = j->x[i] * m;
+				uint8_t q = o->sr ? tg_f32_to_e2m1_sr(v, tg_philox_rand(o->seed, o->offset, i))
+				                  : tg_f32_to_e2m1(v);
+				j->out[(size_t)r * ob + c / 2] |= (uint8_t)(q << (4 * (c & 1)));
+			}
+		}
+}
+
 void ref_quant_nvfp4(const float *x, int rows, int cols, const RefNvfp4 *o, uint8_t *out,
                      uint8_t *scale, float *s_enc_out)
 {
-	int nb = cdiv(cols, 16), ob = cdiv(cols, 2);
+	int ob = cdiv(cols, 2);
 	float gamax = o->global_amax >= 0.0f ? o->global_amax : ref_amax(x, (size_t)rows * cols);
 	float s_enc = tg_nvfp4_s_enc(gamax);
 	if (s_enc_out)
 		*s_enc_out = s_enc;
 	memset(out, 0, (size_t)rows * ob);
-	for (int r = 0; r < rows; r++)
-		for (int b = 0; b < nb; b++) {
-			int c0 = b * 16, c1 = imin(cols, c0 + 16);
-			float am;
-			if (o->two_d) {
-				int r0 = r / 16 * 16;
-				am = block_amax(x, cols, r0, imin(rows, r0 + 16), c0, c1);
-			} else {
-				am = block_amax(x, cols, r, r + 1, c0, c1);
-			}
-			uint8_t sd = tg_nvfp4_block_scale(am, s_enc);
-			float m = tg_nvfp4_elem_scale(sd, s_enc);
-			scale[(size_t)r * nb + b] = sd;
-			for (int c = c0; c < c1; c++) {
-				size_t i = (size_t)r * cols + c;
-				float v = x[i] * m;
-				uint8_t q = o->sr ? tg_f32_to_e2m1_sr(v, tg_philox_rand(o->seed, o->offset, i))
-				                  : tg_f32_to_e2m1(v);
-				out[(size_t)r * ob + c / 2] |= (uint8_t)(q << (4 * (c & 1)));
-			}
+	NvJob j = {x, rows, cols, o, s_enc, out, scale};
+	ref_parallel_chunks((size_t)(rows > 0 ? rows : 0), ROWCHUNK, nv_rows_task, &j);
+}
+
+static void dq_nv_task(void *ctx, size_t r0, size_t r1)
+{
+	const DqJob *j = ctx;
+	int cols = j->cols, nb = cdiv(cols, 16), ob = cdiv(cols, 2);
+	for (size_t r = r0; r < r1; r++)
+		for (int c = 0; c < cols; c++) {
+			uint8_t code = (j->q[r * ob + c / 2] >> (4 * (c & 1))) & 0xF;
+			float sd = tg_e4m3_to_f32(j->scale[r * nb + c / 16]);
+			j->y[r * cols + c] = tg_e2m1_to_f32(code) * tg_div_rn(sd, j->s_enc);
 		}
 }
 
 void ref_dequant_nvfp4(const uint8_t *q, const uint8_t *scale, int rows, int cols, float s_enc,
                        float *y)
 {
-	int nb = cdiv(cols, 16), ob = cdiv(cols, 2);
-	for (int r = 0; r < rows; r++)
-		for (int c = 0; c < cols; c++) {
-			uint8_t code = (q[(size_t)r * ob + c / 2] >> (4 * (c & 1))) & 0xF;
-			float sd = tg_e4m3_to_f32(scale[(size_t)r * nb + c / 16]);
-			y[(size_t)r * cols + c] = tg_e2m1_to_f32(code) * tg_div_rn(sd, s_enc);
-		}
+	DqJob j = {q, scale, rows, cols, 0, 0, s_enc, y};
+	ref_parallel_chunks((size_t)(rows > 0 ? rows : 0), ROWCHUNK, dq_nv_task, &j);
 }
 
 void ref_rht_rows(const float *x, int rows, int cols, uint16_t sign_mask, float *y)

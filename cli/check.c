@@ -19,12 +19,14 @@
  * A layer with a backward phase runs tg_run, then tg_backward, before the comparison.
  * Used by `tegen run --check` and tests/gpu/test_gpu.c. */
 #include "check.h"
+#include "compare.h"
 
 #include "cudrv.h"
 #include "interp.h"
 #include "layout.h"
 #include "npy.h"
 #include "ref.h"
+#include "refrun.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -32,126 +34,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static uint64_t rng_next(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
-static float rng_uniform(uint64_t *s) { return (float)((rng_next(s) >> 40) * (1.0 / 16777216.0)) * 2.0f - 1.0f; }
-
-static int ref_dtype(DType t) { return t == DT_F32 ? REF_F32 : t == DT_F16 ? REF_F16 : REF_BF16; }
-
-/* Signed ordinal of a code so that adjacent representable values differ by 1. */
-static long ordinal(const void *p, size_t i, int bits)
-{
-	long v, sign;
-	if (bits == 8) {
-		v = ((const uint8_t *)p)[i];
-		sign = v & 0x80;
-		v &= 0x7f;
-	} else if (bits == 16) {
-		v = ((const uint16_t *)p)[i];
-		sign = v & 0x8000;
-		v &= 0x7fff;
-	} else {
-		uint32_t u;
-		memcpy(&u, (const char *)p + 4 * i, 4);
-		sign = u >> 31;
-		v = u & 0x7fffffff;
-	}
-	return sign ? -v : v;
-}
-
-static float decode(DType t, const void *p, size_t i)
-{
-	switch (t) {
-	case DT_E4M3: return tg_e4m3_to_f32(((const uint8_t *)p)[i]);
-	case DT_E5M2: return tg_e5m2_to_f32(((const uint8_t *)p)[i]);
-	default: return ref_load(p, ref_dtype(t), i);
-	}
-}
-
-typedef enum { CMP_EXACT, CMP_ULP, CMP_REL } CmpKind;
-/* CMP_EXACT: bytes; CMP_ULP: at most 1 ulp per element on a 1e-4 budget, or with
- * rel_tol > 0 (an FP32 intermediate) 1 ulp on any number; CMP_REL: relative
- * Frobenius error <= rel_tol. */
-
-static int compare(Buf *out, const char *what, CmpKind kind, DType t, const void *gpu, const void *ref, size_t bytes,
-	int elem_bits, double rel_tol)
-{
-	if (kind == CMP_EXACT) {
-		size_t bad = 0, first = 0;
-		for (size_t i = 0; i < bytes; i++)
-			if (((const uint8_t *)gpu)[i] != ((const uint8_t *)ref)[i] && !bad++)
-				first = i;
-		if (bad) {
-			buf_printf(out, "FAIL %s: %zu of %zu bytes differ (first at byte %zu: gpu %02x ref %02x)\n", what, bad, bytes,
-				first, ((const uint8_t *)gpu)[first], ((const uint8_t *)ref)[first]);
-			return 1;
-		}
-		buf_printf(out, "ok %s (%zu bytes exact)\n", what, bytes);
-		return 0;
-	}
-	size_t n = bytes * 8 / (size_t)elem_bits;
-	if (kind == CMP_ULP) {
-		/* An element more than 1 ulp off still passes when its absolute error is
-		 * tiny against the tensor's largest value (cancellation near zero, e.g.
-		 * LayerNorm's final add of beta); it then counts against the budget. */
-		double big = 0;
-		for (size_t i = 0; i < n; i++) {
-			double v = fabs(decode(t, ref, i));
-			if (v > big && !isinf(v))
-				big = v;
-		}
-		size_t off = 0, far = 0, first = 0;
-		for (size_t i = 0; i < n; i++) {
-			long d = labs(ordinal(gpu, i, elem_bits) - ordinal(ref, i, elem_bits));
-			if (d && !off++)
-				first = i;
-			far += d > 1 && !(fabs((double)decode(t, gpu, i) - decode(t, ref, i)) <= big * 0x1p-19);
-		}
-		size_t allowed = (n + 9999) / 10000;
-		if (allowed < 4)
-			allowed = 4; /* small tensors: a handful of boundary crossings is not a trend */
-		if (rel_tol > 0)
-			allowed = n; /* an FP32 intermediate: every element may be 1 ulp off (float vs double math) */
-		if (far || off > allowed) {
-			buf_printf(out, "FAIL %s: %zu of %zu elements differ, %zu by more than 1 ulp (allowed %zu; first at %zu)\n",
-				what, off, n, far, allowed, first);
-			return 1;
-		}
-		buf_printf(out, "ok %s (%zu elements, %zu off by 1 ulp)\n", what, n, off);
-		return 0;
-	}
-	double num = 0, den = 0;
-	size_t nan = 0;
-	for (size_t i = 0; i < n; i++) {
-		double a = decode(t, gpu, i), b = decode(t, ref, i);
-		if (isnan(a) != isnan(b))
-			nan++;
-		else if (!isnan(a)) {
-			num += (a - b) * (a - b);
-			den += b * b;
-		}
-	}
-	double rel = den > 0 ? sqrt(num / den) : sqrt(num);
-	if (nan || !(rel <= rel_tol)) {
-		buf_printf(out, "FAIL %s: relative error %.3g (limit %.3g), %zu NaN mismatches\n", what, rel, rel_tol, nan);
-		return 1;
-	}
-	buf_printf(out, "ok %s (relative error %.3g)\n", what, rel);
-	return 0;
-}
-
-static int compare_float(Buf *out, const char *what, float gpu, float ref, double rel)
-{
-	bool ok = gpu == ref || (isnan(gpu) && isnan(ref)) || fabs((double)gpu - ref) <= rel * fabs((double)ref);
-	buf_printf(out, "%s %s (gpu %.9g ref %.9g)\n", ok ? "ok" : "FAIL", what, gpu, ref);
-	return !ok;
-}
 
 /* An op whose NVFP4 cast runs unfused (norm, GLU): its FP32 value (component hp)
  * is judged per element like any FP32 output (the kernels compute FP32 outputs in
@@ -170,7 +52,7 @@ static int check_unfused_hp(TgLayer *l, const Graph *g, const long *dims, int i,
 	cu.cuMemcpyDtoH_v2(h, (CUdeviceptr)(uintptr_t)dp, bytes);
 	char what[256];
 	snprintf(what, sizeof what, "%s %s.hp [tokens=%ld]", g->layer, t->name, tokens);
-	int fails = compare(out, what, CMP_ULP, DT_F32, h, r->value, bytes, 32, 0);
+	int fails = cmp_buffers(out, what, CMP_ULP, DT_F32, h, r->value, bytes, 32, 0);
 	memcpy(r->value, h, bytes);
 	free(h);
 	interp_quantize(g, dims, t, r);
@@ -211,9 +93,9 @@ static int check_rht_state(const Graph *g, const Tensor *t, RefTensor *r, const 
 	size_t s = (size_t)t->state_slot_t;
 	char what[256];
 	snprintf(what, sizeof what, "%s %s.amax_t", g->layer, t->name);
-	int fails = compare_float(out, what, hstate[lay->amax + s], r->amax_t, exact ? 0 : gemm ? 1e-3 : 1e-6);
+	int fails = cmp_float(out, what, hstate[lay->amax + s], r->amax_t, exact ? 0 : gemm ? 1e-3 : 1e-6);
 	snprintf(what, sizeof what, "%s %s.s_enc_t", g->layer, t->name);
-	fails += compare_float(out, what, hstate[lay->scale + lay->stride * s], r->scale_t, 0);
+	fails += cmp_float(out, what, hstate[lay->scale + lay->stride * s], r->scale_t, 0);
 	r->scale_t = hstate[lay->scale + lay->stride * s];
 	return fails;
 }
@@ -273,41 +155,17 @@ int check_layer(TgLayer *l, long tokens, unsigned seed, int do_compare, CheckKee
 	RefTensor *rt = calloc((size_t)g->ntensors + 1, sizeof *rt);
 	CUdeviceptr *dev = calloc((size_t)g->ntensors + 1, sizeof *dev);
 	int fails = -1;
-	uint64_t rng = 0x9E3779B97F4A7C15ULL ^ seed;
 	for (int d = 0; d < g->ndims; d++)
 		dims[d] = layout_dim_at(g, d, tokens);
-	/* random inputs, uploaded and bound */
+	/* the inputs a CPU run (tegen run --cpu) also takes, uploaded and bound */
+	if (refrun_inputs(g, dims, tokens, seed, keep ? keep->in_dir : NULL, rt, err, errlen))
+		goto done;
 	for (int i = 0; i < g->ntensors; i++) {
 		const Tensor *t = &g->tensors[i];
 		if (t->producer >= 0)
 			continue;
-		size_t n = (size_t)layout_rows(dims, t) * (size_t)layout_cols(t);
-		size_t bytes = layout_comp_bytes(dims, t, COMP_DATA);
-		void *h = NULL;
-		char path[4096];
-		if (keep && keep->in_dir && snprintf(path, sizeof path, "%s/%s.npy", keep->in_dir, t->name) > 0 &&
-			access(path, R_OK) == 0) {
-			Npy a;
-			if (npy_read(path, &a, err, errlen))
-				goto done;
-			int same = !strcmp(a.descr, npy_descr(t->dtype)) && a.rank == t->rank && a.bytes == bytes;
-			for (int k = 0; same && k < t->rank; k++)
-				same = a.shape[k] == layout_extent(dims, t->shape[k]);
-			if (!same) {
-				snprintf(err, errlen, "%s: expected dtype %s and the shape of '%s' with %s = %ld", path, npy_descr(t->dtype),
-					t->name, "the dynamic dims", tokens);
-				free(a.data);
-				goto done;
-			}
-			h = a.data;
-		} else {
-			h = malloc(bytes ? bytes : 1);
-			float amp = t->role == ROLE_WEIGHT ? 0.5f : 3.0f;
-			for (size_t k = 0; k < n; k++)
-				ref_store(h, ref_dtype(t->dtype), k, amp * rng_uniform(&rng));
-		}
-		rt[i].comp[COMP_DATA] = h;
-		rt[i].bytes[COMP_DATA] = bytes;
+		size_t bytes = rt[i].bytes[COMP_DATA];
+		const void *h = rt[i].comp[COMP_DATA];
 		if (cu.cuMemAlloc_v2(&dev[i], bytes ? bytes : 16) || cu.cuMemcpyHtoD_v2(dev[i], h, bytes)) {
 			snprintf(err, errlen, "cannot allocate or upload input '%s'", t->name);
 			goto done;
@@ -337,7 +195,7 @@ int check_layer(TgLayer *l, long tokens, unsigned seed, int do_compare, CheckKee
 		for (int s = 0; s < lay.tensors; s++)
 			hstate[lay.amax + (size_t)s] = 0.0f; /* delayed amaxes accumulate until tg_step: start this run clean */
 		for (int s = 0; s < lay.delayed; s++) {
-			hstate[lay.scale + lay.stride * (size_t)s] = ldexpf(1.5f, (s % 5) - 2);
+			hstate[lay.scale + lay.stride * (size_t)s] = refrun_delayed_scale(s);
 			hstate[lay.scale_inv + lay.stride * (size_t)s] = tg_scale_inv(hstate[lay.scale + lay.stride * (size_t)s]);
 		}
 		cu.cuMemcpyHtoD_v2((CUdeviceptr)(uintptr_t)state, hstate, state_bytes);
@@ -410,14 +268,14 @@ int check_layer(TgLayer *l, long tokens, unsigned seed, int do_compare, CheckKee
 				bool data = c == COMP_DATA || c == COMP_DATA_T;
 				bool stat = a == ARG_RSIGMA_OUT || a == ARG_MU_OUT; /* the forward's own FP32 order: a few ulps */
 				if (stat)
-					fails += compare(out, what, CMP_REL, t->dtype, h, rt[i].comp[c], bytes, 32, 1e-6);
+					fails += cmp_buffers(out, what, CMP_REL, t->dtype, h, rt[i].comp[c], bytes, 32, 1e-6);
 				else if (gemm)
-					fails += compare(out, what, CMP_REL, t->dtype, h, rt[i].comp[c], bytes, dtype_bits(t->dtype),
+					fails += cmp_buffers(out, what, CMP_REL, t->dtype, h, rt[i].comp[c], bytes, dtype_bits(t->dtype),
 						q ? 0.125 : 1.0 / 128);
 				else if (exact || !data)
-					fails += compare(out, what, CMP_EXACT, t->dtype, h, rt[i].comp[c], bytes, 8, 0);
+					fails += cmp_buffers(out, what, CMP_EXACT, t->dtype, h, rt[i].comp[c], bytes, 8, 0);
 				else
-					fails += compare(out, what, CMP_ULP, t->dtype, h, rt[i].comp[c], bytes, dtype_bits(t->dtype), 0);
+					fails += cmp_buffers(out, what, CMP_ULP, t->dtype, h, rt[i].comp[c], bytes, dtype_bits(t->dtype), 0);
 				memcpy(rt[i].comp[c], h, bytes); /* downstream ops see the GPU's bytes */
 				free(h);
 			}
@@ -425,15 +283,15 @@ int check_layer(TgLayer *l, long tokens, unsigned seed, int do_compare, CheckKee
 				size_t s = (size_t)t->state_slot;
 				char what[256];
 				snprintf(what, sizeof what, "%s %s.amax", g->layer, t->name);
-				fails += compare_float(out, what, hstate[lay.amax + s], rt[i].amax, exact ? 0 : gemm ? 1e-3 : 1e-6);
+				fails += cmp_float(out, what, hstate[lay.amax + s], rt[i].amax, exact ? 0 : gemm ? 1e-3 : 1e-6);
 				if (!gemm && (t->recipe.scaling == SCALING_DELAYED || t->recipe.scaling == SCALING_CURRENT))
 					fails += check_amax_own(out, g, t, &rt[i], hstate[lay.amax + s], hstate[lay.scale + lay.stride * s]);
 				if (nv) {
 					snprintf(what, sizeof what, "%s %s.s_enc", g->layer, t->name);
-					fails += compare_float(out, what, hstate[lay.scale + lay.stride * s], rt[i].scale, 0);
+					fails += cmp_float(out, what, hstate[lay.scale + lay.stride * s], rt[i].scale, 0);
 				} else if (!gemm) {
 					snprintf(what, sizeof what, "%s %s.scale_inv", g->layer, t->name);
-					fails += compare_float(out, what, hstate[lay.scale_inv + lay.stride * s], rt[i].scale_inv,
+					fails += cmp_float(out, what, hstate[lay.scale_inv + lay.stride * s], rt[i].scale_inv,
 						elementwise ? 0 : 1e-6);
 				}
 				rt[i].scale = hstate[lay.scale + lay.stride * s];

@@ -8,10 +8,12 @@
 #include "cache.h"
 #include "check.h"
 #include "cli.h"
+#include "cpu_run.h"
 #include "cudrv.h"
 #include "jit.h"
 #include "npy.h"
 #include "pipeline.h"
+#include "refrun.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -344,8 +346,8 @@ static int write_outputs(TgLayer *l, const char *dir)
 		if (!t->output)
 			continue;
 		for (int c = COMP_DATA; c < COMP_COUNT; c++) {
-			if (c > COMP_AMAX && c != COMP_SCALE_T && c != COMP_AMAX_T)
-				continue; /* state buffers, GEMM-side copies and intermediates are not outputs */
+			if (!refrun_writes_component(c))
+				continue;
 			void *dp;
 			size_t bytes;
 			if (tg_layer_tensor_component(l, i, (Component)c, &dp, &bytes) || !bytes)
@@ -356,30 +358,7 @@ static int write_outputs(TgLayer *l, const char *dir)
 				fprintf(stderr, "tegen: cannot read %s.%s from the GPU\n", t->name, comp_name(c));
 				return -1;
 			}
-			bool scalar = c == COMP_SCALE || c == COMP_AMAX || c == COMP_SCALE_T || c == COMP_AMAX_T ||
-				tensor_comp_in_state(t, (Component)c);
-			bool byte_scales = (c == COMP_SCALE_INV || c == COMP_SCALE_INV_T) && !scalar &&
-				(t->recipe.scaling == SCALING_MXFP8 || t->recipe.scaling == SCALING_NVFP4);
-			const char *descr = scalar || ((c == COMP_SCALE_INV || c == COMP_SCALE_INV_T) && !byte_scales) ? "<f4"
-				: byte_scales ? "|u1" : npy_descr(t->dtype);
-			size_t esize = descr[2] == '4' ? 4 : descr[2] == '2' ? 2 : 1;
-			/* data: [rows][cols] (all but the last dim flattened); data_t: [cols][rows]; scales flat */
-			long n = (long)(bytes / esize), cols = layout_cols(t);
-			long shape[2] = {n, 1};
-			int rank = 1;
-			if ((c == COMP_DATA || c == COMP_DATA_T) && cols > 0 && t->dtype != DT_E2M1) {
-				rank = 2;
-				shape[0] = c == COMP_DATA ? n / cols : cols;
-				shape[1] = c == COMP_DATA ? cols : n / cols;
-			}
-			char *path = malloc(strlen(dir) + strlen(t->name) + 32);
-			sprintf(path, "%s/%s%s%s.npy", dir, t->name, c == COMP_DATA ? "" : ".", c == COMP_DATA ? "" : comp_name(c));
-			int rc = npy_write(path, descr, rank, shape, h, bytes);
-			if (rc)
-				fprintf(stderr, "tegen: cannot write %s\n", path);
-			else
-				printf("wrote %s\n", path);
-			free(path);
+			int rc = refrun_write_file(dir, t, (Component)c, h, bytes);
 			free(h);
 			if (rc)
 				return -1;
@@ -437,13 +416,15 @@ static void print_whole_time(TgLayer *l, const Plan *p, int iters)
 	free(t);
 }
 
-static const char run_usage[] = "usage: tegen run SPEC [--tokens N] [--check] [--iters K] [--in DIR] [--out DIR]\n";
+static const char run_usage[] = "usage: tegen run SPEC [--tokens N] [--check] [--iters K] [--in DIR] [--out DIR] [--cpu]\n"
+	"  --cpu: no GPU; the CPU reference interpreter writes --out (slow: about 1 s per token for an 8B MLP\n"
+	"         layer with backward on 16 cores; see TEGEN_THREADS)\n";
 
 int cmd_run(int argc, char **argv)
 {
 	const char *spec = NULL, *in_dir = NULL, *out_dir = NULL;
 	long tokens = 1024;
-	int check = 0, iters = 20;
+	int check = 0, iters = 20, cpu = 0;
 	for (int i = 0; i < argc; i++) {
 		if (!strcmp(argv[i], "--tokens") && i + 1 < argc) {
 			if (!(tokens = cli_tokens(argv[++i])))
@@ -456,6 +437,8 @@ int cmd_run(int argc, char **argv)
 			out_dir = argv[++i];
 		else if (!strcmp(argv[i], "--check"))
 			check = 1;
+		else if (!strcmp(argv[i], "--cpu"))
+			cpu = 1;
 		else if (argv[i][0] == '-' || spec) {
 			fputs(run_usage, stderr);
 			return 2;
@@ -466,6 +449,12 @@ int cmd_run(int argc, char **argv)
 		fputs(run_usage, stderr);
 		return 2;
 	}
+	if (cpu && check) {
+		fprintf(stderr, "tegen run: --cpu runs the reference itself; compare a GPU run's --out with it: tegen compare\n");
+		return 2;
+	}
+	if (cpu)
+		return cmd_run_cpu(spec, tokens, in_dir, out_dir);
 	TgContext *ctx;
 	if (tg_context_create(NULL, &ctx)) {
 		fprintf(stderr, "tegen run: needs a GPU (%s)\n", tg_last_error());

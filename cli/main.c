@@ -8,6 +8,8 @@
 #include "bench_cmd.h"
 #include "cli.h"
 #include "commands.h"
+#include "compare.h"
+#include "numerics.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +84,8 @@ static const Command commands[] = {
 	{"emit", "SPEC [-o DIR]", "print (or write) the generated CUDA source", cmd_emit},
 	{"build", "SPEC [--arch L]", "generate and NVRTC-compile every kernel (cached); --tokens N, --cache-dir D, -q", cmd_build},
 	{"run", "SPEC [--check]", "on a GPU: run on random inputs (--tokens N), compare with the CPU reference, time", cmd_run},
+	{"compare", "SPEC DIR_A DIR_B", "diff two runs' --out files (a GPU run, `run --cpu`) by the --check rules", cmd_compare},
+	{"numerics", "SPEC", "per quantized tensor and recipe: SQNR, errors, underflow, saturation (CPU reference); --recipes L, --inputs K, --csv F, --chart F.svg", cmd_numerics},
 	{"tune", "SPEC --tokens L", "on a GPU: time every tile-shape variant at L = N[,N...] tokens, record in the tuning DB; --iters K, --cache-dir D, --no-check", cmd_tune},
 	{"bench", "--shapes|--hidden|--spec", "on a GPU: GEMMs per pass in BF16/FP8/MXFP8, kernel-only and with quantization; --csv F, --chart F.svg", cmd_bench},
 	{"cache", "ls|clear|verify", "inspect, clear or verify the kernel cache (--cache-dir D)", cmd_cache},

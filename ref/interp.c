@@ -152,6 +152,12 @@ static float *gemm_operand(const Graph *g, const long *dims, const Tensor *t, co
 	return y;
 }
 
+float *interp_dequantize(const Graph *g, const long *dims, const Tensor *t, const RefTensor *r, Component c, int *rows,
+	int *k)
+{
+	return gemm_operand(g, dims, t, r, c, false, rows, k);
+}
+
 static int run_gemm(const Graph *g, const long *dims, const Op *op, unsigned flags, RefTensor *t, char *err, size_t errlen)
 {
 	const Tensor *ta = &g->tensors[op->arg[ARG_A]], *tb = &g->tensors[op->arg[ARG_B]];

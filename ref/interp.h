@@ -28,6 +28,11 @@ enum { INTERP_NATIVE_NVFP4 = 1 };
 int interp_run_op(const Graph *g, const long *dims, int oi, unsigned flags, RefTensor *t, char *err, size_t errlen);
 /* interp_quantize (re)makes every component of produced tensor t from r->value (its FP32 value). */
 void interp_quantize(const Graph *g, const long *dims, const Tensor *t, RefTensor *r);
+/* interp_dequantize: copy c (COMP_DATA [rows][cols], or COMP_DATA_T [cols][rows]) of t
+ * as FP32 values, dequantized with its scales (an unquantized tensor: its stored values);
+ * *rows, *k: the copy's shape. The caller frees it. */
+float *interp_dequantize(const Graph *g, const long *dims, const Tensor *t, const RefTensor *r, Component c, int *rows,
+	int *k);
 /* interp_free frees what interp_run allocated. */
 void interp_free(const Graph *g, RefTensor *t);
 /* The S_enc of NVFP4 copy `copy` (COMP_DATA or COMP_DATA_T) of t: r->scale_t for a

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ref.h"
+#include "parallel.h"
 
 float ref_load(const void *buf, int dtype, size_t i)
 {
@@ -155,7 +156,16 @@ void ref_glu(int kind, const void *in, int dtype, int rows, int cols, float limi
 		}
 }
 
-float ref_amax(const float *x, size_t n)
+/* Elements per task of the element-wise loops (large: a task must outweigh a thread start). */
+enum { CHUNK = 1 << 16, ROWCHUNK = 64, TILE = 64 };
+
+typedef struct AmaxJob {
+	const float *x;
+	size_t n;
+	float *part;
+} AmaxJob;
+
+static float amax_seq(const float *x, size_t n)
 {
 	float m = 0.0f;
 	for (size_t i = 0; i < n; i++) {
@@ -166,34 +176,101 @@ float ref_amax(const float *x, size_t n)
 	return m;
 }
 
+static void amax_task(void *ctx, size_t i0, size_t i1)
+{
+	AmaxJob *j = ctx;
+	j->part[i0 / (CHUNK * 16)] = amax_seq(j->x + i0, i1 - i0);
+}
+
+/* A maximum is exact and order-free (NaN never wins a > compare), so chunk maxima combine
+ * to the sequential answer. */
+float ref_amax(const float *x, size_t n)
+{
+	if (n <= (size_t)CHUNK * 16)
+		return amax_seq(x, n);
+	size_t parts = (n + CHUNK * 16 - 1) / (CHUNK * 16);
+	AmaxJob j = {x, n, malloc(sizeof(float) * parts)};
+	if (!j.part)
+		return amax_seq(x, n);
+	ref_parallel_chunks(n, (size_t)CHUNK * 16, amax_task, &j);
+	float m = amax_seq(j.part, parts);
+	free(j.part);
+	return m;
+}
+
+typedef struct TransposeJob {
+	const float *x;
+	int rows, cols;
+	float *out;
+} TransposeJob;
+
+/* Rows [r0, r1) of a transpose, in TILE-column strips (the writes stay in cache). */
+static void transpose_task(void *ctx, size_t r0, size_t r1)
+{
+	const TransposeJob *j = ctx;
+	for (int c0 = 0; c0 < j->cols; c0 += TILE)
+		for (size_t r = r0; r < r1; r++)
+			for (int c = c0; c < j->cols && c < c0 + TILE; c++)
+				j->out[(size_t)c * j->rows + r] = j->x[r * j->cols + c];
+}
+
 void ref_transpose(const float *x, int rows, int cols, float *out)
 {
-	for (int r = 0; r < rows; r++)
-		for (int c = 0; c < cols; c++)
-			out[(size_t)c * rows + r] = x[(size_t)r * cols + c];
+	TransposeJob j = {x, rows, cols, out};
+	ref_parallel_chunks((size_t)(rows > 0 ? rows : 0), ROWCHUNK, transpose_task, &j);
+}
+
+typedef struct QuantJob {
+	const float *x;
+	int rows, cols, fmt;
+	float scale;
+	uint8_t *out, *out_t;
+} QuantJob;
+
+static void quant_task(void *ctx, size_t r0, size_t r1)
+{
+	const QuantJob *j = ctx;
+	for (int c0 = 0; c0 < j->cols; c0 += TILE)
+		for (size_t r = r0; r < r1; r++)
+			for (int c = c0; c < j->cols && c < c0 + TILE; c++) {
+				uint8_t q = tg_f32_to_fmt(j->x[r * j->cols + c] * j->scale, j->fmt);
+				if (j->out)
+					j->out[r * j->cols + c] = q;
+				if (j->out_t)
+					j->out_t[(size_t)c * j->rows + r] = q;
+			}
 }
 
 void ref_quant_tensor(const float *x, int rows, int cols, int fmt, float scale,
                       uint8_t *out, uint8_t *out_t, float *amax, float *scale_inv)
 {
-	for (int r = 0; r < rows; r++)
-		for (int c = 0; c < cols; c++) {
-			uint8_t q = tg_f32_to_fmt(x[(size_t)r * cols + c] * scale, fmt);
-			if (out)
-				out[(size_t)r * cols + c] = q;
-			if (out_t)
-				out_t[(size_t)c * rows + r] = q;
-		}
+	QuantJob j = {x, rows, cols, fmt, scale, out, out_t};
+	ref_parallel_chunks((size_t)(rows > 0 ? rows : 0), ROWCHUNK, quant_task, &j);
 	if (amax)
 		*amax = ref_amax(x, (size_t)rows * cols);
 	if (scale_inv)
 		*scale_inv = tg_scale_inv(scale);
 }
 
+typedef struct DequantJob {
+	const uint8_t *q;
+	float lut[256], scale_inv;
+	float *y;
+} DequantJob;
+
+static void dequant_task(void *ctx, size_t i0, size_t i1)
+{
+	const DequantJob *j = ctx;
+	for (size_t i = i0; i < i1; i++)
+		j->y[i] = j->lut[j->q[i]] * j->scale_inv;
+}
+
 void ref_dequant_tensor(const uint8_t *q, size_t n, int fmt, float scale_inv, float *y)
 {
-	for (size_t i = 0; i < n; i++)
-		y[i] = tg_fmt_to_f32(q[i], fmt) * scale_inv;
+	DequantJob j = {q, {0}, scale_inv, y};
+	for (int c = 0; c < 256; c++) /* the decode is a function of the code: a table gives the same bits */
+		j.lut[c] = tg_fmt_to_f32((uint8_t)c, fmt);
+	ref_parallel_chunks(n, CHUNK, dequant_task, &j);
 }
 
 /* max|x| over the block rows [r0,r1) x cols [c0,c1) of x [.][ld]. */
@@ -280,44 +357,81 @@ void ref_dequant_block128x128(const uint8_t *q, const float *scale_inv, int rows
 			                          scale_inv[(size_t)(r / 128) * bc + c / 128];
 }
 
+typedef struct MxJob {
+	const float *x;
+	int rows, cols, fmt;
+	uint8_t *out, *scale, *out_t, *scale_t;
+} MxJob;
+
+/* Rowwise MXFP8 of rows [r0, r1). */
+static void mx_rows_task(void *ctx, size_t r0, size_t r1)
+{
+	const MxJob *j = ctx;
+	int cols = j->cols, nb = cdiv(cols, 32);
+	float fmax = tg_fmt_max(j->fmt);
+	for (int r = (int)r0; r < (int)r1; r++)
+		for (int b = 0; b < nb; b++) {
+			int c0 = b * 32, c1 = imin(cols, c0 + 32);
+			uint8_t e = tg_e8m0_from_amax(block_amax(j->x, cols, r, r + 1, c0, c1), fmax);
+			float m = tg_e8m0_rcp(e);
+			j->scale[(size_t)r * nb + b] = e;
+			for (int c = c0; c < c1; c++)
+				j->out[(size_t)r * cols + c] = tg_f32_to_fmt(j->x[(size_t)r * cols + c] * m, j->fmt);
+		}
+}
+
+/* Columnwise MXFP8 of columns [c0, c1) (blocks of 32 along the rows). */
+static void mx_cols_task(void *ctx, size_t cb, size_t ce)
+{
+	const MxJob *j = ctx;
+	int rows = j->rows, cols = j->cols, nbt = cdiv(rows, 32);
+	float fmax = tg_fmt_max(j->fmt);
+	for (int c = (int)cb; c < (int)ce; c++)
+		for (int b = 0; b < nbt; b++) {
+			int r0 = b * 32, r1 = imin(rows, r0 + 32);
+			uint8_t e = tg_e8m0_from_amax(block_amax(j->x, cols, r0, r1, c, c + 1), fmax);
+			float m = tg_e8m0_rcp(e);
+			j->scale_t[(size_t)b * cols + c] = e;
+			for (int r = r0; r < r1; r++)
+				j->out_t[(size_t)c * rows + r] = tg_f32_to_fmt(j->x[(size_t)r * cols + c] * m, j->fmt);
+		}
+}
+
 void ref_quant_mxfp8(const float *x, int rows, int cols, int fmt, uint8_t *out, uint8_t *scale,
                      uint8_t *out_t, uint8_t *scale_t)
 {
-	float fmax = tg_fmt_max(fmt);
-	int nb = cdiv(cols, 32), nbt = cdiv(rows, 32);
+	MxJob j = {x, rows, cols, fmt, out, scale, out_t, scale_t};
 	if (out)
-		for (int r = 0; r < rows; r++)
-			for (int b = 0; b < nb; b++) {
-				int c0 = b * 32, c1 = imin(cols, c0 + 32);
-				uint8_t e = tg_e8m0_from_amax(block_amax(x, cols, r, r + 1, c0, c1), fmax);
-				float m = tg_e8m0_rcp(e);
-				scale[(size_t)r * nb + b] = e;
-				for (int c = c0; c < c1; c++)
-					out[(size_t)r * cols + c] = tg_f32_to_fmt(x[(size_t)r * cols + c] * m, fmt);
-			}
+		ref_parallel_chunks((size_t)(rows > 0 ? rows : 0), ROWCHUNK, mx_rows_task, &j);
 	if (out_t)
-		for (int c = 0; c < cols; c++)
-			for (int b = 0; b < nbt; b++) {
-				int r0 = b * 32, r1 = imin(rows, r0 + 32);
-				uint8_t e = tg_e8m0_from_amax(block_amax(x, cols, r0, r1, c, c + 1), fmax);
-				float m = tg_e8m0_rcp(e);
-				scale_t[(size_t)b * cols + c] = e;
-				for (int r = r0; r < r1; r++)
-					out_t[(size_t)c * rows + r] = tg_f32_to_fmt(x[(size_t)r * cols + c] * m, fmt);
-			}
+		ref_parallel_chunks((size_t)(cols > 0 ? cols : 0), ROWCHUNK, mx_cols_task, &j);
+}
+
+typedef struct DqJob {
+	const uint8_t *q, *scale;
+	int rows, cols, fmt, scale_t;
+	float s_enc;
+	float *y;
+} DqJob;
+
+static void dq_mx_task(void *ctx, size_t r0, size_t r1)
+{
+	const DqJob *j = ctx;
+	int cols = j->cols, nb = cdiv(cols, 32);
+	for (size_t r = r0; r < r1; r++)
+		for (int c = 0; c < cols; c++) {
+			uint8_t e = j->scale_t ? j->scale[(size_t)(c / 32) * j->rows + r] : j->scale[r * nb + c / 32];
+			/* e = 0 blocks were multiplied by 1 (TE), so they dequantize by 1 */
+			float s = e == 0 ? 1.0f : tg_e8m0_to_f32(e);
+			j->y[r * cols + c] = tg_fmt_to_f32(j->q[r * cols + c], j->fmt) * s;
+		}
 }
 
 void ref_dequant_mxfp8(const uint8_t *q, const uint8_t *scale, int rows, int cols, int fmt,
                        int scale_t, float *y)
 {
-	int nb = cdiv(cols, 32);
-	for (int r = 0; r < rows; r++)
-		for (int c = 0; c < cols; c++) {
-			uint8_t e = scale_t ? scale[(size_t)(c / 32) * rows + r] : scale[(size_t)r * nb + c / 32];
-			/* e = 0 blocks were multiplied by 1 (TE), so they dequantize by 1 */
-			float s = e == 0 ? 1.0f : tg_e8m0_to_f32(e);
-			y[(size_t)r * cols + c] = tg_fmt_to_f32(q[(size_t)r * cols + c], fmt) * s;
-		}
+	DqJob j = {q, scale, rows, cols, fmt, scale_t, 0, y};
+	ref_parallel_chunks((size_t)(rows > 0 ? rows : 0), ROWCHUNK, dq_mx_task, &j);
 }
 
 /* cuBLASLt block-scaling-factor layout: the [rows][scols] scale matrix is
@@ -345,48 +459,72 @@ void ref_swizzle_scales(const uint8_t *s, int rows, int scols, uint8_t *out)
 			out[ref_swizzle_index(r, c, scols)] = s[(size_t)r * scols + c];
 }
 
+typedef struct NvJob {
+	const float *x;
+	int rows, cols;
+	const RefNvfp4 *o;
+	float s_enc;
+	uint8_t *out, *scale;
+} NvJob;
+
+static void nv_rows_task(void *ctx, size_t r0, size_t r1)
+{
+	const NvJob *j = ctx;
+	const RefNvfp4 *o = j->o;
+	int rows = j->rows, cols = j->cols, nb = cdiv(cols, 16), ob = cdiv(cols, 2);
+	for (int r = (int)r0; r < (int)r1; r++)
+		for (int b = 0; b < nb; b++) {
+			int c0 = b * 16, c1 = imin(cols, c0 + 16);
+			float am;
+			if (o->two_d) {
+				int rb = r / 16 * 16;
+				am = block_amax(j->x, cols, rb, imin(rows, rb + 16), c0, c1);
+			} else {
+				am = block_amax(j->x, cols, r, r + 1, c0, c1);
+			}
+			uint8_t sd = tg_nvfp4_block_scale(am, j->s_enc);
+			float m = tg_nvfp4_elem_scale(sd, j->s_enc);
+			j->scale[(size_t)r * nb + b] = sd;
+			for (int c = c0; c < c1; c++) {
+				size_t i = (size_t)r * cols + c;
+				float v = j->x[i] * m;
+				uint8_t q = o->sr ? tg_f32_to_e2m1_sr(v, tg_philox_rand(o->seed, o->offset, i))
+				                  : tg_f32_to_e2m1(v);
+				j->out[(size_t)r * ob + c / 2] |= (uint8_t)(q << (4 * (c & 1)));
+			}
+		}
+}
+
 void ref_quant_nvfp4(const float *x, int rows, int cols, const RefNvfp4 *o, uint8_t *out,
                      uint8_t *scale, float *s_enc_out)
 {
-	int nb = cdiv(cols, 16), ob = cdiv(cols, 2);
+	int ob = cdiv(cols, 2);
 	float gamax = o->global_amax >= 0.0f ? o->global_amax : ref_amax(x, (size_t)rows * cols);
 	float s_enc = tg_nvfp4_s_enc(gamax);
 	if (s_enc_out)
 		*s_enc_out = s_enc;
 	memset(out, 0, (size_t)rows * ob);
-	for (int r = 0; r < rows; r++)
-		for (int b = 0; b < nb; b++) {
-			int c0 = b * 16, c1 = imin(cols, c0 + 16);
-			float am;
-			if (o->two_d) {
-				int r0 = r / 16 * 16;
-				am = block_amax(x, cols, r0, imin(rows, r0 + 16), c0, c1);
-			} else {
-				am = block_amax(x, cols, r, r + 1, c0, c1);
-			}
-			uint8_t sd = tg_nvfp4_block_scale(am, s_enc);
-			float m = tg_nvfp4_elem_scale(sd, s_enc);
-			scale[(size_t)r * nb + b] = sd;
-			for (int c = c0; c < c1; c++) {
-				size_t i = (size_t)r * cols + c;
-				float v = x[i] * m;
-				uint8_t q = o->sr ? tg_f32_to_e2m1_sr(v, tg_philox_rand(o->seed, o->offset, i))
-				                  : tg_f32_to_e2m1(v);
-				out[(size_t)r * ob + c / 2] |= (uint8_t)(q << (4 * (c & 1)));
-			}
+	NvJob j = {x, rows, cols, o, s_enc, out, scale};
+	ref_parallel_chunks((size_t)(rows > 0 ? rows : 0), ROWCHUNK, nv_rows_task, &j);
+}
+
+static void dq_nv_task(void *ctx, size_t r0, size_t r1)
+{
+	const DqJob *j = ctx;
+	int cols = j->cols, nb = cdiv(cols, 16), ob = cdiv(cols, 2);
+	for (size_t r = r0; r < r1; r++)
+		for (int c = 0; c < cols; c++) {
+			uint8_t code = (j->q[r * ob + c / 2] >> (4 * (c & 1))) & 0xF;
+			float sd = tg_e4m3_to_f32(j->scale[r * nb + c / 16]);
+			j->y[r * cols + c] = tg_e2m1_to_f32(code) * tg_div_rn(sd, j->s_enc);
 		}
 }
 
 void ref_dequant_nvfp4(const uint8_t *q, const uint8_t *scale, int rows, int cols, float s_enc,
                        float *y)
 {
-	int nb = cdiv(cols, 16), ob = cdiv(cols, 2);
-	for (int r = 0; r < rows; r++)
-		for (int c = 0; c < cols; c++) {
-			uint8_t code = (q[(size_t)r * ob + c / 2] >> (4 * (c & 1))) & 0xF;
-			float sd = tg_e4m3_to_f32(scale[(size_t)r * nb + c / 16]);
-			y[(size_t)r * cols + c] = tg_e2m1_to_f32(code) * tg_div_rn(sd, s_enc);
-		}
+	DqJob j = {q, scale, rows, cols, 0, 0, s_enc, y};
+	ref_parallel_chunks((size_t)(rows > 0 ? rows : 0), ROWCHUNK, dq_nv_task, &j);
 }
 
 void ref_rht_rows(const float *x, int rows, int cols, uint16_t sign_mask, float *y)
@@ -403,15 +541,4 @@ void ref_rht_rows(const float *x, int rows, int cols, uint16_t sign_mask, float 
 		if (yr != xr) /* the last partial group is left as is */
 			memcpy(yr + c, xr + c, sizeof *yr * (size_t)(cols - c));
 	}
-}
-
-void ref_gemm(const float *A, const float *B, int M, int N, int K, float *y)
-{
-	for (int m = 0; m < M; m++)
-		for (int n = 0; n < N; n++) {
-			float acc = 0.0f;
-			for (int k = 0; k < K; k++)
-				acc += A[(size_t)m * K + k] * B[(size_t)n * K + k];
-			y[(size_t)m * N + n] = acc;
-		}
 }

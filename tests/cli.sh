@@ -153,4 +153,33 @@ if grep -q '^# ' "$tmp/out"; then
 else
 	echo "ok cli/plan_forward_only_no_phase_lines"
 fi
+
+# tegen run --cpu, tegen compare, tegen numerics (CPU reference; no GPU needed)
+tiny=tests/gen/numerics_mlp.yaml
+expect numerics_usage 2 'usage: tegen numerics' "$tegen" numerics
+expect numerics_help 0 '' "$tegen" numerics --help
+expect numerics_bad_inputs 2 "'cauchy' is not gaussian, student or outliers" "$tegen" numerics $tiny --inputs cauchy
+expect numerics_bad_recipe 2 "'fp3' is not one of" "$tegen" numerics $tiny --recipes delayed,fp3
+expect numerics_bad_tokens 2 'not a whole number' "$tegen" numerics $tiny --tokens 0
+expect numerics_no_spec 1 'nosuch.yaml' "$tegen" numerics "$tmp/nosuch.yaml"
+expect numerics_csv_unwritable 1 'cannot write' "$tegen" numerics $tiny --tokens 16 --csv "$tmp/nodir/x.csv"
+expect numerics_run 0 '' "$tegen" numerics $tiny --tokens 16 --recipes mxfp8,nvfp4_rht --inputs student --csv "$tmp/n.csv" --chart "$tmp/n.svg"
+if grep -q '^mxfp8,copy,xn,row,e4m3,' "$tmp/n.csv" && grep -q '^nvfp4_rht,output,y,' "$tmp/n.csv" && grep -q '</svg>' "$tmp/n.svg"; then
+	echo "ok cli/numerics_files"
+else
+	echo "FAIL cli/numerics_files: csv or svg incomplete"
+	fails=$((fails + 1))
+fi
+expect run_cpu_check 2 'compare a GPU run' "$tegen" run $tiny --cpu --check
+expect run_cpu 0 '' "$tegen" run $tiny --cpu --tokens 16 --out "$tmp/cpu_a"
+expect run_cpu_again 0 '' "$tegen" run $tiny --cpu --tokens 16 --out "$tmp/cpu_b"
+expect compare_same 0 '' "$tegen" compare $tiny "$tmp/cpu_a" "$tmp/cpu_b"
+grep -q '^ok numerics_mlp y (relative error 0)' "$tmp/out" && echo "ok cli/compare_same_report" ||
+	{ echo "FAIL cli/compare_same_report: $(tr '\n' '|' <"$tmp/out")"; fails=$((fails + 1)); }
+expect run_cpu_tokens 0 '' "$tegen" run $tiny --cpu --tokens 17 --out "$tmp/cpu_c"
+expect compare_shape 1 '' "$tegen" compare $tiny "$tmp/cpu_a" "$tmp/cpu_c"
+grep -q '^FAIL numerics_mlp y: dtype or shape differ' "$tmp/out" && echo "ok cli/compare_shape_report" ||
+	{ echo "FAIL cli/compare_shape_report: $(tr '\n' '|' <"$tmp/out")"; fails=$((fails + 1)); }
+expect compare_usage 2 'usage: tegen compare' "$tegen" compare $tiny "$tmp/cpu_a"
+expect compare_no_dir 1 'cannot read directory' "$tegen" compare $tiny "$tmp/cpu_a" "$tmp/nosuch"
 [ $fails = 0 ]

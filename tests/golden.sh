@@ -4,6 +4,7 @@
 #                          NAME.err    -> stderr must match, exit 1
 #                          NAME.plan   -> `tegen plan` stdout must match
 #                          NAME.cu     -> `tegen emit` stdout must match
+#                          NAME.numerics -> `tegen numerics --recipes all --tokens 32 --inputs outliers` stdout
 # and every specs/*.yaml must pass `tegen check`.
 # Usage: tests/golden.sh [--update]   ($TEGEN: the binary, default build/tegen)
 # Prints one line per case: "ok gen/NAME.ir" or "FAIL gen/NAME.err" and a diff.
@@ -52,8 +53,10 @@ for yaml in tests/gen/*.yaml; do
 	[ -e "$base.err" ] && { check_case err "$yaml" "$base.err" "$tegen" ir "$yaml"; found=1; }
 	[ -e "$base.plan" ] && { check_case plan "$yaml" "$base.plan" "$tegen" plan "$yaml"; found=1; }
 	[ -e "$base.cu" ] && { check_case cu "$yaml" "$base.cu" "$tegen" emit "$yaml"; found=1; }
+	[ -e "$base.numerics" ] && { check_case numerics "$yaml" "$base.numerics" "$tegen" numerics "$yaml" --recipes all \
+		--tokens 32 --inputs outliers; found=1; }
 	if [ $found = 0 ]; then
-		echo "FAIL ${yaml#tests/}: no expected file (.ir, .err, .plan or .cu); create one, then run with --update"
+		echo "FAIL ${yaml#tests/}: no expected file (.ir, .err, .plan, .cu or .numerics); create one, then run with --update"
 		fails=$((fails + 1))
 	fi
 done

@@ -29,6 +29,7 @@ part backward build/tests/test_backward
 part bwd-nvrtc build/tests/test_bwd_nvrtc
 part cache build/tests/test_cache
 part interp build/tests/test_interp
+part numerics build/tests/test_numerics
 part golden sh tests/golden.sh
 part cli sh tests/cli.sh
 part nvrtc sh tests/nvrtc.sh
@@ -36,6 +37,7 @@ part tune sh tests/tune.sh
 part gemm build/tests/test_gemm --no-bench
 part gpu build/tests/test_gpu
 part conf13 sh tests/gpu/conf13/run.sh
+part numerics-gpu sh tests/gpu/numerics_gpu.sh
 part bench build/tests/test_bench
 part bench-report build/tests/test_bench_report
 part abi sh tests/abi.sh

@@ -1,0 +1,180 @@
+/* numerics_gpu.c: `tegen numerics` on the GPU. The layer runs through the
+ * runtime (tg_run, the kernels and cuBLASLt GEMMs a user gets); every produced
+ * tensor's components and state scalars are read back, and the FP32 value each
+ * quantized copy came from is the reference op run on the GPU's own inputs (as
+ * `tegen run --check` does; element-wise ops, norms and GLUs are cheap on the
+ * CPU). GEMMs with high-precision outputs are not recomputed: their GPU bytes
+ * feed the ops after them, so the CPU does no GEMM unless a GEMM output is
+ * itself quantized. The statistics are then the CPU path's (numstats.c).
+ * Note: this calls tg_run only; once the runtime splits the backward into
+ * tg_backward, call it after tg_run here. */
+#include "numerics_gpu.h"
+
+#include "cudrv.h"
+#include "layout.h"
+#include "ref.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void numgpu_free(NumGpuRun *run)
+{
+	if (run->g && run->rt)
+		interp_free(run->g, run->rt);
+	for (int i = 0; run->dev && run->g && i < run->g->ntensors; i++)
+		if (run->dev[i])
+			cu.cuMemFree_v2((CUdeviceptr)run->dev[i]);
+	free(run->dev);
+	free(run->rt);
+	free(run->dims);
+	if (run->l)
+		tg_layer_destroy(run->l);
+	memset(run, 0, sizeof *run);
+}
+
+/* Upload and bind every input of the layer. */
+static int bind_inputs(NumGpuRun *run, char *err, size_t errlen)
+{
+	const Graph *g = run->g;
+	for (int i = 0; i < g->ntensors; i++) {
+		const Tensor *t = &g->tensors[i];
+		if (t->producer >= 0)
+			continue;
+		size_t bytes = run->rt[i].bytes[COMP_DATA];
+		CUdeviceptr d;
+		if (cu.cuMemAlloc_v2(&d, bytes ? bytes : 16) || cu.cuMemcpyHtoD_v2(d, run->rt[i].comp[COMP_DATA], bytes)) {
+			snprintf(err, errlen, "cannot allocate or upload input '%s'", t->name);
+			return -1;
+		}
+		run->dev[i] = (unsigned long long)d;
+		static const TgDtype map[DT_COUNT] = {[DT_F32] = TG_FP32, [DT_BF16] = TG_BF16, [DT_F16] = TG_FP16,
+			[DT_E4M3] = TG_E4M3, [DT_E5M2] = TG_E5M2};
+		TgTensorDesc desc = {(void *)(uintptr_t)d, map[t->dtype], t->rank, {0}, {0}};
+		for (int k = 0; k < t->rank; k++)
+			desc.shape[k] = layout_extent(run->dims, t->shape[k]);
+		if (tg_bind(run->l, t->name, &desc)) {
+			snprintf(err, errlen, "%s", tg_last_error());
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Run twice: the first run's amax sets every delayed slot's scale (tg_delayed_scale,
+ * from scale 1), the second is the one read back; hstate gets the state after it. */
+static int run_steady(NumGpuRun *run, float **hstate_out, TgStateLayout *lay, char *err, size_t errlen)
+{
+	void *state;
+	size_t bytes;
+	if (tg_state(run->l, &state, &bytes, lay)) {
+		snprintf(err, errlen, "%s", tg_last_error());
+		return -1;
+	}
+	float *h = calloc(bytes / 4 + 1, sizeof *h);
+	*hstate_out = h;
+	for (int pass = 0; pass < 2; pass++) {
+		if (lay->tensors) {
+			cu.cuMemcpyDtoH_v2(h, (CUdeviceptr)(uintptr_t)state, bytes);
+			for (int i = 0; i < run->g->ntensors; i++) {
+				const Tensor *t = &run->g->tensors[i];
+				int s = t->state_slot;
+				if (s < 0 || s >= lay->delayed)
+					continue;
+				float fmax = tg_fmt_max(t->dtype == DT_E5M2 ? TG_FMT_E5M2 : TG_FMT_E4M3);
+				float sc = pass ? tg_delayed_scale(h[lay->amax + (size_t)s], 1.0f, fmax, t->recipe.margin) : 1.0f;
+				h[lay->scale + lay->stride * (size_t)s] = sc;
+				h[lay->scale_inv + lay->stride * (size_t)s] = tg_scale_inv(sc);
+			}
+			for (int s = 0; s < lay->tensors; s++)
+				h[lay->amax + (size_t)s] = 0.0f;
+			cu.cuMemcpyHtoD_v2((CUdeviceptr)(uintptr_t)state, h, bytes);
+		}
+		if (tg_run(run->l, NULL) || cu.cuCtxSynchronize()) {
+			snprintf(err, errlen, "run: %s", tg_last_error());
+			return -1;
+		}
+	}
+	if (lay->tensors)
+		cu.cuMemcpyDtoH_v2(h, (CUdeviceptr)(uintptr_t)state, bytes);
+	return 0;
+}
+
+/* Replace tensor i's components with the GPU's, and its state scalars with the GPU state's. */
+static int fetch_tensor(NumGpuRun *run, int i, const float *h, const TgStateLayout *lay, char *err, size_t errlen)
+{
+	const Tensor *t = &run->g->tensors[i];
+	RefTensor *r = &run->rt[i];
+	for (int c = COMP_DATA; c <= COMP_SCALE_INV_T; c++) {
+		void *dp;
+		size_t bytes;
+		if (c == COMP_SCALE || tensor_comp_in_state(t, (Component)c) ||
+			tg_layer_tensor_component(run->l, i, (Component)c, &dp, &bytes) || !bytes)
+			continue;
+		void *buf = malloc(bytes);
+		if (!buf || cu.cuMemcpyDtoH_v2(buf, (CUdeviceptr)(uintptr_t)dp, bytes)) {
+			free(buf);
+			snprintf(err, errlen, "cannot read %s.%s from the GPU", t->name, comp_name(c));
+			return -1;
+		}
+		free(r->comp[c]);
+		r->comp[c] = buf;
+		r->bytes[c] = bytes;
+		r->owned = 1;
+	}
+	if (t->state_slot >= 0) {
+		size_t s = (size_t)t->state_slot;
+		r->scale = h[lay->scale + lay->stride * s];
+		r->scale_inv = h[lay->scale_inv + lay->stride * s];
+		r->amax = h[lay->amax + s];
+	}
+	if (t->state_slot_t >= 0) {
+		size_t s = (size_t)t->state_slot_t;
+		r->scale_t = h[lay->scale + lay->stride * s];
+		r->amax_t = h[lay->amax + s];
+	}
+	return 0;
+}
+
+int numgpu_run(TgContext *ctx, const char *file, const char *text, long tokens, NumGpuInputs inputs, void *ud,
+	NumGpuRun *run, char *err, size_t errlen)
+{
+	memset(run, 0, sizeof *run);
+	if (tg_layer_create(ctx, file, text, strlen(text), &run->l)) {
+		snprintf(err, errlen, "%s", tg_last_error());
+		return -1;
+	}
+	if (tg_layer_set_tokens(run->l, tokens) || tg_layer_load(run->l)) {
+		snprintf(err, errlen, "%s", tg_last_error());
+		numgpu_free(run);
+		return -1;
+	}
+	const Graph *g = run->g = tg_layer_plan(run->l)->g;
+	run->dims = calloc((size_t)g->ndims + 1, sizeof *run->dims);
+	run->rt = calloc((size_t)g->ntensors + 1, sizeof *run->rt);
+	run->dev = calloc((size_t)g->ntensors + 1, sizeof *run->dev);
+	for (int d = 0; d < g->ndims; d++)
+		run->dims[d] = layout_dim_at(g, d, tokens);
+	float *h = NULL;
+	TgStateLayout lay;
+	int rc = inputs(g, run->dims, run->rt, ud, err, errlen);
+	if (!rc)
+		rc = bind_inputs(run, err, errlen);
+	if (!rc)
+		rc = run_steady(run, &h, &lay, err, errlen);
+	for (int oi = 0; !rc && oi < g->nops; oi++) {
+		const Op *op = &g->ops[oi];
+		bool gemm_hp = op->kind == OP_GEMM_CAST && !layout_quantized(&g->tensors[op->arg[ARG_OUT]]);
+		if (!gemm_hp && interp_run_op(g, run->dims, oi, 0, run->rt, err, errlen)) {
+			rc = -1;
+			break;
+		}
+		for (int a = 0; !rc && a < ARG_COUNT; a++)
+			if (op->arg[a] >= 0 && arg_is_output((ArgSlot)a))
+				rc = fetch_tensor(run, op->arg[a], h, &lay, err, errlen);
+	}
+	free(h);
+	if (rc)
+		numgpu_free(run);
+	return rc;
+}

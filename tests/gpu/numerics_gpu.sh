@@ -1,0 +1,56 @@
+#!/bin/sh
+# numerics_gpu.sh: the GPU path of `tegen numerics` and `tegen run --cpu` against the GPU.
+#  1. tegen numerics --gpu and --cpu on the same layer, recipes and inputs: every number
+#     of the CSV agrees within float rounding (a GPU norm or GLU value 1 ulp off can move a
+#     few codes; cuBLASLt sums in another order): SQNR within 0.2 dB (or both infinite),
+#     shares (underflow, saturation, tiny/vanished blocks) within 0.2 percentage points,
+#     mean relative error and the outputs' relative Frobenius error within 3% of each other.
+#  2. tegen run --out (GPU) and tegen run --cpu --out on the same inputs: tegen compare
+#     finds every output file within the --check rules.
+# Usage (repo root, after ninja): sh tests/gpu/numerics_gpu.sh
+tegen=${TEGEN:-build/tegen}
+fails=0
+if ! why=$(build/examples/host --check-gpu 2>&1); then
+	echo "skip numerics_gpu: no GPU (${why#host: no GPU: })"
+	exit 0
+fi
+d=$(mktemp -d)
+trap 'rm -rf "$d"' EXIT
+for spec in tests/gen/numerics_mlp.yaml tests/gpu/specs/bwd_derived.yaml; do
+	n=$(basename "$spec" .yaml)
+	sed 's/@H@/256/' "$spec" >"$d/$n.yaml"
+	for inputs in gaussian outliers; do
+		for dev in gpu cpu; do
+			"$tegen" numerics "$d/$n.yaml" --$dev --tokens 64 --recipes all --inputs $inputs --csv "$d/$dev.csv" \
+				>"$d/$dev.txt" 2>"$d/$dev.err" || { echo "FAIL numerics_gpu/$n/$inputs/$dev: exit $?: $(tail -3 "$d/$dev.err" | tr '\n' ' ')"; fails=$((fails + 1)); }
+		done
+		if out=$(awk -F, '
+			function far(a, b, tol) { return (a + 0 != b + 0) && !(a ~ /inf/ && a == b) && (a == "" || b == "" || (a - b > tol || b - a > tol)) }
+			function rfar(a, b, tol) { m = (a > b ? a : b); return m > 0 && far(a / m, b / m, tol) }
+			NR == FNR { if (FNR > 1) cpu[$1 "," $2 "," $3 "," $4] = $0; next }
+			FNR > 1 { k = $1 "," $2 "," $3 "," $4; if (!(k in cpu)) { print "only on the GPU: " k; bad++; next }
+				split(cpu[k], c, ","); seen[k] = 1
+				if (far($6, c[6], 0.2)) { print k " SQNR gpu " $6 " cpu " c[6]; bad++ }
+				for (i = 9; i <= 13; i++) if (i != 11 && far($i, c[i], 0.002)) { print k " column " i " gpu " $i " cpu " c[i]; bad++ }
+				if (rfar($8, c[8], 0.03)) { print k " mean rel gpu " $8 " cpu " c[8]; bad++ }
+				if (rfar($16, c[16], 0.03)) { print k " rel_frobenius gpu " $16 " cpu " c[16]; bad++ } }
+			END { for (k in cpu) if (!(k in seen)) { print "only on the CPU: " k; bad++ } exit bad > 0 }
+			' "$d/cpu.csv" "$d/gpu.csv" 2>&1); then
+			echo "ok numerics_gpu/$n/$inputs ($(($(wc -l <"$d/gpu.csv") - 1)) rows agree)"
+		else
+			echo "FAIL numerics_gpu/$n/$inputs: $(printf '%s\n' "$out" | head -5 | tr '\n' ';')"; fails=$((fails + 1))
+		fi
+	done
+	for t in 16 100; do
+		rm -rf "$d/g" "$d/c"
+		"$tegen" run "$d/$n.yaml" --tokens $t --iters 1 --out "$d/g" >"$d/run.txt" 2>&1 &&
+			"$tegen" run "$d/$n.yaml" --cpu --tokens $t --out "$d/c" >>"$d/run.txt" 2>&1 ||
+			{ echo "FAIL numerics_gpu/run_cpu/$n/$t: $(tail -3 "$d/run.txt" | tr '\n' ' ')"; fails=$((fails + 1)); continue; }
+		if out=$("$tegen" compare "$d/$n.yaml" "$d/g" "$d/c" 2>&1); then
+			echo "ok numerics_gpu/compare/$n/$t ($(printf '%s\n' "$out" | tail -1))"
+		else
+			echo "FAIL numerics_gpu/compare/$n/$t: $(printf '%s\n' "$out" | grep -m5 FAIL | tr '\n' ';')"; fails=$((fails + 1))
+		fi
+	done
+done
+[ $fails = 0 ]

@@ -1,0 +1,258 @@
+/* test_numerics.c: the statistics of `tegen numerics` (cli/numstats.c) on
+ * hand-made tensors with known answers, and its input generators' statistics.
+ * Each case builds a one-op layer (quantize x -> xq, both copies) with the
+ * recipe under test, sets xq's FP32 value by hand, quantizes it through the
+ * interpreter and checks the numbers. */
+#include "check.h"
+#include "interp.h"
+#include "layout.h"
+#include "numstats.h"
+#include "ref.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char spec_fmt[] =
+	"layer: q\n"
+	"dims: {rows: %d, cols: %d}\n"
+	"recipe: %s\n"
+	"tensors:\n"
+	"  x: {shape: [rows, cols], dtype: fp32}\n"
+	"ops:\n"
+	"  - quantize: {in: x, out: xq, layout: [rowwise, columnwise]}\n"
+	"outputs: [xq]\n";
+
+typedef struct Case {
+	Arena *a;
+	const Graph *g;
+	long dims[4];
+	RefTensor r;
+	const Tensor *t;
+} Case;
+
+/* Quantize v [rows][cols] under recipe (a YAML flow map); scale: the delayed scale. */
+static int make_case(Case *c, const char *recipe, int rows, int cols, const float *v, float scale)
+{
+	memset(c, 0, sizeof *c);
+	c->a = arena_new();
+	Diag d = {0};
+	d.file = "q.yaml";
+	char *text = arena_printf(c->a, spec_fmt, rows, cols, recipe);
+	Spec *s = spec_load(c->a, &d, d.file, text, strlen(text));
+	c->g = s ? ir_build(c->a, &d, s, (Arch){100, true}) : NULL;
+	if (!c->g) {
+		printf("FAIL numerics/load %s: %s\n", recipe, d.msg);
+		check_failures++;
+		arena_free(c->a);
+		return -1;
+	}
+	for (int i = 0; i < c->g->ndims; i++)
+		c->dims[i] = layout_dim_at(c->g, i, 1);
+	c->t = &c->g->tensors[1];
+	size_t n = (size_t)rows * (size_t)cols;
+	c->r.value = malloc(sizeof(float) * n);
+	memcpy(c->r.value, v, sizeof(float) * n);
+	c->r.scale = scale;
+	c->r.scale_inv = 1.0f / scale;
+	interp_quantize(c->g, c->dims, c->t, &c->r);
+	return 0;
+}
+
+static void free_case(Case *c)
+{
+	for (int k = 0; k < COMP_COUNT; k++)
+		free(c->r.comp[k]);
+	free(c->r.value);
+	arena_free(c->a);
+}
+
+static int near(double a, double b, double tol) { return fabs(a - b) <= tol; }
+
+/* A tensor exactly representable in E4M3 (per-tensor current scaling with amax 448 gives
+ * scale 1): infinite SQNR, no error, no underflow, no saturation; same for the columnwise copy. */
+static void test_exact_e4m3(void)
+{
+	float v[4 * 64];
+	for (int i = 0; i < 4 * 64; i++)
+		v[i] = tg_e4m3_to_f32((uint8_t)(i % 0x7F)) * (i & 1 ? -1.0f : 1.0f);
+	v[5] = 448.0f;
+	Case c;
+	if (make_case(&c, "{scaling: current, format: e4m3}", 4, 64, v, 1.0f))
+		return;
+	for (int k = 0; k < 2; k++) {
+		NumStats s;
+		numerics_copy_stats(c.g, c.dims, c.t, &c.r, k ? COMP_DATA_T : COMP_DATA, &s);
+		check_line("numerics/", isinf(s.sqnr_db) && s.sqnr_db > 0 && s.max_rel == 0 && s.underflow == 0 &&
+			s.saturated == 0 && s.blocks == 1 && s.scale_min == 1 && s.scale_max == 1 && s.n == 256,
+			k ? "exact_e4m3/col" : "exact_e4m3/row", "sqnr %g max_rel %g under %g sat %g blocks %ld scale %g..%g n %ld",
+			s.sqnr_db, s.max_rel, s.underflow, s.saturated, s.blocks, s.scale_min, s.scale_max, s.n);
+	}
+	free_case(&c);
+}
+
+/* Values below half the smallest E4M3 subnormal (2^-10) after scaling (delayed, scale 1):
+ * 100% underflow, the one block vanished, SQNR 0 dB (the error is the signal), max rel 1. */
+static void test_underflow(void)
+{
+	float v[2 * 32];
+	for (int i = 0; i < 64; i++)
+		v[i] = (i & 1 ? -1.0f : 1.0f) * ldexpf(1.0f + (float)i / 64, -12);
+	Case c;
+	if (make_case(&c, "{scaling: delayed, format: e4m3}", 2, 32, v, 1.0f))
+		return;
+	NumStats s;
+	numerics_copy_stats(c.g, c.dims, c.t, &c.r, COMP_DATA, &s);
+	check_line("numerics/", s.underflow == 1 && s.vanished_blocks == 1 && near(s.sqnr_db, 0, 1e-12) && s.max_rel == 1 &&
+		s.mean_rel == 1 && s.saturated == 0, "underflow_all", "under %g vanished %g sqnr %g max_rel %g", s.underflow,
+		s.vanished_blocks, s.sqnr_db, s.max_rel);
+	free_case(&c);
+}
+
+/* Scale 1, half the values 1000 (past E4M3's 448): 50% saturated, each at relative error
+ * 1 - 448/1000; the other half (1.0) exact. */
+static void test_saturation(void)
+{
+	float v[2 * 32];
+	for (int i = 0; i < 64; i++)
+		v[i] = i % 2 ? 1000.0f : 1.0f;
+	Case c;
+	if (make_case(&c, "{scaling: delayed, format: e4m3}", 2, 32, v, 1.0f))
+		return;
+	NumStats s;
+	numerics_copy_stats(c.g, c.dims, c.t, &c.r, COMP_DATA, &s);
+	double sqnr = 10 * log10((32 * 1e6 + 32) / (32 * 552.0 * 552.0));
+	check_line("numerics/", s.saturated == 0.5 && near(s.max_rel, 0.552, 1e-9) && near(s.mean_rel, 0.276, 1e-9) &&
+		s.underflow == 0 && near(s.sqnr_db, sqnr, 1e-9), "saturation_half", "sat %g max_rel %g mean_rel %g sqnr %g (want %g)",
+		s.saturated, s.max_rel, s.mean_rel, s.sqnr_db, sqnr);
+	free_case(&c);
+}
+
+/* MXFP8, 2 rows x 64: four blocks of 32; one all-zero block has E8M0 exponent 0 (tiny, not
+ * vanished: nothing nonzero in it); the powers of two in the others are exact. */
+static void test_mxfp8_blocks(void)
+{
+	float v[2 * 64];
+	for (int i = 0; i < 128; i++)
+		v[i] = i >= 64 && i < 96 ? 0.0f : ldexpf(1.0f, i % 7 - 3);
+	Case c;
+	if (make_case(&c, "{scaling: mxfp8, format: e4m3}", 2, 64, v, 1.0f))
+		return;
+	NumStats s;
+	numerics_copy_stats(c.g, c.dims, c.t, &c.r, COMP_DATA, &s);
+	check_line("numerics/", s.blocks == 4 && s.tiny_blocks == 0.25 && s.vanished_blocks == 0 && isinf(s.sqnr_db) &&
+		s.underflow == 0, "mxfp8_blocks", "blocks %ld tiny %g vanished %g sqnr %g", s.blocks, s.tiny_blocks,
+		s.vanished_blocks, s.sqnr_db);
+	/* columnwise: blocks of 32 along the 2 rows, one per column: 64 blocks, none all-zero in x^T
+	 * except the 32 columns 0..31 of row 1 paired with row 0's nonzero values: none tiny */
+	numerics_copy_stats(c.g, c.dims, c.t, &c.r, COMP_DATA_T, &s);
+	check_line("numerics/", s.blocks == 64 && s.tiny_blocks == 0 && isinf(s.sqnr_db), "mxfp8_blocks/col",
+		"blocks %ld tiny %g sqnr %g", s.blocks, s.tiny_blocks, s.sqnr_db);
+	free_case(&c);
+}
+
+/* NVFP4 with every 16-block's amax 6 and E2M1 values: S_enc = 448*6/6 = 448, S_dec = 448
+ * (exact in E4M3), so the copy is exact: infinite SQNR; 4 blocks per row of 64. */
+static void test_nvfp4_exact(void)
+{
+	static const float e2m1[8] = {0, 0.5f, 1, 1.5f, 2, 3, 4, 6};
+	float v[2 * 64];
+	for (int i = 0; i < 128; i++)
+		v[i] = (i % 16 == 0 ? 6.0f : e2m1[i % 8]) * (i % 3 ? 1.0f : -1.0f);
+	Case c;
+	if (make_case(&c, "{scaling: nvfp4}", 2, 64, v, 1.0f))
+		return;
+	NumStats s;
+	numerics_copy_stats(c.g, c.dims, c.t, &c.r, COMP_DATA, &s);
+	check_line("numerics/", isinf(s.sqnr_db) && s.blocks == 8 && s.tiny_blocks == 0 && s.saturated == 0 &&
+		s.scale_min == 1 && s.scale_max == 1, "nvfp4_exact", "sqnr %g blocks %ld tiny %g sat %g scale %g..%g", s.sqnr_db,
+		s.blocks, s.tiny_blocks, s.saturated, s.scale_min, s.scale_max);
+	free_case(&c);
+}
+
+/* Block 1x128: a row of 128 with a known SQNR: x = 1 + i/128 quantized with scale
+ * 448/amax, compared with the same computed here from the E4M3 rounding. */
+static void test_block_sqnr(void)
+{
+	float v[128];
+	for (int i = 0; i < 128; i++)
+		v[i] = 1.0f + (float)i / 128;
+	Case c;
+	if (make_case(&c, "{scaling: block1x128, format: e4m3, pow2: false}", 1, 128, v, 1.0f))
+		return;
+	float sc = 448.0f / v[127];
+	double sx = 0, se = 0;
+	for (int i = 0; i < 128; i++) {
+		double q = tg_e4m3_to_f32(tg_f32_to_fmt(v[i] * sc, TG_FMT_E4M3)) * (double)tg_scale_inv(sc);
+		sx += (double)v[i] * v[i];
+		se += (v[i] - q) * (v[i] - q);
+	}
+	NumStats s;
+	numerics_copy_stats(c.g, c.dims, c.t, &c.r, COMP_DATA, &s);
+	check_line("numerics/", near(s.sqnr_db, 10 * log10(sx / se), 1e-6) && s.blocks == 1, "block1x128_sqnr",
+		"sqnr %g want %g", s.sqnr_db, 10 * log10(sx / se));
+	free_case(&c);
+}
+
+static void test_error(void)
+{
+	float ref[2] = {3, 4}, got[2] = {3, 4.5f};
+	double rel, db;
+	numerics_error(ref, got, 2, &rel, &db);
+	check_line("numerics/", near(rel, 0.1, 1e-12) && near(db, 20, 1e-9), "error_known", "rel %g sqnr %g", rel, db);
+	numerics_error(ref, ref, 2, &rel, &db);
+	check_line("numerics/", rel == 0 && isinf(db), "error_equal", "rel %g sqnr %g", rel, db);
+}
+
+/* The generators: mean 0 and the asked std; Student-t heavier tails than the Gaussian; outlier
+ * channels 100x the rest, about 1 in 512 of them. */
+static void test_generators(void)
+{
+	long rows = 256, cols = 4096;
+	size_t n = (size_t)rows * cols;
+	float *x = malloc(sizeof *x * n);
+	const char *names[3] = {"gaussian", "student", "outliers"};
+	double tail[3] = {0, 0, 0};
+	for (int k = 0; k < 3; k++) {
+		numerics_fill(x, rows, cols, (NumInput)k, 2.0, 7);
+		double s = 0, s2 = 0, so = 0, so2 = 0;
+		long no = 0, nt = 0, big = 0;
+		for (size_t i = 0; i < n; i++) {
+			bool out = k == NUM_OUTLIERS && numerics_outlier_channel((long)(i % (size_t)cols), cols);
+			if (out) {
+				so += x[i], so2 += (double)x[i] * x[i], no++;
+				continue;
+			}
+			s += x[i], s2 += (double)x[i] * x[i], nt++;
+			big += fabs(x[i]) > 8.0; /* beyond 4 std */
+		}
+		double mean = s / nt, sd = sqrt(s2 / nt - mean * mean);
+		tail[k] = (double)big / nt;
+		check_line("numerics/gen/", near(mean, 0, 0.01) && near(sd, 2.0, k == NUM_STUDENT ? 0.1 : 0.01), names[k],
+			"mean %g std %g (want 0, 2)", mean, sd);
+		if (k == NUM_OUTLIERS) {
+			long chans = no / rows;
+			double osd = sqrt(so2 / no);
+			check_line("numerics/gen/", chans >= 2 && chans <= 24 && near(osd, 200, 10), "outlier_channels",
+				"%ld channels of %ld, std %g (want 200)", chans, cols, osd);
+		}
+	}
+	check_line("numerics/gen/", tail[NUM_STUDENT] > 20 * tail[NUM_GAUSSIAN] + 1e-4, "student_tails",
+		"beyond 4 std: student %g, gaussian %g", tail[NUM_STUDENT], tail[NUM_GAUSSIAN]);
+	free(x);
+}
+
+int main(void)
+{
+	test_exact_e4m3();
+	test_underflow();
+	test_saturation();
+	test_mxfp8_blocks();
+	test_nvfp4_exact();
+	test_block_sqnr();
+	test_error();
+	test_generators();
+	return check_failures ? 1 : 0;
+}

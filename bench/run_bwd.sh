@@ -15,12 +15,12 @@ mkdir -p "$B" "${OUT:-/tmp}"
 : > "$LOG"
 say() { echo "$*" | tee -a "$LOG"; }
 say "== build harness_bwd ($(date -u +%H:%M:%S)) =="
-for f in ref recipe backward; do
+for f in ref recipe backward gemm parallel; do
 	gcc -O2 -std=c11 -D_GNU_SOURCE -Iref -Itemplates -c ref/$f.c -o $B/bwd_$f.o
 done
 sh tests/gpu/gen_harness_bwd.sh tests/gpu/harness_bwd.list $B/harness_bwd_inst.inc
 if ! "$NVCC" $ARCH -O3 -std=c++17 -Itemplates -Iref -I$B -Xptxas -warn-spills -o $B/harness_bwd \
-	tests/gpu/harness_bwd.cu $B/bwd_ref.o $B/bwd_recipe.o $B/bwd_backward.o -lm > $B/harness_bwd.build 2>&1; then
+	tests/gpu/harness_bwd.cu $B/bwd_ref.o $B/bwd_recipe.o $B/bwd_backward.o $B/bwd_gemm.o $B/bwd_parallel.o -lm -lpthread > $B/harness_bwd.build 2>&1; then
 	cat $B/harness_bwd.build | tee -a "$LOG"; say "BUILD FAILED"; exit 3
 fi
 cat $B/harness_bwd.build >> "$LOG"

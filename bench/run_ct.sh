@@ -12,12 +12,12 @@ LOG=${OUT:-/tmp}/ct.log
 mkdir -p "$B" "$(dirname "$LOG")"
 {
 	echo "== build $(date -u +%FT%TZ)"
-	gcc -std=c11 -O2 -D_GNU_SOURCE -Itemplates -Iref -c ref/ref.c -o $B/ref.o
+	for f in ref gemm parallel; do gcc -std=c11 -O2 -D_GNU_SOURCE -Itemplates -Iref -c ref/$f.c -o $B/$f.o; done
 	gcc -std=c11 -O2 -D_GNU_SOURCE -Itemplates -Iref -c ref/recipe.c -o $B/recipe.o
 	sh tests/gpu/gen_harness_ct.sh tests/gpu/harness_ct.list $B/harness_ct_inst.inc
 	"$NVCC" -gencode=arch=compute_90a,code=sm_90a -O3 -std=c++17 -Itemplates -Iref -I$B \
 		-Xptxas -warn-spills -c tests/gpu/harness_ct.cu -o $B/harness_ct.o
-	"$NVCC" -gencode=arch=compute_90a,code=sm_90a $B/harness_ct.o $B/ref.o $B/recipe.o -o $B/harness_ct -lm
+	"$NVCC" -gencode=arch=compute_90a,code=sm_90a $B/harness_ct.o $B/ref.o $B/gemm.o $B/parallel.o $B/recipe.o -o $B/harness_ct -lm -lpthread
 	echo "== run"
 } >"$LOG" 2>&1 || { cat "$LOG"; echo "run_ct.sh: build failed (log: $LOG)"; exit 2; }
 t0=$(date +%s)

@@ -16,7 +16,7 @@ mkdir -p "$B" "${OUT:-/tmp}"
 say() { echo "$*" | tee -a "$LOG"; }
 
 say "== build ($(date -u +%H:%M:%S)) =="
-gcc -O2 -std=c11 -D_GNU_SOURCE -Iref -Itemplates -c ref/ref.c -o $B/ref.o
+for f in ref gemm parallel; do gcc -O2 -std=c11 -D_GNU_SOURCE -Iref -Itemplates -c ref/$f.c -o $B/$f.o; done
 gcc -O2 -std=c11 -D_GNU_SOURCE -Iref -Itemplates -c ref/recipe.c -o $B/recipe.o
 # One line per variant: template name flags...
 gcc -E -P -DTG_LIST -x c tests/gpu/harness_rows.cu | sed 's/@@/\n/g' | sed 's/^[[:space:]]*//; s/[[:space:]]*$//' | sed '/^$/d' > $B/variants.txt
@@ -39,7 +39,7 @@ for n in $(awk '{print $2}' $B/variants.txt); do
   w=$(grep -ci warning $B/$n.ptxas || true)
   say "  $n: $r, $s, $m, warnings $w"
 done
-"$NVCC" $ARCH -O3 -std=c++17 -Itemplates -Iref -o $B/harness_rows tests/gpu/harness_rows.cu $OBJS $B/ref.o $B/recipe.o -lm
+"$NVCC" $ARCH -O3 -std=c++17 -Itemplates -Iref -o $B/harness_rows tests/gpu/harness_rows.cu $OBJS $B/ref.o $B/gemm.o $B/parallel.o $B/recipe.o -lm -lpthread
 say "built $B/harness_rows ($(date -u +%H:%M:%S))"
 [ "${1:-}" = "--build-only" ] && exit 0
 set +e

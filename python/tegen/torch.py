@@ -48,8 +48,17 @@ def _torch_dtype(code):
 
 
 def _disable(fn):
-    dis = getattr(getattr(torch, "compiler", None), "disable", None) or torch._dynamo.disable
-    return dis(fn)
+    """fn, which torch.compile leaves out of its graphs (a graph break), on torch versions that compile."""
+    dis = getattr(getattr(torch, "compiler", None), "disable", None)
+    if dis is None:
+        dynamo = getattr(torch, "_dynamo", None)
+        dis = getattr(dynamo, "disable", None)
+    return dis(fn) if dis else fn
+
+
+def _device_of(context):
+    """The torch device of a tegen Context's CUDA context."""
+    return torch.device("cuda", context.device or 0)
 
 
 class Layer(nn.Module):
@@ -60,7 +69,7 @@ class Layer(nn.Module):
     def __init__(self, spec=None, *, text=None, name=None, tokens=None, device=None, auto_step=True, context=None):
         super().__init__()
         self.context = context or shared_context(device)
-        self.device = torch.device("cuda", self.context.device or 0)
+        self.device = _device_of(self.context)
         self.tg = self.context.layer(spec, text=text, name=name)
         if tokens:
             self.tg.set_tokens(tokens)
@@ -126,7 +135,7 @@ class Layer(nn.Module):
     @_disable
     def _apply(self, flat):
         weights = [getattr(self, w.name) for w in self.weight_infos]
-        return _LayerFunction.apply(self, len(flat), *flat, *weights)
+        return _LayerFunction.apply(self, len(flat), torch.is_grad_enabled(), *flat, *weights)
 
     def tg_name(self):
         return f"tegen.torch.Layer({[t.name for t in self.output_infos]})"
@@ -158,7 +167,7 @@ class _LayerFunction(torch.autograd.Function):
     gradient buffers, tg_backward; returns d_<inputs> and the weight gradients in the weights' dtype."""
 
     @staticmethod
-    def forward(ctx, mod, ninputs, *args):
+    def forward(ctx, mod, ninputs, grad_enabled, *args):
         xs, ws = args[:ninputs], args[ninputs:]
         tokens = mod._tokens(xs)
         infos = mod._shapes(tokens)
@@ -178,7 +187,8 @@ class _LayerFunction(torch.autograd.Function):
             for name in mod.grad_infos:
                 tg.bind(name, mod._scratch_buffer(infos[name]))
         tg.run()
-        train = mod.has_backward and torch.is_grad_enabled() and any(ctx.needs_input_grad[2:])
+        # grad mode is off inside forward, and needs_input_grad ignores no_grad: the caller's mode comes along
+        train = mod.has_backward and grad_enabled and any(ctx.needs_input_grad[3:])
         if train:
             mod._generation += 1
             ctx.generation = mod._generation
@@ -232,4 +242,4 @@ class _LayerFunction(torch.autograd.Function):
         dx = [d.to(x.dtype) if d is not None else None for d, x in zip(dx, xs)]
         dw = [fresh.get("d_" + w.name) for w in mod.weight_infos]
         dw = [d.to(p.dtype) if d is not None else None for d, p in zip(dw, weights)]
-        return (None, None, *dx, *dw)
+        return (None, None, None, *dx, *dw)

@@ -159,6 +159,24 @@ def main():
             ok(f"{tag}/arity", False, "two inputs accepted")
         except TypeError as err:
             ok(f"{tag}/arity", "takes 1 inputs (x)" in str(err), str(err))
+    # real torch objects through the binding checks (CPU tensors: refused with the reason)
+    import tegen
+    from tegen import _tensors
+    ok("torch-dtypes", [tegen.dtype_code(d) for d in (torch.float32, torch.bfloat16, torch.float16)] == [1, 2, 3], "")
+    try:
+        tegen.as_buffer("x", torch.zeros(4, 4))
+        ok("torch-cpu-refused", False, "a CPU tensor was accepted")
+    except tegen.BindError as err:
+        ok("torch-cpu-refused", "tegen needs a CUDA tensor" in str(err), str(err))
+    try:
+        tegen.as_buffer("x", torch.zeros(4, 4, dtype=torch.int32))
+        ok("torch-int-refused", False, "int32 accepted")
+    except tegen.BindError as err:
+        ok("torch-int-refused", "needs a CUDA tensor" in str(err) or "no tegen element type" in str(err), str(err))
+    t = torch.zeros(6, 8, dtype=torch.bfloat16)
+    dl = _tensors._capsule_tensor(t.__dlpack__())
+    ok("torch-dlpack-parse", (dl.ndim, dl.shape[0], dl.shape[1], dl.dtype.code, dl.dtype.bits, dl.device.device_type)
+       == (2, 6, 8, 4, 16, 1) and dl.data == t.data_ptr(), f"{dl.ndim} {dl.dtype.code} {dl.dtype.bits}")
     fake = FakeTg(torch, H, F, backward=False)
     fake.phased = True
     fwd = tt.Layer(text="(fake)", context=FakeContext(fake))

@@ -336,9 +336,12 @@ class Layer:
         return dev.value or 0, size.value
 
     def state_array(self):
-        """The recipe state as a DeviceArray of float32 (no copy); torch.as_tensor(..., device='cuda') wraps it."""
+        """The recipe state as a DeviceArray of float32 (no copy): torch.from_dlpack, CuPy, Numba wrap it."""
         ptr, size, _ = self.state()
-        return DeviceArray(ptr, (size // 4,), "<f4", self)
+        return DeviceArray(ptr, (size // 4,), "<f4", self, self._dl_device())
+
+    def _dl_device(self):
+        return (2, self.context.device or 0)
 
     def component_array(self, name, component="data"):
         """A component as a flat DeviceArray (no copy): float32 for the per-tensor scale, scale_inv and
@@ -346,24 +349,24 @@ class Layer:
         the tensor's elements for data/data_t (16-bit types as int16, 8- and 4-bit as uint8)."""
         ptr, size = self.tensor_ptr(name, component)
         if component in ("scale", "amax") or (component == "scale_inv" and size == 4):
-            return DeviceArray(ptr, (size // 4,), "<f4", self)
+            return DeviceArray(ptr, (size // 4,), "<f4", self, self._dl_device())
         if component.startswith("scale_inv"):
-            return DeviceArray(ptr, (size,), "|u1", self)
+            return DeviceArray(ptr, (size,), "|u1", self, self._dl_device())
         bits = DTYPE_BITS.get(self.tensor(name).dtype, 8)
         typestr, width = {32: ("<f4", 4), 16: ("<i2", 2)}.get(bits, ("|u1", 1))
-        return DeviceArray(ptr, (size // width,), typestr, self)
+        return DeviceArray(ptr, (size // width,), typestr, self, self._dl_device())
 
     def torch_state(self):
         """The recipe state as a torch float32 tensor sharing tegen's memory."""
         torch = _import_torch()
-        return torch.as_tensor(self.state_array(), device=_device(self))
+        return torch.from_dlpack(self.state_array())
 
     def torch_component(self, name, component="data"):
         """A tensor component as a torch tensor sharing tegen's memory: data/data_t as the tensor's type
         (torch.float8_e4m3fn, ...; flat), scale/amax as float32, block scales as bytes (uint8)."""
         torch = _import_torch()
         arr = self.component_array(name, component)
-        t = torch.as_tensor(arr, device=_device(self))
+        t = torch.from_dlpack(arr)
         if component in ("data", "data_t"):
             want = getattr(torch, TORCH_OF.get(self.tensor(name).dtype, "uint8"), None)
             if want is not None and want.itemsize == t.element_size() and want != t.dtype:
@@ -398,6 +401,3 @@ def _import_torch():
                           "(state_array, component_array) with another CUDA array library") from None
     return torch
 
-
-def _device(layer):
-    return f"cuda:{layer.context.device or 0}"

@@ -155,6 +155,20 @@ def from_cuda_array_interface(name, obj, dtype=None):
     return Buffer(ptr, code, shape, None, obj)
 
 
+# CPython's capsule calls, as prototypes of their own (setting argtypes on ctypes.pythonapi's shared
+# attributes would change them for every other user in the process)
+_api = ctypes.pythonapi
+_capsule_new = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p)(
+    ("PyCapsule_New", _api))
+_capsule_valid = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.c_char_p)(("PyCapsule_IsValid", _api))
+_capsule_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
+    ("PyCapsule_GetPointer", _api))
+# in a capsule's destructor the capsule is a bare pointer (it is being freed: no new references to it)
+_capsule_valid_raw = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p)(("PyCapsule_IsValid", _api))
+_capsule_pointer_raw = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p)(
+    ("PyCapsule_GetPointer", _api))
+
+
 class _DLDevice(ctypes.Structure):
     _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
 
@@ -171,13 +185,9 @@ class _DLTensor(ctypes.Structure):
 
 def _capsule_tensor(capsule):
     """The DLTensor of an unversioned "dltensor" capsule (DLManagedTensor starts with it)."""
-    get = ctypes.pythonapi.PyCapsule_GetPointer
-    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
-    valid = ctypes.pythonapi.PyCapsule_IsValid
-    valid.restype, valid.argtypes = ctypes.c_int, [ctypes.py_object, ctypes.c_char_p]
-    if not valid(capsule, b"dltensor"):
+    if not _capsule_valid(capsule, b"dltensor"):
         raise BindError("__dlpack__ gave no 'dltensor' capsule (already consumed, or a versioned one)")
-    return _DLTensor.from_address(get(capsule, b"dltensor"))
+    return _DLTensor.from_address(_capsule_pointer(capsule, b"dltensor"))
 
 
 def from_dlpack(name, obj, dtype=None, stream=None):
@@ -231,14 +241,61 @@ def as_buffer(name, obj, dtype=None, stream=None):
                     "__cuda_array_interface__ or __dlpack__ on a CUDA device")
 
 
-class DeviceArray:
-    """A view of tegen-owned device memory with __cuda_array_interface__ (v3), so torch.as_tensor,
-    CuPy or Numba can wrap it without a copy. `owner` (the Layer) is kept alive by the view."""
+_DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
-    def __init__(self, ptr, shape, typestr, owner):
-        self.ptr, self.shape, self.typestr, self.owner = ptr, tuple(shape), typestr, owner
+
+class _DLManagedTensor(ctypes.Structure):
+    _fields_ = [("dl_tensor", _DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", _DELETER)]
+
+
+_exported = {}  # address of a DLManagedTensor handed out -> what keeps it and its memory alive
+
+
+@_DELETER
+def _release(addr):
+    _exported.pop(addr, None)
+
+
+_CAPSULE_DESTRUCTOR = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+
+@_CAPSULE_DESTRUCTOR
+def _capsule_gone(capsule):
+    """A capsule nobody consumed (still named "dltensor") releases its tensor itself, as DLPack asks."""
+    if _capsule_valid_raw(capsule, b"dltensor"):
+        _exported.pop(_capsule_pointer_raw(capsule, b"dltensor"), None)
+
+
+# typestr -> DLPack (code, bits) of the views handed out
+_TYPESTR_DL = {"<f4": (2, 32), "<i2": (0, 16), "|u1": (1, 8)}
+
+
+class DeviceArray:
+    """A view of tegen-owned device memory, with __cuda_array_interface__ (v3: CuPy, Numba) and
+    __dlpack__ (torch.from_dlpack, no numpy needed), no copies. `owner` (the Layer) stays alive as
+    long as a view of it does. Ordering against tegen's streams is the caller's (stream None)."""
+
+    def __init__(self, ptr, shape, typestr, owner, device=(DL_CUDA, 0)):
+        self.ptr, self.shape, self.typestr, self.owner, self.device = ptr, tuple(shape), typestr, owner, device
 
     @property
     def __cuda_array_interface__(self):
         return {"shape": self.shape, "typestr": self.typestr, "data": (self.ptr, False), "version": 3,
                 "strides": None, "stream": None}
+
+    def __dlpack_device__(self):
+        return self.device
+
+    def __dlpack__(self, stream=None):
+        m = _DLManagedTensor()
+        shape = (ctypes.c_int64 * len(self.shape))(*self.shape)
+        t = m.dl_tensor
+        t.data, t.device.device_type, t.device.device_id = self.ptr, self.device[0], self.device[1]
+        t.ndim = len(self.shape)
+        t.dtype.code, t.dtype.bits = _TYPESTR_DL[self.typestr]
+        t.dtype.lanes = 1
+        t.shape = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64))
+        m.deleter = _release
+        addr = ctypes.addressof(m)
+        _exported[addr] = (m, shape, self)
+        return _capsule_new(addr, b"dltensor", ctypes.cast(_capsule_gone, ctypes.c_void_p))

@@ -159,6 +159,15 @@ def main():
     expect_raise("dlpack-int", tegen.BindError, lambda: tegen.as_buffer("x", DLPackObj(16, (4,), 0, 32)),
                  "not a tegen type")
 
+    # a DeviceArray's own __dlpack__ capsule reads back (what torch.from_dlpack gets from tegen views)
+    from tegen import _tensors
+    arr = tegen.DeviceArray(0x30000, (3, 16), "<i2", None)
+    b = _tensors.from_dlpack("v", arr, dtype="bf16")
+    ok("dlpack-export", (b.ptr, b.dtype, b.shape) == (0x30000, tegen.BF16, (3, 16)) and len(_tensors._exported) == 1,
+       vars(b))
+    del b
+    ok("dlpack-export-capsule", len(_tensors._exported) == 0, "an unconsumed capsule did not release its tensor")
+
     # errors carry tg_last_error(); no GPU is a tegen.Error, said plainly
     st = lib.tg_bind(None, b"x", None)
     ok("last-error", st == tegen.ERR_ARG and tegen.last_error() == "tg_bind: NULL argument",

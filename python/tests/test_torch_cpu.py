@@ -174,9 +174,19 @@ def main():
     except tegen.BindError as err:
         ok("torch-int-refused", "needs a CUDA tensor" in str(err) or "no tegen element type" in str(err), str(err))
     t = torch.zeros(6, 8, dtype=torch.bfloat16)
-    dl = _tensors._capsule_tensor(t.__dlpack__())
+    capsule = t.__dlpack__()  # held: the DLTensor lives as long as the capsule
+    dl = _tensors._capsule_tensor(capsule)
     ok("torch-dlpack-parse", (dl.ndim, dl.shape[0], dl.shape[1], dl.dtype.code, dl.dtype.bits, dl.device.device_type)
        == (2, 6, 8, 4, 16, 1) and dl.data == t.data_ptr(), f"{dl.ndim} {dl.dtype.code} {dl.dtype.bits}")
+    # DeviceArray.__dlpack__ (what torch_state / torch_component use), on host memory here: shared, freed once
+    import ctypes
+    mem = (ctypes.c_float * 4)(1, 2, 3, 4)
+    arr = tegen.DeviceArray(ctypes.addressof(mem), (4,), "<f4", mem, device=(1, 0))
+    v = torch.from_dlpack(arr)
+    mem[2] = 30
+    ok("dlpack-export-shared", v.tolist() == [1, 2, 30, 4] and len(_tensors._exported) == 1, str(v.tolist()))
+    del v
+    ok("dlpack-export-released", len(_tensors._exported) == 0, f"{len(_tensors._exported)} left")
     fake = FakeTg(torch, H, F, backward=False)
     fake.phased = True
     fwd = tt.Layer(text="(fake)", context=FakeContext(fake))

@@ -126,14 +126,14 @@ class Layer(nn.Module):
                 lead = lead or tuple(x.shape[:x.dim() - rank + 1])
                 x = x.reshape(-1, *x.shape[x.dim() - rank + 1:])
             flat.append(x if x.is_contiguous() else x.contiguous())
-        outs = self._apply(flat)
+        outs = self._run_layer(flat)
         if lead is not None:
             outs = tuple(o.reshape(*lead, *o.shape[1:]) if i.shape and i.shape[0] is None else o
                          for o, i in zip(outs, self.output_infos))
         return outs[0] if len(outs) == 1 else outs
 
     @_disable
-    def _apply(self, flat):
+    def _run_layer(self, flat):
         weights = [getattr(self, w.name) for w in self.weight_infos]
         return _LayerFunction.apply(self, len(flat), torch.is_grad_enabled(), *flat, *weights)
 

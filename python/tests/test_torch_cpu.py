@@ -110,6 +110,7 @@ def main():
         fake.phased = phased
         layer = tt.Layer(text="(fake)", context=FakeContext(fake))
         layer.phased = phased
+        layer = layer.cpu()  # nn.Module's own machinery (_apply) still works on the module
         ok(f"{tag}/params", [n for n, _ in layer.named_parameters()] == ["gamma", "w_up", "w_down"] and
            layer.gamma.dtype == torch.bfloat16 and torch.equal(layer.gamma.float(), torch.ones(H)),
            str([(n, p.shape, p.dtype) for n, p in layer.named_parameters()]))

@@ -19,8 +19,11 @@ from ._tensors import (BindError, Buffer, DeviceArray, as_buffer, dtype_code, DT
                        DLPACK_DTYPES, FP32, BF16, FP16, E4M3, E5M2, E2M1, E8M0)
 
 __all__ = ["Context", "Layer", "Error", "LibraryNotFound", "BindError", "TensorInfo", "Buffer", "DeviceArray",
-           "gpu_available", "last_error", "library_path", "version", "find_library", "as_buffer", "dtype_code",
-           "FP32", "BF16", "FP16", "E4M3", "E5M2", "E2M1", "E8M0"]
+           "gpu_available", "last_error", "lib", "library_path", "library_candidates", "version", "find_library",
+           "as_buffer", "dtype_code", "DTYPE_NAMES", "TORCH_DTYPES", "DLPACK_DTYPES", "STATUS_NAMES",
+           "FP32", "BF16", "FP16", "E4M3", "E5M2", "E2M1", "E8M0",
+           "ERR_ARG", "ERR_SPEC", "ERR_UNSUPPORTED", "ERR_COMPILE", "ERR_FROZEN", "ERR_CAPTURING", "ERR_BINDING",
+           "ERR_CUDA", "ERR_NOMEM"]
 
 
 def find_library():

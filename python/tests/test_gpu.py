@@ -6,6 +6,7 @@
   pairing   a second forward before the backward makes that backward raise (one saved set per layer)
   stream    a non-default torch stream gives the same result
   graph     the forward captured in a CUDA graph and replayed on new input equals the eager forward
+  graph-train  a whole training step (forward + backward) captured and replayed equals it eager
   compile   a torch.compile'd function around the module runs (a graph break at the layer)
   fwd-only  a spec without backward: forward under no_grad, outputs not differentiable
 
@@ -152,6 +153,35 @@ def main():
             ok("graph", torch.equal(ys, ye), f"replay vs eager max diff {(ys.float() - ye.float()).abs().max().item():.3g}")
         except Exception as err:  # noqa: BLE001
             ok("graph", False, f"{type(err).__name__}: {err}")
+
+    # CUDA graph of a whole training step (forward + backward), replayed, vs the same step eager
+    xg = x.detach().clone().requires_grad_()
+    dyg = dy.clone()
+    try:
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            for _ in range(2):
+                fresh_grads()
+                xg.grad = None
+                layer(xg).backward(dyg)
+        torch.cuda.current_stream().wait_stream(s)
+        fresh_grads()
+        xg.grad = None
+        g2 = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g2):
+            layer(xg).backward(dyg)
+        g2.replay()
+        torch.cuda.synchronize()
+        gw, gx = layer.w_up.grad.clone(), xg.grad.clone()
+        fresh_grads()
+        xg.grad = None
+        layer(xg).backward(dyg)
+        torch.cuda.synchronize()
+        ok("graph-train", torch.equal(gw, layer.w_up.grad) and torch.equal(gx, xg.grad),
+           f"replay vs eager: d_w_up max diff {(gw.float() - layer.w_up.grad.float()).abs().max().item():.3g}, "
+           f"d_x {(gx.float() - xg.grad.float()).abs().max().item():.3g}")
+    except Exception as err:  # noqa: BLE001
+        ok("graph-train", False, f"{type(err).__name__}: {str(err)[:300]}")
     layer.auto_step = True
 
     # torch.compile around the module: a graph break at the layer, the rest compiled

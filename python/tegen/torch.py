@@ -15,8 +15,8 @@ unless auto_step=False (then call .step()).
 Rules that follow from tegen keeping the saved activations inside the layer: one forward with
 autograd in flight at a time (forward, backward, forward, backward; a second forward before the
 backward makes that backward raise), and no activation checkpointing of this module.
-CUDA graphs: after one eager call at a token count, the forward can be captured (torch.cuda.graph):
-tegen allocates nothing and syncs nothing then (the backward too by design; not yet tested). torch.compile: the module is a
+CUDA graphs: after one eager call at a token count, the forward or a forward + backward step can be
+captured (torch.cuda.graph): tegen allocates nothing and syncs nothing then. torch.compile: the module is a
 graph break (torch.compiler.disable); the code around it still compiles.
 With a libtegen that predates tg_backward, backward reruns the whole layer (forward + backward in
 one tg_run, twice the forward cost) and the forward computes a throwaway backward: correct, slower.

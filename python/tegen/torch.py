@@ -174,8 +174,8 @@ class _LayerFunction(torch.autograd.Function):
         tg = mod.tg
         for info, x in zip(mod.input_infos, xs):
             tg.bind(info.name, x)
-        for info, w in zip(mod.weight_infos, ws):
-            tg.bind(info.name, w.detach())
+        for info, w in zip(mod.weight_infos, ws):  # bound every forward: a torch optimizer updates them in
+            tg.bind(info.name, w.detach())          # place, and a (re)bound weight is quantized again by tg_run
         outs = []
         for o in mod.output_infos:
             t = torch.empty(infos[o.name].shape, dtype=_torch_dtype(o.dtype), device=mod.device)

@@ -5,7 +5,7 @@
 # Logs under $OUT (at most 8 files); a short summary is printed last.
 # Usage: bench/gpu_session.sh [STAGE...]  (stages: gpu gemm ct rows run anchors; default all; also: rowsq
 # anchors2 bench tune sweep sweep1 nvfp4 specs example gemmdisk npy jit sanitize conf13 conformance bwd
-# train anchors3 gemmtune)
+# train anchors3 gemmtune python)
 # conformance: CONF_N cases of tests/conformance/gen.py (default 800), then SAN_N (default 30) under
 # compute-sanitizer memcheck and racecheck.
 O=${OUT:-/tmp/tegen-out}
@@ -65,6 +65,14 @@ for st in $stages; do
 		stage memcheck 200 "$O/sanitize.log" $S --tool memcheck --error-exitcode 9 build/tests/test_gpu tests/gpu/sanitize
 		stage racecheck 200 "$O/sanitize.log" $S --tool racecheck --error-exitcode 9 build/tests/test_gpu tests/gpu/sanitize ;;
 	conf13) stage conf13 150 "$O/conf13.log" sh tests/gpu/conf13/run.sh ;;
+	python) # the Python package: CPU tests, the GPU test (MLP fwd/bwd vs PyTorch, graph, compile), the example,
+		# then the 8192-token timing table vs torch.compile BF16 and torch._scaled_mm FP8
+		stage python-cpu 60 "$O/python.log" python3 python/tests/test_cpu.py
+		stage python-torch-cpu 60 "$O/python.log" python3 python/tests/test_torch_cpu.py
+		stage python-gpu 240 "$O/python.log" python3 python/tests/test_gpu.py
+		stage python-example 120 "$O/python.log" python3 python/examples/mlp.py
+		stage python-bench 300 "$O/python_bench.log" python3 bench/python_bench.py
+		tail -8 "$O/python_bench.log" >>"$sum" ;;
 	conformance)
 		stage conformance 300 "$O/conformance.log" python3 tests/conformance/gen.py --gpu --sample "${CONF_N:-800}" --out /tmp/confout
 		grep -A12 '^matrix' "$O/conformance.log" >>"$sum"

@@ -930,6 +930,46 @@ const struct JitResult *tg_layer_jit(const TgLayer *l, int i)
 	return i >= 0 && i < l->plan->nkernels && l->jit[i].cubin ? &l->jit[i] : NULL;
 }
 
+static TgDtype dtype_to_tg(DType t)
+{
+	switch (t) {
+	case DT_F32: return TG_FP32;
+	case DT_BF16: return TG_BF16;
+	case DT_F16: return TG_FP16;
+	case DT_E4M3: return TG_E4M3;
+	case DT_E5M2: return TG_E5M2;
+	case DT_E2M1: return TG_E2M1;
+	case DT_E8M0: return TG_E8M0;
+	default: return (TgDtype)0;
+	}
+}
+
+int tg_layer_tensor_count(const TgLayer *l) { return l ? l->g->ntensors : 0; }
+
+TgStatus tg_layer_tensor_info(const TgLayer *l, int i, long long tokens, TgTensorInfo *out)
+{
+	if (!l || !out)
+		return fail(TG_ERR_ARG, "tg_layer_tensor_info: NULL argument");
+	if (i < 0 || i >= l->g->ntensors)
+		return fail(TG_ERR_ARG, "tg_layer_tensor_info: layer %s has no tensor %d", l->g->layer, i);
+	const Graph *g = l->g;
+	const Tensor *t = &g->tensors[i];
+	memset(out, 0, sizeof *out);
+	out->name = t->name;
+	out->dtype = dtype_to_tg(t->dtype);
+	out->rank = t->rank;
+	for (int k = 0; k < t->rank && k < 4; k++) {
+		Extent e = t->shape[k];
+		long dim = e.dim < 0 ? 0 : g->dims[e.dim].value;
+		if (e.dim >= 0 && dim < 0)
+			dim = tokens > 0 ? (long)tokens : -1;
+		out->shape[k] = e.dim < 0 ? e.add : dim < 0 ? -1 : e.mul * dim + e.add;
+	}
+	out->flags = (t->producer < 0 ? TG_TENSOR_INPUT : 0) | (t->output ? TG_TENSOR_OUTPUT : 0) |
+		(t->role == ROLE_WEIGHT ? TG_TENSOR_WEIGHT : 0) | (t->role == ROLE_GRADIENT ? TG_TENSOR_GRADIENT : 0);
+	return TG_OK;
+}
+
 int tg_layer_kernel_count(const TgLayer *l) { return l->plan->nkernels; }
 
 TgStatus tg_layer_kernel_info(const TgLayer *l, int i, const char **name, int *hit, int *regs, int *spills)

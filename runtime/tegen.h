@@ -120,6 +120,20 @@ TgStatus tg_state(TgLayer *layer, void **dev, size_t *bytes, TgStateLayout *layo
  * ("data", "data_t", "scale", "scale_inv", "scale_inv_t", "amax") and its size in bytes. */
 TgStatus tg_tensor_ptr(TgLayer *layer, const char *tensor, const char *component, void **dev, size_t *bytes);
 
+/* What tg_layer_tensor_info tells about one tensor of a layer. */
+enum { TG_TENSOR_INPUT = 1, TG_TENSOR_OUTPUT = 2, TG_TENSOR_WEIGHT = 4, TG_TENSOR_GRADIENT = 8 };
+typedef struct TgTensorInfo {
+	const char *name;        /* the spec's name (derived tensors: d_<name>, ...); lives as long as the layer */
+	TgDtype dtype;           /* as stored; a bindable tensor (input or output) is bound with this type */
+	int rank;
+	long long shape[4];      /* at the `tokens` asked for; -1 for a dynamic dimension when tokens <= 0 */
+	int flags;               /* TG_TENSOR_*: input (no producer: tg_run needs it bound), output, role weight or gradient */
+} TgTensorInfo;
+/* tg_layer_tensor_count is the number of tensors of the layer, the derived ones included. */
+int tg_layer_tensor_count(const TgLayer *layer);
+/* tg_layer_tensor_info describes tensor i (0 <= i < count), its shape at `tokens` tokens. */
+TgStatus tg_layer_tensor_info(const TgLayer *layer, int i, long long tokens, TgTensorInfo *out);
+
 /* Introspection for tools: kernels of the layer, and per-kernel timing. */
 int tg_layer_kernel_count(const TgLayer *layer);
 /* tg_layer_kernel_info describes kernel i: name, whether it was a cache hit, registers, spills. */

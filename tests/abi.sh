@@ -4,6 +4,8 @@
 #                 declares (tools/libtegen.map lists them; keep the three equal)
 #   abi/header    tegen.h compiles alone, as C and as C++, with no CUDA header
 #   abi/pkgconfig build/tegen.pc gives the version in gen/gen.h and -ltegen
+#   abi/needed    libtegen.so needs no libcuda (the driver is dlopened, so it loads
+#                 on a machine without a GPU) and no libyaml (linked in statically)
 # Prints "ok abi/NAME" or "FAIL abi/NAME: why" per check.
 cd "$(dirname "$0")/.." || exit 2
 so=build/libtegen.so
@@ -28,6 +30,14 @@ else
 	else
 		echo "ok abi/exports ($(wc -l <"$tmp/declared") functions)"
 	fi
+fi
+
+if [ -f $so ] && command -v readelf >/dev/null 2>&1; then
+	needed=$(readelf -d $so | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
+	case " $needed" in
+	*" libcuda."* | *" libyaml"*) bad "needed: libtegen.so needs $needed (want no libcuda, no libyaml)" ;;
+	*) echo "ok abi/needed ($needed)" ;;
+	esac
 fi
 
 printf '#include "tegen.h"\nint main(void) { return tg_version() == 0; }\n' >"$tmp/h.c"

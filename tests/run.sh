@@ -58,6 +58,14 @@ conformance() {
 	python3 tests/conformance/gen.py --cpu --sample "${TEGEN_CONFORMANCE_SAMPLE:-64}"
 }
 part conformance conformance
+# the Python package (python/tegen) without a GPU or torch: imports, finds libtegen.so, maps types
+python_cpu() {
+	command -v python3 >/dev/null || { echo "skip python: no python3"; return 0; }
+	python3 python/tests/test_cpu.py; rc=$?
+	python3 python/tests/test_torch_cpu.py || rc=1 # tegen.torch's autograd plumbing on a fake layer; skips without torch
+	return $rc
+}
+part python python_cpu
 part fuzz sh tests/fuzz.sh "${TEGEN_FUZZ_SECONDS:-20}"
 [ "${TEGEN_SKIP_ASAN:-0}" = 1 ] || part asan sh tests/asan.sh
 

@@ -6,8 +6,7 @@
  * CPU). GEMMs with high-precision outputs are not recomputed: their GPU bytes
  * feed the ops after them, so the CPU does no GEMM unless a GEMM output is
  * itself quantized. The statistics are then the CPU path's (numstats.c).
- * Note: this calls tg_run only; once the runtime splits the backward into
- * tg_backward, call it after tg_run here. */
+ * A training layer runs tg_run then tg_backward, so its gradients' copies are measured too. */
 #include "numerics_gpu.h"
 
 #include "cudrv.h"
@@ -90,7 +89,8 @@ static int run_steady(NumGpuRun *run, float **hstate_out, TgStateLayout *lay, ch
 				h[lay->amax + (size_t)s] = 0.0f;
 			cu.cuMemcpyHtoD_v2((CUdeviceptr)(uintptr_t)state, h, bytes);
 		}
-		if (tg_run(run->l, NULL) || cu.cuCtxSynchronize()) {
+		bool bwd = plan_has_phase(tg_layer_plan(run->l), PHASE_BACKWARD); /* a training layer: its gradients too */
+		if (tg_run(run->l, NULL) || (bwd && tg_backward(run->l, NULL)) || cu.cuCtxSynchronize()) {
 			snprintf(err, errlen, "run: %s", tg_last_error());
 			return -1;
 		}

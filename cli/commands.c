@@ -384,9 +384,7 @@ static float median_ms(float *v, int n)
  * the number to compare with a framework's step; the per-kernel medians above (cold L2) sum higher. */
 static void print_whole_time(TgLayer *l, const Plan *p, int iters)
 {
-	bool bwd = false;
-	for (int k = 0; k < p->nkernels; k++)
-		bwd |= p->kernels[k].phase == PHASE_BACKWARD;
+	bool bwd = plan_has_phase(p, PHASE_BACKWARD);
 	CUevent e[3];
 	float *t = calloc((size_t)iters * 2, sizeof *t);
 	if (!t || cu.cuEventCreate(&e[0], 0) || cu.cuEventCreate(&e[1], 0) || cu.cuEventCreate(&e[2], 0)) {

@@ -649,6 +649,148 @@ static void test_main_grad(void)
 	arena_free(a);
 }
 
+/* ---- the derived backward per recipe against the same layer with quantization off ---- */
+
+static int ref_dtype(DType t) { return t == DT_F32 ? REF_F32 : t == DT_F16 ? REF_F16 : REF_BF16; }
+
+/* The training MLP (RMSNorm, up GEMM, SwiGLU, down GEMM; backward: true) with recipe r and
+ * tensors of dtype dt, at hidden 128 and ffn 128. */
+static const char *recipe_mlp(Arena *a, const char *r, const char *dt)
+{
+	return arena_printf(a,
+		"layer: rq\ndims: {tokens: dynamic, hidden: 128, ffn: 128}\nrecipe: %s\ntensors:\n"
+		"  x: {shape: [tokens, hidden], dtype: %s}\n  gamma: {shape: [hidden], dtype: %s, role: weight}\n"
+		"  w_up: {shape: [2*ffn, hidden], dtype: %s, role: weight}\n"
+		"  w_down: {shape: [hidden, ffn], dtype: %s, role: weight}\nops:\n"
+		"  - norm_quantize: {in: x, gamma: gamma, out: xn}\n  - quantize: {in: w_up, out: w_up_q}\n"
+		"  - gemm_cast: {a: xn, b: w_up_q, out: h, dtype: %s}\n  - glu_amax: {in: h, out: act}\n"
+		"  - quantize: {in: w_down, out: w_down_q}\n  - gemm_cast: {a: act, b: w_down_q, out: y, dtype: %s}\n"
+		"outputs: [y]\nbackward: true\n", r, dt, dt, dt, dt, dt, dt);
+}
+
+/* Run a derived layer on the named inputs (bf16-representable values, so both dtypes see the
+ * same numbers). Delayed scaling: a first run finds each amax, the state is stepped as
+ * tg_step would (scale = the format's max / amax, margin 0), then the measured run. */
+static RefTensor *run_recipe(const Graph *g, const long *dims)
+{
+	RefTensor *rt = calloc((size_t)g->ntensors, sizeof *rt);
+	for (int i = 0; i < g->ntensors; i++) {
+		const Tensor *t = &g->tensors[i];
+		rt[i].scale = rt[i].scale_inv = 1.0f;
+		if (t->producer >= 0)
+			continue;
+		size_t n = 1;
+		for (int k = 0; k < t->rank; k++)
+			n *= (size_t)layout_extent(dims, t->shape[k]);
+		float *v = malloc(sizeof *v * n);
+		fill_named(v, n, t->name, t->rank == 1 ? 1000.0f : t->role == ROLE_WEIGHT ? 8000.0f : 300.0f);
+		if (t->rank == 1)
+			for (size_t e = 0; e < n; e++)
+				v[e] += 1.0f;
+		void *q = malloc(n * (size_t)dtype_bits(t->dtype) / 8);
+		for (size_t e = 0; e < n; e++) { /* round to bf16 first: the same values in every dtype */
+			uint16_t b;
+			ref_store(&b, REF_BF16, 0, v[e]);
+			ref_store(q, ref_dtype(t->dtype), e, ref_load(&b, REF_BF16, 0));
+		}
+		free(v);
+		rt[i].comp[COMP_DATA] = q;
+		rt[i].bytes[COMP_DATA] = n * (size_t)dtype_bits(t->dtype) / 8;
+		rt[i].owned = 1;
+	}
+	char err[256];
+	for (int pass = 0; pass < 2; pass++) {
+		if (interp_run(g, dims, rt, err, sizeof err))
+			printf("  reference: %s\n", err);
+		bool delayed = false;
+		for (int i = 0; i < g->ntensors; i++) {
+			const Tensor *t = &g->tensors[i];
+			if (t->state_slot < 0 || t->recipe.scaling != SCALING_DELAYED || rt[i].amax <= 0)
+				continue;
+			rt[i].scale = (t->dtype == DT_E5M2 ? 57344.0f : 448.0f) / rt[i].amax;
+			rt[i].scale_inv = 1.0f / rt[i].scale;
+			delayed = true;
+		}
+		if (!delayed)
+			break;
+	}
+	return rt;
+}
+
+/* Relative Frobenius distance of tensor `name` of (g, r) from (g0, r0) (FP32 data). */
+static double grad_dist(const Graph *g, const RefTensor *r, const Graph *g0, const RefTensor *r0, const char *name)
+{
+	int i = tensor_id(g, name), i0 = tensor_id(g0, name);
+	if (i < 0 || i0 < 0 || !r[i].comp[COMP_DATA] || !r0[i0].comp[COMP_DATA])
+		return INFINITY;
+	const Tensor *t = &g->tensors[i], *t0 = &g0->tensors[i0];
+	size_t n = r0[i0].bytes[COMP_DATA] / 4;
+	double num = 0, den = 0;
+	for (size_t e = 0; e < n; e++) {
+		double x = ref_load(r[i].comp[COMP_DATA], ref_dtype(t->dtype), e);
+		double y = ref_load(r0[i0].comp[COMP_DATA], ref_dtype(t0->dtype), e);
+		num += (x - y) * (x - y);
+		den += y * y;
+	}
+	return den > 0 ? sqrt(num / den) : INFINITY;
+}
+
+/* The whole derived backward (d_x, d_gamma, d_w_up, d_w_down) of the training MLP in each
+ * recipe, BF16 tensors, against the same layer with quantization off (recipe none, FP32
+ * tensors: the reference interpreter's FP32 autodiff, checked against finite differences
+ * above), 64 tokens: relative Frobenius error within the recipe's bound (README, NUMERICS.md). */
+static void test_recipe_vs_none(void)
+{
+	static const struct { const char *name, *recipe; double bound; } rs[] = {
+		{"delayed", "{scaling: delayed, format: hybrid, history: 4}", 0.15},
+		{"current", "{scaling: current, format: hybrid}", 0.15},
+		{"mxfp8", "{scaling: mxfp8, format: hybrid}", 0.15},
+		{"nvfp4", "{scaling: nvfp4}", 0.5},
+	};
+	static const char *const grads[] = {"d_x", "d_gamma", "d_w_up", "d_w_down"};
+	Arena *a = arena_new();
+	long dims[3] = {64, 128, 128};
+	Diag d = {0};
+	d.file = "recipe_mlp.yaml";
+	const char *t0 = recipe_mlp(a, "{scaling: none}", "fp32");
+	Spec *s0 = spec_load(a, &d, d.file, t0, strlen(t0));
+	s0 = s0 ? spec_derive_backward(a, &d, s0, (Arch){100, true}) : NULL;
+	const Graph *g0 = s0 ? ir_build(a, &d, s0, (Arch){100, true}) : NULL;
+	if (!g0) {
+		check(0, "recipe-vs-none/load", "%s", d.msg);
+		arena_free(a);
+		return;
+	}
+	RefTensor *r0 = run_recipe(g0, dims);
+	for (size_t k = 0; k < sizeof rs / sizeof rs[0]; k++) {
+		const char *text = recipe_mlp(a, rs[k].recipe, "bf16");
+		Spec *s = spec_load(a, &d, d.file, text, strlen(text));
+		s = s ? spec_derive_backward(a, &d, s, (Arch){100, true}) : NULL;
+		const Graph *g = s ? ir_build(a, &d, s, (Arch){100, true}) : NULL;
+		if (!g) {
+			check(0, arena_printf(a, "recipe-vs-none/%s", rs[k].name), "%s", d.msg);
+			continue;
+		}
+		RefTensor *r = run_recipe(g, dims);
+		double worst = 0;
+		Buf msg = {0};
+		for (int w = 0; w < 4; w++) {
+			double e = grad_dist(g, r, g0, r0, grads[w]);
+			buf_printf(&msg, "%s%s %.4f", w ? ", " : "", grads[w], e);
+			worst = e > worst || e != e ? e : worst;
+		}
+		printf("  recipe-vs-none %s: %s (bound %g)\n", rs[k].name, msg.p, rs[k].bound);
+		check(worst <= rs[k].bound, arena_printf(a, "recipe-vs-none/%s", rs[k].name),
+			"relative Frobenius error of the gradients: %s; bound %g", msg.p, rs[k].bound);
+		buf_free(&msg);
+		interp_free(g, r);
+		free(r);
+	}
+	interp_free(g0, r0);
+	free(r0);
+	arena_free(a);
+}
+
 /* ---- the gradients' recipe state (backward: true, per-tensor recipes) ---- */
 
 /* Every quantized gradient of a derived bf16 MLP has a state slot (so tg_step's
@@ -787,5 +929,6 @@ int main(void)
 	test_derived_fd("fd-residual", fd_res_spec);
 	test_gradient_state();
 	test_main_grad();
+	test_recipe_vs_none();
 	return check_failures ? 1 : 0;
 }

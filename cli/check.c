@@ -157,12 +157,13 @@ int check_layer(TgLayer *l, long tokens, unsigned seed, int do_compare, CheckKee
 	int fails = -1;
 	for (int d = 0; d < g->ndims; d++)
 		dims[d] = layout_dim_at(g, d, tokens);
-	/* the inputs a CPU run (tegen run --cpu) also takes, uploaded and bound */
+	/* the inputs a CPU run (tegen run --cpu) also takes, uploaded and bound; so are the initial
+	 * values of what ops accumulate into (main_grad: the reference adds the product to them) */
 	if (refrun_inputs(g, dims, tokens, seed, keep ? keep->in_dir : NULL, rt, err, errlen))
 		goto done;
 	for (int i = 0; i < g->ntensors; i++) {
 		const Tensor *t = &g->tensors[i];
-		if (t->producer >= 0)
+		if (t->producer >= 0 && !refrun_accumulated(g, i))
 			continue;
 		size_t bytes = rt[i].bytes[COMP_DATA];
 		const void *h = rt[i].comp[COMP_DATA];

@@ -24,13 +24,23 @@ static float rng_uniform(uint64_t *s) { return (float)((rng_next(s) >> 40) * (1.
 
 static int ref_dtype(DType t) { return t == DT_F32 ? REF_F32 : t == DT_F16 ? REF_F16 : REF_BF16; }
 
+bool refrun_accumulated(const Graph *g, int i)
+{
+	const Tensor *t = &g->tensors[i];
+	if (t->producer < 0)
+		return false;
+	const Op *op = &g->ops[t->producer];
+	return op->p.accumulate && (op->kind == OP_GEMM_CAST || op->kind == OP_DBIAS || op->kind == OP_DNORM ||
+		(op->kind == OP_DGLU && op->arg[ARG_DBIAS_OUT] == i));
+}
+
 int refrun_inputs(const Graph *g, const long *dims, long tokens, unsigned seed, const char *in_dir, RefTensor *rt,
 	char *err, size_t errlen)
 {
 	uint64_t rng = 0x9E3779B97F4A7C15ULL ^ seed;
 	for (int i = 0; i < g->ntensors; i++) {
 		const Tensor *t = &g->tensors[i];
-		if (t->producer >= 0)
+		if (t->producer >= 0 && !refrun_accumulated(g, i))
 			continue;
 		size_t n = (size_t)layout_rows(dims, t) * (size_t)layout_cols(t);
 		size_t bytes = layout_comp_bytes(dims, t, COMP_DATA);

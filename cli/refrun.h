@@ -8,7 +8,11 @@
 #include "gen.h"
 #include "interp.h"
 
-/* refrun_inputs fills t[i].comp[COMP_DATA] (malloc'd, owned) for every layer input of g:
+/* refrun_accumulated: tensor i is a gradient an op adds into (main_grad, accumulate): the caller's
+ * buffer, so a run takes its initial values like an input's. */
+bool refrun_accumulated(const Graph *g, int i);
+/* refrun_inputs fills t[i].comp[COMP_DATA] (malloc'd, owned) for every layer input of g
+ * and every accumulated gradient (refrun_accumulated):
  * IN_DIR/NAME.npy when in_dir has that file (dtype and shape checked), else uniform
  * random values (amplitude 0.5 for weights, 3 otherwise) from a generator seeded by
  * seed, in tensor order; an input that already has data and no file keeps it. Returns 0, or -1 with a message in err. */

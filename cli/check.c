@@ -264,52 +264,56 @@ static int check_gemm_alpha(TgLayer *l, const Graph *g, const Op *op, const RefT
 	return 0;
 }
 
-int check_layer(TgLayer *l, long tokens, unsigned seed, int do_compare, CheckKeep *keep, Buf *out, char *err,
-	size_t errlen)
+/* Input tensor t's host values: TENSOR.npy from keep->in_dir when there is one, else
+ * uniform random (weights in [-0.5, 0.5), activations in [-3, 3)); NULL on error. */
+static void *input_values(const Tensor *t, const long *dims, long tokens, const CheckKeep *keep, uint64_t *rng,
+	char *err, size_t errlen)
 {
-	const Graph *g = tg_layer_plan(l)->g;
-	long *dims = calloc((size_t)g->ndims + 1, sizeof *dims);
-	RefTensor *rt = calloc((size_t)g->ntensors + 1, sizeof *rt);
-	CUdeviceptr *dev = calloc((size_t)g->ntensors + 1, sizeof *dev);
-	int fails = -1;
+	size_t n = (size_t)layout_rows(dims, t) * (size_t)layout_cols(t);
+	size_t bytes = layout_comp_bytes(dims, t, COMP_DATA);
+	char path[4096];
+	if (keep && keep->in_dir && snprintf(path, sizeof path, "%s/%s.npy", keep->in_dir, t->name) > 0 &&
+		access(path, R_OK) == 0) {
+		Npy a;
+		if (npy_read(path, &a, err, errlen))
+			return NULL;
+		int same = !strcmp(a.descr, npy_descr(t->dtype)) && a.rank == t->rank && a.bytes == bytes;
+		for (int k = 0; same && k < t->rank; k++)
+			same = a.shape[k] == layout_extent(dims, t->shape[k]);
+		if (!same) {
+			snprintf(err, errlen, "%s: expected dtype %s and the shape of '%s' with %s = %ld", path, npy_descr(t->dtype),
+				t->name, "the dynamic dims", tokens);
+			free(a.data);
+			return NULL;
+		}
+		return a.data;
+	}
+	void *h = malloc(bytes ? bytes : 1);
+	float amp = t->role == ROLE_WEIGHT ? 0.5f : 3.0f;
+	for (size_t k = 0; k < n; k++)
+		ref_store(h, ref_dtype(t->dtype), k, amp * rng_uniform(rng));
+	return h;
+}
+
+/* Every input of the layer (a tensor no op produces): its values (input_values) kept as the
+ * reference's, uploaded to dev[i] and bound. -1 (err set) on failure. */
+static int bind_inputs(TgLayer *l, const Graph *g, const long *dims, long tokens, unsigned seed, const CheckKeep *keep,
+	RefTensor *rt, CUdeviceptr *dev, char *err, size_t errlen)
+{
 	uint64_t rng = 0x9E3779B97F4A7C15ULL ^ seed;
-	for (int d = 0; d < g->ndims; d++)
-		dims[d] = layout_dim_at(g, d, tokens);
-	/* random inputs, uploaded and bound */
 	for (int i = 0; i < g->ntensors; i++) {
 		const Tensor *t = &g->tensors[i];
 		if (t->producer >= 0)
 			continue;
-		size_t n = (size_t)layout_rows(dims, t) * (size_t)layout_cols(t);
 		size_t bytes = layout_comp_bytes(dims, t, COMP_DATA);
-		void *h = NULL;
-		char path[4096];
-		if (keep && keep->in_dir && snprintf(path, sizeof path, "%s/%s.npy", keep->in_dir, t->name) > 0 &&
-			access(path, R_OK) == 0) {
-			Npy a;
-			if (npy_read(path, &a, err, errlen))
-				goto done;
-			int same = !strcmp(a.descr, npy_descr(t->dtype)) && a.rank == t->rank && a.bytes == bytes;
-			for (int k = 0; same && k < t->rank; k++)
-				same = a.shape[k] == layout_extent(dims, t->shape[k]);
-			if (!same) {
-				snprintf(err, errlen, "%s: expected dtype %s and the shape of '%s' with %s = %ld", path, npy_descr(t->dtype),
-					t->name, "the dynamic dims", tokens);
-				free(a.data);
-				goto done;
-			}
-			h = a.data;
-		} else {
-			h = malloc(bytes ? bytes : 1);
-			float amp = t->role == ROLE_WEIGHT ? 0.5f : 3.0f;
-			for (size_t k = 0; k < n; k++)
-				ref_store(h, ref_dtype(t->dtype), k, amp * rng_uniform(&rng));
-		}
+		void *h = input_values(t, dims, tokens, keep, &rng, err, errlen);
+		if (!h)
+			return -1;
 		rt[i].comp[COMP_DATA] = h;
 		rt[i].bytes[COMP_DATA] = bytes;
 		if (cu.cuMemAlloc_v2(&dev[i], bytes ? bytes : 16) || cu.cuMemcpyHtoD_v2(dev[i], h, bytes)) {
 			snprintf(err, errlen, "cannot allocate or upload input '%s'", t->name);
-			goto done;
+			return -1;
 		}
 		TgTensorDesc desc = {(void *)(uintptr_t)dev[i], (TgDtype)0, t->rank, {0}, {0}};
 		static const TgDtype map[DT_COUNT] = {[DT_F32] = TG_FP32, [DT_BF16] = TG_BF16, [DT_F16] = TG_FP16,
@@ -319,28 +323,152 @@ int check_layer(TgLayer *l, long tokens, unsigned seed, int do_compare, CheckKee
 			desc.shape[k] = layout_extent(dims, t->shape[k]);
 		if (tg_bind(l, t->name, &desc)) {
 			snprintf(err, errlen, "%s", tg_last_error());
-			goto done;
+			return -1;
 		}
 	}
-	/* non-trivial delayed scales, so that scaling is exercised */
+	return 0;
+}
+
+/* The layer's recipe state on the device with non-trivial delayed scales (so that scaling
+ * is exercised) and cleared amaxes; returns its host copy (NULL, err set, on failure). */
+static float *seed_state(TgLayer *l, void **state, size_t *state_bytes, TgStateLayout *lay, char *err, size_t errlen)
+{
+	if (tg_state(l, state, state_bytes, lay)) {
+		snprintf(err, errlen, "%s", tg_last_error());
+		return NULL;
+	}
+	float *hstate = calloc(*state_bytes / 4 + 1, sizeof(float));
+	if (lay->tensors) {
+		cu.cuMemcpyDtoH_v2(hstate, (CUdeviceptr)(uintptr_t)*state, *state_bytes);
+		for (int s = 0; s < lay->tensors; s++)
+			hstate[lay->amax + (size_t)s] = 0.0f; /* delayed amaxes accumulate until tg_step: start this run clean */
+		for (int s = 0; s < lay->delayed; s++) {
+			hstate[lay->scale + lay->stride * (size_t)s] = ldexpf(1.5f, (s % 5) - 2);
+			hstate[lay->scale_inv + lay->stride * (size_t)s] = tg_scale_inv(hstate[lay->scale + lay->stride * (size_t)s]);
+		}
+		cu.cuMemcpyHtoD_v2((CUdeviceptr)(uintptr_t)*state, hstate, *state_bytes);
+	}
+	return hstate;
+}
+
+/* Each buffer component of output tensor i (written through op slot a) against the reference,
+ * by the tolerance its class gives; the reference then keeps the GPU's bytes for downstream ops. */
+static int check_components(TgLayer *l, const Graph *g, int i, int a, RefTensor *r, long tokens, bool exact, bool gemm,
+	Buf *out)
+{
+	const Tensor *t = &g->tensors[i];
+	bool q = layout_quantized(t);
+	int fails = 0;
+	for (int c = COMP_DATA; c <= COMP_SCALE_INV_T; c++) {
+		if (!r->comp[c] || c == COMP_SCALE)
+			continue;
+		void *dp;
+		size_t bytes;
+		if (tg_layer_tensor_component(l, i, (Component)c, &dp, &bytes))
+			continue;
+		if (bytes != r->bytes[c]) {
+			buf_printf(out, "FAIL %s.%s: gpu has %zu bytes, reference %zu\n", t->name, comp_name(c), bytes, r->bytes[c]);
+			fails++;
+			continue;
+		}
+		void *h = malloc(bytes ? bytes : 1);
+		cu.cuMemcpyDtoH_v2(h, (CUdeviceptr)(uintptr_t)dp, bytes);
+		char what[256];
+		snprintf(what, sizeof what, "%s %s.%s [tokens=%ld]", g->layer, t->name, comp_name(c), tokens);
+		bool data = c == COMP_DATA || c == COMP_DATA_T;
+		bool stat = a == ARG_RSIGMA_OUT || a == ARG_MU_OUT; /* the forward's own FP32 order: a few ulps */
+		if (stat)
+			fails += compare(out, what, CMP_REL, t->dtype, h, r->comp[c], bytes, 32, 1e-6);
+		else if (gemm)
+			fails += compare(out, what, CMP_REL, t->dtype, h, r->comp[c], bytes, dtype_bits(t->dtype),
+				q ? 0.125 : 1.0 / 128);
+		else if (exact || !data)
+			fails += compare(out, what, CMP_EXACT, t->dtype, h, r->comp[c], bytes, 8, 0);
+		else
+			fails += compare(out, what, CMP_ULP, t->dtype, h, r->comp[c], bytes, dtype_bits(t->dtype), 0);
+		memcpy(r->comp[c], h, bytes); /* downstream ops see the GPU's bytes */
+		free(h);
+	}
+	return fails;
+}
+
+/* Output tensor t's recipe state (amax, scale_inv or NVFP4's S_enc) against the reference;
+ * the reference then keeps the GPU's scale for downstream ops. */
+static int check_state(const Graph *g, const Tensor *t, RefTensor *r, const float *hstate, const TgStateLayout *lay,
+	bool exact, bool elementwise, bool gemm, bool nv, Buf *out)
+{
+	size_t s = (size_t)t->state_slot;
+	char what[256];
+	snprintf(what, sizeof what, "%s %s.amax", g->layer, t->name);
+	int fails = compare_float(out, what, hstate[lay->amax + s], r->amax, exact ? 0 : gemm ? 1e-3 : 1e-6);
+	if (!gemm && (t->recipe.scaling == SCALING_DELAYED || t->recipe.scaling == SCALING_CURRENT))
+		fails += check_amax_own(out, g, t, r, hstate[lay->amax + s], hstate[lay->scale + lay->stride * s]);
+	if (nv) {
+		snprintf(what, sizeof what, "%s %s.s_enc", g->layer, t->name);
+		fails += compare_float(out, what, hstate[lay->scale + lay->stride * s], r->scale, 0);
+	} else if (!gemm) {
+		snprintf(what, sizeof what, "%s %s.scale_inv", g->layer, t->name);
+		fails += compare_float(out, what, hstate[lay->scale_inv + lay->stride * s], r->scale_inv, elementwise ? 0 : 1e-6);
+	}
+	r->scale = hstate[lay->scale + lay->stride * s];
+	r->scale_inv = hstate[lay->scale_inv + lay->stride * s];
+	return fails;
+}
+
+/* Op oi: the reference runs on the GPU's own inputs (earlier GPU outputs), so each op is judged
+ * alone and GEMM rounding does not leak downstream; then every output it wrote is compared.
+ * Returns the failed checks, -1 (err set) if the reference cannot run. */
+static int check_op(TgLayer *l, const Graph *g, const long *dims, int oi, RefTensor *rt, const float *hstate,
+	const TgStateLayout *lay, long tokens, Buf *out, char *err, size_t errlen)
+{
+	bool native = gemm_native_nvfp4(tg_layer_plan(l), oi);
+	if (interp_run_op(g, dims, oi, native ? INTERP_NATIVE_NVFP4 : 0, rt, err, errlen))
+		return -1;
+	const Op *op = &g->ops[oi];
+	/* the op table's tolerance class: the backward kernels are bit-exact with ref/backward.c
+	 * (the same FP32 formulas and reduction orders, d_gamma/d_beta/dbias in the fixed chunk
+	 * order), so their rows say TOL_EXACT */
+	bool elementwise = op_tolerance(op->kind) == TOL_EXACT; /* the op table's tolerance class */
+	bool gemm = op_tolerance(op->kind) == TOL_GEMM;
+	int fails = 0;
+	if (native)
+		fails += check_gemm_alpha(l, g, op, rt, out);
+	for (int a = 0; a < ARG_COUNT; a++) {
+		int i = op->arg[a];
+		if (i < 0 || !arg_is_output((ArgSlot)a))
+			continue;
+		const Tensor *t = &g->tensors[i];
+		bool nv = layout_quantized(t) && t->recipe.scaling == SCALING_NVFP4, exact = elementwise;
+		if (nv && (!elementwise || op->kind == OP_DGLU) && !gemm) {
+			fails += check_unfused_hp(l, g, dims, i, &rt[i], tokens, out);
+			exact = true;
+		}
+		fails += check_components(l, g, i, a, &rt[i], tokens, exact, gemm, out);
+		if (t->state_slot >= 0)
+			fails += check_state(g, t, &rt[i], hstate, lay, exact, elementwise, gemm, nv, out);
+		if (t->state_slot_t >= 0)
+			fails += check_rht_state(g, t, &rt[i], hstate, lay, exact, gemm, out);
+	}
+	return fails;
+}
+
+int check_layer(TgLayer *l, long tokens, unsigned seed, int do_compare, CheckKeep *keep, Buf *out, char *err,
+	size_t errlen)
+{
+	const Graph *g = tg_layer_plan(l)->g;
+	long *dims = calloc((size_t)g->ndims + 1, sizeof *dims);
+	RefTensor *rt = calloc((size_t)g->ntensors + 1, sizeof *rt);
+	CUdeviceptr *dev = calloc((size_t)g->ntensors + 1, sizeof *dev);
+	int fails = -1;
+	for (int d = 0; d < g->ndims; d++)
+		dims[d] = layout_dim_at(g, d, tokens);
 	void *state;
 	size_t state_bytes;
 	TgStateLayout lay;
-	if (tg_state(l, &state, &state_bytes, &lay)) {
-		snprintf(err, errlen, "%s", tg_last_error());
+	float *hstate = NULL;
+	if (bind_inputs(l, g, dims, tokens, seed, keep, rt, dev, err, errlen) ||
+		!(hstate = seed_state(l, &state, &state_bytes, &lay, err, errlen)))
 		goto done;
-	}
-	float *hstate = calloc(state_bytes / 4 + 1, sizeof(float));
-	if (lay.tensors) {
-		cu.cuMemcpyDtoH_v2(hstate, (CUdeviceptr)(uintptr_t)state, state_bytes);
-		for (int s = 0; s < lay.tensors; s++)
-			hstate[lay.amax + (size_t)s] = 0.0f; /* delayed amaxes accumulate until tg_step: start this run clean */
-		for (int s = 0; s < lay.delayed; s++) {
-			hstate[lay.scale + lay.stride * (size_t)s] = ldexpf(1.5f, (s % 5) - 2);
-			hstate[lay.scale_inv + lay.stride * (size_t)s] = tg_scale_inv(hstate[lay.scale + lay.stride * (size_t)s]);
-		}
-		cu.cuMemcpyHtoD_v2((CUdeviceptr)(uintptr_t)state, hstate, state_bytes);
-	}
 	for (int i = 0; i < g->ntensors; i++) {
 		rt[i].sr_offset = tg_layer_steps(l);
 		if (g->tensors[i].state_slot >= 0) {
@@ -350,99 +478,19 @@ int check_layer(TgLayer *l, long tokens, unsigned seed, int do_compare, CheckKee
 	}
 	if (tg_run(l, NULL) || cu.cuCtxSynchronize()) {
 		snprintf(err, errlen, "run: %s", tg_last_error());
-		free(hstate);
 		goto done;
 	}
-	if (!do_compare) {
-		free(hstate);
-		fails = 0;
+	fails = 0;
+	if (!do_compare)
 		goto done;
-	}
 	if (lay.tensors)
 		cu.cuMemcpyDtoH_v2(hstate, (CUdeviceptr)(uintptr_t)state, state_bytes);
-	/* Op by op: the reference runs on the GPU's own inputs (earlier GPU outputs),
-	 * so each op is judged alone and GEMM rounding does not leak downstream. */
-	fails = 0;
 	for (int oi = 0; oi < g->nops && fails >= 0; oi++) {
-		bool native = gemm_native_nvfp4(tg_layer_plan(l), oi);
-		if (interp_run_op(g, dims, oi, native ? INTERP_NATIVE_NVFP4 : 0, rt, err, errlen)) {
-			fails = -1;
-			break;
-		}
-		const Op *op = &g->ops[oi];
-		/* the op table's tolerance class: the backward kernels are bit-exact with ref/backward.c
-		 * (the same FP32 formulas and reduction orders, d_gamma/d_beta/dbias in the fixed chunk
-		 * order), so their rows say TOL_EXACT */
-		bool elementwise = op_tolerance(op->kind) == TOL_EXACT; /* the op table's tolerance class */
-		bool gemm = op_tolerance(op->kind) == TOL_GEMM;
-		if (native)
-			fails += check_gemm_alpha(l, g, op, rt, out);
-		for (int a = 0; a < ARG_COUNT; a++) {
-			int i = op->arg[a];
-			if (i < 0 || !arg_is_output((ArgSlot)a))
-				continue;
-			const Tensor *t = &g->tensors[i];
-			bool q = layout_quantized(t);
-			bool nv = q && t->recipe.scaling == SCALING_NVFP4, exact = elementwise;
-			if (nv && (!elementwise || op->kind == OP_DGLU) && !gemm) {
-				fails += check_unfused_hp(l, g, dims, i, &rt[i], tokens, out);
-				exact = true;
-			}
-			for (int c = COMP_DATA; c <= COMP_SCALE_INV_T; c++) {
-				if (!rt[i].comp[c] || c == COMP_SCALE)
-					continue;
-				void *dp;
-				size_t bytes;
-				if (tg_layer_tensor_component(l, i, (Component)c, &dp, &bytes))
-					continue;
-				if (bytes != rt[i].bytes[c]) {
-					buf_printf(out, "FAIL %s.%s: gpu has %zu bytes, reference %zu\n", t->name, comp_name(c), bytes,
-						rt[i].bytes[c]);
-					fails++;
-					continue;
-				}
-				void *h = malloc(bytes ? bytes : 1);
-				cu.cuMemcpyDtoH_v2(h, (CUdeviceptr)(uintptr_t)dp, bytes);
-				char what[256];
-				snprintf(what, sizeof what, "%s %s.%s [tokens=%ld]", g->layer, t->name, comp_name(c), tokens);
-				bool data = c == COMP_DATA || c == COMP_DATA_T;
-				bool stat = a == ARG_RSIGMA_OUT || a == ARG_MU_OUT; /* the forward's own FP32 order: a few ulps */
-				if (stat)
-					fails += compare(out, what, CMP_REL, t->dtype, h, rt[i].comp[c], bytes, 32, 1e-6);
-				else if (gemm)
-					fails += compare(out, what, CMP_REL, t->dtype, h, rt[i].comp[c], bytes, dtype_bits(t->dtype),
-						q ? 0.125 : 1.0 / 128);
-				else if (exact || !data)
-					fails += compare(out, what, CMP_EXACT, t->dtype, h, rt[i].comp[c], bytes, 8, 0);
-				else
-					fails += compare(out, what, CMP_ULP, t->dtype, h, rt[i].comp[c], bytes, dtype_bits(t->dtype), 0);
-				memcpy(rt[i].comp[c], h, bytes); /* downstream ops see the GPU's bytes */
-				free(h);
-			}
-			if (t->state_slot >= 0) {
-				size_t s = (size_t)t->state_slot;
-				char what[256];
-				snprintf(what, sizeof what, "%s %s.amax", g->layer, t->name);
-				fails += compare_float(out, what, hstate[lay.amax + s], rt[i].amax, exact ? 0 : gemm ? 1e-3 : 1e-6);
-				if (!gemm && (t->recipe.scaling == SCALING_DELAYED || t->recipe.scaling == SCALING_CURRENT))
-					fails += check_amax_own(out, g, t, &rt[i], hstate[lay.amax + s], hstate[lay.scale + lay.stride * s]);
-				if (nv) {
-					snprintf(what, sizeof what, "%s %s.s_enc", g->layer, t->name);
-					fails += compare_float(out, what, hstate[lay.scale + lay.stride * s], rt[i].scale, 0);
-				} else if (!gemm) {
-					snprintf(what, sizeof what, "%s %s.scale_inv", g->layer, t->name);
-					fails += compare_float(out, what, hstate[lay.scale_inv + lay.stride * s], rt[i].scale_inv,
-						elementwise ? 0 : 1e-6);
-				}
-				rt[i].scale = hstate[lay.scale + lay.stride * s];
-				rt[i].scale_inv = hstate[lay.scale_inv + lay.stride * s];
-			}
-			if (t->state_slot_t >= 0)
-				fails += check_rht_state(g, t, &rt[i], hstate, &lay, exact, gemm, out);
-		}
+		int f = check_op(l, g, dims, oi, rt, hstate, &lay, tokens, out, err, errlen);
+		fails = f < 0 ? -1 : fails + f;
 	}
-	free(hstate);
 done:
+	free(hstate);
 	if (keep) {
 		const char *in_dir = keep->in_dir;
 		check_keep_free(keep);

@@ -47,12 +47,9 @@ typedef struct Cand {
 	double bytes;
 } Cand;
 
-static int usage(void)
-{
-	fprintf(stderr, "usage: tegen tune SPEC --tokens N[,N...] [--iters K (>= 20, default 50)] [--cache-dir DIR] [--no-check]\n"
-		"       tegen tune SPEC --compile-only [--arch sm_90a] [--cache-dir DIR]   (no GPU: compile every variant)\n");
-	return 2;
-}
+static const char tune_usage[] =
+	"usage: tegen tune SPEC --tokens N[,N...] [--iters K (>= 20, default 50)] [--cache-dir DIR] [--no-check]\n"
+	"       tegen tune SPEC --compile-only [--arch sm_90a] [--cache-dir DIR]   (no GPU: compile every variant)\n";
 
 /* Copy of the DB plus the new lines, for checking the plan they lead to before recording them. */
 static int write_trial_db(const char *db, const char *trial, const Buf *lines)
@@ -421,30 +418,18 @@ int cmd_tune(int argc, char **argv)
 {
 	const char *spec = NULL, *cachedir = NULL, *toklist = NULL, *arch = NULL;
 	int iters = 50, check = 1, only = 0;
-	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--compile-only"))
-			only = 1;
-		else if (!strcmp(argv[i], "--arch") && i + 1 < argc)
-			arch = argv[++i];
-		else if (!strcmp(argv[i], "--tokens") && i + 1 < argc)
-			toklist = argv[++i];
-		else if (!strcmp(argv[i], "--iters") && i + 1 < argc)
-			iters = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--cache-dir") && i + 1 < argc)
-			cachedir = argv[++i];
-		else if (!strcmp(argv[i], "--no-check"))
-			check = 0;
-		else if (argv[i][0] == '-' || spec)
-			return usage();
-		else
-			spec = argv[i];
-	}
+	const CliFlag flags[] = {{"--compile-only", FLAG_SWITCH, &only, 1}, {"--arch", FLAG_STRING, &arch, 0},
+		{"--tokens", FLAG_STRING, &toklist, 0}, {"--iters", FLAG_INT, &iters, 0}, {"--cache-dir", FLAG_STRING, &cachedir, 0},
+		{"--no-check", FLAG_SWITCH, &check, 0}};
+	const CliArgs args = {tune_usage, flags, 6, &spec, false, false};
+	if (cli_parse(&args, argc, argv))
+		return 2;
 	long tokens[MAX_TOKENS];
 	int ntok = 0;
 	if (spec && only)
 		return compile_only(spec, cachedir, arch ? arch : "sm_90a");
 	if (!spec || !toklist || iters < 20 || arch || !parse_tokens(toklist, tokens, &ntok))
-		return usage();
+		return cli_usage(tune_usage);
 	char dir[4096], dbpath[4096];
 	TgContext *ctx;
 	if (open_gpu_context(cachedir, dir, sizeof dir, dbpath, sizeof dbpath, &ctx))

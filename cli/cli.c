@@ -1,15 +1,18 @@
 /* cli.c: the commands' shared helpers (see cli.h): a spec file read with a
  * size limit and plain errors, the GPU present (through the driver, if any),
- * the planner's view of it and its tuning DB, and the pipeline front. */
+ * the planner's view of it and its tuning DB, the pipeline front, and the
+ * argument parser every command with flags uses. */
 #include "cli.h"
 
 #include "cache.h"
+#include "commands.h"
 #include "cudrv.h"
 #include "pipeline.h"
 
 #include <errno.h>
 #include <nvrtc.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -120,4 +123,50 @@ const Plan *cli_load_plan_targets(Arena *a, const char *path, const char *const 
 	if (text && !p)
 		fputs(d->msg, stderr);
 	return p;
+}
+
+int cli_usage(const char *usage)
+{
+	fputs(usage, stderr);
+	return 2;
+}
+
+long cli_tokens(const char *s)
+{
+	char *end;
+	errno = 0;
+	long v = s[0] >= '0' && s[0] <= '9' ? strtol(s, &end, 10) : 0;
+	if (v < 1 || *end || errno || v > CLI_MAX_TOKENS) {
+		fprintf(stderr, "tegen: --tokens: '%.64s' is not a whole number from 1 to %ld\n", s, CLI_MAX_TOKENS);
+		return 0;
+	}
+	return v;
+}
+
+int cli_parse(const CliArgs *c, int argc, char **argv)
+{
+	bool bad = false;
+	for (int i = 0; i < argc; i++) {
+		const CliFlag *f = NULL;
+		for (int j = 0; j < c->nflags && !f; j++)
+			if (!strcmp(argv[i], c->flags[j].name) && (c->flags[j].kind == FLAG_SWITCH || i + 1 < argc))
+				f = &c->flags[j];
+		if (!f && (argv[i][0] == '-' || !c->positional || *c->positional)) {
+			bad = true; /* unknown, without its value, or a positional too many */
+			if (!c->read_all)
+				break;
+		} else if (!f)
+			*c->positional = argv[i];
+		else if (f->kind == FLAG_SWITCH)
+			*(int *)f->out = f->value;
+		else if (f->kind == FLAG_STRING)
+			*(const char **)f->out = argv[++i];
+		else if (f->kind == FLAG_INT)
+			*(int *)f->out = atoi(argv[++i]);
+		else if (!(*(long *)f->out = cli_tokens(argv[++i])))
+			return 2;
+	}
+	if (bad || (c->required && !*c->positional))
+		return cli_usage(c->usage);
+	return 0;
 }

@@ -23,18 +23,6 @@
 #include <unistd.h>
 #include <time.h>
 
-long cli_tokens(const char *s)
-{
-	char *end;
-	errno = 0;
-	long v = s[0] >= '0' && s[0] <= '9' ? strtol(s, &end, 10) : 0;
-	if (v < 1 || *end || errno || v > CLI_MAX_TOKENS) {
-		fprintf(stderr, "tegen: --tokens: '%.64s' is not a whole number from 1 to %ld\n", s, CLI_MAX_TOKENS);
-		return 0;
-	}
-	return v;
-}
-
 int cli_make_dir(const char *dir)
 {
 	if (mkdir(dir, 0777) == 0)
@@ -84,22 +72,10 @@ int cmd_plan(int argc, char **argv)
 {
 	const char *spec = NULL, *cachedir = NULL;
 	long tokens = 0;
-	int bad = 0;
-	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--tokens") && i + 1 < argc) {
-			if (!(tokens = cli_tokens(argv[++i])))
-				return 2;
-		} else if (!strcmp(argv[i], "--cache-dir") && i + 1 < argc)
-			cachedir = argv[++i];
-		else if (argv[i][0] == '-' || spec)
-			bad = 1;
-		else
-			spec = argv[i];
-	}
-	if (!spec || bad) {
-		fprintf(stderr, "usage: tegen plan SPEC [--tokens N] [--cache-dir DIR]\n");
+	const CliFlag flags[] = {{"--tokens", FLAG_TOKENS, &tokens, 0}, {"--cache-dir", FLAG_STRING, &cachedir, 0}};
+	const CliArgs args = {"usage: tegen plan SPEC [--tokens N] [--cache-dir DIR]\n", flags, 2, &spec, true, true};
+	if (cli_parse(&args, argc, argv))
 		return 2;
-	}
 	Arena *a = arena_new();
 	const Plan *p = cli_load_plan(a, spec, cli_plan_options(a, cachedir, tokens));
 	int rc = 1;
@@ -117,19 +93,10 @@ int cmd_plan(int argc, char **argv)
 int cmd_emit(int argc, char **argv)
 {
 	const char *spec = NULL, *dir = NULL;
-	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "-o") && i + 1 < argc)
-			dir = argv[++i];
-		else if (argv[i][0] == '-' || spec) {
-			fprintf(stderr, "usage: tegen emit SPEC [-o DIR]\n");
-			return 2;
-		} else
-			spec = argv[i];
-	}
-	if (!spec) {
-		fprintf(stderr, "usage: tegen emit SPEC [-o DIR]\n");
+	const CliFlag flags[] = {{"-o", FLAG_STRING, &dir, 0}};
+	const CliArgs args = {"usage: tegen emit SPEC [-o DIR]\n", flags, 1, &spec, true, false};
+	if (cli_parse(&args, argc, argv))
 		return 2;
-	}
 	Arena *a = arena_new();
 	const Plan *p = cli_load_plan(a, spec, cli_plan_options(a, NULL, 0));
 	int rc = p ? 0 : 1;
@@ -168,27 +135,13 @@ int cmd_build(int argc, char **argv)
 {
 	const char *spec = NULL, *archlist = NULL, *cachedir = NULL;
 	int quiet = 0;
-	long tokens = 0;
-	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--arch") && i + 1 < argc)
-			archlist = argv[++i];
-		else if (!strcmp(argv[i], "--tokens") && i + 1 < argc) {
-			if (!(tokens = cli_tokens(argv[++i]))) /* the row bucket for tuned variants (this GPU's DB) */
-				return 2;
-		} else if (!strcmp(argv[i], "--cache-dir") && i + 1 < argc)
-			cachedir = argv[++i];
-		else if (!strcmp(argv[i], "-q"))
-			quiet = 1;
-		else if (argv[i][0] == '-' || spec) {
-			fprintf(stderr, "usage: tegen build SPEC [--arch sm_90a,sm_100a] [--tokens N] [--cache-dir DIR] [-q]\n");
-			return 2;
-		} else
-			spec = argv[i];
-	}
-	if (!spec) {
-		fprintf(stderr, "usage: tegen build SPEC [--arch sm_90a,sm_100a] [--tokens N] [--cache-dir DIR] [-q]\n");
+	long tokens = 0; /* the row bucket for tuned variants (this GPU's DB) */
+	const CliFlag flags[] = {{"--arch", FLAG_STRING, &archlist, 0}, {"--tokens", FLAG_TOKENS, &tokens, 0},
+		{"--cache-dir", FLAG_STRING, &cachedir, 0}, {"-q", FLAG_SWITCH, &quiet, 1}};
+	const CliArgs args = {"usage: tegen build SPEC [--arch sm_90a,sm_100a] [--tokens N] [--cache-dir DIR] [-q]\n", flags, 4,
+		&spec, true, false};
+	if (cli_parse(&args, argc, argv))
 		return 2;
-	}
 	Arena *a = arena_new();
 	double t0 = 1e3 * cli_now_s();
 	/* targets: --arch replaces the spec's (and is checked like them) */
@@ -290,18 +243,15 @@ static void bad_entry(void *ud, const char *key, const char *why)
 
 int cmd_cache(int argc, char **argv)
 {
+	static const char usage[] = "usage: tegen cache ls|clear|verify [--cache-dir DIR]\n";
 	const char *verb = argc > 0 ? argv[0] : NULL, *dir = NULL;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--cache-dir") && i + 1 < argc)
-			dir = argv[++i];
-		else
-			verb = NULL;
-	}
-	char path[4096];
-	if (!verb || (strcmp(verb, "ls") && strcmp(verb, "clear") && strcmp(verb, "verify"))) {
-		fprintf(stderr, "usage: tegen cache ls|clear|verify [--cache-dir DIR]\n");
+	const CliFlag flags[] = {{"--cache-dir", FLAG_STRING, &dir, 0}};
+	const CliArgs args = {usage, flags, 1, NULL, false, true};
+	if (!verb || (strcmp(verb, "ls") && strcmp(verb, "clear") && strcmp(verb, "verify")))
+		return cli_usage(usage);
+	if (cli_parse(&args, argc - 1, argv + 1))
 		return 2;
-	}
+	char path[4096];
 	if (cache_dir_resolve(dir, path, sizeof path)) {
 		fprintf(stderr, "tegen: no cache directory (set TEGEN_CACHE_DIR)\n");
 		return 1;
@@ -423,30 +373,14 @@ int cmd_run(int argc, char **argv)
 	const char *spec = NULL, *in_dir = NULL, *out_dir = NULL;
 	long tokens = 1024;
 	int check = 0, iters = 20, cpu = 0;
-	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--tokens") && i + 1 < argc) {
-			if (!(tokens = cli_tokens(argv[++i])))
-				return 2;
-		} else if (!strcmp(argv[i], "--iters") && i + 1 < argc)
-			iters = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--in") && i + 1 < argc)
-			in_dir = argv[++i];
-		else if (!strcmp(argv[i], "--out") && i + 1 < argc)
-			out_dir = argv[++i];
-		else if (!strcmp(argv[i], "--check"))
-			check = 1;
-		else if (!strcmp(argv[i], "--cpu"))
-			cpu = 1;
-		else if (argv[i][0] == '-' || spec) {
-			fputs(run_usage, stderr);
-			return 2;
-		} else
-			spec = argv[i];
-	}
-	if (!spec || tokens < 1 || iters < 1) {
-		fputs(run_usage, stderr);
+	const CliFlag flags[] = {{"--tokens", FLAG_TOKENS, &tokens, 0}, {"--iters", FLAG_INT, &iters, 0},
+		{"--in", FLAG_STRING, &in_dir, 0}, {"--out", FLAG_STRING, &out_dir, 0}, {"--check", FLAG_SWITCH, &check, 1},
+		{"--cpu", FLAG_SWITCH, &cpu, 1}};
+	const CliArgs args = {run_usage, flags, 6, &spec, true, false};
+	if (cli_parse(&args, argc, argv))
 		return 2;
-	}
+	if (tokens < 1 || iters < 1)
+		return cli_usage(args.usage);
 	if (cpu && check) {
 		fprintf(stderr, "tegen run: --cpu runs the reference itself; compare a GPU run's --out with it: tegen compare\n");
 		return 2;

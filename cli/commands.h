@@ -4,10 +4,6 @@
 
 #include "gen.h"
 
-/* The largest --tokens value: a dim's range in a spec (1..2^31-1), so every extent stays in 64 bits. */
-#define CLI_MAX_TOKENS 2147483647L
-/* cli_tokens reads a --tokens value (decimal digits only, 1..CLI_MAX_TOKENS); 0 after printing why if it is not one. */
-long cli_tokens(const char *s);
 /* cli_make_dir makes an output directory (or takes a writable one that exists); -1 after printing why. */
 int cli_make_dir(const char *dir);
 /* The most --arch targets (more is an error, not a silent cut). */

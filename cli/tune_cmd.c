@@ -47,12 +47,9 @@ typedef struct Cand {
 	double bytes;
 } Cand;
 
-static int usage(void)
-{
-	fprintf(stderr, "usage: tegen tune SPEC --tokens N[,N...] [--iters K (>= 20, default 50)] [--cache-dir DIR] [--no-check]\n"
-		"       tegen tune SPEC --compile-only [--arch sm_90a] [--cache-dir DIR]   (no GPU: compile every variant)\n");
-	return 2;
-}
+static const char tune_usage[] =
+	"usage: tegen tune SPEC --tokens N[,N...] [--iters K (>= 20, default 50)] [--cache-dir DIR] [--no-check]\n"
+	"       tegen tune SPEC --compile-only [--arch sm_90a] [--cache-dir DIR]   (no GPU: compile every variant)\n";
 
 /* Copy of the DB plus the new lines, for checking the plan they lead to before recording them. */
 static int write_trial_db(const char *db, const char *trial, const Buf *lines)
@@ -74,7 +71,6 @@ static int write_trial_db(const char *db, const char *trial, const Buf *lines)
 	return fclose(out) ? -1 : 0;
 }
 
-/* Run the layer as the runtime would plan it now, at each token count, against the reference. */
 /* Index in cand[i..c0) of kernel ki's variant in plan pt (the heuristic's choice for the
  * token count pt was planned for); i (the token-unknown heuristic's, listed first) if absent. */
 static int heuristic_of(const Plan *pt, int ki, const Cand *cand, int i, int c0)
@@ -86,6 +82,7 @@ static int heuristic_of(const Plan *pt, int ki, const Cand *cand, int i, int c0)
 	return i;
 }
 
+/* Run the layer as the runtime would plan it now, at each token count, against the reference. */
 static int check_tuned(TgContext *ctx, const char *spec, const long *tokens, int ntok)
 {
 	int bad = 0;
@@ -232,42 +229,24 @@ static int compile_only(const char *spec, const char *cachedir, const char *arch
 	return rc;
 }
 
-int cmd_tune(int argc, char **argv)
+/* The token list "N[,N...]" into tokens[] (at most MAX_TOKENS, each 1..CLI_MAX_TOKENS); false if malformed. */
+static bool parse_tokens(const char *toklist, long *tokens, int *ntok)
 {
-	const char *spec = NULL, *cachedir = NULL, *toklist = NULL, *arch = NULL;
-	int iters = 50, check = 1, only = 0;
-	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--compile-only"))
-			only = 1;
-		else if (!strcmp(argv[i], "--arch") && i + 1 < argc)
-			arch = argv[++i];
-		else if (!strcmp(argv[i], "--tokens") && i + 1 < argc)
-			toklist = argv[++i];
-		else if (!strcmp(argv[i], "--iters") && i + 1 < argc)
-			iters = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--cache-dir") && i + 1 < argc)
-			cachedir = argv[++i];
-		else if (!strcmp(argv[i], "--no-check"))
-			check = 0;
-		else if (argv[i][0] == '-' || spec)
-			return usage();
-		else
-			spec = argv[i];
-	}
-	long tokens[MAX_TOKENS];
-	int ntok = 0;
-	if (spec && only)
-		return compile_only(spec, cachedir, arch ? arch : "sm_90a");
-	if (!spec || !toklist || iters < 20 || arch)
-		return usage();
+	*ntok = 0;
 	for (const char *s = toklist; *s;) {
 		char *end;
 		long v = strtol(s, &end, 10);
-		if (end == s || v < 1 || v > CLI_MAX_TOKENS || ntok == MAX_TOKENS || (*end && *end != ','))
-			return usage();
-		tokens[ntok++] = v;
+		if (end == s || v < 1 || v > CLI_MAX_TOKENS || *ntok == MAX_TOKENS || (*end && *end != ','))
+			return false;
+		tokens[(*ntok)++] = v;
 		s = *end ? end + 1 : end;
 	}
+	return true;
+}
+
+/* A context on the GPU whose cache directory holds the tuning DB (path into dbpath); 1 (message printed) if none. */
+static int open_gpu_context(const char *cachedir, char *dir, size_t dirsz, char *dbpath, size_t dbsz, TgContext **ctx)
+{
 	char why[512];
 	int ndev = 0;
 	if (cudrv_load(why, sizeof why)) {
@@ -278,19 +257,183 @@ int cmd_tune(int argc, char **argv)
 		fprintf(stderr, "tegen tune: needs a GPU (no CUDA device)\n");
 		return 1;
 	}
-	char dir[4096], dbpath[4096], trial[4200];
-	if (cache_dir_resolve(cachedir, dir, sizeof dir) || cache_tuning_path(dir, dbpath, sizeof dbpath)) {
+	if (cache_dir_resolve(cachedir, dir, dirsz) || cache_tuning_path(dir, dbpath, dbsz)) {
 		fprintf(stderr, "tegen tune: no cache directory for the tuning DB (set TEGEN_CACHE_DIR or --cache-dir)\n");
 		return 1;
 	}
 	TgOptions opts = {0};
 	opts.cache_dir = dir;
-	TgContext *ctx;
-	if (tg_context_create(&opts, &ctx)) {
+	if (tg_context_create(&opts, ctx)) {
 		fprintf(stderr, "tegen tune: needs a GPU (%s)\n", tg_last_error());
 		return 1;
 	}
-	tg_context_set_tuning_file(ctx, NULL); /* time against the heuristic plan */
+	tg_context_set_tuning_file(*ctx, NULL); /* time against the heuristic plan */
+	return 0;
+}
+
+/* Compile every candidate in one parallel batch and load it; the ones that fail are pruned (fn NULL). */
+static void compile_candidates(TgContext *ctx, Arena *a, Cand *cand, int ncand, const JitSource *src, const char *arch,
+	char *err, size_t errsz)
+{
+	JitResult *res = arena_alloc(a, sizeof *res * (size_t)ncand);
+	double t0 = cli_now_s();
+	jit_compile_many(tg_context_jit(ctx), src, ncand, &arch, 1, NULL, 0, res, 0, err, errsz);
+	int hits = 0, ok = 0;
+	for (int i = 0; i < ncand; i++) {
+		Cand *c = &cand[i];
+		if (res[i].cubin)
+			c->spill = res[i].spill_stores + res[i].spill_loads;
+		if (!res[i].cubin)
+			c->why = "compile failed";
+		else if (tg_context_function(ctx, &res[i], src[i].name, &c->fn)) {
+			c->fn = NULL;
+			c->why = arena_printf(a, "load failed: %s", tg_last_error());
+		} else {
+			ok++;
+			hits += res[i].cache_hit != 0;
+		}
+		if (!c->fn)
+			fprintf(stderr, "tune: %s %s: %s (pruned)\n", c->k.name, c->v.name, c->why);
+	}
+	fprintf(stderr, "tune: %d of %d variants ready in %.1f s (%d from cache)\n", ok, ncand, cli_now_s() - t0, hits);
+}
+
+/* Time the variants cand[i..c0) of one kernel in layer l (planned for `tokens`, pt its plan); a DB
+ * line per timed variant into lines (count into *nlines), then the table rows of this kernel. */
+static void time_kernel(TgLayer *l, const Plan *pt, Arena *a, const PlanOptions *gpu, Cand *cand, int i, int c0,
+	long tokens, int iters, Buf *lines, int *nlines)
+{
+	int ki = cand[i].kernel, nv = c0 - i;
+	long bucket = plan_bucket(&cand[i].k, tokens);
+	const char *sig = plan_signature(a, &cand[i].k);
+	int best = -1;
+	for (int j = i; j < c0; j++) {
+		Cand *c = &cand[j];
+		c->us = -1;
+		if (!c->fn)
+			continue;
+		if (tg_layer_time_kernel(l, ki, &c->k, c->fn, iters, &c->us, &c->bytes)) {
+			c->us = -1;
+			fprintf(stderr, "tune: %s %d/%d variants (tokens=%ld): %s failed: %s (pruned)\n", c->k.name,
+				j - i + 1, nv, tokens, c->v.name, tg_last_error());
+			continue;
+		}
+		fprintf(stderr, "tune: %s %d/%d variants (tokens=%ld): %s %.1f us\n", c->k.name, j - i + 1, nv,
+			tokens, c->v.name, c->us);
+		if (best < 0 || c->us < cand[best].us)
+			best = j;
+		TuneEntry e = {sig, c->v.name, gpu->gpu, gpu->nvrtc, bucket, gpu->sms, gpu->cuda, c->us};
+		buf_puts(lines, tunedb_line(a, &e));
+		(*nlines)++;
+	}
+	int h = heuristic_of(pt, ki, cand, i, c0);
+	for (int j = i; j < c0; j++) {
+		Cand *c = &cand[j];
+		bool heur = j == h;
+		char us[32] = "-", gbs[32] = "-";
+		if (c->us > 0) {
+			snprintf(us, sizeof us, "%.1f", c->us);
+			if (c->bytes > 0)
+				snprintf(gbs, sizeof gbs, "%.0f", c->bytes / c->us / 1e3);
+		}
+		char sp[32] = "";
+		if (c->spill)
+			snprintf(sp, sizeof sp, "%s(spills %d B)", j == best || heur ? " " : "", c->spill);
+		printf("%-30s %-14s %7ld %10s %8s  %s%s%s%s\n", c->k.name, c->v.name, bucket, us, gbs,
+			j == best ? "* best" : "", j == best && heur ? ", " : "", heur ? "heuristic" : "", sp);
+	}
+	if (best >= 0 && cand[h].us > 0)
+		printf("%-30s best %s: %.2fx the heuristic's speed\n", cand[i].k.name, cand[best].v.name,
+			cand[h].us / cand[best].us);
+}
+
+/* One token count: a layer planned for it (no DB) bound to random inputs and run once
+ * (check_layer), then every kernel's variants timed in place (time_kernel); -1 if the layer fails. */
+static int time_at_tokens(TgContext *ctx, const char *spec, const char *layer, Arena *a, const PlanOptions *gpu,
+	Cand *cand, int ncand, long tokens, bool first, int iters, Buf *lines, int *nlines, char *err, size_t errsz)
+{
+	TgLayer *l;
+	if (tg_layer_create_file(ctx, spec, &l)) {
+		fputs(tg_last_error(), stderr);
+		return -1;
+	}
+	Buf b = {0};
+	CheckKeep keep = {0};
+	/* planned for this token count (no DB): its variants are the heuristic's for tokens */
+	int fails = tg_layer_set_tokens(l, tokens) || tg_layer_load(l) ? -1
+		: check_layer(l, tokens, 1, 0, &keep, &b, err, errsz);
+	const Plan *pt = tg_layer_plan(l);
+	buf_free(&b);
+	if (fails < 0) {
+		fprintf(stderr, "tegen tune: tokens=%ld: %s\n", tokens, err[0] ? err : tg_last_error());
+		check_keep_free(&keep);
+		tg_layer_destroy(l);
+		return -1;
+	}
+	printf("%s tokens=%ld on %s, median of %d launches from a cold L2\n", layer, tokens, gpu->gpu, iters);
+	printf("%-30s %-14s %7s %10s %8s\n", "kernel", "variant", "bucket", "us", "GB/s");
+	for (int i = 0, c0 = 0; i < ncand; i = c0) {
+		for (c0 = i; c0 < ncand && cand[c0].kernel == cand[i].kernel; c0++)
+			;
+		if (!first && cand[i].k.rows.dim < 0)
+			continue; /* rows do not depend on tokens (a weight): timed at the first count */
+		time_kernel(l, pt, a, gpu, cand, i, c0, tokens, iters, lines, nlines);
+	}
+	printf("\n");
+	check_keep_free(&keep);
+	tg_layer_destroy(l);
+	return 0;
+}
+
+/* Unless !check, the plan the new lines lead to checked against the reference (from a trial
+ * copy of the DB); then the lines appended to the DB. 0 when recorded. */
+static int record(TgContext *ctx, const char *spec, const char *dbpath, const Buf *lines, int nlines,
+	const long *tokens, int ntok, int check, char *err, size_t errsz)
+{
+	if (check) {
+		char trial[4200];
+		snprintf(trial, sizeof trial, "%s.trial-%ld", dbpath, (long)getpid());
+		if (tunedb_append(trial, "", err, errsz) || write_trial_db(dbpath, trial, lines)) {
+			fprintf(stderr, "tegen tune: cannot write %s\n", trial);
+			unlink(trial);
+			return 1;
+		}
+		tg_context_set_tuning_file(ctx, trial);
+		int bad = check_tuned(ctx, spec, tokens, ntok);
+		unlink(trial);
+		if (bad) {
+			fprintf(stderr, "tegen tune: nothing recorded in %s\n", dbpath);
+			return 1;
+		}
+	}
+	if (tunedb_append(dbpath, lines->p, err, errsz)) {
+		fprintf(stderr, "tegen tune: %s\n", err);
+		return 1;
+	}
+	printf("recorded %d measurements in %s\n", nlines, dbpath);
+	return 0;
+}
+
+int cmd_tune(int argc, char **argv)
+{
+	const char *spec = NULL, *cachedir = NULL, *toklist = NULL, *arch = NULL;
+	int iters = 50, check = 1, only = 0;
+	const CliFlag flags[] = {{"--compile-only", FLAG_SWITCH, &only, 1}, {"--arch", FLAG_STRING, &arch, 0},
+		{"--tokens", FLAG_STRING, &toklist, 0}, {"--iters", FLAG_INT, &iters, 0}, {"--cache-dir", FLAG_STRING, &cachedir, 0},
+		{"--no-check", FLAG_SWITCH, &check, 0}};
+	const CliArgs args = {tune_usage, flags, 6, &spec, false, false};
+	if (cli_parse(&args, argc, argv))
+		return 2;
+	long tokens[MAX_TOKENS];
+	int ntok = 0;
+	if (spec && only)
+		return compile_only(spec, cachedir, arch ? arch : "sm_90a");
+	if (!spec || !toklist || iters < 20 || arch || !parse_tokens(toklist, tokens, &ntok))
+		return cli_usage(tune_usage);
+	char dir[4096], dbpath[4096];
+	TgContext *ctx;
+	if (open_gpu_context(cachedir, dir, sizeof dir, dbpath, sizeof dbpath, &ctx))
+		return 1;
 	Arena *a = arena_new();
 	int rc = 1;
 	TgLayer *l0 = NULL;
@@ -311,133 +454,24 @@ int cmd_tune(int argc, char **argv)
 		goto out;
 	}
 	JitSource *src = sources(a, p, cand, ncand);
-	JitResult *res = arena_alloc(a, sizeof *res * (size_t)ncand);
 	if (!src)
 		goto out;
 	arch = tg_context_arch(ctx);
 	fprintf(stderr, "tune: %s on %s (%d SMs, %s): compiling %d variants for %s...\n", p->g->layer, gpu.gpu, gpu.sms,
 		arch, ncand, dbpath);
-	double t0 = cli_now_s();
 	char err[16384] = "";
-	jit_compile_many(tg_context_jit(ctx), src, ncand, &arch, 1, NULL, 0, res, 0, err, sizeof err);
-	int hits = 0, ok = 0;
-	for (int i = 0; i < ncand; i++) {
-		Cand *c = &cand[i];
-		if (res[i].cubin)
-			c->spill = res[i].spill_stores + res[i].spill_loads;
-		if (!res[i].cubin)
-			c->why = "compile failed";
-		else if (tg_context_function(ctx, &res[i], src[i].name, &c->fn)) {
-			c->fn = NULL;
-			c->why = arena_printf(a, "load failed: %s", tg_last_error());
-		} else {
-			ok++;
-			hits += res[i].cache_hit != 0;
-		}
-		if (!c->fn)
-			fprintf(stderr, "tune: %s %s: %s (pruned)\n", c->k.name, c->v.name, c->why);
-	}
-	fprintf(stderr, "tune: %d of %d variants ready in %.1f s (%d from cache)\n", ok, ncand, cli_now_s() - t0, hits);
+	compile_candidates(ctx, a, cand, ncand, src, arch, err, sizeof err);
 
 	int nlines = 0;
-	for (int t = 0; t < ntok; t++) {
-		TgLayer *l;
-		if (tg_layer_create_file(ctx, spec, &l)) {
-			fputs(tg_last_error(), stderr);
+	for (int t = 0; t < ntok; t++)
+		if (time_at_tokens(ctx, spec, p->g->layer, a, &gpu, cand, ncand, tokens[t], t == 0, iters, &lines, &nlines,
+			err, sizeof err))
 			goto out;
-		}
-		Buf b = {0};
-		CheckKeep keep = {0};
-		/* planned for this token count (no DB): its variants are the heuristic's for tokens[t] */
-		int fails = tg_layer_set_tokens(l, tokens[t]) || tg_layer_load(l) ? -1
-			: check_layer(l, tokens[t], 1, 0, &keep, &b, err, sizeof err);
-		const Plan *pt = tg_layer_plan(l);
-		buf_free(&b);
-		if (fails < 0) {
-			fprintf(stderr, "tegen tune: tokens=%ld: %s\n", tokens[t], err[0] ? err : tg_last_error());
-			check_keep_free(&keep);
-			tg_layer_destroy(l);
-			goto out;
-		}
-		printf("%s tokens=%ld on %s, median of %d launches from a cold L2\n", p->g->layer, tokens[t], gpu.gpu, iters);
-		printf("%-30s %-14s %7s %10s %8s\n", "kernel", "variant", "bucket", "us", "GB/s");
-		for (int i = 0, c0 = 0; i < ncand; i = c0) {
-			int ki = cand[i].kernel, nv = 0;
-			for (c0 = i; c0 < ncand && cand[c0].kernel == ki; c0++)
-				nv++;
-			if (t > 0 && cand[i].k.rows.dim < 0)
-				continue; /* rows do not depend on tokens (a weight): timed at the first count */
-			long bucket = plan_bucket(&cand[i].k, tokens[t]);
-			const char *sig = plan_signature(a, &cand[i].k);
-			int best = -1;
-			for (int j = i; j < c0; j++) {
-				Cand *c = &cand[j];
-				c->us = -1;
-				if (!c->fn)
-					continue;
-				if (tg_layer_time_kernel(l, ki, &c->k, c->fn, iters, &c->us, &c->bytes)) {
-					c->us = -1;
-					fprintf(stderr, "tune: %s %d/%d variants (tokens=%ld): %s failed: %s (pruned)\n", c->k.name,
-						j - i + 1, nv, tokens[t], c->v.name, tg_last_error());
-					continue;
-				}
-				fprintf(stderr, "tune: %s %d/%d variants (tokens=%ld): %s %.1f us\n", c->k.name, j - i + 1, nv,
-					tokens[t], c->v.name, c->us);
-				if (best < 0 || c->us < cand[best].us)
-					best = j;
-				TuneEntry e = {sig, c->v.name, gpu.gpu, gpu.nvrtc, bucket, gpu.sms, gpu.cuda, c->us};
-				buf_puts(&lines, tunedb_line(a, &e));
-				nlines++;
-			}
-			int h = heuristic_of(pt, ki, cand, i, c0);
-			for (int j = i; j < c0; j++) {
-				Cand *c = &cand[j];
-				bool heur = j == h;
-				char us[32] = "-", gbs[32] = "-";
-				if (c->us > 0) {
-					snprintf(us, sizeof us, "%.1f", c->us);
-					if (c->bytes > 0)
-						snprintf(gbs, sizeof gbs, "%.0f", c->bytes / c->us / 1e3);
-				}
-				char sp[32] = "";
-				if (c->spill)
-					snprintf(sp, sizeof sp, "%s(spills %d B)", j == best || heur ? " " : "", c->spill);
-				printf("%-30s %-14s %7ld %10s %8s  %s%s%s%s\n", c->k.name, c->v.name, bucket, us, gbs,
-					j == best ? "* best" : "", j == best && heur ? ", " : "", heur ? "heuristic" : "", sp);
-			}
-			if (best >= 0 && cand[h].us > 0)
-				printf("%-30s best %s: %.2fx the heuristic's speed\n", cand[i].k.name, cand[best].v.name,
-					cand[h].us / cand[best].us);
-		}
-		printf("\n");
-		check_keep_free(&keep);
-		tg_layer_destroy(l);
-	}
 	if (!nlines) {
 		fprintf(stderr, "tegen tune: no variant could be timed; nothing recorded\n");
 		goto out;
 	}
-	if (check) {
-		snprintf(trial, sizeof trial, "%s.trial-%ld", dbpath, (long)getpid());
-		if (tunedb_append(trial, "", err, sizeof err) || write_trial_db(dbpath, trial, &lines)) {
-			fprintf(stderr, "tegen tune: cannot write %s\n", trial);
-			unlink(trial);
-			goto out;
-		}
-		tg_context_set_tuning_file(ctx, trial);
-		int bad = check_tuned(ctx, spec, tokens, ntok);
-		unlink(trial);
-		if (bad) {
-			fprintf(stderr, "tegen tune: nothing recorded in %s\n", dbpath);
-			goto out;
-		}
-	}
-	if (tunedb_append(dbpath, lines.p, err, sizeof err)) {
-		fprintf(stderr, "tegen tune: %s\n", err);
-		goto out;
-	}
-	printf("recorded %d measurements in %s\n", nlines, dbpath);
-	rc = 0;
+	rc = record(ctx, spec, dbpath, &lines, nlines, tokens, ntok, check, err, sizeof err);
 out:
 	buf_free(&lines);
 	tg_layer_destroy(l0);

@@ -176,7 +176,7 @@ static Kernel *kernel_new(Planner *pl, const char *what, int op)
 		pl->cap = cap;
 	}
 	Kernel *k = &p->kernels[p->nkernels];
-	memset(k, 0, sizeof *k); /* the slot may have held a kernel that was taken back */
+	memset(k, 0, sizeof *k);
 	k->name = arena_printf(pl->a, "k%d_%s", p->nkernels, what);
 	if (op >= 0) {
 		k->ops[k->nops++] = op;
@@ -941,56 +941,18 @@ static void plan_nvfp4_alpha(Planner *pl, const Op *op, const GemmCall *c)
 	k->note = "native NVFP4 GEMM: alpha = 1/(S_enc_a*S_enc_b) and beta to the device (cuBLASLt pointer mode DEVICE)";
 }
 
-/* Take back the GEMM just planned (the last kernel) so that kernels it reads can
- * be planned before it; gemm_readd puts it back after them. */
-static Kernel gemm_take_back(Planner *pl, Kernel *k)
-{
-	Kernel saved = *k;
-	pl->p->nkernels--;
-	return saved;
-}
-
-/* Re-add a GEMM taken back by gemm_take_back, renamed for its new position. */
-static Kernel *gemm_readd(Planner *pl, const Op *op, const Kernel *saved)
-{
-	Kernel *k = kernel_new(pl, "gemm", op->id);
-	*k = *saved;
-	k->name = arena_printf(pl->a, "k%d_gemm", pl->p->nkernels - 1);
-	return k;
-}
-
-/* Put per-operand kernels (dequantize or swizzle) before an already planned GEMM:
- * the GEMM is taken back, the operand kernels are added, the GEMM follows them. */
-static Kernel *gemm_after_operands(Planner *pl, const Op *op, Kernel *k,
-	void (*per_operand)(Planner *, const Op *, const Tensor *, Component), const Tensor *a, const Tensor *b)
-{
-	Kernel saved = gemm_take_back(pl, k);
-	per_operand(pl, op, a, saved.gemm.a_comp);
-	per_operand(pl, op, b, saved.gemm.b_comp);
-	return gemm_readd(pl, op, &saved);
-}
-
-/* Put the alpha kernel of a native NVFP4 GEMM right before it. */
-static Kernel *gemm_after_alpha(Planner *pl, const Op *op, Kernel *k)
-{
-	Kernel saved = gemm_take_back(pl, k);
-	plan_nvfp4_alpha(pl, op, &saved.gemm);
-	return gemm_readd(pl, op, &saved);
-}
-
 DType gemm_bias_dtype(const GemmCall *c)
 {
 	bool lowp = c->a_dtype == DT_E4M3 || c->a_dtype == DT_E5M2 || c->a_dtype == DT_E2M1;
 	return lowp ? (c->d_dtype == DT_F16 ? DT_F16 : DT_BF16) : c->d_dtype;
 }
 
-/* Put the bias conversion (convert.cu, into the bias's `bias` component) right before
- * a GEMM whose bias dtype is not the one its epilogue reads. */
-static Kernel *gemm_after_bias_cast(Planner *pl, const Op *op, Kernel *k)
+/* The bias conversion (convert.cu, into the bias's `bias` component) for a GEMM
+ * whose bias dtype is not the one its epilogue reads; the GEMM then reads that. */
+static void plan_bias_convert(Planner *pl, const Op *op, GemmCall *c)
 {
-	Kernel saved = gemm_take_back(pl, k);
-	const Tensor *bias = &pl->g->tensors[saved.gemm.bias];
-	DType want = gemm_bias_dtype(&saved.gemm);
+	const Tensor *bias = &pl->g->tensors[c->bias];
+	DType want = gemm_bias_dtype(c);
 	Kernel *cv = fixed_kernel(pl, arena_printf(pl->a, "convert_%s", bias->name), op, "convert.cu",
 		(Extent){-1, 0, 1}, tensor_cols(bias));
 	slot(pl, cv, "TG_IN_DTYPE", istr(pl, dtype_code(bias->dtype)));
@@ -1001,18 +963,17 @@ static Kernel *gemm_after_bias_cast(Planner *pl, const Op *op, Kernel *k)
 	cv->grid_cols = 256;
 	cv->note = arena_printf(pl->a, "GEMM bias: %s -> %s, the dtype cuBLASLt's epilogue reads", dtype_name(bias->dtype),
 		dtype_name(want));
-	saved.gemm.bias_comp = COMP_BIAS;
-	return gemm_readd(pl, op, &saved);
+	c->bias_comp = COMP_BIAS;
 }
 
-static void plan_gemm(Planner *pl, const Op *op)
+/* The cuBLASLt call of a gemm op as the spec states it: operands and the copies it
+ * reads, M/N/K, dtypes, scaling, epilogue and accumulation mode. */
+static GemmCall gemm_call(Planner *pl, const Op *op)
 {
 	const Graph *g = pl->g;
 	const Tensor *a = &g->tensors[op->arg[ARG_A]], *b = &g->tensors[op->arg[ARG_B]];
 	const Tensor *d = &g->tensors[op->arg[ARG_OUT]];
-	Kernel *k = kernel_new(pl, "gemm", op->id);
-	k->kind = KERNEL_GEMM;
-	GemmCall *c = &k->gemm;
+	GemmCall call = {0}, *c = &call;
 	c->op = op->id;
 	c->a = a->id;
 	c->b = b->id;
@@ -1051,11 +1012,23 @@ static void plan_gemm(Planner *pl, const Op *op)
 	c->fast_accum = op->p.fast_accum < 0 ? op->p.pass == PASS_FPROP : op->p.fast_accum;
 	if (c->scaling == SCALING_NONE || c->scaling == SCALING_BLOCK1X128 || c->scaling == SCALING_BLOCK128X128)
 		c->fast_accum = false; /* cuBLASLt's block-scaled FP8 GEMM has no fast-accumulation mode */
-	bool nv = c->scaling == SCALING_NVFP4, mx = c->scaling == SCALING_MXFP8 || nv;
-	if (nv) {
+	if (c->scaling == SCALING_NVFP4) {
 		c->a_senc = tensor_s_enc_comp(a, c->a_comp);
 		c->b_senc = tensor_s_enc_comp(b, c->b_comp);
 	}
+	return call;
+}
+
+/* A gemm op: first the kernels its call reads (a native block-scaled GEMM: both
+ * operands' scales swizzled, NVFP4's alpha; an emulated one: both operands
+ * dequantized to BF16; a bias in another dtype: its conversion), then the GEMM. */
+static void plan_gemm(Planner *pl, const Op *op)
+{
+	const Graph *g = pl->g;
+	const Tensor *a = &g->tensors[op->arg[ARG_A]], *b = &g->tensors[op->arg[ARG_B]];
+	GemmCall call = gemm_call(pl, op), *c = &call;
+	const char *note = NULL;
+	bool nv = c->scaling == SCALING_NVFP4, mx = c->scaling == SCALING_MXFP8 || nv;
 	const char *fmt = nv ? "NVFP4" : "MXFP8";
 	/* the transposed NVFP4 copy of an activation has scale columns that grow with tokens,
 	 * which the swizzle kernel's fixed n[1] cannot express: that GEMM stays emulated
@@ -1066,40 +1039,41 @@ static void plan_gemm(Planner *pl, const Op *op)
 	if (mx && !op->emulated && !dyn_t && !k_odd) {
 		/* every target has block-scaled MMA: swizzle both operands' scales, then cuBLASLt
 		 * (NVFP4: after the kernel that puts alpha = 1/(S_enc_a*S_enc_b) on the device) */
-		k = gemm_after_operands(pl, op, k, plan_swizzle, a, b);
+		plan_swizzle(pl, op, a, c->a_comp);
+		plan_swizzle(pl, op, b, c->b_comp);
 		if (nv)
-			k = gemm_after_alpha(pl, op, k);
-		c = &k->gemm;
+			plan_nvfp4_alpha(pl, op, c);
 		c->fast_accum = false;
-		k->note = !nv ? "native MXFP8 (cuBLASLt VEC32_UE8M0)"
+		note = !nv ? "native MXFP8 (cuBLASLt VEC32_UE8M0)"
 			: c->a_senc == COMP_SCALE && c->b_senc == COMP_SCALE ? "native NVFP4 (cuBLASLt VEC16_UE4M3, alpha = 1/(S_enc_a*S_enc_b) from the device)"
 			: arena_printf(pl->a, "native NVFP4 (cuBLASLt VEC16_UE4M3, alpha = 1/(%s.%s*%s.%s): Hadamard-transformed copies, from the device)",
 				a->name, c->a_senc == COMP_SCALE_T ? "scale_t" : "scale", b->name, c->b_senc == COMP_SCALE_T ? "scale_t" : "scale");
 	} else if (mx) {
 		/* no native block-scaled MMA on some target: dequantize both operands to BF16
 		 * (exact for MXFP8; NVFP4 rounds e2m1 * S_dec/S_enc once) and run a BF16 GEMM */
-		k = gemm_after_operands(pl, op, k, nv ? plan_dequantize_nvfp4 : plan_dequantize, a, b);
-		c = &k->gemm;
+		void (*dequantize)(Planner *, const Op *, const Tensor *, Component) = nv ? plan_dequantize_nvfp4 : plan_dequantize;
+		dequantize(pl, op, a, c->a_comp);
+		dequantize(pl, op, b, c->b_comp);
 		c->emulated = true;
 		c->a_comp = c->a_comp == COMP_DATA ? COMP_DEQ : COMP_DEQ_T;
 		c->b_comp = c->b_comp == COMP_DATA ? COMP_DEQ : COMP_DEQ_T;
 		c->scaling = SCALING_NONE;
 		c->a_dtype = c->b_dtype = DT_BF16;
 		c->fast_accum = false;
-		k->note = op->emulated ? op->emulated
+		note = op->emulated ? op->emulated
 			: dyn_t ? arena_printf(pl->a, "%s GEMM emulated: an activation's transposed NVFP4 scales are not swizzled natively yet", fmt)
 			: arena_printf(pl->a, "%s GEMM emulated: cuBLASLt's FP4 GEMM needs a fixed K with K %% 32 == 0 (K = %s)", fmt,
 				extent_str(pl->a, g, c->k));
 	}
-	if (c->bias >= 0 && g->tensors[c->bias].dtype != gemm_bias_dtype(c)) {
-		k = gemm_after_bias_cast(pl, op, k);
-		c = &k->gemm;
-	}
+	if (c->bias >= 0 && g->tensors[c->bias].dtype != gemm_bias_dtype(c))
+		plan_bias_convert(pl, op, c);
+	Kernel *k = kernel_new(pl, "gemm", op->id);
+	k->kind = KERNEL_GEMM;
+	k->gemm = call;
 	k->rows = c->m;
 	k->cols = c->n.add;
 	k->choice = "cuBLASLt heuristic, cached per shape";
-	if (!k->note && c->scaling == SCALING_NONE)
-		k->note = arena_printf(pl->a, "cuBLASLt %s", dtype_name(c->a_dtype));
+	k->note = note ? note : c->scaling == SCALING_NONE ? arena_printf(pl->a, "cuBLASLt %s", dtype_name(c->a_dtype)) : NULL;
 }
 
 /* ---- backward reductions (dnorm, dbias) ---- */

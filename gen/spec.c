@@ -539,7 +539,11 @@ static void parse_layout(P *p, SpecOp *o, yaml_node_t *v)
 	}
 }
 
-static void parse_op(P *p, SpecOp *o, yaml_node_t *item)
+/* Where an op's params were given, for the checks that depend on other params. */
+typedef struct { Loc alpha, limit; } ParamLocs;
+
+/* The op item's one key, the op name: o's kind and locations; returns its fields node. */
+static yaml_node_t *parse_op_name(P *p, SpecOp *o, yaml_node_t *item)
 {
 	if (item->type != YAML_MAPPING_NODE)
 		diag_error(p->d, loc_of(p, item), "expected an op (a map with one key, the op name), found %s", kind_name(item));
@@ -554,24 +558,85 @@ static void parse_op(P *p, SpecOp *o, yaml_node_t *item)
 	o->kind = (OpKind)k;
 	o->loc = loc_of(p, top[0].k);
 	o->param_loc = loc_of(p, top[0].v);
+	return top[0].v;
+}
+
+/* Param q (allowed for o's kind) from field f into o->p. */
+static void parse_op_param(P *p, SpecOp *o, int q, const Pair *f, ParamLocs *pl)
+{
+	yaml_node_t *v = f->v;
+	Loc vl = loc_of(p, v);
+	switch (q) {
+	case PR_NORM: {
+		static const char *const names[] = {"rmsnorm", "layernorm"};
+		o->p.norm = (NormKind)choice(p, v, "norm", names, 2);
+		break;
+	}
+	case PR_EPS: o->p.eps = number(p, v, "eps", 0); break;
+	case PR_ZCG: o->p.zero_centered_gamma = boolean(p, v, "zero_centered_gamma"); break;
+	case PR_ACT: {
+		static const char *const names[] = {
+#define X(e, s, code) s,
+			TG_GLUS(X)
+#undef X
+		};
+		o->p.act = (GluKind)choice(p, v, "act", names, GLU_COUNT);
+		break;
+	}
+	case PR_ALPHA: o->p.alpha = number(p, v, "alpha", -3.0e38); pl->alpha = loc_of(p, f->k); break;
+	case PR_LIMIT:
+		o->p.limit = number(p, v, "limit", 0);
+		if (o->p.limit <= 0)
+			diag_error(p->d, vl, "limit must be > 0");
+		pl->limit = loc_of(p, f->k);
+		break;
+	case PR_PASS: {
+		static const char *const names[] = {"fprop", "dgrad", "wgrad"};
+		o->p.pass = (GemmPass)choice(p, v, "pass", names, 3);
+		break;
+	}
+	case PR_DTYPE: {
+		static const char *const names[] = {"bf16", "fp16", "fp32", "fp8"};
+		static const DType dts[] = {DT_BF16, DT_F16, DT_F32, DT_NONE};
+		o->p.out_dtype = dts[choice(p, v, "gemm output dtype", names, 4)];
+		o->dtype_loc = vl;
+		break;
+	}
+	case PR_ACCUMULATE: o->p.accumulate = boolean(p, v, "accumulate"); o->accumulate_loc = loc_of(p, f->k); break;
+	case PR_FAST_ACCUM: o->p.fast_accum = boolean(p, v, "fast_accum"); break;
+	case PR_EPILOGUE: {
+		static const char *const names[] = {"none", "gelu"};
+		o->p.gelu = choice(p, v, "epilogue", names, 2) == 1;
+		o->epilogue_loc = vl;
+		break;
+	}
+	case PR_LAYOUT: parse_layout(p, o, v); o->layout_loc = vl; break;
+	case PR_PRECISION: {
+		static const char *const names[] = {"bf16", "fp16", "fp32"};
+		static const DType dts[] = {DT_BF16, DT_F16, DT_F32};
+		o->p.out_dtype = dts[choice(p, v, "precision", names, 3)];
+		o->p.high_precision = true;
+		o->precision_loc = vl;
+		break;
+	}
+	}
+}
+
+/* The op's fields: each an operand its row allows (a tensor name) or a param op_params allows. */
+static void parse_op_fields(P *p, SpecOp *o, yaml_node_t *fields, ParamLocs *pl)
+{
+	int k = o->kind;
 	const char *opn = op_names[k];
-
-	o->p = op_params_default((OpKind)k);
-
 	unsigned allowed_args = op_required_args(o->kind) | op_optional_args(o->kind);
 	const char *known[ARG_COUNT + PR_COUNT];
 	for (int i = 0; i < ARG_COUNT; i++)
 		known[i] = (allowed_args & ARGBIT(i)) ? arg_names[i] : NULL;
 	for (int i = 0; i < PR_COUNT; i++)
 		known[ARG_COUNT + i] = (op_params[k] & PB(i)) ? param_names[i] : NULL;
-
 	int m;
-	Pair *f = pairs(p, top[0].v, opn, &m);
-	Loc alpha_loc = {0}, limit_loc = {0}, beta_loc = {0}, fast_loc = {0};
-	bool act_set = false;
+	Pair *f = pairs(p, fields, opn, &m);
 	for (int i = 0; i < m; i++) {
 		const char *key = f[i].key;
-		yaml_node_t *v = f[i].v;
 		int a = key_index(key, arg_names, ARG_COUNT);
 		for (int b = a + 1; a >= 0 && !(allowed_args & ARGBIT(a)) && b < ARG_COUNT; b++)
 			if (!strcmp(arg_names[b], key) && (allowed_args & ARGBIT(b)))
@@ -580,8 +645,8 @@ static void parse_op(P *p, SpecOp *o, yaml_node_t *item)
 			if (!(allowed_args & ARGBIT(a)))
 				diag_error(p->d, loc_of(p, f[i].k), "operand '%s' is not allowed for %s; its operands are: %s", key, opn,
 					join(p, known, ARG_COUNT));
-			o->arg[a] = ident(p, v, "tensor name");
-			o->arg_loc[a] = loc_of(p, v);
+			o->arg[a] = ident(p, f[i].v, "tensor name");
+			o->arg_loc[a] = loc_of(p, f[i].v);
 			continue;
 		}
 		int q = key_index(key, param_names, PR_COUNT);
@@ -592,84 +657,30 @@ static void parse_op(P *p, SpecOp *o, yaml_node_t *item)
 		if (!(op_params[k] & PB(q)))
 			diag_error(p->d, loc_of(p, f[i].k), "param '%s' is not allowed for %s; its params are: %s", key, opn,
 				join(p, known + ARG_COUNT, PR_COUNT));
-		Loc vl = loc_of(p, v);
-		switch (q) {
-		case PR_NORM: {
-			static const char *const names[] = {"rmsnorm", "layernorm"};
-			o->p.norm = (NormKind)choice(p, v, "norm", names, 2);
-			break;
-		}
-		case PR_EPS: o->p.eps = number(p, v, "eps", 0); break;
-		case PR_ZCG: o->p.zero_centered_gamma = boolean(p, v, "zero_centered_gamma"); break;
-		case PR_ACT: {
-			static const char *const names[] = {
-#define X(e, s, code) s,
-				TG_GLUS(X)
-#undef X
-			};
-			o->p.act = (GluKind)choice(p, v, "act", names, GLU_COUNT);
-			act_set = true;
-			break;
-		}
-		case PR_ALPHA: o->p.alpha = number(p, v, "alpha", -3.0e38); alpha_loc = loc_of(p, f[i].k); break;
-		case PR_LIMIT:
-			o->p.limit = number(p, v, "limit", 0);
-			if (o->p.limit <= 0)
-				diag_error(p->d, vl, "limit must be > 0");
-			limit_loc = loc_of(p, f[i].k);
-			break;
-		case PR_PASS: {
-			static const char *const names[] = {"fprop", "dgrad", "wgrad"};
-			o->p.pass = (GemmPass)choice(p, v, "pass", names, 3);
-			break;
-		}
-		case PR_DTYPE: {
-			static const char *const names[] = {"bf16", "fp16", "fp32", "fp8"};
-			static const DType dts[] = {DT_BF16, DT_F16, DT_F32, DT_NONE};
-			o->p.out_dtype = dts[choice(p, v, "gemm output dtype", names, 4)];
-			o->dtype_loc = vl;
-			break;
-		}
-		case PR_ACCUMULATE: o->p.accumulate = boolean(p, v, "accumulate"); o->accumulate_loc = loc_of(p, f[i].k); break;
-		case PR_FAST_ACCUM: o->p.fast_accum = boolean(p, v, "fast_accum"); fast_loc = vl; break;
-		case PR_EPILOGUE: {
-			static const char *const names[] = {"none", "gelu"};
-			o->p.gelu = choice(p, v, "epilogue", names, 2) == 1;
-			o->epilogue_loc = vl;
-			break;
-		}
-		case PR_LAYOUT: parse_layout(p, o, v); o->layout_loc = vl; break;
-		case PR_PRECISION: {
-			static const char *const names[] = {"bf16", "fp16", "fp32"};
-			static const DType dts[] = {DT_BF16, DT_F16, DT_F32};
-			o->p.out_dtype = dts[choice(p, v, "precision", names, 3)];
-			o->p.high_precision = true;
-			o->precision_loc = vl;
-			break;
-		}
-		}
+		parse_op_param(p, o, q, &f[i], pl);
 	}
-	(void)fast_loc;
-	(void)act_set;
-	beta_loc = o->arg_loc[ARG_BETA];
+}
 
-	/* required operands */
+/* The rules between an op's operands and params: required operands, then what one
+ * param allows of another (norm and beta/mu, act and alpha/limit, pass and epilogue/bias). */
+static void check_op_fields(P *p, const SpecOp *o, const ParamLocs *pl)
+{
+	OpKind k = o->kind;
+	const char *opn = op_names[k];
 	unsigned req = op_required_args(o->kind);
 	for (int a = 0; a < ARG_COUNT; a++)
 		if ((req & ARGBIT(a)) && !o->arg[a])
 			diag_error(p->d, o->loc, "%s needs operand '%s'", opn, arg_names[a]);
-
-	/* params that depend on other params */
 	if (k == OP_NORM_QUANTIZE) {
 		if (o->p.norm == NORM_RMS && o->arg[ARG_BETA])
-			diag_error(p->d, beta_loc, "beta is only allowed with norm: layernorm (rmsnorm has no bias)");
+			diag_error(p->d, o->arg_loc[ARG_BETA], "beta is only allowed with norm: layernorm (rmsnorm has no bias)");
 		if (o->p.norm == NORM_LAYER && !o->arg[ARG_BETA])
 			diag_error(p->d, o->loc, "norm_quantize with norm: layernorm needs operand 'beta'");
 		if (o->arg[ARG_RESIDUAL_OUT] && !o->arg[ARG_RESIDUAL])
 			diag_error(p->d, o->arg_loc[ARG_RESIDUAL_OUT], "residual_out needs operand 'residual' (it is in + residual)");
+		if (o->p.norm == NORM_RMS && o->arg[ARG_MU_OUT])
+			diag_error(p->d, o->arg_loc[ARG_MU_OUT], "mu is only written with norm: layernorm (rmsnorm has no mean)");
 	}
-	if (k == OP_NORM_QUANTIZE && o->p.norm == NORM_RMS && o->arg[ARG_MU_OUT])
-		diag_error(p->d, o->arg_loc[ARG_MU_OUT], "mu is only written with norm: layernorm (rmsnorm has no mean)");
 	if (k == OP_DNORM) {
 		if (o->p.norm == NORM_RMS && o->arg[ARG_MU])
 			diag_error(p->d, o->arg_loc[ARG_MU], "mu is only allowed with norm: layernorm (rmsnorm has no mean)");
@@ -679,10 +690,10 @@ static void parse_op(P *p, SpecOp *o, yaml_node_t *item)
 			diag_error(p->d, o->loc, "dnorm with norm: layernorm needs operand 'mu' (the forward's saved row means)");
 	}
 	if ((k == OP_GLU_AMAX || k == OP_DGLU) && o->p.act != GLU_CLAMPED_SWIGLU) {
-		if (alpha_loc.line)
-			diag_error(p->d, alpha_loc, "alpha is only allowed with act: clamped_swiglu");
-		if (limit_loc.line)
-			diag_error(p->d, limit_loc, "limit is only allowed with act: clamped_swiglu");
+		if (pl->alpha.line)
+			diag_error(p->d, pl->alpha, "alpha is only allowed with act: clamped_swiglu");
+		if (pl->limit.line)
+			diag_error(p->d, pl->limit, "limit is only allowed with act: clamped_swiglu");
 	}
 	if (k == OP_GEMM_CAST) {
 		if (o->p.gelu && o->p.pass != PASS_FPROP)
@@ -692,6 +703,16 @@ static void parse_op(P *p, SpecOp *o, yaml_node_t *item)
 		if (o->p.accumulate && o->p.out_dtype == DT_NONE)
 			diag_error(p->d, o->accumulate_loc, "accumulate needs a high-precision output (dtype bf16, fp16 or fp32), not fp8");
 	}
+}
+
+/* One item of `ops:`: its name, operands and params (defaults first), then their rules. */
+static void parse_op(P *p, SpecOp *o, yaml_node_t *item)
+{
+	yaml_node_t *fields = parse_op_name(p, o, item);
+	o->p = op_params_default(o->kind);
+	ParamLocs pl = {{0}, {0}};
+	parse_op_fields(p, o, fields, &pl);
+	check_op_fields(p, o, &pl);
 }
 
 /* ---- top level ---- */

@@ -84,29 +84,29 @@ __device__ __forceinline__ uint2 ldg8(const void *p)
 
 /* 8 elements of input dtype DT held raw: 2-byte types in w[0..3], fp32 in w[0..7],
  * raw bytes (DT 3) in w[0..1]. */
-template <int DT> struct Raw { uint32_t w[DT == 0 ? 8 : DT == 3 ? 2 : 4]; };
+template <int DT> struct Raw { uint32_t w[DT == TG_DTYPE_F32 ? 8 : DT == TG_DTYPE_BYTES ? 2 : 4]; };
 
 template <int DT> __device__ __forceinline__ void load8(Raw<DT> &r, const void *p)
 {
-	if (DT == 3) {
+	if (DT == TG_DTYPE_BYTES) {
 		uint2 a = ldg8(p);
-		r.w[0] = a.x; r.w[1 % (DT == 3 ? 2 : 4)] = a.y;
+		r.w[0] = a.x; r.w[1 % (DT == TG_DTYPE_BYTES ? 2 : 4)] = a.y;
 		return;
 	}
-	constexpr int M = DT == 0 ? 8 : DT == 3 ? 2 : 4;
+	constexpr int M = DT == TG_DTYPE_F32 ? 8 : DT == TG_DTYPE_BYTES ? 2 : 4;
 	uint4 a = ldg16(p);
 	r.w[0] = a.x; r.w[1 % M] = a.y; r.w[2 % M] = a.z; r.w[3 % M] = a.w;
-	if (DT == 0) {
+	if (DT == TG_DTYPE_F32) {
 		uint4 b = ldg16((const char *)p + 16);
-		r.w[4 % (DT == 0 ? 8 : 4)] = b.x; r.w[5 % (DT == 0 ? 8 : 4)] = b.y;
-		r.w[6 % (DT == 0 ? 8 : 4)] = b.z; r.w[7 % (DT == 0 ? 8 : 4)] = b.w;
+		r.w[4 % (DT == TG_DTYPE_F32 ? 8 : 4)] = b.x; r.w[5 % (DT == TG_DTYPE_F32 ? 8 : 4)] = b.y;
+		r.w[6 % (DT == TG_DTYPE_F32 ? 8 : 4)] = b.z; r.w[7 % (DT == TG_DTYPE_F32 ? 8 : 4)] = b.w;
 	}
 }
 
 template <int DT> __device__ __forceinline__ void zero8(Raw<DT> &r)
 {
 #pragma unroll
-	for (int i = 0; i < (DT == 0 ? 8 : DT == 3 ? 2 : 4); i++)
+	for (int i = 0; i < (DT == TG_DTYPE_F32 ? 8 : DT == TG_DTYPE_BYTES ? 2 : 4); i++)
 		r.w[i] = 0;
 }
 
@@ -114,11 +114,11 @@ template <int DT> __device__ __forceinline__ void cvt8(const Raw<DT> &r, float v
 {
 #pragma unroll
 	for (int i = 0; i < 8; i++) {
-		if (DT == 0)
-			v[i] = __uint_as_float(r.w[i % (DT == 0 ? 8 : 4)]);
+		if (DT == TG_DTYPE_F32)
+			v[i] = __uint_as_float(r.w[i % (DT == TG_DTYPE_F32 ? 8 : 4)]);
 		else {
 			uint16_t h = (uint16_t)(i & 1 ? r.w[i / 2] >> 16 : r.w[i / 2] & 0xFFFF);
-			v[i] = DT == 1 ? tg_bf16_to_f32(h) : tg_f16_to_f32(h);
+			v[i] = DT == TG_DTYPE_BF16 ? tg_bf16_to_f32(h) : tg_f16_to_f32(h);
 		}
 	}
 }
@@ -127,7 +127,7 @@ template <int DT> __device__ __forceinline__ void cvt8(const Raw<DT> &r, float v
  * only NaN payloads may differ, and every NaN becomes the FP8 NaN anyway). */
 template <int DT> __device__ __forceinline__ void cvt8q(const Raw<DT> &r, float v[8])
 {
-	if (DT == 2) {
+	if (DT == TG_DTYPE_F16) {
 #pragma unroll
 		for (int i = 0; i < 8; i++) {
 			const uint16_t h = (uint16_t)(i & 1 ? r.w[i / 2] >> 16 : r.w[i / 2] & 0xFFFF);
@@ -168,11 +168,11 @@ template <int OD> __device__ __forceinline__ void hp8(const float v[8], uint32_t
 {
 #pragma unroll
 	for (int i = 0; i < 8; i++) {
-		if (OD == 0)
+		if (OD == TG_DTYPE_F32)
 			o[i] = __float_as_uint(v[i]);
 		else if (i < 4) {
-			uint32_t a = OD == 1 ? tg_f32_to_bf16(v[2 * i]) : tg_f32_to_f16(v[2 * i]);
-			uint32_t b = OD == 1 ? tg_f32_to_bf16(v[2 * i + 1]) : tg_f32_to_f16(v[2 * i + 1]);
+			uint32_t a = OD == TG_DTYPE_BF16 ? tg_f32_to_bf16(v[2 * i]) : tg_f32_to_f16(v[2 * i]);
+			uint32_t b = OD == TG_DTYPE_BF16 ? tg_f32_to_bf16(v[2 * i + 1]) : tg_f32_to_f16(v[2 * i + 1]);
 			o[i] = a | (b << 16);
 		}
 	}
@@ -204,11 +204,11 @@ template <int RECIPE, int POW2> __device__ __forceinline__ float tensor_scale(co
 {
 	const bool first = blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0 && threadIdx.x == 0;
 	float scale = 1.0f;
-	if (RECIPE == 1) {
+	if (RECIPE == TG_RECIPE_DELAYED) {
 		scale = *(const float *)p.p[TG_P_SCALE];
 		if (first)
 			*(float *)p.p[TG_P_SCALE_INV] = tg_scale_inv(scale);
-	} else if (RECIPE == 2) {
+	} else if (RECIPE == TG_RECIPE_CURRENT_CAST) {
 		scale = tg_current_scale(*(const float *)p.p[TG_P_AMAX], fmax, eps, POW2);
 		if (first) {
 			*(float *)p.p[TG_P_SCALE] = scale;
@@ -257,26 +257,26 @@ __device__ __forceinline__ void body(const TgParams &p, const float eps)
 	constexpr int CPR = TC / 8;            /* chunks per tile row */
 	constexpr int G = THREADS / CPR;       /* thread groups along rows */
 	constexpr int NK = TR / G;             /* consecutive rows per thread */
-	constexpr bool AMAXONLY = RECIPE == 3;
+	constexpr bool AMAXONLY = RECIPE == TG_RECIPE_CURRENT_AMAX;
 	constexpr bool ROW = ROWW && !AMAXONLY;
 	constexpr bool COL = COLW && !AMAXONLY;
-	constexpr bool PERT = RECIPE == 1 || RECIPE == 2;
-	constexpr int OES = RECIPE == 0 ? (OUT_DT == 0 ? 4 : 2) : 1; /* output element bytes */
+	constexpr bool PERT = RECIPE == TG_RECIPE_DELAYED || RECIPE == TG_RECIPE_CURRENT_CAST;
+	constexpr int OES = RECIPE == TG_RECIPE_NONE ? (OUT_DT == TG_DTYPE_F32 ? 4 : 2) : 1; /* output element bytes */
 	constexpr int OW = 2 * OES;                                   /* words per 8-element chunk */
 	constexpr int P = TC * OES / 4;                               /* shared tile words per row */
 	constexpr int R = 16 / OES;                                   /* rows per 16-byte column piece */
-	constexpr int CBR = RECIPE == 6 ? 32 : 128;                   /* columnwise block rows (4, 6) */
-	constexpr bool COLAM = COL && (RECIPE == 4 || RECIPE == 6);   /* per-column block amax needed */
+	constexpr int CBR = RECIPE == TG_RECIPE_MXFP8 ? 32 : 128;                   /* columnwise block rows (4, 6) */
+	constexpr bool COLAM = COL && (RECIPE == TG_RECIPE_BLOCK1X128 || RECIPE == TG_RECIPE_MXFP8);   /* per-column block amax needed */
 	constexpr int NB = TR / CBR > 0 ? TR / CBR : 1;               /* column blocks per tile */
 	static_assert(COLS % 8 == 0, "TG_COLS must be a multiple of 8"); /* whole 8-element chunks */
 	static_assert(TC % 128 == 0, "TG_TILE_COLS must be a multiple of 128");
 	static_assert(THREADS % 32 == 0 && THREADS % CPR == 0, "TG_THREADS must be a multiple of 32 and of TG_TILE_COLS/8");
 	static_assert(NK >= 1 && TR % G == 0, "TG_TILE_ROWS must be a multiple of TG_THREADS/(TG_TILE_COLS/8)");
 	static_assert(!COL || TR % 32 == 0, "columnwise output needs TG_TILE_ROWS % 32 == 0");
-	static_assert(!(COLAM && RECIPE == 4) || TR % 128 == 0, "block1x128 columnwise needs TG_TILE_ROWS % 128 == 0");
+	static_assert(!(COLAM && RECIPE == TG_RECIPE_BLOCK1X128) || TR % 128 == 0, "block1x128 columnwise needs TG_TILE_ROWS % 128 == 0");
 	static_assert(!COLAM || CBR % NK == 0, "a thread's rows must stay inside one column block");
-	static_assert(RECIPE != 5 || (TR == 128 && TC == 128), "block128x128 needs a 128x128 tile");
-	static_assert(RECIPE >= 0 && RECIPE <= 6, "TG_RECIPE out of range");
+	static_assert(RECIPE != TG_RECIPE_BLOCK128X128 || (TR == 128 && TC == 128), "block128x128 needs a 128x128 tile");
+	static_assert(RECIPE >= TG_RECIPE_NONE && RECIPE <= TG_RECIPE_MXFP8, "TG_RECIPE out of range");
 
 	__shared__ uint4 s_tile4[COL ? TR * P / 4 : 1];
 	__shared__ __align__(16) float s_pam[COLAM ? G * TC : 1];   /* per-thread-group column partial amax */
@@ -293,10 +293,10 @@ __device__ __forceinline__ void body(const TgParams &p, const float eps)
 	const char *in = (const char *)p.p[TG_P_IN];
 	unsigned char *out = (unsigned char *)p.p[TG_P_OUT];
 	unsigned char *out_t = (unsigned char *)p.p[TG_P_OUT_T];
-	constexpr int IES = IN_DT == 0 ? 4 : 2;
+	constexpr int IES = IN_DT == TG_DTYPE_F32 ? 4 : 2;
 
 	const float scale = tensor_scale<RECIPE, POW2>(p, fmax, eps);
-	const bool want_amax = RECIPE == 1 || RECIPE == 3 || (RECIPE != 2 && p.p[TG_P_AMAX] != 0);
+	const bool want_amax = RECIPE == TG_RECIPE_DELAYED || RECIPE == TG_RECIPE_CURRENT_AMAX || (RECIPE != TG_RECIPE_CURRENT_CAST && p.p[TG_P_AMAX] != 0);
 	float tamax = 0.0f; /* this thread's per-tensor amax */
 
 
@@ -321,7 +321,7 @@ __device__ __forceinline__ void body(const TgParams &p, const float eps)
 		for (int j = 0; j < 8; j++)
 			camax[j] = 0.0f;
 		float tile_scale = 1.0f;
-		if (RECIPE == 5) {
+		if (RECIPE == TG_RECIPE_BLOCK128X128) {
 			float m = 0.0f;
 #pragma unroll
 			for (int k = 0; k < NK; k++) {
@@ -362,11 +362,11 @@ __device__ __forceinline__ void body(const TgParams &p, const float eps)
 			if (AMAXONLY || (!ROW && COLAM))
 				continue;
 			uint32_t o[8];
-			if (RECIPE == 0) {
+			if (RECIPE == TG_RECIPE_NONE) {
 				hp8<OUT_DT>(v, o);
 			} else {
 				float s = PERT ? scale : tile_scale;
-				if (RECIPE == 4 && ROW) {
+				if (RECIPE == TG_RECIPE_BLOCK1X128 && ROW) {
 					float bm = am; /* 16 lanes = 128 columns */
 					bm = fmaxf(bm, __shfl_xor_sync(0xFFFFFFFFu, bm, 1));
 					bm = fmaxf(bm, __shfl_xor_sync(0xFFFFFFFFu, bm, 2));
@@ -375,7 +375,7 @@ __device__ __forceinline__ void body(const TgParams &p, const float eps)
 					s = tg_block_scale(bm, fmax, eps, POW2);
 					if ((cc & 15) == 0 && ok)
 						((float *)p.p[TG_P_SCALE_INV])[(long long)(col / 128) * rows + r] = tg_scale_inv(s);
-				} else if (RECIPE == 6 && ROW) {
+				} else if (RECIPE == TG_RECIPE_MXFP8 && ROW) {
 					float bm = am; /* 4 lanes = 32 columns */
 					bm = fmaxf(bm, __shfl_xor_sync(0xFFFFFFFFu, bm, 1));
 					bm = fmaxf(bm, __shfl_xor_sync(0xFFFFFFFFu, bm, 2));
@@ -415,7 +415,7 @@ __device__ __forceinline__ void body(const TgParams &p, const float eps)
 					const long long rb = row0 + (long long)b * CBR; /* first row of the block */
 					const int gc = col0 + c;
 					float s;
-					if (RECIPE == 6) {
+					if (RECIPE == TG_RECIPE_MXFP8) {
 						const uint8_t e = tg_e8m0_from_amax(m, fmax);
 						s = tg_e8m0_rcp(e);
 						if (gc < COLS && rb < rows)
@@ -547,11 +547,11 @@ __device__ __forceinline__ void body(const TgParams &p, const float eps)
  * 16-byte vectors stay whole and the column pass's two half-warps (rows r and
  * r + 16) hit different banks. Two barriers per tile (data landed; stage free). */
 template <int IN_DT, int TR, int TC, int THREADS> struct StageTiling {
-	static constexpr int IES = IN_DT == 3 ? 1 : 2;
+	static constexpr int IES = IN_DT == TG_DTYPE_BYTES ? 1 : 2;
 	static constexpr int PW = TC * IES / 4;   /* shared words per tile row */
 	static constexpr int VPR = TC * IES / 16; /* 16-byte vectors per tile row */
 	static constexpr int NS = 3 * TR * PW * 4 <= 48 * 1024 ? 3 : 2; /* pipeline stages (static shared limit) */
-	static constexpr bool ok = (IN_DT == 1 || IN_DT == 2 || IN_DT == 3) && TC % 128 == 0 && TR % 32 == 0 &&
+	static constexpr bool ok = (IN_DT == TG_DTYPE_BF16 || IN_DT == TG_DTYPE_F16 || IN_DT == TG_DTYPE_BYTES) && TC % 128 == 0 && TR % 32 == 0 &&
 	                           THREADS % 32 == 0 && (TR * VPR) % THREADS == 0 && (PW * 2 * (TR / 32)) % THREADS == 0 &&
 	                           2 * TR * PW * 4 <= 48 * 1024;
 };
@@ -588,7 +588,7 @@ __device__ __forceinline__ StageVec stage_vec(int v, int tid, long long r0, int 
 /* The two 2-byte elements of word w (low half first) as floats, as cvt8q does. */
 template <int DT> __device__ __forceinline__ void cvt2q(uint32_t w, float &lo, float &hi)
 {
-	if (DT == 2) {
+	if (DT == TG_DTYPE_F16) {
 		asm("cvt.f32.f16 %0, %1;" : "=f"(lo) : "h"((uint16_t)(w & 0xFFFF)));
 		asm("cvt.f32.f16 %0, %1;" : "=f"(hi) : "h"((uint16_t)(w >> 16)));
 	} else {
@@ -634,15 +634,15 @@ __device__ __forceinline__ void body_stage(const TgParams &p, const float eps)
 	constexpr int VPT = TR * VPR / THREADS;       /* row-pass vectors per thread */
 	constexpr int NU = PW * 2 * (TR / 32);        /* column-pass units per tile */
 	constexpr int UPT = NU / THREADS;             /* column-pass units per thread */
-	constexpr bool RAW = IN_DT == 3;
-	constexpr bool MX = RECIPE == 6;
+	constexpr bool RAW = IN_DT == TG_DTYPE_BYTES;
+	constexpr bool MX = RECIPE == TG_RECIPE_MXFP8;
 	constexpr bool ROW = ROWW != 0;
 	constexpr int NBX = (COLS + 31) / 32;
 	constexpr int TILES_C = (COLS + TC - 1) / TC;
 	static_assert(COLS % 16 == 0, "TG_COLS must be a multiple of 16");
 	static_assert(ST::ok, "staged path: TG_TILE_COLS % 128 == 0, TG_TILE_ROWS % 32 == 0, the tile's 16-byte vectors "
 	                      "and word-column units a multiple of TG_THREADS, two stages within 48 KiB");
-	static_assert(RAW ? RECIPE == 0 : (RECIPE == 1 || RECIPE == 2 || RECIPE == 6), "staged path: recipes 1, 2, 6 or raw bytes");
+	static_assert(RAW ? RECIPE == TG_RECIPE_NONE : (RECIPE == TG_RECIPE_DELAYED || RECIPE == TG_RECIPE_CURRENT_CAST || RECIPE == TG_RECIPE_MXFP8), "staged path: recipes 1, 2, 6 or raw bytes");
 
 	__shared__ __align__(16) uint32_t s_in[NS][TR * PW];
 	float *s_red = (float *)&s_in[0][0]; /* used after the tile loop only */
@@ -657,7 +657,7 @@ __device__ __forceinline__ void body_stage(const TgParams &p, const float eps)
 	const long long nrb = (rows + 31) / 32;
 
 	const float scale = tensor_scale<RECIPE, POW2>(p, fmax, eps);
-	const bool want_amax = !RAW && (RECIPE == 1 || (RECIPE == 6 && p.p[TG_P_AMAX] != 0));
+	const bool want_amax = !RAW && (RECIPE == TG_RECIPE_DELAYED || (RECIPE == TG_RECIPE_MXFP8 && p.p[TG_P_AMAX] != 0));
 	float tamax = 0.0f;
 
 	/* issue tile t's cp.async into stage st (nothing past the last tile) and commit */
@@ -827,7 +827,7 @@ __device__ __forceinline__ void body_stage(const TgParams &p, const float eps)
 template <int IN_DT, int THREADS> __device__ __forceinline__ void body_amax(const TgParams &p, long long n)
 {
 	constexpr int U = 8;
-	constexpr int IES = IN_DT == 0 ? 4 : 2;
+	constexpr int IES = IN_DT == TG_DTYPE_F32 ? 4 : 2;
 	__shared__ float s_red[32];
 	const char *in = (const char *)p.p[TG_P_IN];
 	const long long nv = n * IES / 16; /* COLS % 8 == 0: whole vectors */
@@ -844,11 +844,11 @@ template <int IN_DT, int THREADS> __device__ __forceinline__ void body_amax(cons
 			const uint32_t w4[4] = {a[u].x, a[u].y, a[u].z, a[u].w};
 #pragma unroll
 			for (int i = 0; i < 4; i++) {
-				if (IN_DT == 0) {
+				if (IN_DT == TG_DTYPE_F32) {
 					m = fmaxf(m, fabsf(__uint_as_float(w4[i])));
 				} else {
-					const float lo = IN_DT == 1 ? tg_bf16_to_f32((uint16_t)(w4[i] & 0xFFFF)) : tg_f16_to_f32((uint16_t)(w4[i] & 0xFFFF));
-					const float hi = IN_DT == 1 ? tg_bf16_to_f32((uint16_t)(w4[i] >> 16)) : tg_f16_to_f32((uint16_t)(w4[i] >> 16));
+					const float lo = IN_DT == TG_DTYPE_BF16 ? tg_bf16_to_f32((uint16_t)(w4[i] & 0xFFFF)) : tg_f16_to_f32((uint16_t)(w4[i] & 0xFFFF));
+					const float hi = IN_DT == TG_DTYPE_BF16 ? tg_bf16_to_f32((uint16_t)(w4[i] >> 16)) : tg_f16_to_f32((uint16_t)(w4[i] >> 16));
 					m = fmaxf(m, fmaxf(fabsf(lo), fabsf(hi)));
 				}
 			}
@@ -863,13 +863,13 @@ template <int IN_DT, int OUT_DT, int FMT, int RECIPE, int ROWW, int COLW, int CO
           int POW2, int LEGACY>
 __device__ __forceinline__ void dispatch(const TgParams &p, const float eps)
 {
-	if constexpr (IN_DT == 3) {
-		static_assert(RECIPE == 0 && COLW, "TG_IN_DTYPE 3 (raw bytes): byte transpose, TG_RECIPE 0 and TG_COLWISE 1");
-		body_stage<IN_DT, FMT, 0, ROWW, COLS, THREADS, TR, TC, POW2>(p, eps);
-	} else if constexpr (!LEGACY && RECIPE == 3) {
+	if constexpr (IN_DT == TG_DTYPE_BYTES) {
+		static_assert(RECIPE == TG_RECIPE_NONE && COLW, "TG_IN_DTYPE 3 (raw bytes): byte transpose, TG_RECIPE 0 and TG_COLWISE 1");
+		body_stage<IN_DT, FMT, TG_RECIPE_NONE, ROWW, COLS, THREADS, TR, TC, POW2>(p, eps);
+	} else if constexpr (!LEGACY && RECIPE == TG_RECIPE_CURRENT_AMAX) {
 		static_assert(COLS % 8 == 0, "TG_COLS must be a multiple of 8");
 		body_amax<IN_DT, THREADS>(p, p.n[0] * COLS);
-	} else if constexpr (!LEGACY && COLW && (IN_DT == 1 || IN_DT == 2) && (RECIPE == 1 || RECIPE == 2 || RECIPE == 6) &&
+	} else if constexpr (!LEGACY && COLW && (IN_DT == TG_DTYPE_BF16 || IN_DT == TG_DTYPE_F16) && (RECIPE == TG_RECIPE_DELAYED || RECIPE == TG_RECIPE_CURRENT_CAST || RECIPE == TG_RECIPE_MXFP8) &&
 	                     COLS % 16 == 0 && StageTiling<IN_DT, TR, TC, THREADS>::ok) {
 		body_stage<IN_DT, FMT, RECIPE, ROWW, COLS, THREADS, TR, TC, POW2>(p, eps);
 	} else {

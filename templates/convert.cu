@@ -14,10 +14,10 @@
 
 __device__ __forceinline__ float cv_load(const void *p, long long i)
 {
-	if (TG_IN_DTYPE == 0)
+	if (TG_IN_DTYPE == TG_DTYPE_F32)
 		return ((const float *)p)[i];
 	const uint16_t h = ((const uint16_t *)p)[i];
-	return TG_IN_DTYPE == 1 ? tg_bf16_to_f32(h) : tg_f16_to_f32(h);
+	return TG_IN_DTYPE == TG_DTYPE_BF16 ? tg_bf16_to_f32(h) : tg_f16_to_f32(h);
 }
 
 extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParams p)
@@ -25,9 +25,9 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParam
 	const long long n = p.n[0] * p.n[1];
 	for (long long i = (long long)blockIdx.x * TG_THREADS + threadIdx.x; i < n; i += (long long)gridDim.x * TG_THREADS) {
 		const float v = cv_load(p.p[TG_P_IN], i);
-		if (TG_OUT_DTYPE == 0)
+		if (TG_OUT_DTYPE == TG_DTYPE_F32)
 			((float *)p.p[TG_P_OUT])[i] = v;
 		else
-			((uint16_t *)p.p[TG_P_OUT])[i] = TG_OUT_DTYPE == 1 ? tg_f32_to_bf16(v) : tg_f32_to_f16(v);
+			((uint16_t *)p.p[TG_P_OUT])[i] = TG_OUT_DTYPE == TG_DTYPE_BF16 ? tg_f32_to_bf16(v) : tg_f32_to_f16(v);
 	}
 }

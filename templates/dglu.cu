@@ -33,20 +33,20 @@
 #include "tg_rowvec.h"
 #include "tg_backward.h"
 
-#if TG_RECIPE != 0 && TG_RECIPE != 1 && TG_RECIPE != 2 && TG_RECIPE != 3 && TG_RECIPE != 4 && TG_RECIPE != 6
+#if TG_RECIPE != TG_RECIPE_NONE && TG_RECIPE != TG_RECIPE_DELAYED && TG_RECIPE != TG_RECIPE_CURRENT_CAST && TG_RECIPE != TG_RECIPE_CURRENT_AMAX && TG_RECIPE != TG_RECIPE_BLOCK1X128 && TG_RECIPE != TG_RECIPE_MXFP8
 #error "dglu.cu: unsupported TG_RECIPE (supported: 0 none, 1 delayed, 2 current cast, 3 current amax, 4 block1x128, 6 mxfp8)"
 #endif
-#if TG_COLWISE && TG_RECIPE != 1 && TG_RECIPE != 2 && TG_RECIPE != 6
+#if TG_COLWISE && TG_RECIPE != TG_RECIPE_DELAYED && TG_RECIPE != TG_RECIPE_CURRENT_CAST && TG_RECIPE != TG_RECIPE_MXFP8
 #error "dglu.cu: a columnwise copy needs recipe 1, 2 or 6 (block 1x128: cast_transpose the rowwise copy)"
 #endif
-#if TG_DBIAS && TG_RECIPE == 3
+#if TG_DBIAS && TG_RECIPE == TG_RECIPE_CURRENT_AMAX
 #error "dglu.cu: dbias goes with the cast pass (recipe 2), not the amax pass"
 #endif
-#define DG_TILE ((TG_COLWISE || TG_DBIAS) && TG_RECIPE != 3)
-#if !TG_ROWWISE && !TG_COLWISE && TG_RECIPE != 3
+#define DG_TILE ((TG_COLWISE || TG_DBIAS) && TG_RECIPE != TG_RECIPE_CURRENT_AMAX)
+#if !TG_ROWWISE && !TG_COLWISE && TG_RECIPE != TG_RECIPE_CURRENT_AMAX
 #error "dglu.cu: neither TG_ROWWISE nor TG_COLWISE set"
 #endif
-#if TG_ACT < 0 || TG_ACT > 5
+#if TG_ACT < TG_ACT_SWIGLU || TG_ACT > TG_ACT_CLAMPED_SWIGLU
 #error "dglu.cu: unknown TG_ACT"
 #endif
 
@@ -56,11 +56,11 @@ namespace DG_CAT(dg_ns_, TG_KERNEL) {
 
 constexpr int DG_VEC = TG_VEC;
 constexpr int DG_COLS = TG_COLS;
-constexpr int dg_isz = TG_IN_DTYPE == 0 ? 4 : 2;
-constexpr int dg_gsz = TG_G_DTYPE == 0 ? 4 : 2;
-constexpr int dg_osz = TG_RECIPE == 0 ? (TG_OUT_DTYPE == 0 ? 4 : 2) : 1;
+constexpr int dg_isz = TG_IN_DTYPE == TG_DTYPE_F32 ? 4 : 2;
+constexpr int dg_gsz = TG_G_DTYPE == TG_DTYPE_F32 ? 4 : 2;
+constexpr int dg_osz = TG_RECIPE == TG_RECIPE_NONE ? (TG_OUT_DTYPE == TG_DTYPE_F32 ? 4 : 2) : 1;
 // lanes per scale block of the rowwise copy
-constexpr int dg_group = TG_RECIPE == 4 ? 128 / DG_VEC : TG_RECIPE == 6 ? 32 / DG_VEC : 1;
+constexpr int dg_group = TG_RECIPE == TG_RECIPE_BLOCK1X128 ? 128 / DG_VEC : TG_RECIPE == TG_RECIPE_MXFP8 ? 32 / DG_VEC : 1;
 
 static_assert(DG_COLS % DG_VEC == 0, "TG_VEC must divide TG_COLS");
 static_assert((DG_VEC & (DG_VEC - 1)) == 0 && DG_VEC >= 2, "TG_VEC must be a power of two >= 2");
@@ -69,8 +69,8 @@ static_assert(DG_VEC * dg_gsz >= 4 && DG_VEC * dg_gsz <= 32, "d_act vector must 
 static_assert(DG_VEC * dg_osz >= 2 && DG_VEC * dg_osz <= 32, "output vector must be 2..32 bytes");
 static_assert(TG_THREADS % 32 == 0 && TG_THREADS <= 1024, "TG_THREADS must be a multiple of 32, <= 1024");
 static_assert(dg_group >= 1 && dg_group <= 32, "block scaling: TG_VEC too small for one block per <= 32 lanes");
-static_assert(TG_RECIPE != 4 || DG_COLS % 128 == 0, "block1x128: TG_COLS must be a multiple of 128");
-static_assert(TG_RECIPE != 6 || DG_COLS % 32 == 0, "mxfp8: TG_COLS must be a multiple of 32");
+static_assert(TG_RECIPE != TG_RECIPE_BLOCK1X128 || DG_COLS % 128 == 0, "block1x128: TG_COLS must be a multiple of 128");
+static_assert(TG_RECIPE != TG_RECIPE_MXFP8 || DG_COLS % 32 == 0, "mxfp8: TG_COLS must be a multiple of 32");
 
 // d_a and d_b of one vector from its raw a, b, g; amax updated where ok.
 __device__ __forceinline__ void dg_compute(const tg_rvec<TG_IN_DTYPE, DG_VEC> &ra, const tg_rvec<TG_IN_DTYPE, DG_VEC> &rb,
@@ -119,7 +119,7 @@ __device__ __forceinline__ void dg_row_path(const TgParams &p)
 	const long long rows = p.n[0];
 	const int slot = threadIdx.x / DG_TPR, t = threadIdx.x % DG_TPR;
 	float s = 1.0f;
-	if (TG_RECIPE == 1 || TG_RECIPE == 2)
+	if (TG_RECIPE == TG_RECIPE_DELAYED || TG_RECIPE == TG_RECIPE_CURRENT_CAST)
 		s = tg_tensor_scale<TG_RECIPE, TG_FMT, TG_POW2>(p, TG_EPS_SCALE);
 	float amax = 0.0f;
 	for (long long rb = (long long)blockIdx.x * TG_ROWS_PER_CTA; rb < rows; rb += (long long)gridDim.x * TG_ROWS_PER_CTA) {
@@ -138,7 +138,7 @@ __device__ __forceinline__ void dg_row_path(const TgParams &p)
 			const bool ok = rv && (DG_NVEC % DG_TPR == 0 || v < DG_NVEC);
 			float da[DG_VEC], db[DG_VEC];
 			dg_compute(ra[j], rb_[j], rg[j], ok, da, db, amax);
-			if (TG_RECIPE != 3 && TG_ROWWISE) {
+			if (TG_RECIPE != TG_RECIPE_CURRENT_AMAX && TG_ROWWISE) {
 				tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, DG_VEC, 2 * DG_COLS>(
 					p, rows, r, v * DG_VEC, da, ok, s, TG_EPS_SCALE, TG_POW2);
 				tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, DG_VEC, 2 * DG_COLS>(
@@ -146,7 +146,7 @@ __device__ __forceinline__ void dg_row_path(const TgParams &p)
 			}
 		}
 	}
-	if (TG_RECIPE == 1 || TG_RECIPE == 3) {
+	if (TG_RECIPE == TG_RECIPE_DELAYED || TG_RECIPE == TG_RECIPE_CURRENT_AMAX) {
 		float m = tg_cta_max<TG_THREADS>(amax, ared);
 		if (threadIdx.x == 0)
 			tg_red_max((float *)p.p[TG_PB_AMAX], m);
@@ -158,7 +158,7 @@ __device__ __forceinline__ void dg_row_path(const TgParams &p)
 constexpr int DG_R = TG_ROWS_PER_CTA % 32 == 0 ? TG_ROWS_PER_CTA : 32; // rows per tile
 constexpr int DG_VPR = TG_THREADS / DG_R;                              // vectors per tile row
 constexpr int DG_CW = DG_VPR * DG_VEC;                                 // gate-half columns per step
-constexpr int DG_SEG = TG_RECIPE == 6 ? 32 : 16;
+constexpr int DG_SEG = TG_RECIPE == TG_RECIPE_MXFP8 ? 32 : 16;
 constexpr int DG_PITCH = DG_CW + 4;
 struct alignas(16) dg_f4 { float a[4]; };
 static_assert(TG_THREADS % DG_R == 0 && DG_VPR >= 1, "columnwise: TG_THREADS must be a multiple of the tile rows");
@@ -213,7 +213,7 @@ __device__ __forceinline__ void dg_tile_path(const TgParams &p)
 	__shared__ float ared[32];
 	const long long rows = p.n[0];
 	float s = 1.0f;
-	if (TG_RECIPE == 1 || TG_RECIPE == 2)
+	if (TG_RECIPE == TG_RECIPE_DELAYED || TG_RECIPE == TG_RECIPE_CURRENT_CAST)
 		s = tg_tensor_scale<TG_RECIPE, TG_FMT, TG_POW2>(p, TG_EPS_SCALE);
 	float amax = 0.0f;
 	const bool aligned16 = (rows % 16) == 0;
@@ -240,7 +240,7 @@ __device__ __forceinline__ void dg_tile_path(const TgParams &p)
 			dg_flush(p, ys, r0, DG_COLS + c0, rows, s, aligned16);
 		}
 	}
-	if (TG_RECIPE == 1) {
+	if (TG_RECIPE == TG_RECIPE_DELAYED) {
 		float m = tg_cta_max<TG_THREADS>(amax, ared);
 		if (threadIdx.x == 0)
 			tg_red_max((float *)p.p[TG_PB_AMAX], m);

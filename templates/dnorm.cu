@@ -56,8 +56,8 @@ constexpr int DN_UNROLL = TG_THREADS >= 256 ? 2 : 4;
 
 static_assert(DN_COLS % DN_VEC == 0, "TG_VEC must divide TG_COLS");
 static_assert((DN_VEC & (DN_VEC - 1)) == 0 && DN_VEC >= 2, "TG_VEC must be a power of two >= 2");
-static_assert(DN_VEC * (TG_IN_DTYPE == 0 ? 4 : 2) <= 32 && DN_VEC * (TG_G_DTYPE == 0 ? 4 : 2) <= 32 &&
-              DN_VEC * (TG_W_DTYPE == 0 ? 4 : 2) <= 32 && DN_VEC * (TG_OUT_DTYPE == 0 ? 4 : 2) <= 32,
+static_assert(DN_VEC * (TG_IN_DTYPE == TG_DTYPE_F32 ? 4 : 2) <= 32 && DN_VEC * (TG_G_DTYPE == TG_DTYPE_F32 ? 4 : 2) <= 32 &&
+              DN_VEC * (TG_W_DTYPE == TG_DTYPE_F32 ? 4 : 2) <= 32 && DN_VEC * (TG_OUT_DTYPE == TG_DTYPE_F32 ? 4 : 2) <= 32,
               "vectors must be <= 32 bytes");
 static_assert(TG_THREADS % 32 == 0 && TG_THREADS <= 1024, "TG_THREADS must be a multiple of 32, <= 1024");
 
@@ -199,9 +199,9 @@ __device__ __forceinline__ void dn_chunks(const TgParams &p)
 				tg_store_hp<TG_OUT_DTYPE, DN_VEC>(p.p[TG_PB_OUT], e, dx);
 			}
 			if (pg)
-				tg_store_hp<0, DN_VEC>(pg, ch * DN_COLS + c, ag);
+				tg_store_hp<TG_DTYPE_F32, DN_VEC>(pg, ch * DN_COLS + c, ag);
 			if (TG_NORM == 1 && pb)
-				tg_store_hp<0, DN_VEC>(pb, ch * DN_COLS + c, ab);
+				tg_store_hp<TG_DTYPE_F32, DN_VEC>(pb, ch * DN_COLS + c, ab);
 		}
 		__syncthreads(); // the next chunk rewrites the statistics
 	}
@@ -348,9 +348,9 @@ __device__ __forceinline__ void dn_one_pass(const TgParams &p)
 			if (!(DN_NVEC % TG_THREADS == 0 || v < DN_NVEC))
 				continue;
 			if (pg)
-				tg_store_hp<0, DN_VEC>(pg, ch * DN_COLS + (long long)v * DN_VEC, ag[j]);
+				tg_store_hp<TG_DTYPE_F32, DN_VEC>(pg, ch * DN_COLS + (long long)v * DN_VEC, ag[j]);
 			if (TG_NORM == 1 && pb)
-				tg_store_hp<0, DN_VEC>(pb, ch * DN_COLS + (long long)v * DN_VEC, ab[j]);
+				tg_store_hp<TG_DTYPE_F32, DN_VEC>(pb, ch * DN_COLS + (long long)v * DN_VEC, ab[j]);
 		}
 	}
 }

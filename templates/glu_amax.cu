@@ -23,19 +23,19 @@
 #include "tg_kernel.h"
 #include "tg_rowvec.h" // raw vectors, loads/stores, FP8 stores, reductions, per-tensor scale
 
-#if TG_RECIPE != 0 && TG_RECIPE != 1 && TG_RECIPE != 2 && TG_RECIPE != 3 && TG_RECIPE != 4 && TG_RECIPE != 6
+#if TG_RECIPE != TG_RECIPE_NONE && TG_RECIPE != TG_RECIPE_DELAYED && TG_RECIPE != TG_RECIPE_CURRENT_CAST && TG_RECIPE != TG_RECIPE_CURRENT_AMAX && TG_RECIPE != TG_RECIPE_BLOCK1X128 && TG_RECIPE != TG_RECIPE_MXFP8
 #error "glu_amax.cu: unsupported TG_RECIPE (supported: 0 none, 1 delayed, 2 current cast, 3 current amax, 4 block1x128, 6 mxfp8)"
 #endif
-#if TG_COLWISE && TG_RECIPE == 0
-#error "glu_amax.cu: a columnwise copy needs a quantized recipe (TG_RECIPE != 0)"
+#if TG_COLWISE && TG_RECIPE == TG_RECIPE_NONE
+#error "glu_amax.cu: a columnwise copy needs a quantized recipe (TG_RECIPE != TG_RECIPE_NONE)"
 #endif
-#if TG_COLWISE && TG_RECIPE == 4
+#if TG_COLWISE && TG_RECIPE == TG_RECIPE_BLOCK1X128
 #error "glu_amax.cu: columnwise block1x128 output is not implemented (use cast_transpose on the rowwise result)"
 #endif
-#if !TG_ROWWISE && !TG_COLWISE && TG_RECIPE != 3
+#if !TG_ROWWISE && !TG_COLWISE && TG_RECIPE != TG_RECIPE_CURRENT_AMAX
 #error "glu_amax.cu: neither TG_ROWWISE nor TG_COLWISE set"
 #endif
-#if TG_ACT < 0 || TG_ACT > 5
+#if TG_ACT < TG_ACT_SWIGLU || TG_ACT > TG_ACT_CLAMPED_SWIGLU
 #error "glu_amax.cu: unknown TG_ACT"
 #endif
 
@@ -43,8 +43,8 @@
 #define GL_CAT(a, b) GL_CAT2(a, b)
 namespace GL_CAT(gl_ns_, TG_KERNEL) {
 
-constexpr int gl_isz = TG_IN_DTYPE == 0 ? 4 : 2;
-constexpr int gl_osz = TG_RECIPE == 0 ? (TG_OUT_DTYPE == 0 ? 4 : 2) : 1;
+constexpr int gl_isz = TG_IN_DTYPE == TG_DTYPE_F32 ? 4 : 2;
+constexpr int gl_osz = TG_RECIPE == TG_RECIPE_NONE ? (TG_OUT_DTYPE == TG_DTYPE_F32 ? 4 : 2) : 1;
 constexpr int GL_VEC = TG_VEC;
 constexpr int GL_COLS = TG_COLS;
 constexpr int GL_NVEC = GL_COLS / GL_VEC;
@@ -65,7 +65,7 @@ __device__ __forceinline__ void gl_emit_row(const TgParams &p, long long rows, l
 }
 
 // Lanes per scale block for the rowwise output.
-constexpr int gl_group = TG_RECIPE == 4 ? 128 / GL_VEC : TG_RECIPE == 6 ? 32 / GL_VEC : 1;
+constexpr int gl_group = TG_RECIPE == TG_RECIPE_BLOCK1X128 ? 128 / GL_VEC : TG_RECIPE == TG_RECIPE_MXFP8 ? 32 / GL_VEC : 1;
 static_assert(gl_group >= 1 && gl_group <= 32, "block scaling: TG_VEC too small for one block per <= 32 lanes");
 
 // act(a) * b in T: float for BF16/FP8 outputs (1 ulp of the double reference after
@@ -83,16 +83,16 @@ template <typename T> __device__ __forceinline__ T gl_sigmoid_mul(T a, T z) // a
 template <typename T> __device__ __forceinline__ float gl_act(float af, float bf)
 {
 	T a = af, b = bf, act;
-	if (TG_ACT == 0) {
+	if (TG_ACT == TG_ACT_SWIGLU) {
 		act = gl_sigmoid_mul<T>(a, a);
-	} else if (TG_ACT == 1) {
+	} else if (TG_ACT == TG_ACT_GEGLU) {
 		// 0.5 a (1 + tanh(k(a + 0.044715 a^3))) == a * sigmoid(2k(a + 0.044715 a^3)), no cancellation
 		act = gl_sigmoid_mul<T>(a, (T)1.5957691216057308 * (a + (T)0.044715 * a * a * a));
-	} else if (TG_ACT == 2) {
+	} else if (TG_ACT == TG_ACT_REGLU) {
 		act = a > (T)0 ? a : (T)0;
-	} else if (TG_ACT == 3) {
+	} else if (TG_ACT == TG_ACT_QGEGLU) {
 		act = gl_sigmoid_mul<T>(a, (T)1.702 * a);
-	} else if (TG_ACT == 4) {
+	} else if (TG_ACT == TG_ACT_SREGLU) {
 		act = a > (T)0 ? a * a : (T)0;
 	} else {
 		const T lim = (float)(TG_LIMIT);
@@ -107,18 +107,18 @@ template <typename T> __device__ __forceinline__ float gl_act(float af, float bf
 
 __device__ __forceinline__ void gl_compute(const float (&a)[GL_VEC], const float (&b)[GL_VEC], float (&y)[GL_VEC])
 {
-	constexpr bool dbl = TG_RECIPE == 0 && TG_OUT_DTYPE != 1; // FP32 and FP16 outputs
+	constexpr bool dbl = TG_RECIPE == TG_RECIPE_NONE && TG_OUT_DTYPE != TG_DTYPE_BF16; // FP32 and FP16 outputs
 #pragma unroll
 	for (int k = 0; k < GL_VEC; k++)
 		y[k] = dbl ? gl_act<double>(a[k], b[k]) : gl_act<float>(a[k], b[k]);
 }
 
 template <int DT, int N>
-__device__ __forceinline__ void gl_unpack(const tg_raw<N * (DT == 0 ? 4 : 2)> &r, float (&f)[N])
+__device__ __forceinline__ void gl_unpack(const tg_raw<N * (DT == TG_DTYPE_F32 ? 4 : 2)> &r, float (&f)[N])
 {
 #pragma unroll
-	for (int k = 0; k < N * (DT == 0 ? 4 : 2) / 4; k++) {
-		if (DT == 0) {
+	for (int k = 0; k < N * (DT == TG_DTYPE_F32 ? 4 : 2) / 4; k++) {
+		if (DT == TG_DTYPE_F32) {
 			f[k] = tg_u2f(r.w[k]);
 		} else {
 			f[2 * k] = tg_h2f(r.w[k] & 0xFFFFu, DT);
@@ -129,7 +129,7 @@ __device__ __forceinline__ void gl_unpack(const tg_raw<N * (DT == 0 ? 4 : 2)> &r
 
 constexpr int GL_IVB = GL_VEC * gl_isz; // bytes per input vector
 
-#if !(TG_COLWISE && TG_RECIPE != 3)
+#if !(TG_COLWISE && TG_RECIPE != TG_RECIPE_CURRENT_AMAX)
 /* ---------------- row path ---------------- */
 constexpr int GL_TPR = TG_THREADS / TG_ROWS_PER_CTA;
 constexpr int GL_NJ = (GL_NVEC + GL_TPR - 1) / GL_TPR;
@@ -142,7 +142,7 @@ __device__ __forceinline__ void gl_row_path(const TgParams &p)
 	const long long rows = p.n[0];
 	const int slot = threadIdx.x / GL_TPR, t = threadIdx.x % GL_TPR;
 	float s = 1.0f;
-	if (TG_RECIPE == 1 || TG_RECIPE == 2)
+	if (TG_RECIPE == TG_RECIPE_DELAYED || TG_RECIPE == TG_RECIPE_CURRENT_CAST)
 		s = tg_tensor_scale<TG_RECIPE, TG_FMT, TG_POW2>(p, TG_EPS_SCALE);
 	float amax = 0.0f;
 	const tg_raw<GL_IVB> *in = reinterpret_cast<const tg_raw<GL_IVB> *>(p.p[TG_P_IN]);
@@ -175,11 +175,11 @@ __device__ __forceinline__ void gl_row_path(const TgParams &p)
 				for (int k = 0; k < GL_VEC; k++)
 					amax = tg_absmax(amax, y[k]);
 			}
-			if (TG_RECIPE != 3 && TG_ROWWISE)
+			if (TG_RECIPE != TG_RECIPE_CURRENT_AMAX && TG_ROWWISE)
 				gl_emit_row<gl_group>(p, rows, r, v * GL_VEC, y, ok, s);
 		}
 	}
-	if (TG_RECIPE == 1 || TG_RECIPE == 3) {
+	if (TG_RECIPE == TG_RECIPE_DELAYED || TG_RECIPE == TG_RECIPE_CURRENT_AMAX) {
 		float m = tg_cta_max<TG_THREADS>(amax, ared);
 		if (threadIdx.x == 0)
 			tg_red_max((float *)p.p[TG_P_AMAX], m);
@@ -191,7 +191,7 @@ __device__ __forceinline__ void gl_row_path(const TgParams &p)
 constexpr int GL_R = TG_ROWS_PER_CTA % 32 == 0 ? TG_ROWS_PER_CTA : 32;
 constexpr int GL_VPR = TG_THREADS / GL_R;
 constexpr int GL_CW = GL_VPR * GL_VEC;
-constexpr int GL_SEG = TG_RECIPE == 6 ? 32 : 16;
+constexpr int GL_SEG = TG_RECIPE == TG_RECIPE_MXFP8 ? 32 : 16;
 constexpr int GL_PITCH = GL_CW + 4;
 struct alignas(16) gl_f4 { float a[4]; };
 static_assert(GL_VEC % 4 == 0, "columnwise: TG_VEC must be a multiple of 4");
@@ -203,7 +203,7 @@ __device__ __forceinline__ void gl_tile_path(const TgParams &p)
 	__shared__ float ared[32];
 	const long long rows = p.n[0];
 	float s = 1.0f;
-	if (TG_RECIPE == 1 || TG_RECIPE == 2)
+	if (TG_RECIPE == TG_RECIPE_DELAYED || TG_RECIPE == TG_RECIPE_CURRENT_CAST)
 		s = tg_tensor_scale<TG_RECIPE, TG_FMT, TG_POW2>(p, TG_EPS_SCALE);
 	float amax = 0.0f;
 	const bool aligned16 = (rows % 16) == 0;
@@ -247,7 +247,7 @@ __device__ __forceinline__ void gl_tile_path(const TgParams &p)
 				s, aligned16);
 		}
 	}
-	if (TG_RECIPE == 1) {
+	if (TG_RECIPE == TG_RECIPE_DELAYED) {
 		float m = tg_cta_max<TG_THREADS>(amax, ared);
 		if (threadIdx.x == 0)
 			tg_red_max((float *)p.p[TG_P_AMAX], m);
@@ -257,7 +257,7 @@ __device__ __forceinline__ void gl_tile_path(const TgParams &p)
 
 extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParams p)
 {
-#if TG_COLWISE && TG_RECIPE != 3
+#if TG_COLWISE && TG_RECIPE != TG_RECIPE_CURRENT_AMAX
 	gl_tile_path(p);
 #else
 	gl_row_path(p);

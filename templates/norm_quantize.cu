@@ -37,16 +37,16 @@
 // in registers. Measured on an H200, 16384x4096 bf16, 128 threads/row, capped
 // grid: 83.5% -> 85.9% of copy against the plain loop it replaced.
 
-#if TG_RECIPE != 0 && TG_RECIPE != 1 && TG_RECIPE != 2 && TG_RECIPE != 3 && TG_RECIPE != 4 && TG_RECIPE != 6
+#if TG_RECIPE != TG_RECIPE_NONE && TG_RECIPE != TG_RECIPE_DELAYED && TG_RECIPE != TG_RECIPE_CURRENT_CAST && TG_RECIPE != TG_RECIPE_CURRENT_AMAX && TG_RECIPE != TG_RECIPE_BLOCK1X128 && TG_RECIPE != TG_RECIPE_MXFP8
 #error "norm_quantize.cu: unsupported TG_RECIPE (supported: 0 none, 1 delayed, 2 current cast, 3 current amax, 4 block1x128, 6 mxfp8)"
 #endif
-#if TG_COLWISE && TG_RECIPE == 0
-#error "norm_quantize.cu: a columnwise copy needs a quantized recipe (TG_RECIPE != 0)"
+#if TG_COLWISE && TG_RECIPE == TG_RECIPE_NONE
+#error "norm_quantize.cu: a columnwise copy needs a quantized recipe (TG_RECIPE != TG_RECIPE_NONE)"
 #endif
-#if TG_COLWISE && TG_RECIPE == 4
+#if TG_COLWISE && TG_RECIPE == TG_RECIPE_BLOCK1X128
 #error "norm_quantize.cu: columnwise block1x128 output is not implemented (use cast_transpose on the rowwise result)"
 #endif
-#if !TG_ROWWISE && !TG_COLWISE && TG_RECIPE != 3
+#if !TG_ROWWISE && !TG_COLWISE && TG_RECIPE != TG_RECIPE_CURRENT_AMAX
 #error "norm_quantize.cu: neither TG_ROWWISE nor TG_COLWISE set"
 #endif
 
@@ -56,21 +56,21 @@
 #define NQ_CAT(a, b) NQ_CAT2(a, b)
 namespace NQ_CAT(nq_ns_, TG_KERNEL) {
 
-constexpr int nq_isz = TG_IN_DTYPE == 0 ? 4 : 2;
-constexpr int nq_wsz = TG_W_DTYPE == 0 ? 4 : 2;
-constexpr int nq_bsz = TG_B_DTYPE == 0 ? 4 : 2;
+constexpr int nq_isz = TG_IN_DTYPE == TG_DTYPE_F32 ? 4 : 2;
+constexpr int nq_wsz = TG_W_DTYPE == TG_DTYPE_F32 ? 4 : 2;
+constexpr int nq_bsz = TG_B_DTYPE == TG_DTYPE_F32 ? 4 : 2;
 // FP32 and FP16 outputs: statistics and the per-element math in double, rounded once
 // at the end, as the reference computes them (float math showed through as 1-ulp
 // differences on about half the elements of an FP32 output). BF16/FP8 outputs: float.
-constexpr bool nq_dbl = TG_RECIPE == 0 && TG_OUT_DTYPE != 1;
+constexpr bool nq_dbl = TG_RECIPE == TG_RECIPE_NONE && TG_OUT_DTYPE != TG_DTYPE_BF16;
 template <bool D> struct nq_acc_type { typedef float T; };
 template <> struct nq_acc_type<true> { typedef double T; };
 typedef nq_acc_type<nq_dbl>::T nq_acc;
-constexpr int nq_osz = TG_RECIPE == 0 ? (TG_OUT_DTYPE == 0 ? 4 : 2) : 1;
+constexpr int nq_osz = TG_RECIPE == TG_RECIPE_NONE ? (TG_OUT_DTYPE == TG_DTYPE_F32 ? 4 : 2) : 1;
 constexpr int NQ_VEC = TG_VEC;
 constexpr int NQ_COLS = TG_COLS;
 constexpr int NQ_NVEC = NQ_COLS / NQ_VEC;
-constexpr bool nq_tile = TG_COLWISE && TG_RECIPE != 3;
+constexpr bool nq_tile = TG_COLWISE && TG_RECIPE != TG_RECIPE_CURRENT_AMAX;
 
 static_assert(NQ_COLS % NQ_VEC == 0, "TG_VEC must divide TG_COLS");
 static_assert(NQ_VEC * nq_isz <= 32 && NQ_VEC * nq_isz >= 4, "input vector must be 4..32 bytes");
@@ -120,10 +120,10 @@ __device__ __forceinline__ void nq_emit_row(const TgParams &p, long long rows, l
 }
 
 // Lanes per scale block for the rowwise output.
-constexpr int nq_group = TG_RECIPE == 4 ? 128 / NQ_VEC : TG_RECIPE == 6 ? 32 / NQ_VEC : 1;
+constexpr int nq_group = TG_RECIPE == TG_RECIPE_BLOCK1X128 ? 128 / NQ_VEC : TG_RECIPE == TG_RECIPE_MXFP8 ? 32 / NQ_VEC : 1;
 static_assert(nq_group >= 1 && nq_group <= 32, "block scaling: TG_VEC too small for one block per <= 32 lanes");
 
-#if !(TG_COLWISE && TG_RECIPE != 3)
+#if !(TG_COLWISE && TG_RECIPE != TG_RECIPE_CURRENT_AMAX)
 /* ---------------- row path ---------------- */
 constexpr int NQ_TPR = TG_THREADS / TG_ROWS_PER_CTA;     // threads per row
 constexpr int NQ_NJ = (NQ_NVEC + NQ_TPR - 1) / NQ_TPR;   // vectors per thread
@@ -181,7 +181,7 @@ __device__ __forceinline__ void nq_row_path_pf(const TgParams &p)
 	const long long rows = p.n[0];
 	const int slot = threadIdx.x / NQ_TPR, t = threadIdx.x % NQ_TPR;
 	float s = 1.0f;
-	if (TG_RECIPE == 1 || TG_RECIPE == 2)
+	if (TG_RECIPE == TG_RECIPE_DELAYED || TG_RECIPE == TG_RECIPE_CURRENT_CAST)
 		s = tg_tensor_scale<TG_RECIPE, TG_FMT, TG_POW2>(p, TG_EPS_SCALE);
 	float amax = 0.0f;
 	const long long stride = (long long)gridDim.x * TG_ROWS_PER_CTA;
@@ -213,7 +213,7 @@ __device__ __forceinline__ void nq_row_path_pf(const TgParams &p)
 				for (int k = 0; k < NQ_VEC; k++)
 					x[j][k] += q[k];
 				tg_round_vec<TG_IN_DTYPE, NQ_VEC>(x[j]);
-				if (TG_RECIPE != 3 && rv && (NQ_NVEC % NQ_TPR == 0 || v < NQ_NVEC) && p.p[TG_P_RESIDUAL_OUT])
+				if (TG_RECIPE != TG_RECIPE_CURRENT_AMAX && rv && (NQ_NVEC % NQ_TPR == 0 || v < NQ_NVEC) && p.p[TG_P_RESIDUAL_OUT])
 					tg_store_hp<TG_IN_DTYPE, NQ_VEC>(p.p[TG_P_RESIDUAL_OUT], r * NQ_COLS + (long long)v * NQ_VEC, x[j]);
 			}
 		}
@@ -250,7 +250,7 @@ __device__ __forceinline__ void nq_row_path_pf(const TgParams &p)
 			float var = tg_div_rn((float)nq_row_sum(sq, red), (float)NQ_COLS);
 			rs = tg_div_rn(1.0f, sqrtf(var + TG_EPS));
 		}
-		if (TG_RECIPE != 3 && rv && t == 0) {
+		if (TG_RECIPE != TG_RECIPE_CURRENT_AMAX && rv && t == 0) {
 			if (p.p[TG_P_RSIGMA])
 				((float *)p.p[TG_P_RSIGMA])[r] = (float)rs;
 			if (TG_NORM == 1 && p.p[TG_P_MU])
@@ -280,11 +280,11 @@ __device__ __forceinline__ void nq_row_path_pf(const TgParams &p)
 				if (rv && ok)
 					amax = tg_absmax(amax, y[k]);
 			}
-			if (TG_RECIPE != 3 && TG_ROWWISE)
+			if (TG_RECIPE != TG_RECIPE_CURRENT_AMAX && TG_ROWWISE)
 				nq_emit_row<nq_group>(p, rows, r, v * NQ_VEC, y, rv && ok, s);
 		}
 	}
-	if (TG_RECIPE == 1 || TG_RECIPE == 3) {
+	if (TG_RECIPE == TG_RECIPE_DELAYED || TG_RECIPE == TG_RECIPE_CURRENT_AMAX) {
 		float m = tg_cta_max<TG_THREADS>(amax, ared);
 		if (threadIdx.x == 0)
 			tg_red_max((float *)p.p[TG_P_AMAX], m);
@@ -297,7 +297,7 @@ __device__ __forceinline__ void nq_row_path_pf(const TgParams &p)
 constexpr int NQ_R = TG_ROWS_PER_CTA % 32 == 0 ? TG_ROWS_PER_CTA : 32;
 constexpr int NQ_VPR = TG_THREADS / NQ_R;          // vectors per row of a column chunk
 constexpr int NQ_CW = NQ_VPR * NQ_VEC;             // columns per chunk
-constexpr int NQ_SEG = TG_RECIPE == 6 ? 32 : 16;   // rows per columnwise store / scale block
+constexpr int NQ_SEG = TG_RECIPE == TG_RECIPE_MXFP8 ? 32 : 16;   // rows per columnwise store / scale block
 constexpr int NQ_NW = TG_THREADS / 32;
 static_assert(!nq_tile || NQ_VEC % 4 == 0, "columnwise: TG_VEC must be a multiple of 4");
 static_assert(!nq_tile || NQ_VPR % nq_group == 0, "columnwise: chunk row must hold whole scale blocks");
@@ -312,7 +312,7 @@ __device__ __forceinline__ void nq_tile_path(const TgParams &p)
 	const long long rows = p.n[0];
 	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 	float s = 1.0f;
-	if (TG_RECIPE == 1 || TG_RECIPE == 2)
+	if (TG_RECIPE == TG_RECIPE_DELAYED || TG_RECIPE == TG_RECIPE_CURRENT_CAST)
 		s = tg_tensor_scale<TG_RECIPE, TG_FMT, TG_POW2>(p, TG_EPS_SCALE);
 	float amax = 0.0f;
 	const bool aligned16 = (rows % 16) == 0;
@@ -399,7 +399,7 @@ __device__ __forceinline__ void nq_tile_path(const TgParams &p)
 				s, aligned16);
 		}
 	}
-	if (TG_RECIPE == 1) {
+	if (TG_RECIPE == TG_RECIPE_DELAYED) {
 		float m = tg_cta_max<TG_THREADS>(amax, ared);
 		if (threadIdx.x == 0)
 			tg_red_max((float *)p.p[TG_P_AMAX], m);
@@ -410,7 +410,7 @@ __device__ __forceinline__ void nq_tile_path(const TgParams &p)
 
 extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParams p)
 {
-#if TG_COLWISE && TG_RECIPE != 3
+#if TG_COLWISE && TG_RECIPE != TG_RECIPE_CURRENT_AMAX
 	nq_tile_path(p);
 #else
 	nq_row_path_pf(p);

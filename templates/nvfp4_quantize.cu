@@ -42,18 +42,18 @@ namespace tgnv {
 // Element i of the input as FP32 (exact for every input dtype).
 __device__ __forceinline__ float load(const void *p, long long i)
 {
-	if (TG_IN_DTYPE == 0)
+	if (TG_IN_DTYPE == TG_DTYPE_F32)
 		return ((const float *)p)[i];
 	const uint16_t h = ((const uint16_t *)p)[i];
-	return TG_IN_DTYPE == 1 ? tg_bf16_to_f32(h) : tg_f16_to_f32(h);
+	return TG_IN_DTYPE == TG_DTYPE_BF16 ? tg_bf16_to_f32(h) : tg_f16_to_f32(h);
 }
 
 // The two 16-bit input elements of word w (TG_IN_DTYPE 1 bf16, 2 fp16) as FP32, low half first.
 __device__ __forceinline__ void unpack2(uint32_t w, float &lo, float &hi)
 {
 	const uint16_t l = (uint16_t)(w & 0xFFFFu), h = (uint16_t)(w >> 16);
-	lo = TG_IN_DTYPE == 1 ? tg_bf16_to_f32(l) : tg_f16_to_f32(l);
-	hi = TG_IN_DTYPE == 1 ? tg_bf16_to_f32(h) : tg_f16_to_f32(h);
+	lo = TG_IN_DTYPE == TG_DTYPE_BF16 ? tg_bf16_to_f32(l) : tg_f16_to_f32(l);
+	hi = TG_IN_DTYPE == TG_DTYPE_BF16 ? tg_bf16_to_f32(h) : tg_f16_to_f32(h);
 }
 
 // max|x[k]| over a block of 16 (fmaxf drops a NaN operand).
@@ -69,15 +69,15 @@ __device__ __forceinline__ float amax16(const float x[16])
 // 16 input elements from p + 16 i elements (32-byte aligned: cols % 16 == 0) as FP32.
 __device__ __forceinline__ void load16(const void *p, long long i, float x[16])
 {
-	constexpr int NV = TG_IN_DTYPE == 0 ? 4 : 2; // 16-byte vectors
-	const uint4 *v = (const uint4 *)((const char *)p + i * 16 * (TG_IN_DTYPE == 0 ? 4 : 2));
+	constexpr int NV = TG_IN_DTYPE == TG_DTYPE_F32 ? 4 : 2; // 16-byte vectors
+	const uint4 *v = (const uint4 *)((const char *)p + i * 16 * (TG_IN_DTYPE == TG_DTYPE_F32 ? 4 : 2));
 #pragma unroll
 	for (int q = 0; q < NV; q++) {
 		const uint4 a = v[q];
 		const uint32_t w[4] = {a.x, a.y, a.z, a.w};
 #pragma unroll
 		for (int k = 0; k < 4; k++) {
-			if (TG_IN_DTYPE == 0) {
+			if (TG_IN_DTYPE == TG_DTYPE_F32) {
 				x[4 * q + k] = __uint_as_float(w[k]);
 			} else {
 				unpack2(w[k], x[(8 * q + 2 * k) % 16], x[(8 * q + 2 * k + 1) % 16]);
@@ -111,7 +111,7 @@ __device__ __forceinline__ void col_load2(const void *in, long long r0, long lon
 		if (k >= len)
 			continue;
 		const long long e = (r0 + k) * cols + c;
-		if (TG_IN_DTYPE == 0) {
+		if (TG_IN_DTYPE == TG_DTYPE_F32) {
 			const float2 v = *(const float2 *)((const float *)in + e);
 			x[k] = v.x, y[k] = v.y;
 		} else {
@@ -306,17 +306,17 @@ __device__ __forceinline__ int sidx(int r, int c)
 __device__ __forceinline__ void stage_strip(const void *in, long long r0, long long c0, long long rows, long long cols,
                                             float *t)
 {
-	constexpr int EV = TG_IN_DTYPE == 0 ? 4 : 8, VPR = S2C / EV; // elements per 16-byte vector, vectors per row
+	constexpr int EV = TG_IN_DTYPE == TG_DTYPE_F32 ? 4 : 8, VPR = S2C / EV; // elements per 16-byte vector, vectors per row
 	for (int i = threadIdx.x; i < S2R * VPR; i += TG_THREADS) {
 		const int r = i / VPR, c = i % VPR * EV;
 		float v[8] = {0, 0, 0, 0, 0, 0, 0, 0};
 		if (r0 + r < rows && c0 + c < cols) { // cols % 16 == 0: a vector is all in or all out
 			const long long e = (r0 + r) * cols + c0 + c;
-			const uint4 a = *(const uint4 *)((const char *)in + e * (TG_IN_DTYPE == 0 ? 4 : 2));
+			const uint4 a = *(const uint4 *)((const char *)in + e * (TG_IN_DTYPE == TG_DTYPE_F32 ? 4 : 2));
 			const uint32_t u[4] = {a.x, a.y, a.z, a.w};
 #pragma unroll
 			for (int k = 0; k < 4; k++) {
-				if (TG_IN_DTYPE == 0) {
+				if (TG_IN_DTYPE == TG_DTYPE_F32) {
 					v[k] = __uint_as_float(u[k]);
 				} else {
 					unpack2(u[k], v[2 * k], v[2 * k + 1]);

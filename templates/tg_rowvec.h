@@ -24,7 +24,7 @@ template <> struct alignas(2) tg_raw<2> { uint16_t h; };
 // 16-bit value of dtype dt (1 bf16, else fp16) to FP32, and back (round to nearest).
 __device__ __forceinline__ float tg_h2f(uint32_t h, int dt)
 {
-	if (dt == 1)
+	if (dt == TG_DTYPE_BF16)
 		return tg_bf16_to_f32((uint16_t)h);
 	float f;
 	asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((uint16_t)h));
@@ -33,7 +33,7 @@ __device__ __forceinline__ float tg_h2f(uint32_t h, int dt)
 
 __device__ __forceinline__ uint32_t tg_f2h(float f, int dt)
 {
-	if (dt == 1)
+	if (dt == TG_DTYPE_BF16)
 		return tg_f32_to_bf16(f);
 	uint16_t h;
 	asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
@@ -44,15 +44,15 @@ __device__ __forceinline__ uint32_t tg_f2h(float f, int dt)
 template <int DT, int N>
 __device__ __forceinline__ void tg_load_vec(const void *p, long long i, float (&f)[N])
 {
-	constexpr int NB = N * (DT == 0 ? 4 : 2);
+	constexpr int NB = N * (DT == TG_DTYPE_F32 ? 4 : 2);
 	constexpr int CB = NB > 16 ? 16 : NB;   // one access moves at most 16 bytes
-	constexpr int EPC = CB / (DT == 0 ? 4 : 2);
+	constexpr int EPC = CB / (DT == TG_DTYPE_F32 ? 4 : 2);
 #pragma unroll
 	for (int h = 0; h < NB / CB; h++) {
 		tg_raw<CB> r = reinterpret_cast<const tg_raw<CB> *>(p)[i / EPC + h];
 #pragma unroll
 		for (int k = 0; k < CB / 4; k++) {
-			if (DT == 0) {
+			if (DT == TG_DTYPE_F32) {
 				f[h * EPC + k] = tg_u2f(r.w[k]);
 			} else {
 				f[h * EPC + 2 * k] = tg_h2f(r.w[k] & 0xFFFFu, DT);
@@ -65,7 +65,7 @@ __device__ __forceinline__ void tg_load_vec(const void *p, long long i, float (&
 // N elements of dtype DT held raw (unconverted): loaded early, converted later
 // (software pipelining: the next row's loads stay in flight during this row's work).
 template <int DT, int N> struct tg_rvec {
-	static constexpr int NB = N * (DT == 0 ? 4 : 2);
+	static constexpr int NB = N * (DT == TG_DTYPE_F32 ? 4 : 2);
 	static constexpr int CB = NB > 16 ? 16 : NB;   // one access moves at most 16 bytes
 	tg_raw<CB> c[NB / CB];
 };
@@ -75,7 +75,7 @@ template <int DT, int N>
 __device__ __forceinline__ void tg_load_raw(const void *p, long long i, tg_rvec<DT, N> &r)
 {
 	constexpr int CB = tg_rvec<DT, N>::CB, NB = tg_rvec<DT, N>::NB;
-	constexpr int EPC = CB / (DT == 0 ? 4 : 2);
+	constexpr int EPC = CB / (DT == TG_DTYPE_F32 ? 4 : 2);
 #pragma unroll
 	for (int h = 0; h < NB / CB; h++)
 		r.c[h] = reinterpret_cast<const tg_raw<CB> *>(p)[i / EPC + h];
@@ -97,12 +97,12 @@ template <int DT, int N>
 __device__ __forceinline__ void tg_cvt_raw(const tg_rvec<DT, N> &r, float (&f)[N])
 {
 	constexpr int CB = tg_rvec<DT, N>::CB, NB = tg_rvec<DT, N>::NB;
-	constexpr int EPC = CB / (DT == 0 ? 4 : 2);
+	constexpr int EPC = CB / (DT == TG_DTYPE_F32 ? 4 : 2);
 #pragma unroll
 	for (int h = 0; h < NB / CB; h++) {
 #pragma unroll
 		for (int k = 0; k < CB / 4; k++) {
-			if (DT == 0) {
+			if (DT == TG_DTYPE_F32) {
 				f[h * EPC + k] = tg_u2f(r.c[h].w[k]);
 			} else {
 				f[h * EPC + 2 * k] = tg_h2f(r.c[h].w[k] & 0xFFFFu, DT);
@@ -116,11 +116,11 @@ __device__ __forceinline__ void tg_cvt_raw(const tg_rvec<DT, N> &r, float (&f)[N
 template <int DT, int N>
 __device__ __forceinline__ void tg_store_hp(void *p, long long i, const float (&f)[N])
 {
-	constexpr int NB = N * (DT == 0 ? 4 : 2);
+	constexpr int NB = N * (DT == TG_DTYPE_F32 ? 4 : 2);
 	tg_raw<NB> r;
 #pragma unroll
 	for (int k = 0; k < NB / 4; k++) {
-		if (DT == 0)
+		if (DT == TG_DTYPE_F32)
 			r.w[k] = tg_f2u(f[k]);
 		else
 			r.w[k] = tg_f2h(f[2 * k], DT) | (tg_f2h(f[2 * k + 1], DT) << 16);
@@ -132,7 +132,7 @@ __device__ __forceinline__ void tg_store_hp(void *p, long long i, const float (&
 template <int DT, int N>
 __device__ __forceinline__ void tg_round_vec(float (&f)[N])
 {
-	if (DT != 0) {
+	if (DT != TG_DTYPE_F32) {
 #pragma unroll
 		for (int k = 0; k < N; k++)
 			f[k] = tg_h2f(tg_f2h(f[k], DT), DT);
@@ -215,11 +215,11 @@ __device__ __forceinline__ float tg_tensor_scale(const TgParams &p, float eps_sc
 {
 	constexpr float fmax = FMT == TG_FMT_E4M3 ? TG_E4M3_MAX : TG_E5M2_MAX;
 	float s = 1.0f;
-	if (RECIPE == 1) {
+	if (RECIPE == TG_RECIPE_DELAYED) {
 		s = *(const float *)p.p[TG_P_SCALE];
 		if (blockIdx.x == 0 && threadIdx.x == 0)
 			*(float *)p.p[TG_P_SCALE_INV] = tg_scale_inv(s);
-	} else if (RECIPE == 2) {
+	} else if (RECIPE == TG_RECIPE_CURRENT_CAST) {
 		s = tg_current_scale(*(const float *)p.p[TG_P_AMAX], fmax, eps_scale, POW2);
 		if (blockIdx.x == 0 && threadIdx.x == 0) {
 			*(float *)p.p[TG_P_SCALE] = s;
@@ -240,13 +240,13 @@ __device__ __forceinline__ void tg_emit_row(const TgParams &p, long long rows, l
                                             bool valid, float s, float eps, int pow2)
 {
 	long long e = r * COLS + c;
-	if (RECIPE == 0) {
+	if (RECIPE == TG_RECIPE_NONE) {
 		if (valid)
 			tg_store_hp<OUT_DTYPE, V>(p.p[TG_P_OUT], e, y);
-	} else if (RECIPE == 1 || RECIPE == 2) {
+	} else if (RECIPE == TG_RECIPE_DELAYED || RECIPE == TG_RECIPE_CURRENT_CAST) {
 		if (valid)
 			tg_store_fp8<FMT, V>(p.p[TG_P_OUT], e, y, s);
-	} else if (RECIPE == 4 || RECIPE == 6) {
+	} else if (RECIPE == TG_RECIPE_BLOCK1X128 || RECIPE == TG_RECIPE_MXFP8) {
 		constexpr float fmax = FMT == TG_FMT_E4M3 ? TG_E4M3_MAX : TG_E5M2_MAX;
 		float a = 0.0f;
 		if (valid) {
@@ -256,7 +256,7 @@ __device__ __forceinline__ void tg_emit_row(const TgParams &p, long long rows, l
 		}
 		a = tg_group_max<G>(a);
 		float bs;
-		if (RECIPE == 4) {
+		if (RECIPE == TG_RECIPE_BLOCK1X128) {
 			bs = tg_block_scale(a, fmax, eps, pow2);
 			if (valid && (threadIdx.x % G) == 0)
 				((float *)p.p[TG_P_SCALE_INV])[(long long)(c / 128) * rows + r] = tg_scale_inv(bs);
@@ -285,7 +285,7 @@ template <int FMT, int RECIPE, int THREADS, int COLS, int R, int CW, int PITCH, 
 __device__ __forceinline__ void tg_colwise_store(const TgParams &p, const float (*ys)[PITCH], long long r0, int c0,
 	long long rows, float s, bool aligned16)
 {
-	static_assert(RECIPE == 6 ? SEG == 32 : SEG % 16 == 0, "columnwise: SEG must be 32 (MXFP8) or a multiple of 16");
+	static_assert(RECIPE == TG_RECIPE_MXFP8 ? SEG == 32 : SEG % 16 == 0, "columnwise: SEG must be 32 (MXFP8) or a multiple of 16");
 	static_assert(R % SEG == 0, "columnwise: rows per tile must be a multiple of the segment");
 	__syncthreads();
 	for (int task = threadIdx.x; task < CW * (R / SEG); task += THREADS) {
@@ -299,7 +299,7 @@ __device__ __forceinline__ void tg_colwise_store(const TgParams &p, const float 
 #pragma unroll
 		for (int k = 0; k < SEG; k++)
 			v[k] = ys[seg * SEG + k][cc];
-		if (RECIPE == 6) {
+		if (RECIPE == TG_RECIPE_MXFP8) {
 			constexpr float fmax = FMT == TG_FMT_E4M3 ? TG_E4M3_MAX : TG_E5M2_MAX;
 			float a = 0.0f;
 #pragma unroll

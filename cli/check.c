@@ -264,6 +264,67 @@ static int check_gemm_alpha(TgLayer *l, const Graph *g, const Op *op, const RefT
 	return 0;
 }
 
+/* The optimizer state before this step, for the reference: the layer's state words and,
+ * past the first step, each updated weight's master, m and v (the bound weight is only
+ * read at the first step). */
+static int optim_before(TgLayer *l, const Graph *g, const long *dims, RefTensor *rt, char *err, size_t errlen)
+{
+	if (g->optim.kind == OPTIM_NONE)
+		return 0;
+	float st[TG_OPTIM_WORDS];
+	void *dev = tg_layer_load(l) ? NULL : tg_layer_optim_state(l);
+	if (!dev || cu.cuMemcpyDtoH_v2(st, (CUdeviceptr)(uintptr_t)dev, sizeof st)) {
+		snprintf(err, errlen, "cannot read the optimizer state");
+		return -1;
+	}
+	uint32_t step;
+	memcpy(&step, &st[TG_OPTIM_STEP], sizeof step);
+	for (int k = 0; k < g->nops; k++) {
+		if (g->ops[k].kind != OP_ADAMW)
+			continue;
+		int i = g->ops[k].arg[ARG_IN];
+		memcpy(rt[i].optim, st, sizeof st);
+		rt[i].optim_set = 1;
+		for (Component c = COMP_MASTER; step && c <= COMP_MOM2; c++) {
+			void *dp;
+			size_t bytes;
+			if (tg_layer_tensor_component(l, i, c, &dp, &bytes) || bytes != layout_comp_bytes(dims, &g->tensors[i], c)) {
+				snprintf(err, errlen, "cannot read %s.%s", g->tensors[i].name, comp_name(c));
+				return -1;
+			}
+			rt[i].comp[c] = malloc(bytes ? bytes : 1);
+			rt[i].bytes[c] = bytes;
+			cu.cuMemcpyDtoH_v2(rt[i].comp[c], (CUdeviceptr)(uintptr_t)dp, bytes);
+		}
+	}
+	return 0;
+}
+
+/* adamw (bit-exact with ref/optim.c): the weight updated in place, its master, m and v. */
+static int check_adamw(TgLayer *l, const Graph *g, const Op *op, RefTensor *rt, long tokens, Buf *out)
+{
+	int i = op->arg[ARG_IN], fails = 0;
+	const Tensor *w = &g->tensors[i];
+	static const Component comps[] = {COMP_DATA, COMP_MASTER, COMP_MOM1, COMP_MOM2};
+	for (int k = 0; k < 4; k++) {
+		Component c = comps[k];
+		void *dp;
+		size_t bytes;
+		char what[256];
+		snprintf(what, sizeof what, "%s %s.%s [tokens=%ld]", g->layer, w->name, comp_name(c), tokens);
+		if (tg_layer_tensor_component(l, i, c, &dp, &bytes) || bytes != rt[i].bytes[c]) {
+			buf_printf(out, "FAIL %s: gpu has %zu bytes, reference %zu\n", what, bytes, rt[i].bytes[c]);
+			fails++;
+			continue;
+		}
+		void *h = malloc(bytes ? bytes : 1);
+		cu.cuMemcpyDtoH_v2(h, (CUdeviceptr)(uintptr_t)dp, bytes);
+		fails += compare(out, what, CMP_EXACT, c == COMP_DATA ? w->dtype : DT_F32, h, rt[i].comp[c], bytes, 8, 0);
+		free(h);
+	}
+	return fails;
+}
+
 int check_layer(TgLayer *l, long tokens, unsigned seed, int do_compare, CheckKeep *keep, Buf *out, char *err,
 	size_t errlen)
 {
@@ -341,6 +402,10 @@ int check_layer(TgLayer *l, long tokens, unsigned seed, int do_compare, CheckKee
 		}
 		cu.cuMemcpyHtoD_v2((CUdeviceptr)(uintptr_t)state, hstate, state_bytes);
 	}
+	if (optim_before(l, g, dims, rt, err, errlen)) {
+		free(hstate);
+		goto done;
+	}
 	for (int i = 0; i < g->ntensors; i++) {
 		rt[i].sr_offset = tg_layer_steps(l);
 		if (g->tensors[i].state_slot >= 0) {
@@ -348,7 +413,7 @@ int check_layer(TgLayer *l, long tokens, unsigned seed, int do_compare, CheckKee
 			rt[i].scale_inv = tg_scale_inv(rt[i].scale);
 		}
 	}
-	if (tg_run(l, NULL) || cu.cuCtxSynchronize()) {
+	if (tg_run(l, NULL) || (g->optim.kind != OPTIM_NONE && tg_optimizer_step(l, NULL)) || cu.cuCtxSynchronize()) {
 		snprintf(err, errlen, "run: %s", tg_last_error());
 		free(hstate);
 		goto done;
@@ -377,6 +442,8 @@ int check_layer(TgLayer *l, long tokens, unsigned seed, int do_compare, CheckKee
 		bool gemm = op_tolerance(op->kind) == TOL_GEMM;
 		if (native)
 			fails += check_gemm_alpha(l, g, op, rt, out);
+		if (op->kind == OP_ADAMW)
+			fails += check_adamw(l, g, op, rt, tokens, out);
 		for (int a = 0; a < ARG_COUNT; a++) {
 			int i = op->arg[a];
 			if (i < 0 || !arg_is_output((ArgSlot)a))

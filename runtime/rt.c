@@ -20,6 +20,7 @@
 #include "gen.h"
 #include "jit.h"
 #include "layout.h"
+#include "optim.h"
 #include "pipeline.h"
 #include "rt_internal.h"
 #include "tg_kernel.h"
@@ -197,6 +198,8 @@ struct TgLayer {
 	long tokens;         /* the token count the tile variants are planned for (0: unknown) */
 	unsigned long long steps; /* tg_step calls so far: every launch's n[3], the NVFP4 SR offset */
 	CUdeviceptr pad; size_t pad_cap; /* scratch for GEMMs on zero-padded copies (gemm_pad.h) */
+	CUdeviceptr optim;   /* the optimizer state (optim.h), 0: the layer has no optimizer */
+	int ran;             /* a tg_run has launched (the optimizer step reads its gradients) */
 };
 
 void tg_context_plan_options(const TgContext *c, long tokens, PlanOptions *o)
@@ -305,6 +308,8 @@ void tg_layer_destroy(TgLayer *l)
 		cu.cuMemFree_v2(l->state_params);
 	if (l->pad)
 		cu.cuMemFree_v2(l->pad);
+	if (l->optim)
+		cu.cuMemFree_v2(l->optim);
 	arena_free(l->arena);
 	free(l);
 }
@@ -423,6 +428,11 @@ TgStatus tg_layer_load(TgLayer *l)
 			return fail(TG_ERR_CUDA, "recipe state: %s", cudrv_errstr(r4));
 		l->zero_amax_begin = l->state + (TG_STATE_HISTORY((size_t)n) + (size_t)l->plan->ndelayed) * sizeof(float);
 		l->zero_amax_count = (size_t)(n - l->plan->ndelayed);
+	}
+	if (g->optim.kind != OPTIM_NONE && !l->optim) {
+		CUresult r = optim_state_create(&g->optim, &l->optim);
+		if (r)
+			return fail(TG_ERR_CUDA, "optimizer state: %s", cudrv_errstr(r));
 	}
 	plan_needs(l);
 	l->loaded = 1;
@@ -633,7 +643,8 @@ static TgStatus launch_kernel(TgLayer *l, const Kernel *k, CUfunction fn, CUstre
 	for (int b = 0; b < k->nbind; b++) {
 		const Binding *bd = &k->bind[b];
 		CUdeviceptr ptr = bd->comp == COMP_STATE ? l->state
-			: bd->comp == COMP_STATE_PARAMS ? l->state_params : l->t[bd->tensor].ptr[bd->comp];
+			: bd->comp == COMP_STATE_PARAMS ? l->state_params : bd->comp == COMP_OPTIM ? l->optim
+			: l->t[bd->tensor].ptr[bd->comp];
 		prm.p[bd->slot] = (void *)(uintptr_t)ptr;
 	}
 	long rows = extent_val(l, k->rows);
@@ -753,7 +764,8 @@ static TgStatus launch_gemm(TgLayer *l, int ki, CUstream s)
 	return TG_OK;
 }
 
-static TgStatus run_kernels(TgLayer *l, CUstream s, float *ms, int nms)
+/* Run the layer's kernels (optimizer 0: all but the optimizer step's; 1: only those). */
+static TgStatus run_kernels(TgLayer *l, CUstream s, float *ms, int nms, int optimizer)
 {
 	if (!l->loaded) {
 		if (stream_capturing(s))
@@ -766,7 +778,7 @@ static TgStatus run_kernels(TgLayer *l, CUstream s, float *ms, int nms)
 	TgStatus st = prepare(l, s);
 	if (st)
 		return st;
-	if (l->zero_amax_count)
+	if (l->zero_amax_count && !optimizer)
 		CU(cu.cuMemsetD32Async(l->zero_amax_begin, 0, l->zero_amax_count, s), "clearing amaxes");
 	CUevent ev[2] = {0, 0};
 	if (ms) {
@@ -774,7 +786,7 @@ static TgStatus run_kernels(TgLayer *l, CUstream s, float *ms, int nms)
 		CU(cu.cuEventCreate(&ev[1], 0), "cuEventCreate");
 	}
 	for (int i = 0; i < l->plan->nkernels && !st; i++) {
-		if (i == l->plan->update_kernel)
+		if (i == l->plan->update_kernel || optim_kernel(&l->plan->kernels[i]) != (optimizer != 0))
 			continue;
 		if (ms && i < nms)
 			cu.cuEventRecord(ev[0], s);
@@ -789,6 +801,8 @@ static TgStatus run_kernels(TgLayer *l, CUstream s, float *ms, int nms)
 		cu.cuEventDestroy_v2(ev[0]);
 		cu.cuEventDestroy_v2(ev[1]);
 	}
+	if (!st && !optimizer)
+		l->ran = 1;
 	return st;
 }
 
@@ -796,7 +810,38 @@ TgStatus tg_run(TgLayer *l, TgStream s)
 {
 	if (!l)
 		return fail(TG_ERR_ARG, "tg_run: NULL layer");
-	return run_kernels(l, (CUstream)s, NULL, 0);
+	return run_kernels(l, (CUstream)s, NULL, 0, 0);
+}
+
+TgStatus tg_optimizer_step(TgLayer *l, TgStream s)
+{
+	if (!l)
+		return fail(TG_ERR_ARG, "tg_optimizer_step: NULL layer");
+	if (l->g->optim.kind == OPTIM_NONE)
+		return fail(TG_ERR_ARG, "tg_optimizer_step: layer %s has no optimizer (the spec's optimizer: key)", l->g->layer);
+	if (!l->ran)
+		return fail(TG_ERR_ARG, "tg_optimizer_step: layer %s has not run yet (tg_run, then the step)", l->g->layer);
+	return run_kernels(l, (CUstream)s, NULL, 0, 1);
+}
+
+TgStatus tg_set_learning_rate(TgLayer *l, float lr, TgStream s)
+{
+	if (!l)
+		return fail(TG_ERR_ARG, "tg_set_learning_rate: NULL layer");
+	if (l->g->optim.kind == OPTIM_NONE)
+		return fail(TG_ERR_ARG, "tg_set_learning_rate: layer %s has no optimizer (the spec's optimizer: key)", l->g->layer);
+	if (!(lr >= 0) || lr > 3.0e38f)
+		return fail(TG_ERR_ARG, "tg_set_learning_rate: lr must be a finite number >= 0, got %g", (double)lr);
+	if (!l->loaded) {
+		if (stream_capturing((CUstream)s))
+			return fail(TG_ERR_CAPTURING, "layer %s is not loaded and the stream is capturing; call tg_layer_load first",
+				l->g->layer);
+		TgStatus st = tg_layer_load(l);
+		if (st)
+			return st;
+	}
+	CU(optim_set_lr(l->optim, lr, (CUstream)s), "tg_set_learning_rate");
+	return TG_OK;
 }
 
 TgStatus tg_run_timed(TgLayer *l, TgStream s, float *ms, int n)
@@ -805,7 +850,7 @@ TgStatus tg_run_timed(TgLayer *l, TgStream s, float *ms, int n)
 		return fail(TG_ERR_ARG, "tg_run_timed: NULL argument");
 	for (int i = 0; i < n; i++)
 		ms[i] = 0;
-	return run_kernels(l, (CUstream)s, ms, n);
+	return run_kernels(l, (CUstream)s, ms, n, 0);
 }
 
 TgStatus tg_step(TgLayer *l, TgStream s)
@@ -821,6 +866,8 @@ TgStatus tg_step(TgLayer *l, TgStream s)
 }
 
 unsigned long long tg_layer_steps(const TgLayer *l) { return l->steps; }
+
+void *tg_layer_optim_state(const TgLayer *l) { return (void *)(uintptr_t)l->optim; }
 
 TgStatus tg_state(TgLayer *l, void **dev, size_t *bytes, TgStateLayout *lay)
 {

@@ -334,6 +334,10 @@ Spec *spec_derive_optimizer(Arena *a, Diag *d, Spec *s, Arch default_arch);
  * d_<out> as inputs, the forward's extra saved tensors and columnwise copies).
  * NULL on error (the forward's, or what is not derived yet), message in d->msg. */
 Spec *spec_derive_backward(Arena *a, Diag *d, const Spec *s, Arch default_arch);
+/* op_casts_trained_weight: op is the quantize (or cast_transpose) of a weight an adamw op
+ * updates; its copies are remade by the optimizer step after the update, not by every
+ * forward (the runtime runs it in tg_run only while the copies are stale). */
+bool op_casts_trained_weight(const Graph *g, const Op *op);
 /* ir_print writes the graph as deterministic text, one op per line. */
 void ir_print(const Graph *g, Buf *out);
 /* extent_str formats an extent ("tokens", "2*ffn" folded to a number, "tokens+1"). */

@@ -1298,6 +1298,16 @@ Graph *ir_build(Arena *a, Diag *d, const Spec *s, Arch default_arch)
 	return g;
 }
 
+bool op_casts_trained_weight(const Graph *g, const Op *op)
+{
+	if (op->kind != OP_QUANTIZE && op->kind != OP_CAST_TRANSPOSE)
+		return false;
+	for (int k = 0; k < g->nops; k++)
+		if (g->ops[k].kind == OP_ADAMW && g->ops[k].arg[ARG_IN] == op->arg[ARG_IN])
+			return true;
+	return false;
+}
+
 /* ---- printing ---- */
 
 static const char *fmt_name(Fp8Format f)

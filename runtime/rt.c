@@ -20,7 +20,7 @@
 #include "gen.h"
 #include "jit.h"
 #include "layout.h"
-#include "optim.h"
+#include "rt_optim.h"
 #include "pipeline.h"
 #include "rt_internal.h"
 #include "tg_kernel.h"
@@ -200,6 +200,7 @@ struct TgLayer {
 	CUdeviceptr pad; size_t pad_cap; /* scratch for GEMMs on zero-padded copies (gemm_pad.h) */
 	CUdeviceptr optim;   /* the optimizer state (optim.h), 0: the layer has no optimizer */
 	int ran;             /* a tg_run has launched (the optimizer step reads its gradients) */
+	int weights_stale;   /* the trained weights' quantized copies do not match the bound weights */
 };
 
 void tg_context_plan_options(const TgContext *c, long tokens, PlanOptions *o)
@@ -435,6 +436,7 @@ TgStatus tg_layer_load(TgLayer *l)
 			return fail(TG_ERR_CUDA, "optimizer state: %s", cudrv_errstr(r));
 	}
 	plan_needs(l);
+	l->weights_stale = 1;
 	l->loaded = 1;
 	return TG_OK;
 }
@@ -492,6 +494,8 @@ TgStatus tg_bind(TgLayer *l, const char *name, const TgTensorDesc *d)
 		return fail(TG_ERR_BINDING, "tg_bind: tensor '%s': data must be a non-NULL 16-byte aligned device pointer", name);
 	TensorRt *r = &l->t[i];
 	r->user = (CUdeviceptr)(uintptr_t)d->data;
+	if (l->g->tensors[i].role == ROLE_WEIGHT)
+		l->weights_stale = 1; /* a (re)bound weight: the next tg_run casts it */
 	r->rank = d->rank;
 	memcpy(r->shape, d->shape, sizeof r->shape);
 	return TG_OK;
@@ -764,7 +768,8 @@ static TgStatus launch_gemm(TgLayer *l, int ki, CUstream s)
 	return TG_OK;
 }
 
-/* Run the layer's kernels (optimizer 0: all but the optimizer step's; 1: only those). */
+/* Run the layer's kernels: optimizer 0, the run (and the weight casts while stale);
+ * 1, the optimizer step's stages in order (updates, weight casts, step count). */
 static TgStatus run_kernels(TgLayer *l, CUstream s, float *ms, int nms, int optimizer)
 {
 	if (!l->loaded) {
@@ -785,24 +790,39 @@ static TgStatus run_kernels(TgLayer *l, CUstream s, float *ms, int nms, int opti
 		CU(cu.cuEventCreate(&ev[0], 0), "cuEventCreate");
 		CU(cu.cuEventCreate(&ev[1], 0), "cuEventCreate");
 	}
-	for (int i = 0; i < l->plan->nkernels && !st; i++) {
-		if (i == l->plan->update_kernel || optim_kernel(&l->plan->kernels[i]) != (optimizer != 0))
-			continue;
-		if (ms && i < nms)
-			cu.cuEventRecord(ev[0], s);
-		st = l->plan->kernels[i].kind == KERNEL_GEMM ? launch_gemm(l, i, s) : launch_generated(l, i, s);
-		if (ms && i < nms) {
-			cu.cuEventRecord(ev[1], s);
-			cu.cuEventSynchronize(ev[1]);
-			cu.cuEventElapsedTime(&ms[i], ev[0], ev[1]);
+	if (optimizer) /* the trained weights' current/NVFP4 amaxes restart from 0 for their casts after the update */
+		for (int k = 0; k < l->g->nops && !st; k++) {
+			const Tensor *t = &l->g->tensors[l->g->ops[k].arg[ARG_OUT] >= 0 ? l->g->ops[k].arg[ARG_OUT] : 0];
+			if (!op_casts_trained_weight(l->g, &l->g->ops[k]) || t->state_slot < 0 || t->recipe.scaling == SCALING_DELAYED)
+				continue;
+			size_t hist = TG_STATE_HISTORY((size_t)l->g->nstate);
+			for (int slot = t->state_slot; slot <= t->state_slot + (t->state_slot_t >= 0); slot++)
+				if (cu.cuMemsetD32Async(l->state + (hist + (size_t)slot) * sizeof(float), 0, 1, s))
+					st = fail(TG_ERR_CUDA, "clearing the amax of '%s'", t->name);
 		}
-	}
+	for (int stage = optimizer ? OPTIM_UPDATE : OPTIM_RUN; stage <= (optimizer ? OPTIM_COUNT : OPTIM_RUN) && !st; stage++)
+		for (int i = 0; i < l->plan->nkernels && !st; i++) {
+			OptimStage ks = optim_stage(l->plan, &l->plan->kernels[i]);
+			bool stale_cast = !optimizer && ks == OPTIM_WEIGHT_CAST && l->weights_stale;
+			if (i == l->plan->update_kernel || ((int)ks != stage && !stale_cast))
+				continue;
+			if (ms && i < nms)
+				cu.cuEventRecord(ev[0], s);
+			st = l->plan->kernels[i].kind == KERNEL_GEMM ? launch_gemm(l, i, s) : launch_generated(l, i, s);
+			if (ms && i < nms) {
+				cu.cuEventRecord(ev[1], s);
+				cu.cuEventSynchronize(ev[1]);
+				cu.cuEventElapsedTime(&ms[i], ev[0], ev[1]);
+			}
+		}
 	if (ms) {
 		cu.cuEventDestroy_v2(ev[0]);
 		cu.cuEventDestroy_v2(ev[1]);
 	}
 	if (!st && !optimizer)
 		l->ran = 1;
+	if (!st)
+		l->weights_stale = 0; /* the run cast them, or the step remade them */
 	return st;
 }
 

@@ -110,17 +110,23 @@ TgStatus tg_step(TgLayer *layer, TgStream stream);
 /* Training with an optimizer (the spec's `optimizer: {kind: adamw, ...}` with backward: true).
  * tg_optimizer_step updates every weight of role weight from its gradient d_<weight> (the
  * one tg_run wrote): AdamW with decoupled weight decay in FP32 (torch.optim.AdamW's
- * formula), then increments the step count on the device. Each weight's FP32 master copy
- * and moments are layer-owned device buffers, its components "master", "m" and "v"
- * (tg_tensor_ptr reads them back; FP32, the weight's shape); at the first step the master
- * is taken from the bound weight and the moments start at 0. The bound weight buffer is
- * written with the new value rounded to its dtype, so it always holds the current weight;
- * the next tg_run quantizes it as usual. Same rules as tg_run: no host sync, no allocation
- * after the first run, graph-capturable. TG_ERR_ARG on a layer without an optimizer or
- * before its first tg_run.
- * Order per training step: tg_run (with d_<output> bound), tg_optimizer_step, then tg_step
- * (the recipe state) — tg_step after the update, so the delayed scales it computes come from
- * the amaxes of the run that used the old weights, as for a layer without an optimizer. */
+ * formula), then remakes the weights' quantized copies (rowwise/columnwise, scales, amax)
+ * from the new values, then increments the step count on the device. Each weight's FP32
+ * master copy and moments are layer-owned device buffers, its components "master", "m"
+ * and "v" (tg_tensor_ptr reads them back; FP32, the weight's shape); at the first step the
+ * master is taken from the bound weight and the moments start at 0. The bound weight
+ * buffer is written with the new value rounded to its dtype, so it always holds the
+ * current weight. Same rules as tg_run: no host sync, no allocation after the first run,
+ * graph-capturable. TG_ERR_ARG on a layer without an optimizer or before its first tg_run.
+ * The weights are cast once per optimizer step, not per run: tg_run casts them only while
+ * the copies are stale (the first run, and the run after a weight is (re)bound); later runs
+ * use the copies the last step made, so several tg_run calls (micro-batches accumulating
+ * into main_grad) share one cast. A CUDA graph captured from a tg_run after the first
+ * contains no weight cast.
+ * Order per training step: tg_run (each micro-batch, d_<output> bound), tg_step (the
+ * recipe state: new delayed scales from this step's amaxes), then tg_optimizer_step, which
+ * casts the new weights with those scales; tg_step between tg_optimizer_step and the next
+ * tg_run would change a delayed weight's scale under the copy already cast. */
 TgStatus tg_optimizer_step(TgLayer *layer, TgStream stream);
 /* tg_set_learning_rate writes the learning rate the next tg_optimizer_step reads (the spec's
  * lr is the initial value), ordered on stream (a 4-byte device memset: no host sync,

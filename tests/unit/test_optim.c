@@ -10,6 +10,7 @@
 #include "gen.h"
 #include "optim.h"
 #include "pipeline.h"
+#include "rt_optim.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -196,6 +197,12 @@ static void test_plan(void)
 	}
 	check(step >= 0 && step > last_adamw && last_adamw >= 0, "plan_step_after_updates", "optim_step at %d, last adamw at %d",
 		step, last_adamw);
+	/* the optimizer step's stages: 3 updates, the 2 weight casts (quantize of w_up, w_down), the count */
+	int stages[4] = {0};
+	for (int i = 0; i < p->nkernels; i++)
+		stages[optim_stage(p, &p->kernels[i])]++;
+	check(stages[OPTIM_UPDATE] == 3 && stages[OPTIM_WEIGHT_CAST] == 2 && stages[OPTIM_COUNT] == 1, "optim_stages",
+		"run %d update %d weight cast %d count %d", stages[0], stages[1], stages[2], stages[3]);
 	KernelSource *src;
 	int n = pipeline_emit(a, &d, p, &src);
 	int found = 0;

@@ -1,5 +1,5 @@
-/* optim.c: the layer's optimizer state on the device (see optim.h). */
-#include "optim.h"
+/* rt_optim.c: the layer's optimizer state on the device (see rt_optim.h). */
+#include "rt_optim.h"
 
 #include <string.h>
 
@@ -24,4 +24,11 @@ CUresult optim_set_lr(CUdeviceptr state, float lr, CUstream s)
 	return cu.cuMemsetD32Async(state + TG_OPTIM_LR * sizeof(float), bits, 1, s);
 }
 
-bool optim_kernel(const Kernel *k) { return k->kind == KERNEL_GENERATED && k->tmpl && !strcmp(k->tmpl, "adamw.cu"); }
+OptimStage optim_stage(const Plan *p, const Kernel *k)
+{
+	if (k->kind == KERNEL_GENERATED && k->tmpl && !strcmp(k->tmpl, "adamw.cu"))
+		return k->nops ? OPTIM_UPDATE : OPTIM_COUNT;
+	if (p->g->optim.kind != OPTIM_NONE && k->nops && op_casts_trained_weight(p->g, &p->g->ops[k->ops[0]]))
+		return OPTIM_WEIGHT_CAST;
+	return OPTIM_RUN;
+}

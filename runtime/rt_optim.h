@@ -1,4 +1,4 @@
-/* optim.h: the layer's optimizer state on the device (see tg_optimizer_step in
+/* rt_optim.h: the layer's optimizer state on the device (see tg_optimizer_step in
  * tegen.h): TG_OPTIM_WORDS words laid out as templates/tg_codes.h says
  * (lr, step as uint32, beta1^step, beta2^step), read by adamw.cu. */
 #ifndef TG_RT_OPTIM_H
@@ -11,7 +11,11 @@
 CUresult optim_state_create(const Optimizer *o, CUdeviceptr *out);
 /* optim_set_lr writes lr into the state, ordered on stream s (a memset: capture-safe). */
 CUresult optim_set_lr(CUdeviceptr state, float lr, CUstream s);
-/* optim_kernel: kernel k belongs to the optimizer step (adamw.cu: an update or the step count). */
-bool optim_kernel(const Kernel *k);
+/* Where a kernel runs: OPTIM_RUN every tg_run; the optimizer step's three stages in order,
+ * OPTIM_UPDATE (adamw.cu updates), OPTIM_WEIGHT_CAST (the quantized copies of the updated
+ * weights, also run by tg_run while they are stale), OPTIM_COUNT (optim_step). */
+typedef enum { OPTIM_RUN, OPTIM_UPDATE, OPTIM_WEIGHT_CAST, OPTIM_COUNT } OptimStage;
+/* optim_stage classifies kernel k of plan p. */
+OptimStage optim_stage(const Plan *p, const Kernel *k);
 
 #endif

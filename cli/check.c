@@ -16,6 +16,10 @@
  *    NVFP4 GEMM (sm_100+) is referenced the way it computes (block-scaled
  *    products, then alpha = 1/(S_enc_a*S_enc_b) from the GPU's S_enc), and the
  *    alpha and beta its alpha kernel wrote are checked bit for bit.
+ * A layer with a backward phase runs tg_run, then tg_backward, before the comparison.
+ * With an optimizer, tg_optimizer_step follows once the run's ops are judged: each
+ * weight, its master, m and v bit for bit (ref/optim.c), then the weights' quantized
+ * copies the step remade, against the reference cast of the updated weights.
  * Used by `tegen run --check` and tests/gpu/test_gpu.c. */
 #include "check.h"
 
@@ -413,12 +417,18 @@ int check_layer(TgLayer *l, long tokens, unsigned seed, int do_compare, CheckKee
 			rt[i].scale_inv = tg_scale_inv(rt[i].scale);
 		}
 	}
-	if (tg_run(l, NULL) || cu.cuCtxSynchronize()) {
+	bool bwd = plan_has_phase(tg_layer_plan(l), PHASE_BACKWARD); /* then tg_backward, as a training step does */
+	if (tg_run(l, NULL) || (bwd && tg_backward(l, NULL)) || cu.cuCtxSynchronize()) {
 		snprintf(err, errlen, "run: %s", tg_last_error());
 		free(hstate);
 		goto done;
 	}
 	if (!do_compare) {
+		if (g->optim.kind != OPTIM_NONE && (tg_optimizer_step(l, NULL) || cu.cuCtxSynchronize())) {
+			snprintf(err, errlen, "optimizer step: %s", tg_last_error());
+			free(hstate);
+			goto done;
+		}
 		free(hstate);
 		fails = 0;
 		goto done;

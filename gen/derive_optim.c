@@ -49,6 +49,7 @@ Spec *spec_derive_optimizer(Arena *a, Diag *d, Spec *s, Arch default_arch)
 		SpecOp *o = &ops[n++];
 		memset(o, 0, sizeof *o);
 		o->kind = OP_ADAMW;
+		o->phase = PHASE_OPTIMIZER;
 		o->loc = o->param_loc = s->optim.loc;
 		o->p = op_params_default(OP_ADAMW);
 		o->arg[ARG_IN] = w->name;

@@ -4,10 +4,11 @@
  * through jit.c, loaded once per context), buffers for every intermediate the
  * user did not bind, and the recipe state buffer (scales, scale_invs, amax
  * histories) laid out as TgStateLayout says. tg_run launches the plan's
- * kernels and cuBLASLt calls in order on one stream.
+ * forward kernels and cuBLASLt calls in order on one stream, tg_backward its
+ * backward ones (Kernel.phase); buffers are sized for every phase at once.
  *
  * Guarantees: never prints or exits; every failure returns a status and a
- * message for tg_last_error(). No host synchronization in tg_run/tg_step and
+ * message for tg_last_error(). No host synchronization in tg_run/tg_backward/tg_step and
  * no allocation once buffers for the current size exist, so runs can be
  * captured into CUDA graphs; compiling, loading or allocating while a stream
  * captures is refused with TG_ERR_CAPTURING. */
@@ -176,6 +177,7 @@ typedef struct TensorRt {
 	size_t cap[COMP_COUNT];        /* their sizes */
 	size_t need[COMP_COUNT];       /* bytes this run needs */
 	CUdeviceptr user;              /* user-bound data, 0 = none */
+	unsigned read_phases;          /* a layer input: PHASE_BIT of each phase whose kernels read it */
 	int rank;
 	long long shape[TG_MAX_RANK];
 } TensorRt;
@@ -194,7 +196,8 @@ struct TgLayer {
 	long *dim;           /* resolved dims for this run */
 	CUdeviceptr state, state_params;
 	size_t state_floats;
-	CUdeviceptr zero_amax_begin; size_t zero_amax_count; /* current-scaling and NVFP4 amaxes to clear per run */
+	/* current-scaling and NVFP4 amaxes each phase clears before its kernels: runs of state slots */
+	struct AmaxRun { int phase; size_t first, count; } *zero_amax; int nzero_amax;
 	long tokens;         /* the token count the tile variants are planned for (0: unknown) */
 	unsigned long long steps; /* tg_step calls so far: every launch's n[3], the NVFP4 SR offset */
 	CUdeviceptr pad; size_t pad_cap; /* scratch for GEMMs on zero-padded copies (gemm_pad.h) */
@@ -375,6 +378,32 @@ static TgStatus module_get(TgContext *c, const JitResult *r, CUmodule *out)
 
 static void plan_needs(TgLayer *l);
 
+/* The per-run amaxes (current scaling, NVFP4: slots ndelayed..nstate) grouped into runs of
+ * consecutive slots written in one phase, which that phase clears before its kernels. */
+static void amax_runs(TgLayer *l)
+{
+	const Graph *g = l->g;
+	int n = g->nstate, first = l->plan->ndelayed;
+	int *phase = arena_alloc(l->arena, sizeof *phase * (size_t)(n ? n : 1));
+	for (int i = 0; i < g->ntensors; i++) {
+		const Tensor *t = &g->tensors[i];
+		int ph = t->producer >= 0 ? (int)g->ops[t->producer].phase : PHASE_FORWARD;
+		if (t->state_slot >= 0)
+			phase[t->state_slot] = ph;
+		if (t->state_slot_t >= 0)
+			phase[t->state_slot_t] = ph;
+	}
+	l->zero_amax = arena_alloc(l->arena, sizeof *l->zero_amax * (size_t)(n ? n : 1));
+	l->nzero_amax = 0;
+	for (int s = first; s < n; s++) {
+		struct AmaxRun *r = l->nzero_amax ? &l->zero_amax[l->nzero_amax - 1] : NULL;
+		if (r && r->phase == phase[s] && r->first + r->count == (size_t)s)
+			r->count++;
+		else
+			l->zero_amax[l->nzero_amax++] = (struct AmaxRun){phase[s], (size_t)s, 1};
+	}
+}
+
 TgStatus tg_layer_load(TgLayer *l)
 {
 	if (l->loaded)
@@ -427,8 +456,7 @@ TgStatus tg_layer_load(TgLayer *l)
 		free(prm);
 		if (r4)
 			return fail(TG_ERR_CUDA, "recipe state: %s", cudrv_errstr(r4));
-		l->zero_amax_begin = l->state + (TG_STATE_HISTORY((size_t)n) + (size_t)l->plan->ndelayed) * sizeof(float);
-		l->zero_amax_count = (size_t)(n - l->plan->ndelayed);
+		amax_runs(l);
 	}
 	if (g->optim.kind != OPTIM_NONE && !l->optim) {
 		CUresult r = optim_state_create(&g->optim, &l->optim);
@@ -511,10 +539,18 @@ static size_t comp_bytes(const TgLayer *l, const Tensor *t, Component c) { retur
 static void plan_needs(TgLayer *l)
 {
 	const Graph *g = l->g;
-	for (int i = 0; i < g->ntensors; i++)
+	for (int i = 0; i < g->ntensors; i++) {
 		memset(l->t[i].need, 0, sizeof l->t[i].need);
+		l->t[i].read_phases = 0;
+	}
 	for (int ki = 0; ki < l->plan->nkernels; ki++) {
 		const Kernel *k = &l->plan->kernels[ki];
+		for (int j = 0; j < k->nops; j++) /* the layer inputs this kernel's phase reads */
+			for (int x = 0; x < ARG_COUNT; x++) {
+				int id = g->ops[k->ops[j]].arg[x];
+				if (id >= 0 && !arg_is_output((ArgSlot)x) && g->tensors[id].producer < 0)
+					l->t[id].read_phases |= PHASE_BIT(k->phase);
+			}
 		if (k->kind == KERNEL_GEMM) {
 			const GemmCall *c = &k->gemm;
 			l->t[c->a].need[c->a_comp] = 1;
@@ -541,9 +577,10 @@ static void plan_needs(TgLayer *l)
 
 static TgStatus gemm_setup(TgLayer *l, const Kernel *k, GemmDesc *out_gd, GemmArgs *out_ga);
 
-/* Resolve the dynamic dims from the bindings, check that inputs are bound,
- * size every buffer and allocate what is missing. */
-static TgStatus prepare(TgLayer *l, CUstream s)
+/* Resolve the dynamic dims from the bindings, check that the inputs the phases in
+ * `phases` read are bound, size every buffer of every phase and allocate what is missing
+ * (so a later phase allocates nothing). */
+static TgStatus prepare(TgLayer *l, CUstream s, unsigned phases)
 {
 	const Graph *g = l->g;
 	for (int d = 0; d < g->ndims; d++)
@@ -552,7 +589,7 @@ static TgStatus prepare(TgLayer *l, CUstream s)
 		const Tensor *t = &g->tensors[i];
 		const TensorRt *r = &l->t[i];
 		if (!r->user) {
-			if (t->producer < 0)
+			if (t->producer < 0 && (r->read_phases & phases))
 				return fail(TG_ERR_BINDING, "tensor '%s' is a layer input and is not bound", t->name);
 			continue;
 		}
@@ -588,7 +625,7 @@ static TgStatus prepare(TgLayer *l, CUstream s)
 				r->ptr[c] = l->state + off * sizeof(float);
 				continue;
 			}
-			if (c == COMP_DATA && r->user) {
+			if (c == COMP_DATA && (r->user || t->producer < 0)) { /* an unbound input: a phase not run now */
 				r->ptr[c] = r->user;
 				continue;
 			}
@@ -768,9 +805,11 @@ static TgStatus launch_gemm(TgLayer *l, int ki, CUstream s)
 	return TG_OK;
 }
 
-/* Run the layer's kernels: optimizer 0, the run (and the weight casts while stale);
- * 1, the optimizer step's stages in order (updates, weight casts, step count). */
-static TgStatus run_kernels(TgLayer *l, CUstream s, float *ms, int nms, int optimizer)
+/* Launch the kernels of the phases in `phases` (PHASE_BIT mask), in plan order, on s;
+ * ms non-NULL: kernel i's time in ms[i] (i < nms; synchronizes). The optimizer phase runs
+ * in stages (rt_optim.h): the updates, the trained weights' casts (forward kernels, which
+ * the forward runs only while the copies are stale), the step count. */
+static TgStatus run_kernels(TgLayer *l, CUstream s, unsigned phases, float *ms, int nms)
 {
 	if (!l->loaded) {
 		if (stream_capturing(s))
@@ -780,35 +819,41 @@ static TgStatus run_kernels(TgLayer *l, CUstream s, float *ms, int nms, int opti
 		if (st)
 			return st;
 	}
-	TgStatus st = prepare(l, s);
+	TgStatus st = prepare(l, s, phases);
 	if (st)
 		return st;
-	if (l->zero_amax_count && !optimizer)
-		CU(cu.cuMemsetD32Async(l->zero_amax_begin, 0, l->zero_amax_count, s), "clearing amaxes");
+	size_t n = (size_t)l->g->nstate;
+	for (int i = 0; i < l->nzero_amax; i++)
+		if (phases & PHASE_BIT(l->zero_amax[i].phase))
+			CU(cu.cuMemsetD32Async(l->state + (TG_STATE_HISTORY(n) + l->zero_amax[i].first) * sizeof(float), 0,
+				l->zero_amax[i].count, s), "clearing amaxes");
 	CUevent ev[2] = {0, 0};
 	if (ms) {
 		CU(cu.cuEventCreate(&ev[0], 0), "cuEventCreate");
 		CU(cu.cuEventCreate(&ev[1], 0), "cuEventCreate");
 	}
+	bool optimizer = phases & PHASE_BIT(PHASE_OPTIMIZER);
 	if (optimizer) /* the trained weights' current/NVFP4 amaxes restart from 0 for their casts after the update */
 		for (int k = 0; k < l->g->nops && !st; k++) {
 			const Tensor *t = &l->g->tensors[l->g->ops[k].arg[ARG_OUT] >= 0 ? l->g->ops[k].arg[ARG_OUT] : 0];
 			if (!op_casts_trained_weight(l->g, &l->g->ops[k]) || t->state_slot < 0 || t->recipe.scaling == SCALING_DELAYED)
 				continue;
-			size_t hist = TG_STATE_HISTORY((size_t)l->g->nstate);
 			for (int slot = t->state_slot; slot <= t->state_slot + (t->state_slot_t >= 0); slot++)
-				if (cu.cuMemsetD32Async(l->state + (hist + (size_t)slot) * sizeof(float), 0, 1, s))
+				if (cu.cuMemsetD32Async(l->state + (TG_STATE_HISTORY(n) + (size_t)slot) * sizeof(float), 0, 1, s))
 					st = fail(TG_ERR_CUDA, "clearing the amax of '%s'", t->name);
 		}
-	for (int stage = optimizer ? OPTIM_UPDATE : OPTIM_RUN; stage <= (optimizer ? OPTIM_COUNT : OPTIM_RUN) && !st; stage++)
+	for (int stage = OPTIM_RUN; stage <= OPTIM_COUNT && !st; stage++)
 		for (int i = 0; i < l->plan->nkernels && !st; i++) {
-			OptimStage ks = optim_stage(l->plan, &l->plan->kernels[i]);
-			bool stale_cast = !optimizer && ks == OPTIM_WEIGHT_CAST && l->weights_stale;
-			if (i == l->plan->update_kernel || ((int)ks != stage && !stale_cast))
+			const Kernel *k = &l->plan->kernels[i];
+			OptimStage ks = optim_stage(l->plan, k);
+			bool go = stage == OPTIM_RUN ? (phases & PHASE_BIT(k->phase)) && k->phase != PHASE_OPTIMIZER &&
+					(ks == OPTIM_RUN || (ks == OPTIM_WEIGHT_CAST && l->weights_stale))
+				: optimizer && (int)ks == stage;
+			if (i == l->plan->update_kernel || !go)
 				continue;
 			if (ms && i < nms)
 				cu.cuEventRecord(ev[0], s);
-			st = l->plan->kernels[i].kind == KERNEL_GEMM ? launch_gemm(l, i, s) : launch_generated(l, i, s);
+			st = k->kind == KERNEL_GEMM ? launch_gemm(l, i, s) : launch_generated(l, i, s);
 			if (ms && i < nms) {
 				cu.cuEventRecord(ev[1], s);
 				cu.cuEventSynchronize(ev[1]);
@@ -821,8 +866,8 @@ static TgStatus run_kernels(TgLayer *l, CUstream s, float *ms, int nms, int opti
 	}
 	if (!st && !optimizer)
 		l->ran = 1;
-	if (!st)
-		l->weights_stale = 0; /* the run cast them, or the step remade them */
+	if (!st && (phases & (PHASE_BIT(PHASE_FORWARD) | PHASE_BIT(PHASE_OPTIMIZER))))
+		l->weights_stale = 0; /* the forward cast them, or the step remade them */
 	return st;
 }
 
@@ -830,7 +875,17 @@ TgStatus tg_run(TgLayer *l, TgStream s)
 {
 	if (!l)
 		return fail(TG_ERR_ARG, "tg_run: NULL layer");
-	return run_kernels(l, (CUstream)s, NULL, 0, 0);
+	return run_kernels(l, (CUstream)s, PHASE_BIT(PHASE_FORWARD), NULL, 0);
+}
+
+TgStatus tg_backward(TgLayer *l, TgStream s)
+{
+	if (!l)
+		return fail(TG_ERR_ARG, "tg_backward: NULL layer");
+	if (!plan_has_phase(l->plan, PHASE_BACKWARD))
+		return fail(TG_ERR_ARG, "tg_backward: layer %s has no backward phase (its spec has no `backward: true`)",
+			l->g->layer);
+	return run_kernels(l, (CUstream)s, PHASE_BIT(PHASE_BACKWARD), NULL, 0);
 }
 
 TgStatus tg_optimizer_step(TgLayer *l, TgStream s)
@@ -840,8 +895,9 @@ TgStatus tg_optimizer_step(TgLayer *l, TgStream s)
 	if (l->g->optim.kind == OPTIM_NONE)
 		return fail(TG_ERR_ARG, "tg_optimizer_step: layer %s has no optimizer (the spec's optimizer: key)", l->g->layer);
 	if (!l->ran)
-		return fail(TG_ERR_ARG, "tg_optimizer_step: layer %s has not run yet (tg_run, then the step)", l->g->layer);
-	return run_kernels(l, (CUstream)s, NULL, 0, 1);
+		return fail(TG_ERR_ARG, "tg_optimizer_step: layer %s has not run yet (tg_run, tg_backward, then the step)",
+			l->g->layer);
+	return run_kernels(l, (CUstream)s, PHASE_BIT(PHASE_OPTIMIZER), NULL, 0);
 }
 
 TgStatus tg_set_learning_rate(TgLayer *l, float lr, TgStream s)
@@ -870,7 +926,8 @@ TgStatus tg_run_timed(TgLayer *l, TgStream s, float *ms, int n)
 		return fail(TG_ERR_ARG, "tg_run_timed: NULL argument");
 	for (int i = 0; i < n; i++)
 		ms[i] = 0;
-	return run_kernels(l, (CUstream)s, ms, n, 0);
+	/* the forward and backward phases (those the layer has), as tg_run then tg_backward */
+	return run_kernels(l, (CUstream)s, PHASE_BIT(PHASE_FORWARD) | PHASE_BIT(PHASE_BACKWARD), ms, n);
 }
 
 TgStatus tg_step(TgLayer *l, TgStream s)
@@ -1030,7 +1087,7 @@ TgStatus tg_layer_time_kernel(TgLayer *l, int ki, const Kernel *variant, void *f
 		return fail(TG_ERR_ARG, "tg_layer_time_kernel: %s is not a generated kernel", k->name);
 	if (!l->loaded)
 		return fail(TG_ERR_ARG, "tg_layer_time_kernel: run layer %s once first (binds and sizes its buffers)", l->g->layer);
-	TgStatus st = prepare(l, NULL);
+	TgStatus st = prepare(l, NULL, PHASE_BIT(k->phase));
 	if (st)
 		return st;
 	CUfunction f = fn ? (CUfunction)fn : l->fn[ki];

@@ -101,15 +101,22 @@ void tg_layer_destroy(TgLayer *layer);
 /* tg_bind attaches a device buffer to a tensor by name; dynamic dims (tokens)
  * are taken from the shapes. Checks dtype, shape and alignment. */
 TgStatus tg_bind(TgLayer *layer, const char *tensor, const TgTensorDesc *desc);
-/* tg_run runs the layer on a stream: no host synchronization, and no allocation
- * once buffers for this size exist, so it can be captured into a CUDA graph. */
+/* tg_run runs the layer (its forward phase) on a stream: no host synchronization, and no
+ * allocation once buffers for this size exist, so it can be captured into a CUDA graph.
+ * It checks the bindings the forward reads (not the output gradients of tg_backward). */
 TgStatus tg_run(TgLayer *layer, TgStream stream);
+/* tg_backward runs the layer's backward phase (the ops `backward: true` derives) on a
+ * stream, after tg_run on the same stream with the output gradients d_<output> bound: it
+ * reads what that tg_run saved and writes the gradients d_<input> and d_<weight>. Same
+ * rules as tg_run (no host sync, no allocation once tg_run has sized the buffers,
+ * graph-capturable). TG_ERR_ARG on a layer without a backward phase. */
+TgStatus tg_backward(TgLayer *layer, TgStream stream);
 /* tg_step rolls the delayed-scaling amax histories and computes the next scales, on the device, and advances the NVFP4 stochastic-rounding offset. */
 TgStatus tg_step(TgLayer *layer, TgStream stream);
 
 /* Training with an optimizer (the spec's `optimizer: {kind: adamw, ...}` with backward: true).
  * tg_optimizer_step updates every weight of role weight from its gradient d_<weight> (the
- * one tg_run wrote): AdamW with decoupled weight decay in FP32 (torch.optim.AdamW's
+ * one tg_backward wrote): AdamW with decoupled weight decay in FP32 (torch.optim.AdamW's
  * formula), then remakes the weights' quantized copies (rowwise/columnwise, scales, amax)
  * from the new values, then increments the step count on the device. Each weight's FP32
  * master copy and moments are layer-owned device buffers, its components "master", "m"
@@ -118,12 +125,13 @@ TgStatus tg_step(TgLayer *layer, TgStream stream);
  * buffer is written with the new value rounded to its dtype, so it always holds the
  * current weight. Same rules as tg_run: no host sync, no allocation after the first run,
  * graph-capturable. TG_ERR_ARG on a layer without an optimizer or before its first tg_run.
+ * (tg_run_timed does not run it.)
  * The weights are cast once per optimizer step, not per run: tg_run casts them only while
  * the copies are stale (the first run, and the run after a weight is (re)bound); later runs
- * use the copies the last step made, so several tg_run calls (micro-batches accumulating
- * into main_grad) share one cast. A CUDA graph captured from a tg_run after the first
- * contains no weight cast.
- * Order per training step: tg_run (each micro-batch, d_<output> bound), tg_step (the
+ * use the copies the last step made, so several tg_run + tg_backward calls between two
+ * steps (micro-batches, once weight gradients accumulate) share one cast. A CUDA graph
+ * captured from a tg_run after the first contains no weight cast.
+ * Order per training step: tg_run and tg_backward (each micro-batch), tg_step (the
  * recipe state: new delayed scales from this step's amaxes), then tg_optimizer_step, which
  * casts the new weights with those scales; tg_step between tg_optimizer_step and the next
  * tg_run would change a delayed weight's scale under the copy already cast. */
@@ -145,7 +153,8 @@ TgStatus tg_tensor_ptr(TgLayer *layer, const char *tensor, const char *component
 int tg_layer_kernel_count(const TgLayer *layer);
 /* tg_layer_kernel_info describes kernel i: name, whether it was a cache hit, registers, spills. */
 TgStatus tg_layer_kernel_info(const TgLayer *layer, int i, const char **name, int *cache_hit, int *regs, int *spills);
-/* tg_run_timed is tg_run with a CUDA event pair around each kernel; ms[i] gets kernel i's time (synchronizes). */
+/* tg_run_timed is tg_run, then tg_backward where the layer has one, with a CUDA event pair
+ * around each kernel; ms[i] gets kernel i's time (synchronizes). */
 TgStatus tg_run_timed(TgLayer *layer, TgStream stream, float *ms, int n);
 
 /* Device memory for host programs that include no CUDA header. They act in the

@@ -109,7 +109,9 @@ TgStatus tg_run(TgLayer *layer, TgStream stream);
  * stream, after tg_run on the same stream with the output gradients d_<output> bound: it
  * reads what that tg_run saved and writes the gradients d_<input> and d_<weight>. Same
  * rules as tg_run (no host sync, no allocation once tg_run has sized the buffers,
- * graph-capturable). TG_ERR_ARG on a layer without a backward phase. */
+ * graph-capturable). The gradients of `main_grad` weights are added into buffers the
+ * caller binds (TG_ERR_BINDING while one is unbound). TG_ERR_ARG on a layer without a
+ * backward phase. */
 TgStatus tg_backward(TgLayer *layer, TgStream stream);
 /* tg_step rolls the delayed-scaling amax histories and computes the next scales, on the device, and advances the NVFP4 stochastic-rounding offset. */
 TgStatus tg_step(TgLayer *layer, TgStream stream);
@@ -129,7 +131,9 @@ TgStatus tg_step(TgLayer *layer, TgStream stream);
  * The weights are cast once per optimizer step, not per run: tg_run casts them only while
  * the copies are stale (the first run, and the run after a weight is (re)bound); later runs
  * use the copies the last step made, so several tg_run + tg_backward calls between two
- * steps (micro-batches, once weight gradients accumulate) share one cast. A CUDA graph
+ * steps (micro-batches, weights with main_grad accumulating their gradients) share one
+ * cast; the step reads the accumulated gradient and does not clear it (the caller zeroes
+ * a main_grad buffer before the next step's first micro-batch). A CUDA graph
  * captured from a tg_run after the first contains no weight cast.
  * Order per training step: tg_run and tg_backward (each micro-batch), tg_step (the
  * recipe state: new delayed scales from this step's amaxes), then tg_optimizer_step, which

@@ -36,7 +36,7 @@ cp tests/gen/*.yaml specs/*.yaml $out/corpus/ 2>/dev/null
 		residual residual_out a b bias out norm rmsnorm layernorm zero_centered_gamma act swiglu geglu \
 		clamped_swiglu alpha limit pass fprop dgrad wgrad accumulate fast_accum epilogue gelu layout rowwise \
 		columnwise precision sm_80 sm_89 sm_90a sm_100a true false dglu dnorm dbias grad rsigma mu \
-		grad_residual d_gamma d_beta backward; do
+		grad_residual d_gamma d_beta backward optimizer kind adamw lr betas weight_decay; do
 		echo "\"$w\""
 	done
 	printf '"%s"\n' ': ' '- ' '{' '}' '[' ']' '*' '/' '(' ')' '2*' '&a ' '*a' '---'
@@ -45,7 +45,7 @@ cp tests/gen/*.yaml specs/*.yaml $out/corpus/ 2>/dev/null
 fails=0
 for t in $targets; do
 	case $t in
-	fuzz_spec) srcs="gen/spec.c gen/ir.c gen/derive.c gen/util.c" ;;
+	fuzz_spec) srcs="gen/spec.c gen/ir.c gen/derive.c gen/derive_optim.c gen/util.c" ;;
 	fuzz_plan) srcs="gen/spec.c gen/ir.c gen/derive.c gen/layout.c gen/plan.c gen/emit.c gen/tune.c gen/util.c $out/templates_data.c" ;;
 	*) echo "FAIL $t: unknown fuzz target"; fails=$((fails + 1)); continue ;;
 	esac

@@ -1,5 +1,5 @@
 /* fuzz_spec.c: libFuzzer target for the front end: spec_load (+ spec_derive_backward
- * for `backward: true`) + ir_build (and ir_print on success) on arbitrary bytes. Any crash, leak, sanitizer report
+ * for `backward: true`, spec_derive_optimizer for `optimizer:`) + ir_build (and ir_print on success) on arbitrary bytes. Any crash, leak, sanitizer report
  * or hang is a bug; an error message is a normal outcome. */
 #include "gen.h"
 
@@ -18,6 +18,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	Spec *s = spec_load(a, &d, "fuzz.yaml", (const char *)data, size);
 	if (s && s->backward)
 		s = spec_derive_backward(a, &d, s, (Arch){90, true});
+	if (s && s->optim.kind != OPTIM_NONE)
+		s = spec_derive_optimizer(a, &d, s, (Arch){90, true});
 	if (s) {
 		Graph *g = ir_build(a, &d, s, (Arch){90, true});
 		if (g) {

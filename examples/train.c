@@ -62,7 +62,7 @@ static void usage(FILE *f)
 		"  --seed S          student init and data                                   [1]\n"
 		"  --teacher-seed S  the teacher's weights and outlier channels              [1234]\n"
 		"  --bf16-last K     the last K blocks stay BF16 (no quantization)           [0]\n"
-		"  --pool P          input batches generated once and cycled                 [64]\n"
+		"  --pool P          input batches generated once and cycled                 [16]\n"
 		"  --outliers N      outlier channels (100x the rest)                        [hidden/64]\n"
 		"  --print-every K   print the loss and step time every K steps              [50]\n"
 		"  --csv FILE        write step,loss,step_ms,gpu_ms,fwd_ms,bwd_ms,opt_ms,lr\n"
@@ -106,7 +106,7 @@ static int takes_value(const char *a)
 /* parse_options fills o from argv; returns 0, or 2 after printing a usage error to err. */
 static int parse_options(int argc, char **argv, Options *o, FILE *err)
 {
-	*o = (Options){"bf16", 4, 256, 768, 512, 400, 0, 50, 64, -1, 1, 1234, 2e-3, 0.05, NULL, 0, 0};
+	*o = (Options){"bf16", 4, 256, 768, 512, 400, 0, 50, 16, -1, 1, 1234, 2e-3, 0.05, NULL, 0, 0};
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		long long n = 0;
@@ -181,7 +181,7 @@ static int parse_options(int argc, char **argv, Options *o, FILE *err)
 
 /* ---------------------------------------------------------------- random numbers and data */
 
-typedef struct Rng { uint64_t s; } Rng;
+typedef struct Rng { uint64_t s; double spare; int has_spare; } Rng;
 
 static uint64_t rng_next(Rng *r) /* splitmix64 */
 {
@@ -196,9 +196,15 @@ static double rng_uniform(Rng *r) /* (0, 1) */
 	return ((double)(rng_next(r) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
 }
 
-static double rng_gauss(Rng *r) /* Box-Muller, one of the pair */
+static double rng_gauss(Rng *r) /* Box-Muller; the pair's second value is kept for the next call */
 {
-	return sqrt(-2.0 * log(rng_uniform(r))) * cos(6.283185307179586 * rng_uniform(r));
+	if (r->has_spare) {
+		r->has_spare = 0;
+		return r->spare;
+	}
+	double m = sqrt(-2.0 * log(rng_uniform(r))), a = 6.283185307179586 * rng_uniform(r);
+	r->spare = m * sin(a), r->has_spare = 1;
+	return m * cos(a);
 }
 
 enum { STUDENT_T_DOF = 5 }; /* heavy tails: excess kurtosis 6, finite variance 5/3 */
@@ -216,7 +222,7 @@ static double rng_student_t(Rng *r) /* z / sqrt(chi2_nu / nu) */
 /* outlier_channels marks n distinct channels of hidden (a fixed choice per teacher seed). */
 static void outlier_channels(unsigned long long seed, int hidden, int n, unsigned char *is_outlier)
 {
-	Rng r = {seed ^ 0x6F75746C69657273ull};
+	Rng r = {.s = seed ^ 0x6F75746C69657273ull};
 	memset(is_outlier, 0, (size_t)hidden);
 	for (int k = 0; k < n;) {
 		int c = (int)(rng_next(&r) % (uint64_t)hidden);
@@ -271,7 +277,7 @@ static void model_free(Model *m)
  * would make the loss mostly about them). Returns 0 when out of memory. */
 static int model_init(Model *m, const Options *o, unsigned long long seed, double gamma_noise)
 {
-	Rng r = {seed};
+	Rng r = {.s = seed};
 	*m = (Model){o->blocks, o->hidden, o->ffn, {0}, {0}, {0}, NULL};
 	size_t H = (size_t)o->hidden, F = (size_t)o->ffn;
 	for (int b = 0; b < m->blocks; b++) {
@@ -542,7 +548,7 @@ static void selftest_data(void)
 		expect(0, "data/alloc", "out of memory");
 		return;
 	}
-	Rng r = {42};
+	Rng r = {.s = 42};
 	make_inputs(&r, out, T, H, x);
 	/* per class of channel: mean |x|, kurtosis, share of |x| > 5 sigma */
 	double abs_in = 0, abs_out = 0, m2 = 0, m4 = 0, far = 0, nin = 0, nout = 0;
@@ -601,7 +607,7 @@ static void selftest_teacher(void)
 	if (ok) {
 		unsigned char oc[128];
 		outlier_channels(5, 128, 2, oc);
-		Rng r = {9};
+		Rng r = {.s = 9};
 		make_inputs(&r, oc, 3, 128, xx);
 		ok = forward_host(&t, xx, 3, yy);
 		double ss = 0;
@@ -817,7 +823,7 @@ static int train(Gpu *g, const Options *o)
 		goto out;
 	}
 	outlier_channels(o->teacher_seed, (int)H, o->outliers, is_outlier);
-	Rng data = {o->seed * 0x2545F4914F6CDD1Dull + 17};
+	Rng data = {.s = o->seed * 0x2545F4914F6CDD1Dull + 17};
 	make_inputs(&data, is_outlier, (int)(T * o->pool), (int)H, pool);
 	for (size_t i = 0; i < pool_n; i++)
 		pool16[i] = to_bf16(pool[i]);

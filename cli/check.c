@@ -16,6 +16,7 @@
  *    NVFP4 GEMM (sm_100+) is referenced the way it computes (block-scaled
  *    products, then alpha = 1/(S_enc_a*S_enc_b) from the GPU's S_enc), and the
  *    alpha and beta its alpha kernel wrote are checked bit for bit.
+ * A layer with a backward phase runs tg_run, then tg_backward, before the comparison.
  * Used by `tegen run --check` and tests/gpu/test_gpu.c. */
 #include "check.h"
 
@@ -348,7 +349,8 @@ int check_layer(TgLayer *l, long tokens, unsigned seed, int do_compare, CheckKee
 			rt[i].scale_inv = tg_scale_inv(rt[i].scale);
 		}
 	}
-	if (tg_run(l, NULL) || cu.cuCtxSynchronize()) {
+	bool bwd = plan_has_phase(tg_layer_plan(l), PHASE_BACKWARD); /* then tg_backward, as a training step does */
+	if (tg_run(l, NULL) || (bwd && tg_backward(l, NULL)) || cu.cuCtxSynchronize()) {
 		snprintf(err, errlen, "run: %s", tg_last_error());
 		free(hstate);
 		goto done;

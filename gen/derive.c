@@ -81,6 +81,7 @@ static SpecOp *add_op(Dv *v, OpKind k, Loc loc)
 	SpecOp *o = &s->ops[s->nops++];
 	memset(o, 0, sizeof *o);
 	o->kind = k;
+	o->phase = PHASE_BACKWARD;
 	o->loc = o->param_loc = loc;
 	o->p = op_params_default(k);
 	return o;

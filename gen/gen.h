@@ -209,6 +209,15 @@ typedef enum {
 } GluKind;
 typedef enum { PASS_FPROP, PASS_DGRAD, PASS_WGRAD } GemmPass;           /* "fprop" "dgrad" "wgrad" */
 
+/* Which entry point runs an op and its kernels: tg_run the forward, tg_backward the
+ * backward (the ops `backward: true` derives), tg_optimizer_step the optimizer's.
+ * Hand-written spec ops are all forward. The planner never fuses across phases and
+ * plans the kernels grouped by phase, in this order. */
+typedef enum { PHASE_FORWARD, PHASE_BACKWARD, PHASE_OPTIMIZER, PHASE_COUNT } Phase;
+#define PHASE_BIT(ph) (1u << (ph))
+/* phase_name spells a phase as `tegen plan` prints it ("forward", "backward", "optimizer"). */
+const char *phase_name(Phase ph);
+
 /* Parameters of every op kind in one flat struct; each kind reads its own. */
 typedef struct OpParams {
 	NormKind norm; float eps; bool zero_centered_gamma;  /* norm_quantize */
@@ -232,6 +241,7 @@ typedef struct SpecTensor {
 
 typedef struct SpecOp {
 	OpKind kind; Loc loc;
+	Phase phase;                                        /* PHASE_FORWARD unless derived */
 	const char *arg[ARG_COUNT]; Loc arg_loc[ARG_COUNT]; /* tensor names, NULL if absent */
 	OpParams p;
 	Loc param_loc;                                      /* where a semantic param error points */
@@ -291,6 +301,7 @@ typedef struct Tensor {
 
 typedef struct Op {
 	OpKind kind; Loc loc; int id;
+	Phase phase;          /* the spec op's; ops are ordered by phase, then topologically */
 	int arg[ARG_COUNT];   /* tensor ids, -1 absent */
 	OpParams p;
 	const char *emulated; /* non-NULL: why this op runs emulated on a target (e.g. MXFP8 GEMM on sm_90) */
@@ -405,6 +416,7 @@ typedef struct GemmCall {
 typedef struct Kernel {
 	const char *name;     /* unique in the layer, e.g. "k0_norm_quantize"; entry = layer + "_" + name */
 	KernelKind kind;
+	Phase phase;          /* its ops' phase (the recipe_update kernel: PHASE_FORWARD, run by tg_step) */
 	const char *tmpl;     /* template file (generated kernels) */
 	int ops[4]; int nops; /* ops fused into it */
 	ScalePass pass;
@@ -432,8 +444,11 @@ typedef struct Plan {
 
 /* plan_build fuses the graph's ops into kernels and chooses tile shapes. NULL on error. */
 Plan *plan_build(Arena *a, Diag *d, const Graph *g);
-/* plan_print writes the kernels, the ops each fuses and the launch shape. */
+/* plan_print writes the kernels, the ops each fuses and the launch shape; a plan with more
+ * than the forward phase gets a "# PHASE" line before each phase's kernels. */
 void plan_print(const Plan *p, Buf *out);
+/* plan_has_phase: some kernel of p (the recipe_update kernel aside) runs in phase ph. */
+bool plan_has_phase(const Plan *p, Phase ph);
 /* plan_slot looks up a slot value of a kernel (NULL if absent). */
 const char *plan_slot(const Kernel *k, const char *name);
 /* gemm_bias_dtype: the bias dtype cuBLASLt's epilogue reads for GEMM c (BF16 for FP8 or

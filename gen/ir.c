@@ -474,8 +474,8 @@ static int *order_ops(B *b)
 	bool *done = arena_alloc(b->a, sizeof *done * (size_t)n);
 	for (int k = 0; k < n; k++) {
 		int pick = -1;
-		for (int i = 0; i < n && pick < 0; i++) {
-			if (done[i])
+		for (int i = 0; i < n; i++) { /* the first ready op of the earliest phase */
+			if (done[i] || (pick >= 0 && s->ops[i].phase >= s->ops[pick].phase))
 				continue;
 			bool ready = true;
 			for (int a = 0; a < ARG_COUNT; a++) {
@@ -1224,6 +1224,7 @@ Graph *ir_build(Arena *a, Diag *d, const Spec *s, Arch default_arch)
 		const SpecOp *o = &s->ops[order[k]];
 		Op *op = &g->ops[k];
 		op->kind = o->kind;
+		op->phase = o->phase;
 		op->loc = o->loc;
 		op->id = k;
 		op->p = o->p;
@@ -1241,6 +1242,18 @@ Graph *ir_build(Arena *a, Diag *d, const Spec *s, Arch default_arch)
 			op->arg[x] = id;
 		}
 	}
+	/* phases run one after another (tg_run, tg_backward, ...): no op reads a later phase's tensor */
+	for (int k = 0; k < g->nops; k++)
+		for (int x = 0; x < ARG_COUNT; x++) {
+			int id = g->ops[k].arg[x];
+			if (arg_is_output((ArgSlot)x) || id < 0 || g->tensors[id].producer < 0)
+				continue;
+			const Op *p = &g->ops[g->tensors[id].producer];
+			if (p->phase > g->ops[k].phase)
+				diag_error(d, g->ops[k].loc, "this %s op (%s) reads '%s', which the %s op (line %d) writes in the %s phase",
+					op_name(g->ops[k].kind), phase_name(g->ops[k].phase), g->tensors[id].name, op_name(p->kind),
+					p->loc.line, phase_name(p->phase));
+		}
 	/* layer inputs must be high precision */
 	for (int i = 0; i < g->ntensors; i++) {
 		const Tensor *t = &g->tensors[i];

@@ -174,8 +174,10 @@ static Kernel *kernel_new(Planner *pl, const char *what, int op)
 	Kernel *k = &p->kernels[p->nkernels];
 	memset(k, 0, sizeof *k); /* the slot may have held a kernel that was taken back */
 	k->name = arena_printf(pl->a, "k%d_%s", p->nkernels, what);
-	if (op >= 0)
+	if (op >= 0) {
 		k->ops[k->nops++] = op;
+		k->phase = pl->g->ops[op].phase;
+	}
 	p->nkernels++;
 	return k;
 }
@@ -1291,11 +1293,23 @@ Plan *plan_build_opts(Arena *a, Diag *d, const Graph *g, const PlanOptions *o)
 		else
 			plan_quantizing_op(&pl, op);
 	}
+	for (int i = 1; i < p->nkernels; i++) /* ir orders the ops by phase; each kernel is one op's */
+		if (p->kernels[i].phase < p->kernels[i - 1].phase)
+			diag_error(d, g->ops[p->kernels[i].ops[0]].loc, "%s (%s) is planned after a %s kernel; please report it",
+				p->kernels[i].name, phase_name(p->kernels[i].phase), phase_name(p->kernels[i - 1].phase));
 	if (p->ndelayed)
 		plan_recipe_update(&pl);
 	apply_tuning(&pl, o);
 	check_variants(&pl);
 	return p;
+}
+
+bool plan_has_phase(const Plan *p, Phase ph)
+{
+	for (int i = 0; i < p->nkernels; i++)
+		if (i != p->update_kernel && p->kernels[i].phase == ph)
+			return true;
+	return false;
 }
 
 void plan_print(const Plan *p, Buf *out)
@@ -1306,8 +1320,16 @@ void plan_print(const Plan *p, Buf *out)
 	if (p->ndelayed)
 		buf_printf(out, ", %d delayed-scaling tensors", p->ndelayed);
 	buf_puts(out, "\n");
+	bool phases = false; /* a forward-only plan prints as it always did */
+	for (int ph = PHASE_BACKWARD; ph < PHASE_COUNT; ph++)
+		phases |= plan_has_phase(p, (Phase)ph);
 	for (int i = 0; i < p->nkernels; i++) {
 		const Kernel *k = &p->kernels[i];
+		if (phases && i == p->update_kernel)
+			buf_puts(out, "# step (tg_step)\n");
+		else if (phases && (i == 0 || k->phase != p->kernels[i - 1].phase))
+			buf_printf(out, "# %s (%s)\n", phase_name(k->phase),
+				k->phase == PHASE_FORWARD ? "tg_run" : k->phase == PHASE_BACKWARD ? "tg_backward" : "tg_optimizer_step");
 		buf_printf(out, "%s", k->name);
 		if (k->nops) {
 			buf_puts(out, " ops=");

@@ -256,6 +256,12 @@ const char *arg_name(ArgSlot s) { return s >= 0 && s < ARG_COUNT ? args[s].name 
 bool arg_is_output(ArgSlot s) { return args[s].out; }
 const char *glu_name(GluKind k) { return k >= 0 && k < GLU_COUNT ? glus[k] : "?"; }
 
+const char *phase_name(Phase ph)
+{
+	static const char *const names[PHASE_COUNT] = {"forward", "backward", "optimizer"};
+	return ph >= 0 && ph < PHASE_COUNT ? names[ph] : "?";
+}
+
 bool arch_parse(const char *s, Arch *out)
 {
 	if (strncmp(s, "sm_", 3) != 0)

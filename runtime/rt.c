@@ -4,10 +4,11 @@
  * through jit.c, loaded once per context), buffers for every intermediate the
  * user did not bind, and the recipe state buffer (scales, scale_invs, amax
  * histories) laid out as TgStateLayout says. tg_run launches the plan's
- * kernels and cuBLASLt calls in order on one stream.
+ * forward kernels and cuBLASLt calls in order on one stream, tg_backward its
+ * backward ones (Kernel.phase); buffers are sized for every phase at once.
  *
  * Guarantees: never prints or exits; every failure returns a status and a
- * message for tg_last_error(). No host synchronization in tg_run/tg_step and
+ * message for tg_last_error(). No host synchronization in tg_run/tg_backward/tg_step and
  * no allocation once buffers for the current size exist, so runs can be
  * captured into CUDA graphs; compiling, loading or allocating while a stream
  * captures is refused with TG_ERR_CAPTURING. */
@@ -175,6 +176,7 @@ typedef struct TensorRt {
 	size_t cap[COMP_COUNT];        /* their sizes */
 	size_t need[COMP_COUNT];       /* bytes this run needs */
 	CUdeviceptr user;              /* user-bound data, 0 = none */
+	unsigned read_phases;          /* a layer input: PHASE_BIT of each phase whose kernels read it */
 	int rank;
 	long long shape[TG_MAX_RANK];
 } TensorRt;
@@ -193,7 +195,8 @@ struct TgLayer {
 	long *dim;           /* resolved dims for this run */
 	CUdeviceptr state, state_params;
 	size_t state_floats;
-	CUdeviceptr zero_amax_begin; size_t zero_amax_count; /* current-scaling and NVFP4 amaxes to clear per run */
+	/* current-scaling and NVFP4 amaxes each phase clears before its kernels: runs of state slots */
+	struct AmaxRun { int phase; size_t first, count; } *zero_amax; int nzero_amax;
 	long tokens;         /* the token count the tile variants are planned for (0: unknown) */
 	unsigned long long steps; /* tg_step calls so far: every launch's n[3], the NVFP4 SR offset */
 	CUdeviceptr pad; size_t pad_cap; /* scratch for GEMMs on zero-padded copies (gemm_pad.h) */
@@ -369,6 +372,32 @@ static TgStatus module_get(TgContext *c, const JitResult *r, CUmodule *out)
 
 static void plan_needs(TgLayer *l);
 
+/* The per-run amaxes (current scaling, NVFP4: slots ndelayed..nstate) grouped into runs of
+ * consecutive slots written in one phase, which that phase clears before its kernels. */
+static void amax_runs(TgLayer *l)
+{
+	const Graph *g = l->g;
+	int n = g->nstate, first = l->plan->ndelayed;
+	int *phase = arena_alloc(l->arena, sizeof *phase * (size_t)(n ? n : 1));
+	for (int i = 0; i < g->ntensors; i++) {
+		const Tensor *t = &g->tensors[i];
+		int ph = t->producer >= 0 ? (int)g->ops[t->producer].phase : PHASE_FORWARD;
+		if (t->state_slot >= 0)
+			phase[t->state_slot] = ph;
+		if (t->state_slot_t >= 0)
+			phase[t->state_slot_t] = ph;
+	}
+	l->zero_amax = arena_alloc(l->arena, sizeof *l->zero_amax * (size_t)(n ? n : 1));
+	l->nzero_amax = 0;
+	for (int s = first; s < n; s++) {
+		struct AmaxRun *r = l->nzero_amax ? &l->zero_amax[l->nzero_amax - 1] : NULL;
+		if (r && r->phase == phase[s] && r->first + r->count == (size_t)s)
+			r->count++;
+		else
+			l->zero_amax[l->nzero_amax++] = (struct AmaxRun){phase[s], (size_t)s, 1};
+	}
+}
+
 TgStatus tg_layer_load(TgLayer *l)
 {
 	if (l->loaded)
@@ -421,8 +450,7 @@ TgStatus tg_layer_load(TgLayer *l)
 		free(prm);
 		if (r4)
 			return fail(TG_ERR_CUDA, "recipe state: %s", cudrv_errstr(r4));
-		l->zero_amax_begin = l->state + (TG_STATE_HISTORY((size_t)n) + (size_t)l->plan->ndelayed) * sizeof(float);
-		l->zero_amax_count = (size_t)(n - l->plan->ndelayed);
+		amax_runs(l);
 	}
 	plan_needs(l);
 	l->loaded = 1;
@@ -497,10 +525,18 @@ static size_t comp_bytes(const TgLayer *l, const Tensor *t, Component c) { retur
 static void plan_needs(TgLayer *l)
 {
 	const Graph *g = l->g;
-	for (int i = 0; i < g->ntensors; i++)
+	for (int i = 0; i < g->ntensors; i++) {
 		memset(l->t[i].need, 0, sizeof l->t[i].need);
+		l->t[i].read_phases = 0;
+	}
 	for (int ki = 0; ki < l->plan->nkernels; ki++) {
 		const Kernel *k = &l->plan->kernels[ki];
+		for (int j = 0; j < k->nops; j++) /* the layer inputs this kernel's phase reads */
+			for (int x = 0; x < ARG_COUNT; x++) {
+				int id = g->ops[k->ops[j]].arg[x];
+				if (id >= 0 && !arg_is_output((ArgSlot)x) && g->tensors[id].producer < 0)
+					l->t[id].read_phases |= PHASE_BIT(k->phase);
+			}
 		if (k->kind == KERNEL_GEMM) {
 			const GemmCall *c = &k->gemm;
 			l->t[c->a].need[c->a_comp] = 1;
@@ -527,9 +563,10 @@ static void plan_needs(TgLayer *l)
 
 static TgStatus gemm_setup(TgLayer *l, const Kernel *k, GemmDesc *out_gd, GemmArgs *out_ga);
 
-/* Resolve the dynamic dims from the bindings, check that inputs are bound,
- * size every buffer and allocate what is missing. */
-static TgStatus prepare(TgLayer *l, CUstream s)
+/* Resolve the dynamic dims from the bindings, check that the inputs the phases in
+ * `phases` read are bound, size every buffer of every phase and allocate what is missing
+ * (so a later phase allocates nothing). */
+static TgStatus prepare(TgLayer *l, CUstream s, unsigned phases)
 {
 	const Graph *g = l->g;
 	for (int d = 0; d < g->ndims; d++)
@@ -538,7 +575,7 @@ static TgStatus prepare(TgLayer *l, CUstream s)
 		const Tensor *t = &g->tensors[i];
 		const TensorRt *r = &l->t[i];
 		if (!r->user) {
-			if (t->producer < 0)
+			if (t->producer < 0 && (r->read_phases & phases))
 				return fail(TG_ERR_BINDING, "tensor '%s' is a layer input and is not bound", t->name);
 			continue;
 		}
@@ -574,7 +611,7 @@ static TgStatus prepare(TgLayer *l, CUstream s)
 				r->ptr[c] = l->state + off * sizeof(float);
 				continue;
 			}
-			if (c == COMP_DATA && r->user) {
+			if (c == COMP_DATA && (r->user || t->producer < 0)) { /* an unbound input: a phase not run now */
 				r->ptr[c] = r->user;
 				continue;
 			}
@@ -753,7 +790,9 @@ static TgStatus launch_gemm(TgLayer *l, int ki, CUstream s)
 	return TG_OK;
 }
 
-static TgStatus run_kernels(TgLayer *l, CUstream s, float *ms, int nms)
+/* Launch the kernels of the phases in `phases` (PHASE_BIT mask), in plan order, on s;
+ * ms non-NULL: kernel i's time in ms[i] (i < nms; synchronizes). */
+static TgStatus run_kernels(TgLayer *l, CUstream s, unsigned phases, float *ms, int nms)
 {
 	if (!l->loaded) {
 		if (stream_capturing(s))
@@ -763,18 +802,21 @@ static TgStatus run_kernels(TgLayer *l, CUstream s, float *ms, int nms)
 		if (st)
 			return st;
 	}
-	TgStatus st = prepare(l, s);
+	TgStatus st = prepare(l, s, phases);
 	if (st)
 		return st;
-	if (l->zero_amax_count)
-		CU(cu.cuMemsetD32Async(l->zero_amax_begin, 0, l->zero_amax_count, s), "clearing amaxes");
+	size_t n = (size_t)l->g->nstate;
+	for (int i = 0; i < l->nzero_amax; i++)
+		if (phases & PHASE_BIT(l->zero_amax[i].phase))
+			CU(cu.cuMemsetD32Async(l->state + (TG_STATE_HISTORY(n) + l->zero_amax[i].first) * sizeof(float), 0,
+				l->zero_amax[i].count, s), "clearing amaxes");
 	CUevent ev[2] = {0, 0};
 	if (ms) {
 		CU(cu.cuEventCreate(&ev[0], 0), "cuEventCreate");
 		CU(cu.cuEventCreate(&ev[1], 0), "cuEventCreate");
 	}
 	for (int i = 0; i < l->plan->nkernels && !st; i++) {
-		if (i == l->plan->update_kernel)
+		if (i == l->plan->update_kernel || !(phases & PHASE_BIT(l->plan->kernels[i].phase)))
 			continue;
 		if (ms && i < nms)
 			cu.cuEventRecord(ev[0], s);
@@ -796,7 +838,17 @@ TgStatus tg_run(TgLayer *l, TgStream s)
 {
 	if (!l)
 		return fail(TG_ERR_ARG, "tg_run: NULL layer");
-	return run_kernels(l, (CUstream)s, NULL, 0);
+	return run_kernels(l, (CUstream)s, PHASE_BIT(PHASE_FORWARD), NULL, 0);
+}
+
+TgStatus tg_backward(TgLayer *l, TgStream s)
+{
+	if (!l)
+		return fail(TG_ERR_ARG, "tg_backward: NULL layer");
+	if (!plan_has_phase(l->plan, PHASE_BACKWARD))
+		return fail(TG_ERR_ARG, "tg_backward: layer %s has no backward phase (its spec has no `backward: true`)",
+			l->g->layer);
+	return run_kernels(l, (CUstream)s, PHASE_BIT(PHASE_BACKWARD), NULL, 0);
 }
 
 TgStatus tg_run_timed(TgLayer *l, TgStream s, float *ms, int n)
@@ -805,7 +857,8 @@ TgStatus tg_run_timed(TgLayer *l, TgStream s, float *ms, int n)
 		return fail(TG_ERR_ARG, "tg_run_timed: NULL argument");
 	for (int i = 0; i < n; i++)
 		ms[i] = 0;
-	return run_kernels(l, (CUstream)s, ms, n);
+	/* the forward and backward phases (those the layer has), as tg_run then tg_backward */
+	return run_kernels(l, (CUstream)s, PHASE_BIT(PHASE_FORWARD) | PHASE_BIT(PHASE_BACKWARD), ms, n);
 }
 
 TgStatus tg_step(TgLayer *l, TgStream s)
@@ -963,7 +1016,7 @@ TgStatus tg_layer_time_kernel(TgLayer *l, int ki, const Kernel *variant, void *f
 		return fail(TG_ERR_ARG, "tg_layer_time_kernel: %s is not a generated kernel", k->name);
 	if (!l->loaded)
 		return fail(TG_ERR_ARG, "tg_layer_time_kernel: run layer %s once first (binds and sizes its buffers)", l->g->layer);
-	TgStatus st = prepare(l, NULL);
+	TgStatus st = prepare(l, NULL, PHASE_BIT(k->phase));
 	if (st)
 		return st;
 	CUfunction f = fn ? (CUfunction)fn : l->fn[ki];

@@ -101,9 +101,16 @@ void tg_layer_destroy(TgLayer *layer);
 /* tg_bind attaches a device buffer to a tensor by name; dynamic dims (tokens)
  * are taken from the shapes. Checks dtype, shape and alignment. */
 TgStatus tg_bind(TgLayer *layer, const char *tensor, const TgTensorDesc *desc);
-/* tg_run runs the layer on a stream: no host synchronization, and no allocation
- * once buffers for this size exist, so it can be captured into a CUDA graph. */
+/* tg_run runs the layer (its forward phase) on a stream: no host synchronization, and no
+ * allocation once buffers for this size exist, so it can be captured into a CUDA graph.
+ * It checks the bindings the forward reads (not the output gradients of tg_backward). */
 TgStatus tg_run(TgLayer *layer, TgStream stream);
+/* tg_backward runs the layer's backward phase (the ops `backward: true` derives) on a
+ * stream, after tg_run on the same stream with the output gradients d_<output> bound: it
+ * reads what that tg_run saved and writes the gradients d_<input> and d_<weight>. Same
+ * rules as tg_run (no host sync, no allocation once tg_run has sized the buffers,
+ * graph-capturable). TG_ERR_ARG on a layer without a backward phase. */
+TgStatus tg_backward(TgLayer *layer, TgStream stream);
 /* tg_step rolls the delayed-scaling amax histories and computes the next scales, on the device, and advances the NVFP4 stochastic-rounding offset. */
 TgStatus tg_step(TgLayer *layer, TgStream stream);
 
@@ -117,7 +124,8 @@ TgStatus tg_tensor_ptr(TgLayer *layer, const char *tensor, const char *component
 int tg_layer_kernel_count(const TgLayer *layer);
 /* tg_layer_kernel_info describes kernel i: name, whether it was a cache hit, registers, spills. */
 TgStatus tg_layer_kernel_info(const TgLayer *layer, int i, const char **name, int *cache_hit, int *regs, int *spills);
-/* tg_run_timed is tg_run with a CUDA event pair around each kernel; ms[i] gets kernel i's time (synchronizes). */
+/* tg_run_timed is tg_run, then tg_backward where the layer has one, with a CUDA event pair
+ * around each kernel; ms[i] gets kernel i's time (synchronizes). */
 TgStatus tg_run_timed(TgLayer *layer, TgStream stream, float *ms, int n);
 
 /* Device memory for host programs that include no CUDA header. They act in the

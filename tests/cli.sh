@@ -133,4 +133,24 @@ if [ "$(id -u)" != 0 ]; then
 else
 	echo "skip cli/cache_verify_readonly: running as root, permissions do not apply"
 fi
+# phases: a derived plan lists its forward kernels, then its backward ones, then tg_step's;
+# a forward-only plan has no phase lines (it prints as before phases existed)
+expect plan_phases 0 '' "$tegen" plan specs/llama3_8b_mlp_train.yaml
+heads=$(grep '^# ' "$tmp/out" | tr '\n' '|')
+if [ "$heads" = "# forward (tg_run)|# backward (tg_backward)|# step (tg_step)|" ] &&
+	awk '/^# backward/ { b = 1 } /^# step/ { b = 0 }
+		/ ops=op/ { n = $2; sub(/^ops=op/, "", n); n += 0; if ((n < 6) == b) bad = 1 } # ops 0-5: the forward
+		END { exit bad }' "$tmp/out"; then
+	echo "ok cli/plan_phases_order"
+else
+	echo "FAIL cli/plan_phases_order: phase lines $heads"
+	fails=$((fails + 1))
+fi
+expect plan_forward_only 0 '' "$tegen" plan $fp8
+if grep -q '^# ' "$tmp/out"; then
+	echo "FAIL cli/plan_forward_only_no_phase_lines"
+	fails=$((fails + 1))
+else
+	echo "ok cli/plan_forward_only_no_phase_lines"
+fi
 [ $fails = 0 ]

@@ -3,7 +3,9 @@
  * odd token counts, runs on the GPU and is compared with the CPU reference
  * under the numerics contract (cli/check.c). Also: ten steps of delayed
  * scaling against the reference state machine, and a CUDA-graph capture whose
- * replay gives identical bytes. Without a GPU every case reports "skip". */
+ * replay gives identical bytes; for a training layer, the phases: tg_run needs no
+ * output gradient, tg_backward does, and tg_run + tg_backward captured into one
+ * CUDA graph replay to the bytes of plain calls. Without a GPU every case reports "skip". */
 #include "check.h"
 #include "cudrv.h"
 #include "ref.h"
@@ -93,13 +95,15 @@ static void report(const char *name, int fails, const Buf *log, const char *err)
 }
 
 /* Ten runs and steps of delayed scaling; the state after each step must equal the reference state machine. */
-static void test_delayed_steps(TgContext *ctx, const char *spec_text)
+/* Ten runs, each followed by tg_step, against the reference state machine; a training
+ * layer runs tg_run + tg_backward, so its gradients' slots (E5M2) step too. */
+static void test_delayed_steps(TgContext *ctx, const char *spec_text, const char *name)
 {
 	TgLayer *l;
 	char err[2048];
 	Buf log = {0};
 	if (tg_layer_create(ctx, "delayed_steps", spec_text, strlen(spec_text), &l) || tg_layer_load(l)) {
-		printf("FAIL gpu/delayed-10-steps: %s\n", tg_last_error());
+		printf("FAIL %s: %s\n", name, tg_last_error());
 		failed = 1;
 		return;
 	}
@@ -113,7 +117,7 @@ static void test_delayed_steps(TgContext *ctx, const char *spec_text)
 	int bad = 0;
 	for (int step = 0; step < 10 && !bad; step++) {
 		if (check_layer(l, 64 + 16 * step, (unsigned)step, 1, NULL, &log, err, sizeof err) < 0) {
-			printf("FAIL gpu/delayed-10-steps: %s\n", err);
+			printf("FAIL %s: %s\n", name, err);
 			bad = 1;
 			break;
 		}
@@ -145,13 +149,13 @@ static void test_delayed_steps(TgContext *ctx, const char *spec_text)
 		}
 		for (size_t i = 0; i < nf; i++)
 			if (memcmp(&h[i], &ref[i], 4)) {
-				printf("FAIL gpu/delayed-10-steps: step %d, state float %zu: gpu %.9g ref %.9g\n", step, i, h[i], ref[i]);
+				printf("FAIL %s: step %d, state float %zu: gpu %.9g ref %.9g\n", name, step, i, h[i], ref[i]);
 				bad = 1;
 				break;
 			}
 	}
 	if (!bad)
-		printf("ok gpu/delayed-10-steps (%d tensors, history %d)\n", lay.delayed, lay.history);
+		printf("ok %s (%d tensors, history %d)\n", name, lay.delayed, lay.history);
 	failed |= bad;
 	free(h);
 	free(ref);
@@ -240,6 +244,125 @@ out:
 	tg_layer_destroy(l);
 }
 
+/* Bind every layer input of l at `tokens` (bytes 0x3E: small finite values) but the
+ * output gradients (role gradient); their buffers go to bufs[tensor id]. */
+static int bind_inputs(TgLayer *l, long tokens, CUdeviceptr *bufs, bool gradients)
+{
+	const Graph *g = tg_layer_plan(l)->g;
+	long dims[16];
+	for (int d = 0; d < g->ndims && d < 16; d++)
+		dims[d] = g->dims[d].value < 0 ? tokens : g->dims[d].value;
+	for (int i = 0; i < g->ntensors; i++) {
+		const Tensor *t = &g->tensors[i];
+		if (t->producer >= 0 || (t->role == ROLE_GRADIENT) != gradients)
+			continue;
+		TgTensorDesc desc = {0, (TgDtype)0, t->rank, {0}, {0}};
+		desc.dtype = t->dtype == DT_F32 ? TG_FP32 : t->dtype == DT_F16 ? TG_FP16 : TG_BF16;
+		size_t n = 1;
+		for (int k = 0; k < t->rank; k++)
+			n *= (size_t)(desc.shape[k] = layout_extent(dims, t->shape[k]));
+		size_t bytes = n * (size_t)dtype_bits(t->dtype) / 8;
+		if (!bufs[i] && cu.cuMemAlloc_v2(&bufs[i], bytes ? bytes : 16))
+			return -1;
+		cu.cuMemsetD8_v2(bufs[i], 0x3E, bytes);
+		desc.data = (void *)(uintptr_t)bufs[i];
+		if (tg_bind(l, t->name, &desc))
+			return -1;
+	}
+	return 0;
+}
+
+/* The phase entry points of a training layer (derived_text) and a forward layer (fwd_text). */
+static void test_phases(TgContext *ctx, const char *derived_text, const char *fwd_text)
+{
+	TgLayer *l = NULL, *f = NULL;
+	if (tg_layer_create(ctx, "phases", derived_text, strlen(derived_text), &l) || tg_layer_load(l)) {
+		printf("FAIL gpu/phases: %s\n", tg_last_error());
+		failed = 1;
+		tg_layer_destroy(l);
+		return;
+	}
+	const Graph *g = tg_layer_plan(l)->g;
+	CUdeviceptr *bufs = calloc((size_t)g->ntensors, sizeof *bufs);
+	int y = -1, dw = -1; /* a forward output and a weight gradient (FP32, written by a wgrad GEMM) */
+	for (int i = 0; i < g->ntensors; i++) {
+		if (g->tensors[i].output && g->tensors[i].producer >= 0 && g->ops[g->tensors[i].producer].phase == PHASE_FORWARD)
+			y = y < 0 ? i : y;
+		if (g->tensors[i].producer >= 0 && g->ops[g->tensors[i].producer].kind == OP_GEMM_CAST &&
+			g->ops[g->tensors[i].producer].p.pass == PASS_WGRAD)
+			dw = i;
+	}
+	TgStatus st = bind_inputs(l, 80, bufs, false) ? TG_ERR_BINDING : tg_run(l, NULL);
+	printf("%s gpu/phases/run-without-output-gradients (status %d%s%.80s)\n", st == TG_OK ? "ok" : "FAIL", st,
+		st ? ": " : "", st ? tg_last_error() : "");
+	failed |= st != TG_OK;
+	TgStatus sb = tg_backward(l, NULL);
+	printf("%s gpu/phases/backward-needs-output-gradients (status %d: %.80s)\n", sb == TG_ERR_BINDING ? "ok" : "FAIL",
+		sb, tg_last_error());
+	failed |= sb != TG_ERR_BINDING;
+	void *py, *pw;
+	size_t ny = 0, nw = 0;
+	if (st || y < 0 || dw < 0 || bind_inputs(l, 80, bufs, true) || tg_layer_tensor_component(l, y, COMP_DATA, &py, &ny)) {
+		printf("FAIL gpu/phases/backward: no forward output or weight gradient, or binding failed (%.80s)\n",
+			tg_last_error());
+		failed = 1;
+		goto out;
+	}
+	unsigned char *y0 = malloc(ny), *y1 = malloc(ny), *w0 = NULL, *w1 = NULL;
+	cu.cuMemcpyDtoH_v2(y0, (CUdeviceptr)(uintptr_t)py, ny);
+	sb = tg_backward(l, NULL);
+	cu.cuCtxSynchronize();
+	cu.cuMemcpyDtoH_v2(y1, (CUdeviceptr)(uintptr_t)py, ny);
+	int ok = sb == TG_OK && !memcmp(y0, y1, ny) && !tg_layer_tensor_component(l, dw, COMP_DATA, &pw, &nw);
+	printf("%s gpu/phases/backward (status %d, forward output '%s' %s)\n", ok ? "ok" : "FAIL", sb,
+		g->tensors[y].name, memcmp(y0, y1, ny) ? "changed" : "untouched");
+	failed |= !ok;
+	if (ok) { /* tg_run + tg_backward in one captured graph: the replay writes the plain calls' bytes */
+		CUstream s;
+		cu.cuStreamCreate(&s, 1);
+		w0 = malloc(nw);
+		w1 = malloc(nw);
+		cu.cuMemcpyDtoH_v2(w0, (CUdeviceptr)(uintptr_t)pw, nw);
+		cu.cuMemsetD8_v2((CUdeviceptr)(uintptr_t)pw, 0xAB, nw);
+		void *graph = NULL, *exec = NULL;
+		ok = !cu.cuStreamBeginCapture_v2(s, 0);
+		st = tg_run(l, (TgStream)s);
+		sb = st ? st : tg_backward(l, (TgStream)s);
+		ok &= !cu.cuStreamEndCapture(s, &graph) && st == TG_OK && sb == TG_OK;
+		ok &= !cu.cuGraphInstantiateWithFlags(&exec, graph, 0);
+		for (int i = 0; ok && i < 2; i++)
+			ok &= !cu.cuGraphLaunch(exec, s);
+		cu.cuStreamSynchronize(s);
+		cu.cuMemcpyDtoH_v2(w1, (CUdeviceptr)(uintptr_t)pw, nw);
+		ok &= !memcmp(w0, w1, nw);
+		printf("%s gpu/phases/cuda-graph-forward-backward ('%s', %zu bytes %s)\n", ok ? "ok" : "FAIL",
+			g->tensors[dw].name, nw, ok ? "identical after 2 replays" : "differ, or the capture failed");
+		failed |= !ok;
+		if (exec)
+			cu.cuGraphExecDestroy(exec);
+		if (graph)
+			cu.cuGraphDestroy(graph);
+		cu.cuStreamDestroy_v2(s);
+	}
+	free(y0);
+	free(y1);
+	free(w0);
+	free(w1);
+	if (!tg_layer_create(ctx, "forward_only", fwd_text, strlen(fwd_text), &f)) {
+		sb = tg_backward(f, NULL);
+		printf("%s gpu/phases/no-backward-phase (status %d: %.80s)\n", sb == TG_ERR_ARG ? "ok" : "FAIL", sb,
+			tg_last_error());
+		failed |= sb != TG_ERR_ARG;
+		tg_layer_destroy(f);
+	}
+out:
+	for (int i = 0; i < g->ntensors; i++)
+		if (bufs[i])
+			cu.cuMemFree_v2(bufs[i]);
+	free(bufs);
+	tg_layer_destroy(l);
+}
+
 int main(int argc, char **argv)
 {
 	char why[256];
@@ -262,7 +385,7 @@ int main(int argc, char **argv)
 	if (d)
 		closedir(d);
 	qsort(names, (size_t)nn, sizeof *names, cmpstr);
-	char *delayed_text = NULL;
+	char *delayed_text = NULL, *derived_text = NULL;
 	for (int i = 0; i < nn; i++) {
 		char path[512];
 		snprintf(path, sizeof path, "%s/%s", dir, names[i]);
@@ -299,13 +422,21 @@ int main(int argc, char **argv)
 			tg_layer_destroy(l);
 			if (strstr(names[i], "delayed") && hs[hi] == 256 && !delayed_text)
 				delayed_text = strdup(spec);
+			if (!strcmp(names[i], "bwd_derived.yaml") && hs[hi] == 256 && !derived_text)
+				derived_text = strdup(spec);
 			free(spec);
 		}
 		free(text);
 		free(names[i]);
 	}
+	if (delayed_text && derived_text) {
+		test_phases(ctx, derived_text, delayed_text);
+		test_delayed_steps(ctx, derived_text, "gpu/delayed-10-steps/training");
+	} else
+		printf("skip gpu/phases: no bwd_derived.yaml or *delayed* spec in %s\n", dir);
+	free(derived_text);
 	if (delayed_text) {
-		test_delayed_steps(ctx, delayed_text);
+		test_delayed_steps(ctx, delayed_text, "gpu/delayed-10-steps");
 		test_graph_capture(ctx, delayed_text);
 		free(delayed_text);
 	} else

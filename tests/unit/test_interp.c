@@ -13,7 +13,8 @@
  * within NVFP4 tolerance. Backward ops: a norm's saved rsigma feeding dnorm (d_x
  * and d_gamma against double math, d_gamma in the chunk order), dglu's E5M2
  * gradient copies and value, dbias. The backward a spec derives (backward: true) of a
- * tiny FP32 RMSNorm + SwiGLU MLP against central finite differences. Protocol: ok/FAIL lines, exit 1 on failure. */
+ * tiny FP32 RMSNorm + SwiGLU MLP against central finite differences; the derived gradients'
+ * recipe state (slots, E5M2 under hybrid, covered by the delayed update) and phases. Protocol: ok/FAIL lines, exit 1 on failure. */
 #include "backward.h"
 #include "check.h"
 #include "interp.h"
@@ -513,6 +514,75 @@ out:
 	arena_free(a);
 }
 
+/* ---- the gradients' recipe state (backward: true, per-tensor recipes) ---- */
+
+/* Every quantized gradient of a derived bf16 MLP has a state slot (so tg_step's
+ * recipe_update covers it: it runs over all slots), in the gradient format: E5M2 under
+ * hybrid, E4M3 under e4m3; the derived ops are the backward phase, planned after the
+ * forward's kernels. */
+static void test_gradient_state(void)
+{
+	static const char *const recipes[] = {"{scaling: delayed, format: hybrid, history: 8}",
+		"{scaling: delayed, format: e4m3, history: 4}", "{scaling: current, format: hybrid}", "{scaling: nvfp4}"};
+	for (int r = 0; r < 4; r++) {
+		Arena *a = arena_new();
+		Diag d = {0};
+		d.file = "grad_state.yaml";
+		const char *text = arena_printf(a,
+			"layer: gs\ndims: {tokens: dynamic, hidden: 128, ffn: 128}\nrecipe: %s\ntensors:\n"
+			"  x: {shape: [tokens, hidden], dtype: bf16}\n  gamma: {shape: [hidden], dtype: bf16, role: weight}\n"
+			"  w_up: {shape: [2*ffn, hidden], dtype: bf16, role: weight}\n"
+			"  w_down: {shape: [hidden, ffn], dtype: bf16, role: weight}\nops:\n"
+			"  - norm_quantize: {in: x, gamma: gamma, out: xn}\n  - quantize: {in: w_up, out: w_up_q}\n"
+			"  - gemm_cast: {a: xn, b: w_up_q, out: h, dtype: bf16}\n  - glu_amax: {in: h, out: act}\n"
+			"  - quantize: {in: w_down, out: w_down_q}\n  - gemm_cast: {a: act, b: w_down_q, out: y, dtype: bf16}\n"
+			"backward: true\n", recipes[r]);
+		Spec *s = spec_load(a, &d, d.file, text, strlen(text));
+		if (s)
+			s = spec_derive_backward(a, &d, s, (Arch){100, true});
+		const Graph *g = s ? ir_build(a, &d, s, (Arch){100, true}) : NULL;
+		const Plan *p = g ? plan_build(a, &d, g) : NULL;
+		const char *name = arena_printf(a, "grad-state/%s", recipes[r]);
+		if (!p) {
+			check(0, name, "%s", d.msg);
+			arena_free(a);
+			continue;
+		}
+		int grads = 0, bad = 0, slots = 0;
+		bool nvfp4 = r == 3, hybrid = strstr(recipes[r], "hybrid") != NULL;
+		for (int i = 0; i < g->ntensors; i++) {
+			const Tensor *t = &g->tensors[i];
+			slots += (t->state_slot >= 0) + (t->state_slot_t >= 0);
+			if (t->role != ROLE_GRADIENT || t->dtype == t->hp_dtype)
+				continue;
+			grads++;
+			DType want = nvfp4 ? DT_E2M1 : hybrid ? DT_E5M2 : DT_E4M3;
+			if (t->state_slot < 0 || t->dtype != want || g->ops[t->producer].phase != PHASE_BACKWARD) {
+				printf("  %s: slot %d, %s, phase %s\n", t->name, t->state_slot, dtype_name(t->dtype),
+					phase_name(g->ops[t->producer].phase));
+				bad++;
+			}
+		}
+		bool delayed = strstr(recipes[r], "delayed") != NULL;
+		const Kernel *up = p->update_kernel >= 0 ? &p->kernels[p->update_kernel] : NULL;
+		bool covered = delayed ? up && up->rows.add == g->nstate && p->ndelayed == g->nstate : !up;
+		int last_fwd = -1, first_bwd = p->nkernels;
+		for (int k = 0; k < p->nkernels; k++) {
+			if (k == p->update_kernel)
+				continue;
+			if (p->kernels[k].phase == PHASE_FORWARD)
+				last_fwd = k;
+			else if (first_bwd == p->nkernels)
+				first_bwd = k;
+		}
+		check(grads >= 2 && !bad && slots == g->nstate && covered && last_fwd < first_bwd && first_bwd < p->nkernels,
+			name, "%d quantized gradients, %d without a slot or in the wrong format/phase; %d slots of %d; "
+			"recipe_update over all slots: %d; last forward kernel %d, first backward %d", grads, bad, slots, g->nstate,
+			covered, last_fwd, first_bwd);
+		arena_free(a);
+	}
+}
+
 int main(void)
 {
 	Arena *a = arena_new();
@@ -579,5 +649,6 @@ int main(void)
 	test_rht();
 	test_backward();
 	test_derived_fd();
+	test_gradient_state();
 	return check_failures ? 1 : 0;
 }

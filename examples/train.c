@@ -8,7 +8,7 @@
  * minimizes the MSE to them. The loss and its gradient d_out are computed on the host.
  *
  * One step: tg_run (forward), y to the host, loss and d_out, d_out to the device, tg_backward,
- * tg_optimizer_step (AdamW + the weights' quantized copies), tg_step (recipe state). Run
+ * tg_step (recipe state), tg_optimizer_step (AdamW + the weights' quantized copies). Run
  * `train --help` for the options; `train --selftest` checks the CPU parts (no GPU needed).
  * Exit codes: 0 ok (also: no GPU, after a `skip` line), 1 a failure, 2 a usage error. */
 #include "tegen.h"
@@ -883,8 +883,8 @@ static int train(Gpu *g, const Options *o)
 		if (!sync_stream(g))
 			goto out;
 		double t4 = now_ms();
+		TRY_OUT(tg_step(g->student, NULL)); /* new delayed scales first: the step casts the new weights with them */
 		TRY_OUT(tg_optimizer_step(g->student, NULL));
-		TRY_OUT(tg_step(g->student, NULL));
 		if (!sync_stream(g))
 			goto out;
 		double t5 = now_ms();

@@ -668,7 +668,7 @@ typedef struct Binding { char name[16]; void *dev; } Binding;
 typedef struct Gpu {
 	TgContext *ctx;
 	TgLayer *student, *teacher;
-	Binding bind[3 * MAX_BLOCKS + 8];
+	Binding bind[2 * (3 * MAX_BLOCKS + 8)]; /* both layers' */
 	int nbind;
 	void *sync_word;     /* 4 bytes read back to wait for the stream */
 } Gpu;
@@ -688,6 +688,10 @@ static void *bind_new(Gpu *g, TgLayer *layer, const char *name, TgDtype dt, long
 {
 	size_t bytes = (size_t)((rows ? rows : 1) * cols) * (dt == TG_FP32 ? 4 : 2);
 	void *dev = NULL;
+	if (g->nbind == (int)(sizeof g->bind / sizeof *g->bind)) {
+		fprintf(stderr, "train: more than %d buffers\n", g->nbind);
+		return NULL;
+	}
 	if (tg_alloc(g->ctx, bytes, &dev) != TG_OK) {
 		fprintf(stderr, "train: tg_alloc(%s): %s\n", name, tg_last_error());
 		return NULL;
@@ -783,14 +787,14 @@ static int make_targets(Gpu *g, const Options *o, const Model *teacher, const fl
 		fprintf(stderr, "train: out of host memory\n");
 		return 0;
 	}
-	double worst = 0;
+	double worst = 0; /* |diff| / (1 + |host|): the outlier channels' outputs are ~8, the rest ~0.1 */
 	for (long long i = 0; i < CHECK_ROWS * H; i++)
-		worst = fmax(worst, fabs((double)ref[i] - targets[i]));
+		worst = fmax(worst, fabs((double)ref[i] - targets[i]) / (1.0 + fabs((double)ref[i])));
 	free(ref);
-	printf("teacher: %d batches of %d tokens on the GPU (FP32); vs the host on %d rows: max |diff| %.2g\n", o->pool,
-	       o->tokens, CHECK_ROWS, worst);
-	if (!(worst < 1e-2)) {
-		fprintf(stderr, "train: the GPU teacher disagrees with the host forward (max |diff| %g)\n", worst);
+	printf("teacher: %d batches of %d tokens on the GPU (FP32); vs the host on %d rows: max |diff|/(1+|x|) %.2g\n",
+	       o->pool, o->tokens, CHECK_ROWS, worst);
+	if (!(worst < 1e-3)) {
+		fprintf(stderr, "train: the GPU teacher disagrees with the host forward (max |diff|/(1+|x|) %g)\n", worst);
 		return 0;
 	}
 	return 1;
@@ -848,7 +852,8 @@ static int train(Gpu *g, const Options *o)
 		fprintf(stderr, "train: the input pool: %s\n", tg_last_error());
 		goto out;
 	}
-	g->bind[g->nbind++] = (Binding){"(pool)", pool_dev};
+	if (g->nbind < (int)(sizeof g->bind / sizeof *g->bind))
+		g->bind[g->nbind++] = (Binding){"(pool)", pool_dev};
 	if (o->csv && !(csv = fopen(o->csv, "w"))) {
 		fprintf(stderr, "train: cannot write %s\n", o->csv);
 		goto out;

@@ -919,7 +919,8 @@ out:
 	return ok;
 }
 
-/* gemm_share times every kernel of the student once (tg_run_timed) and prints the GEMMs' share. */
+/* gemm_share times the student's kernels once (tg_run_timed: forward and backward) and prints the
+ * GEMMs' share of that kernel time (GEMM kernels are named *gemm*). */
 static void gemm_share(Gpu *g)
 {
 	int n = tg_layer_kernel_count(g->student);
@@ -930,7 +931,9 @@ static void gemm_share(Gpu *g)
 		return;
 	}
 	double gemm = 0, other = 0;
+	int timed = 0;
 	for (int i = 0; i < n; i++) {
+		timed += ms[i] > 0;
 		const char *name = "";
 		int hit, regs, spills;
 		tg_layer_kernel_info(g->student, i, &name, &hit, &regs, &spills);
@@ -939,7 +942,8 @@ static void gemm_share(Gpu *g)
 		else
 			other += ms[i];
 	}
-	printf("kernels (tg_run_timed, %d kernels): GEMMs %.3f ms (%.0f%%), other %.3f ms\n", n, gemm,
+	printf("kernels (tg_run_timed: the phases it runs, %d of %d kernels): GEMMs %.3f ms (%.0f%%), other %.3f ms\n",
+	       timed, n, gemm,
 	       gemm + other > 0 ? 100 * gemm / (gemm + other) : 0.0, other);
 	free(ms);
 }

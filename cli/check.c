@@ -17,6 +17,9 @@
  *    products, then alpha = 1/(S_enc_a*S_enc_b) from the GPU's S_enc), and the
  *    alpha and beta its alpha kernel wrote are checked bit for bit.
  * A layer with a backward phase runs tg_run, then tg_backward, before the comparison.
+ * With an optimizer, tg_optimizer_step follows once the run's ops are judged: each
+ * weight, its master, m and v bit for bit (ref/optim.c), then the weights' quantized
+ * copies the step remade, against the reference cast of the updated weights.
  * Used by `tegen run --check` and tests/gpu/test_gpu.c. */
 #include "check.h"
 
@@ -265,6 +268,67 @@ static int check_gemm_alpha(TgLayer *l, const Graph *g, const Op *op, const RefT
 	return 0;
 }
 
+/* The optimizer state before this step, for the reference: the layer's state words and,
+ * past the first step, each updated weight's master, m and v (the bound weight is only
+ * read at the first step). */
+static int optim_before(TgLayer *l, const Graph *g, const long *dims, RefTensor *rt, char *err, size_t errlen)
+{
+	if (g->optim.kind == OPTIM_NONE)
+		return 0;
+	float st[TG_OPTIM_WORDS];
+	void *dev = tg_layer_load(l) ? NULL : tg_layer_optim_state(l);
+	if (!dev || cu.cuMemcpyDtoH_v2(st, (CUdeviceptr)(uintptr_t)dev, sizeof st)) {
+		snprintf(err, errlen, "cannot read the optimizer state");
+		return -1;
+	}
+	uint32_t step;
+	memcpy(&step, &st[TG_OPTIM_STEP], sizeof step);
+	for (int k = 0; k < g->nops; k++) {
+		if (g->ops[k].kind != OP_ADAMW)
+			continue;
+		int i = g->ops[k].arg[ARG_IN];
+		memcpy(rt[i].optim, st, sizeof st);
+		rt[i].optim_set = 1;
+		for (Component c = COMP_MASTER; step && c <= COMP_MOM2; c++) {
+			void *dp;
+			size_t bytes;
+			if (tg_layer_tensor_component(l, i, c, &dp, &bytes) || bytes != layout_comp_bytes(dims, &g->tensors[i], c)) {
+				snprintf(err, errlen, "cannot read %s.%s", g->tensors[i].name, comp_name(c));
+				return -1;
+			}
+			rt[i].comp[c] = malloc(bytes ? bytes : 1);
+			rt[i].bytes[c] = bytes;
+			cu.cuMemcpyDtoH_v2(rt[i].comp[c], (CUdeviceptr)(uintptr_t)dp, bytes);
+		}
+	}
+	return 0;
+}
+
+/* adamw (bit-exact with ref/optim.c): the weight updated in place, its master, m and v. */
+static int check_adamw(TgLayer *l, const Graph *g, const Op *op, RefTensor *rt, long tokens, Buf *out)
+{
+	int i = op->arg[ARG_IN], fails = 0;
+	const Tensor *w = &g->tensors[i];
+	static const Component comps[] = {COMP_DATA, COMP_MASTER, COMP_MOM1, COMP_MOM2};
+	for (int k = 0; k < 4; k++) {
+		Component c = comps[k];
+		void *dp;
+		size_t bytes;
+		char what[256];
+		snprintf(what, sizeof what, "%s %s.%s [tokens=%ld]", g->layer, w->name, comp_name(c), tokens);
+		if (tg_layer_tensor_component(l, i, c, &dp, &bytes) || bytes != rt[i].bytes[c]) {
+			buf_printf(out, "FAIL %s: gpu has %zu bytes, reference %zu\n", what, bytes, rt[i].bytes[c]);
+			fails++;
+			continue;
+		}
+		void *h = malloc(bytes ? bytes : 1);
+		cu.cuMemcpyDtoH_v2(h, (CUdeviceptr)(uintptr_t)dp, bytes);
+		fails += compare(out, what, CMP_EXACT, c == COMP_DATA ? w->dtype : DT_F32, h, rt[i].comp[c], bytes, 8, 0);
+		free(h);
+	}
+	return fails;
+}
+
 int check_layer(TgLayer *l, long tokens, unsigned seed, int do_compare, CheckKeep *keep, Buf *out, char *err,
 	size_t errlen)
 {
@@ -342,6 +406,10 @@ int check_layer(TgLayer *l, long tokens, unsigned seed, int do_compare, CheckKee
 		}
 		cu.cuMemcpyHtoD_v2((CUdeviceptr)(uintptr_t)state, hstate, state_bytes);
 	}
+	if (optim_before(l, g, dims, rt, err, errlen)) {
+		free(hstate);
+		goto done;
+	}
 	for (int i = 0; i < g->ntensors; i++) {
 		rt[i].sr_offset = tg_layer_steps(l);
 		if (g->tensors[i].state_slot >= 0) {
@@ -356,6 +424,11 @@ int check_layer(TgLayer *l, long tokens, unsigned seed, int do_compare, CheckKee
 		goto done;
 	}
 	if (!do_compare) {
+		if (g->optim.kind != OPTIM_NONE && (tg_optimizer_step(l, NULL) || cu.cuCtxSynchronize())) {
+			snprintf(err, errlen, "optimizer step: %s", tg_last_error());
+			free(hstate);
+			goto done;
+		}
 		free(hstate);
 		fails = 0;
 		goto done;
@@ -365,7 +438,26 @@ int check_layer(TgLayer *l, long tokens, unsigned seed, int do_compare, CheckKee
 	/* Op by op: the reference runs on the GPU's own inputs (earlier GPU outputs),
 	 * so each op is judged alone and GEMM rounding does not leak downstream. */
 	fails = 0;
+	/* pass 0: the run's ops; with an optimizer then tg_optimizer_step and pass 1: the
+	 * updates (adamw), pass 2: the trained weights' casts again, from the updated weights
+	 * (a delayed amax holds both casts' maxima: it accumulates until tg_step) */
+	float *amax0 = calloc((size_t)g->ntensors + 1, sizeof *amax0);
+	int optim_ran = 0;
+	for (int pass = 0; pass < (g->optim.kind != OPTIM_NONE ? 3 : 1) && fails >= 0; pass++)
 	for (int oi = 0; oi < g->nops && fails >= 0; oi++) {
+		bool trained_cast = op_casts_trained_weight(g, &g->ops[oi]);
+		if (pass == 0 ? g->ops[oi].kind == OP_ADAMW : pass == 1 ? g->ops[oi].kind != OP_ADAMW : !trained_cast)
+			continue;
+		if (pass == 1 && !optim_ran) {
+			if (tg_optimizer_step(l, NULL) || cu.cuCtxSynchronize()) {
+				snprintf(err, errlen, "optimizer step: %s", tg_last_error());
+				fails = -1;
+				break;
+			}
+			if (lay.tensors)
+				cu.cuMemcpyDtoH_v2(hstate, (CUdeviceptr)(uintptr_t)state, state_bytes);
+			optim_ran = 1;
+		}
 		bool native = gemm_native_nvfp4(tg_layer_plan(l), oi);
 		if (interp_run_op(g, dims, oi, native ? INTERP_NATIVE_NVFP4 : 0, rt, err, errlen)) {
 			fails = -1;
@@ -379,6 +471,8 @@ int check_layer(TgLayer *l, long tokens, unsigned seed, int do_compare, CheckKee
 		bool gemm = op_tolerance(op->kind) == TOL_GEMM;
 		if (native)
 			fails += check_gemm_alpha(l, g, op, rt, out);
+		if (op->kind == OP_ADAMW)
+			fails += check_adamw(l, g, op, rt, tokens, out);
 		for (int a = 0; a < ARG_COUNT; a++) {
 			int i = op->arg[a];
 			if (i < 0 || !arg_is_output((ArgSlot)a))
@@ -425,6 +519,10 @@ int check_layer(TgLayer *l, long tokens, unsigned seed, int do_compare, CheckKee
 				size_t s = (size_t)t->state_slot;
 				char what[256];
 				snprintf(what, sizeof what, "%s %s.amax", g->layer, t->name);
+				if (trained_cast && pass == 0)
+					amax0[i] = rt[i].amax;
+				if (trained_cast && pass == 2 && t->recipe.scaling == SCALING_DELAYED)
+					rt[i].amax = fmaxf(rt[i].amax, amax0[i]);
 				fails += compare_float(out, what, hstate[lay.amax + s], rt[i].amax, exact ? 0 : gemm ? 1e-3 : 1e-6);
 				if (!gemm && (t->recipe.scaling == SCALING_DELAYED || t->recipe.scaling == SCALING_CURRENT))
 					fails += check_amax_own(out, g, t, &rt[i], hstate[lay.amax + s], hstate[lay.scale + lay.stride * s]);
@@ -444,6 +542,7 @@ int check_layer(TgLayer *l, long tokens, unsigned seed, int do_compare, CheckKee
 		}
 	}
 	free(hstate);
+	free(amax0);
 done:
 	if (keep) {
 		const char *in_dir = keep->in_dir;

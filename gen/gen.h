@@ -185,7 +185,10 @@ typedef enum {
 	X(OP_DNORM, "dnorm", "dnorm.cu", OPF_REDUCE, TOL_EXACT, \
 		ARGBIT(ARG_IN) | ARGBIT(ARG_GRAD) | ARGBIT(ARG_GAMMA) | ARGBIT(ARG_RSIGMA) | ARGBIT(ARG_OUT), \
 		ARGBIT(ARG_MU) | ARGBIT(ARG_GRAD_RESIDUAL) | ARGBIT(ARG_D_GAMMA) | ARGBIT(ARG_D_BETA)) \
-	X(OP_DBIAS, "dbias", "dbias.cu", OPF_REDUCE, TOL_EXACT, ARGBIT(ARG_IN) | ARGBIT(ARG_OUT), 0)
+	X(OP_DBIAS, "dbias", "dbias.cu", OPF_REDUCE, TOL_EXACT, ARGBIT(ARG_IN) | ARGBIT(ARG_OUT), 0) \
+	/* optimizer (derived from `optimizer:`, never written by hand): in = the weight, updated in place, \
+	 * grad = its FP32 gradient; writes the weight's master, m and v components (adamw.cu) */ \
+	X(OP_ADAMW, "adamw", "adamw.cu", OPF_REDUCE, TOL_EXACT, ARGBIT(ARG_IN) | ARGBIT(ARG_GRAD), 0)
 typedef enum { OPF_ROW, OPF_CAST, OPF_GEMM, OPF_REDUCE } OpFamily;
 typedef enum { TOL_EXACT, TOL_ULP, TOL_GEMM } Tolerance;
 typedef enum {
@@ -230,6 +233,17 @@ typedef struct OpParams {
 	bool gelu;                                           /* gemm_cast: `epilogue: gelu` (fprop only) */
 } OpParams;
 
+/* The optimizer of a training layer (`optimizer:`, needs `backward: true`): AdamW with
+ * decoupled weight decay, as torch.optim.AdamW. lr is the initial learning rate (the
+ * kernels read the current one from the layer's optimizer state, see TG_OPTIM_* in
+ * templates/tg_codes.h); the others are compiled into the kernels. */
+typedef enum { OPTIM_NONE, OPTIM_ADAMW } OptimKind;
+typedef struct Optimizer {
+	OptimKind kind;
+	float lr, beta1, beta2, eps, weight_decay;
+	Loc loc;
+} Optimizer;
+
 /* ---- Spec: the YAML, typed, names not yet resolved ---- */
 typedef struct SpecTensor {
 	const char *name; Loc loc;
@@ -266,6 +280,7 @@ typedef struct Spec {
 	const char **targets; Loc *target_locs; int ntargets;
 	Loc recipe_keys[RECIPE_NKEYS]; Loc outputs_loc, targets_loc;
 	bool backward; Loc backward_loc;  /* `backward: true`: derive the backward half (derive.c) */
+	Optimizer optim;                  /* `optimizer:` (kind OPTIM_NONE: none) */
 } Spec;
 enum { RECIPE_SET_SCALING = 1, RECIPE_SET_FORMAT = 2, RECIPE_SET_HISTORY = 4, RECIPE_SET_ALGO = 8,
 	RECIPE_SET_MARGIN = 16, RECIPE_SET_EPS = 32, RECIPE_SET_POW2 = 64, RECIPE_SET_NVFP4_2D = 128,
@@ -315,16 +330,25 @@ typedef struct Graph {
 	Arch *targets; int ntargets;
 	int nstate;           /* per-tensor scaled tensors (state slots) */
 	int history;          /* longest delayed-scaling history among them (0: none) */
+	Optimizer optim;      /* the spec's optimizer (kind OPTIM_NONE: none) */
 } Graph;
 
 /* ir_build resolves and validates a Spec. NULL on error, message in d->msg.
  * default_arch is used when the spec names no targets (the GPU present, else sm_90a). */
 Graph *ir_build(Arena *a, Diag *d, const Spec *s, Arch default_arch);
+/* spec_derive_optimizer returns s (already derived by spec_derive_backward) with one
+ * adamw op appended per weight whose FP32 gradient the backward writes (derive_optim.c).
+ * NULL on error, message in d->msg. */
+Spec *spec_derive_optimizer(Arena *a, Diag *d, Spec *s, Arch default_arch);
 /* spec_derive_backward checks the forward layer of s (backward: true) and returns s
  * with its backward ops appended (derive.c: the adjoint of each op, output gradients
  * d_<out> as inputs, the forward's extra saved tensors and columnwise copies).
  * NULL on error (the forward's, or what is not derived yet), message in d->msg. */
 Spec *spec_derive_backward(Arena *a, Diag *d, const Spec *s, Arch default_arch);
+/* op_casts_trained_weight: op is the quantize (or cast_transpose) of a weight an adamw op
+ * updates; its copies are remade by the optimizer step after the update, not by every
+ * forward (the runtime runs it in tg_run only while the copies are stale). */
+bool op_casts_trained_weight(const Graph *g, const Op *op);
 /* ir_print writes the graph as deterministic text, one op per line. */
 void ir_print(const Graph *g, Buf *out);
 /* extent_str formats an extent ("tokens", "2*ffn" folded to a number, "tokens+1"). */
@@ -368,7 +392,10 @@ typedef enum { KERNEL_GENERATED, KERNEL_GEMM } KernelKind;
 	X(COMP_ALPHA, "alpha") /* native NVFP4 GEMM output: float {alpha, beta} on the device, read by cuBLASLt */ \
 	X(COMP_SCALE_T, "scale_t") X(COMP_AMAX_T, "amax_t") /* nvfp4_rht: S_enc and global amax of the transformed columnwise copy */ \
 	X(COMP_BIAS, "bias") /* a GEMM bias converted to the dtype cuBLASLt's epilogue reads (convert.cu) */ \
-	X(COMP_PART, "part") X(COMP_PART_B, "part_b") /* FP32 [ceil(rows/32)][cols] chunk partials of t's column sums (dreduce.cu) */
+	X(COMP_PART, "part") X(COMP_PART_B, "part_b") /* FP32 [ceil(rows/32)][cols] chunk partials of t's column sums (dreduce.cu) */ \
+	/* a weight the optimizer updates: its FP32 master copy and AdamW moments (layer-owned, t's shape) */ \
+	X(COMP_MASTER, "master") X(COMP_MOM1, "m") X(COMP_MOM2, "v") \
+	X(COMP_OPTIM, "optim") /* the layer's optimizer state (tensor -1): float {lr, step (uint32), beta1^step, beta2^step} */
 typedef enum {
 #define X(e, s) e,
 	TG_COMPONENTS(X)

@@ -827,6 +827,22 @@ static void infer_dbias(B *b, const SpecOp *o, Op *op)
 	db->role = ROLE_GRADIENT;
 }
 
+/* adamw: the weight w (a layer input of role weight, high precision) is updated in place
+ * from its FP32 gradient grad (w's shape); one update per weight. */
+static void infer_adamw(B *b, const SpecOp *o, Op *op)
+{
+	const Tensor *w = arg_t(b, op, ARG_IN), *g = arg_t(b, op, ARG_GRAD);
+	check_hp_input(b, o, w, ARG_IN);
+	if (w->producer >= 0 || w->role != ROLE_WEIGHT)
+		diag_error(b->d, op_arg_loc(o, ARG_IN), "adamw updates '%s', which is not a layer input of role weight", w->name);
+	if (g->dtype != DT_F32 || !same_shape(g, w))
+		diag_error(b->d, op_arg_loc(o, ARG_GRAD), "adamw's gradient '%s' must be fp32 with the shape of '%s'", g->name,
+			w->name);
+	for (int k = 0; k < op->id; k++)
+		if (b->g->ops[k].kind == OP_ADAMW && b->g->ops[k].arg[ARG_IN] == w->id)
+			diag_error(b->d, o->loc, "adamw: weight '%s' is updated twice", w->name);
+}
+
 /* The backward kernels' row rules (dglu.cu, dnorm.cu, dbias.cu static_asserts; plan.c's
  * variant_legal): fixed row lengths; dglu's rows are its halves (C): vectors of 2, whole
  * 1x128 blocks (C % 128) and MXFP8 blocks (C % 32) in a half, and its tile path (a fused
@@ -1039,8 +1055,8 @@ static void build_outputs(B *b)
 			bool read = false;
 			for (int k = 0; k < g->nops && !read; k++)
 				for (int a = 0; a < ARG_COUNT; a++)
-					if (!arg_is_output((ArgSlot)a) && g->ops[k].arg[a] == i)
-						read = true;
+					if (!arg_is_output((ArgSlot)a) && g->ops[k].arg[a] == i && g->ops[k].kind != OP_ADAMW)
+						read = true; /* a weight gradient the optimizer reads stays an output */
 			g->tensors[i].output = !read;
 		}
 		return;
@@ -1201,6 +1217,7 @@ Graph *ir_build(Arena *a, Diag *d, const Spec *s, Arch default_arch)
 	g->layer = s->layer;
 	g->dims = s->dims;
 	g->ndims = s->ndims;
+	g->optim = s->optim;
 	build_targets(b, default_arch);
 
 	/* declared tensors first, in spec order */
@@ -1271,6 +1288,7 @@ Graph *ir_build(Arena *a, Diag *d, const Spec *s, Arch default_arch)
 		case OP_DGLU: infer_dglu(b, o, op); break;
 		case OP_DNORM: infer_dnorm(b, o, op); break;
 		case OP_DBIAS: infer_dbias(b, o, op); break;
+		case OP_ADAMW: infer_adamw(b, o, op); break;
 		default: infer_cast(b, o, op); break;
 		}
 		for (int x = 0; x < ARG_COUNT; x++)
@@ -1280,13 +1298,23 @@ Graph *ir_build(Arena *a, Diag *d, const Spec *s, Arch default_arch)
 	for (int k = 0; k < g->nops; k++) /* after every op's own checks: those name the spec's defect first */
 		if (g->ops[k].kind == OP_DGLU || g->ops[k].kind == OP_DNORM || g->ops[k].kind == OP_DBIAS)
 			check_backward_shape(b, b->sop[k], &g->ops[k]);
-		else if (g->ops[k].kind != OP_GEMM_CAST)
+		else if (g->ops[k].kind != OP_GEMM_CAST && g->ops[k].kind != OP_ADAMW)
 			check_kernel_shape(b, b->sop[k], &g->ops[k]);
 	build_outputs(b);
 	check_overrides(b);
 	check_targets(b);
 	assign_slots(b);
 	return g;
+}
+
+bool op_casts_trained_weight(const Graph *g, const Op *op)
+{
+	if (op->kind != OP_QUANTIZE && op->kind != OP_CAST_TRANSPOSE)
+		return false;
+	for (int k = 0; k < g->nops; k++)
+		if (g->ops[k].kind == OP_ADAMW && g->ops[k].arg[ARG_IN] == op->arg[ARG_IN])
+			return true;
+	return false;
 }
 
 /* ---- printing ---- */
@@ -1393,8 +1421,11 @@ void ir_print(const Graph *g, Buf *out)
 				buf_printf(out, " %s=%s", arg_name((ArgSlot)x), g->tensors[op->arg[x]].name);
 		if (op->emulated)
 			buf_printf(out, " ! %s", op->emulated);
-		const Tensor *o = &g->tensors[op->arg[ARG_OUT]];
-		if (op_family(op->kind) == OPF_ROW && is_low_precision(o) && o->recipe.scaling == SCALING_NVFP4)
+		if (op->kind == OP_ADAMW)
+			buf_printf(out, " %s (in place: %s.master, .m, .v)", g->tensors[op->arg[ARG_IN]].name,
+				g->tensors[op->arg[ARG_IN]].name);
+		const Tensor *o = op->arg[ARG_OUT] >= 0 ? &g->tensors[op->arg[ARG_OUT]] : NULL;
+		if (o && op_family(op->kind) == OPF_ROW && is_low_precision(o) && o->recipe.scaling == SCALING_NVFP4)
 			buf_printf(out, " ! unfused: NVFP4 output '%s' (the op writes FP32, separate amax and cast kernels)", o->name);
 		buf_puts(out, "\n");
 	}

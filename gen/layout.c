@@ -50,6 +50,12 @@ size_t layout_comp_bytes(const long *dims, const Tensor *t, Component c)
 	case COMP_PART: /* FP32 chunk partials of the column sums, one row per TG_BWD_CHUNK rows */
 	case COMP_PART_B:
 		return (rows + TG_BWD_CHUNK - 1) / TG_BWD_CHUNK * cols * 4;
+	case COMP_MASTER: /* a weight the optimizer updates: FP32 master copy and moments, t's shape */
+	case COMP_MOM1:
+	case COMP_MOM2:
+		return n * 4;
+	case COMP_OPTIM: /* the layer's optimizer state (not a tensor's; sized here for the runtime) */
+		return TG_OPTIM_WORDS * 4;
 	case COMP_ALPHA: /* {alpha, beta} of the native NVFP4 GEMM that writes t */
 		return 2 * sizeof(float);
 	case COMP_SCALE_SW: /* [rows][cols/blk] padded to 128 x 4 */

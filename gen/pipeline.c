@@ -10,6 +10,8 @@ Graph *pipeline_graph(Arena *a, Diag *d, const char *file, const char *text, siz
 		s->ntargets = 0; /* ir_build then checks for arch alone */
 	if (s && s->backward)
 		s = spec_derive_backward(a, d, s, arch);
+	if (s && s->optim.kind != OPTIM_NONE)
+		s = spec_derive_optimizer(a, d, s, arch);
 	return s ? ir_build(a, d, s, arch) : NULL;
 }
 
@@ -31,7 +33,12 @@ Plan *pipeline_plan_targets(Arena *a, Diag *d, const char *file, const char *tex
 	s->target_locs = arena_alloc(a, sizeof *s->target_locs * (size_t)narch);
 	for (int i = 0; i < narch; i++)
 		s->target_locs[i] = (Loc){origin, 0, 0}; /* no line: messages read "ORIGIN: error: ..." */
-	Graph *g = ir_build(a, d, s, (Arch){90, true}); /* the default arch is unused: there are targets */
+	/* the default arch is unused: there are targets */
+	if (s->backward)
+		s = spec_derive_backward(a, d, s, (Arch){90, true});
+	if (s && s->optim.kind != OPTIM_NONE)
+		s = spec_derive_optimizer(a, d, s, (Arch){90, true});
+	Graph *g = s ? ir_build(a, d, s, (Arch){90, true}) : NULL;
 	return g ? plan_build_opts(a, d, g, o) : NULL;
 }
 

@@ -25,6 +25,7 @@
 #include "layout.h"
 #include "tg_codes.h"
 #include "tg_backward.h"
+#include "tg_optim.h"
 #include "tg_kernel.h"
 #include "tg_recipe.h"
 
@@ -1227,6 +1228,75 @@ static void plan_dbias(Planner *pl, const Op *op)
 	plan_dreduce(pl, op, in->id, COMP_PART, op->arg[ARG_OUT], rows, cols);
 }
 
+/* ---- optimizer (adamw) ---- */
+
+/* The hyperparameter slots of adamw.cu, from the spec's optimizer. */
+static void adamw_slots(Planner *pl, Kernel *k, int mode)
+{
+	const Optimizer *o = &pl->g->optim;
+	slot(pl, k, "TG_KERNEL", emit_entry(pl->a, pl->p, k));
+	slot(pl, k, "TG_MODE", istr(pl, mode));
+	slot(pl, k, "TG_BETA1", flit(pl, o->beta1));
+	slot(pl, k, "TG_BETA2", flit(pl, o->beta2));
+	slot(pl, k, "TG_EPS", flit(pl, o->eps));
+	slot(pl, k, "TG_WD", flit(pl, o->weight_decay));
+}
+
+/* adamw: one element-wise pass over the weight (flat, grid-stride): master, m, v and the
+ * weight itself updated in place. */
+static void plan_adamw(Planner *pl, const Op *op)
+{
+	const Tensor *w = &pl->g->tensors[op->arg[ARG_IN]];
+	long cols = tensor_cols(w);
+	int vec = cols % 4 == 0 ? 4 : cols % 2 == 0 ? 2 : 1;
+	if (vec == 1 && w->dtype != DT_F32)
+		diag_error(pl->d, op->loc, "adamw: weight '%s' is %s with an odd last extent (%ld); the update moves at least 4 "
+			"bytes of it at a time", w->name, dtype_name(w->dtype), cols);
+	Kernel *k = kernel_new(pl, arena_printf(pl->a, "adamw_%s", w->name), op->id);
+	k->kind = KERNEL_GENERATED;
+	k->tmpl = "adamw.cu";
+	adamw_slots(pl, k, 0);
+	slot(pl, k, "TG_W_DTYPE", istr(pl, dtype_code(w->dtype)));
+	slot(pl, k, "TG_VEC", istr(pl, vec));
+	slot(pl, k, "TG_THREADS", "256");
+	bind(pl, k, TG_PA_W, w->id, COMP_DATA);
+	bind(pl, k, TG_PA_GRAD, op->arg[ARG_GRAD], COMP_DATA);
+	bind(pl, k, TG_PA_MASTER, w->id, COMP_MASTER);
+	bind(pl, k, TG_PA_M, w->id, COMP_MOM1);
+	bind(pl, k, TG_PA_V, w->id, COMP_MOM2);
+	k->bind[k->nbind++] = (Binding){TG_PA_STATE, -1, COMP_OPTIM};
+	k->rows = tensor_rows(pl, w, op->loc);
+	k->cols = cols;
+	k->threads = 256;
+	k->grid_rows = 1;              /* grid.x = rows * ceil(cols / (256 * vec)), capped: grid-stride */
+	k->grid_cols = 256L * vec;
+	k->variant = arena_printf(pl->a, "t256v%d", vec);
+	k->choice = "fixed";
+	k->note = arena_printf(pl->a, "AdamW: %s.master, .m, .v and %s (%s) updated in place from %s", w->name, w->name,
+		dtype_name(w->dtype), pl->g->tensors[op->arg[ARG_GRAD]].name);
+}
+
+/* After every update: the optimizer's step count and beta powers (one thread). */
+static void plan_optim_step(Planner *pl)
+{
+	Kernel *k = kernel_new(pl, "optim_step", -1);
+	k->kind = KERNEL_GENERATED;
+	k->tmpl = "adamw.cu";
+	adamw_slots(pl, k, 1);
+	slot(pl, k, "TG_W_DTYPE", "0");
+	slot(pl, k, "TG_VEC", "1");
+	slot(pl, k, "TG_THREADS", "32");
+	k->bind[k->nbind++] = (Binding){TG_PA_STATE, -1, COMP_OPTIM};
+	k->phase = PHASE_OPTIMIZER;
+	k->rows = (Extent){-1, 0, 1};
+	k->cols = 1;
+	k->threads = 32;
+	k->grid_rows = 1;
+	k->variant = "t32";
+	k->choice = "fixed";
+	k->note = "the optimizer state: step += 1, beta1^step and beta2^step (read by the next step's updates)";
+}
+
 static void plan_recipe_update(Planner *pl)
 {
 	Kernel *k = kernel_new(pl, "recipe_update", -1);
@@ -1290,8 +1360,18 @@ Plan *plan_build_opts(Arena *a, Diag *d, const Graph *g, const PlanOptions *o)
 			plan_dnorm(&pl, op);
 		else if (op->kind == OP_DBIAS)
 			plan_dbias(&pl, op);
+		else if (op->kind == OP_ADAMW)
+			plan_adamw(&pl, op);
 		else
 			plan_quantizing_op(&pl, op);
+	}
+	if (g->optim.kind != OPTIM_NONE)
+		plan_optim_step(&pl);
+	for (int i = 0; i < p->nkernels; i++) { /* forward kernels that the optimizer step runs after its updates */
+		Kernel *k = &p->kernels[i];
+		if (k->nops && op_casts_trained_weight(g, &g->ops[k->ops[0]]))
+			k->note = arena_printf(a, "trained weight: run by tg_optimizer_step after the update (tg_run only while "
+				"stale)%s%s", k->note ? "; " : "", k->note ? k->note : "");
 	}
 	for (int i = 1; i < p->nkernels; i++) /* ir orders the ops by phase; each kernel is one op's */
 		if (p->kernels[i].phase < p->kernels[i - 1].phase)

@@ -506,6 +506,7 @@ static const unsigned op_params[OP_COUNT] = {
 	[OP_DGLU] = PB(PR_ACT) | PB(PR_ALPHA) | PB(PR_LIMIT) | PB(PR_LAYOUT) | PB(PR_PRECISION),
 	[OP_DNORM] = PB(PR_NORM) | PB(PR_ZCG) | PB(PR_PRECISION),
 	[OP_DBIAS] = 0,
+	[OP_ADAMW] = 0,
 };
 static const char *const op_names[OP_COUNT] = {
 #define X(e, s, t, fam, tol, req, opt) s,
@@ -693,7 +694,45 @@ static void parse_op(P *p, SpecOp *o, yaml_node_t *item)
 /* ---- top level ---- */
 
 static const char *const top_keys[] = {"layer", "dims", "recipe", "overrides", "tensors", "ops", "outputs", "targets",
-	"backward"};
+	"backward", "optimizer"};
+#define NTOP 10
+
+/* `optimizer: {kind: adamw, lr, betas: [b1, b2], eps, weight_decay}`; torch.optim.AdamW's defaults. */
+static void parse_optimizer(P *p, yaml_node_t *m)
+{
+	static const char *const keys[] = {"kind", "lr", "betas", "eps", "weight_decay"};
+	static const char *const kinds[] = {NULL, "adamw"};
+	Optimizer *o = &p->s->optim;
+	*o = (Optimizer){OPTIM_ADAMW, 1e-3f, 0.9f, 0.999f, 1e-8f, 1e-2f, loc_of(p, m)};
+	int n;
+	Pair *pr = pairs(p, m, "optimizer", &n);
+	bool kind = false;
+	for (int i = 0; i < n; i++) {
+		yaml_node_t *v = pr[i].v;
+		switch (key_index(pr[i].key, keys, 5)) {
+		case 0: o->kind = (OptimKind)choice(p, v, "optimizer kind", kinds, 2); kind = true; break;
+		case 1: o->lr = number(p, v, "lr", 0); break;
+		case 2: {
+			int nb;
+			yaml_node_t **b = items(p, v, "betas", &nb);
+			if (nb != 2)
+				diag_error(p->d, loc_of(p, v), "betas needs two numbers [beta1, beta2], found %d", nb);
+			o->beta1 = number(p, b[0], "beta1", 0);
+			o->beta2 = number(p, b[1], "beta2", 0);
+			if (o->beta1 >= 1)
+				diag_error(p->d, loc_of(p, b[0]), "beta1 must be in [0, 1), found %g", (double)o->beta1);
+			if (o->beta2 >= 1)
+				diag_error(p->d, loc_of(p, b[1]), "beta2 must be in [0, 1), found %g", (double)o->beta2);
+			break;
+		}
+		case 3: o->eps = number(p, v, "eps", 0); break;
+		case 4: o->weight_decay = number(p, v, "weight_decay", 0); break;
+		default: unknown_key(p, &pr[i], "optimizer", keys, 5);
+		}
+	}
+	if (!kind)
+		diag_error(p->d, o->loc, "optimizer needs a 'kind' key (adamw)");
+}
 
 static void parse_dims(P *p, yaml_node_t *m)
 {
@@ -754,11 +793,11 @@ static void parse_top(P *p, yaml_node_t *root)
 			kind_name(root));
 	int n;
 	Pair *pr = pairs(p, root, "the spec", &n);
-	yaml_node_t *by[9] = {0};
+	yaml_node_t *by[NTOP] = {0};
 	for (int i = 0; i < n; i++) {
-		int k = key_index(pr[i].key, top_keys, 9);
+		int k = key_index(pr[i].key, top_keys, NTOP);
 		if (k < 0)
-			unknown_key(p, &pr[i], "the spec", top_keys, 9);
+			unknown_key(p, &pr[i], "the spec", top_keys, NTOP);
 		by[k] = pr[i].v;
 		if (k == 6)
 			s->outputs_loc = loc_of(p, pr[i].k);
@@ -819,6 +858,14 @@ static void parse_top(P *p, yaml_node_t *root)
 		s->backward = boolean(p, by[8], "backward");
 		s->backward_loc = loc_of(p, by[8]);
 	}
+	if (by[9]) {
+		parse_optimizer(p, by[9]);
+		if (!s->backward)
+			diag_error(p->d, s->optim.loc, "optimizer needs backward: true (it updates the weights from their derived gradients)");
+	}
+	for (int i = 0; i < s->nops; i++)
+		if (s->ops[i].kind == OP_ADAMW)
+			diag_error(p->d, s->ops[i].loc, "adamw ops are derived, not written: give the spec an 'optimizer' (with backward: true)");
 	if (by[7]) {
 		parse_list(p, by[7], "targets", &s->targets, &s->target_locs, &s->ntargets, false);
 		if (s->ntargets == 0)

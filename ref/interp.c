@@ -7,6 +7,7 @@
 
 #include "backward.h"
 #include "layout.h"
+#include "optim.h"
 #include "ref.h"
 
 #include <math.h>
@@ -246,9 +247,42 @@ static int run_backward(const Graph *g, const long *dims, const Op *op, RefTenso
 	return 0;
 }
 
+/* adamw through ref/optim.c (tg_optim.h's formula): the weight's data updated in place,
+ * its master, m, v made at step 0 (from the weight) or read and updated. */
+static int run_adamw(const Graph *g, const long *dims, const Op *op, RefTensor *t, char *err, size_t errlen)
+{
+	const Tensor *w = &g->tensors[op->arg[ARG_IN]], *gr = &g->tensors[op->arg[ARG_GRAD]];
+	RefTensor *rw = &t[w->id];
+	if (!rw->comp[COMP_DATA] || !t[gr->id].comp[COMP_DATA]) {
+		snprintf(err, errlen, "reference: adamw of '%s' has no weight or gradient data", w->name);
+		return -1;
+	}
+	float fresh[TG_OPTIM_WORDS];
+	ref_optim_init(fresh, g->optim.lr);
+	const float *st = rw->optim_set ? rw->optim : fresh;
+	size_t n = (size_t)layout_rows(dims, w) * (size_t)layout_cols(w);
+	for (Component c = COMP_MASTER; c <= COMP_MOM2; c++) {
+		if (rw->comp[c])
+			continue;
+		if (tg_f2u(st[TG_OPTIM_STEP]) != 0) {
+			snprintf(err, errlen, "reference: adamw of '%s' at step %u needs its %s", w->name, tg_f2u(st[TG_OPTIM_STEP]),
+				comp_name(c));
+			return -1;
+		}
+		rw->comp[c] = calloc(n ? n : 1, sizeof(float));
+		rw->bytes[c] = n * sizeof(float);
+	}
+	RefAdamw h = {g->optim.beta1, g->optim.beta2, g->optim.eps, g->optim.weight_decay};
+	ref_adamw(&h, st, rw->comp[COMP_DATA], ref_dtype(w->dtype), t[gr->id].comp[COMP_DATA], rw->comp[COMP_MASTER],
+		rw->comp[COMP_MOM1], rw->comp[COMP_MOM2], n);
+	return 0;
+}
+
 int interp_run_op(const Graph *g, const long *dims, int oi, unsigned flags, RefTensor *t, char *err, size_t errlen)
 {
 	const Op *op = &g->ops[oi];
+	if (op->kind == OP_ADAMW)
+		return run_adamw(g, dims, op, t, err, errlen);
 	if (op->kind == OP_GEMM_CAST)
 		return run_gemm(g, dims, op, flags, t, err, errlen);
 	if (op->kind == OP_DGLU || op->kind == OP_DNORM || op->kind == OP_DBIAS)
@@ -319,8 +353,8 @@ int interp_run(const Graph *g, const long *dims, RefTensor *t, char *err, size_t
 void interp_free(const Graph *g, RefTensor *t)
 {
 	for (int i = 0; i < g->ntensors; i++) {
-		if (t[i].owned)
-			for (int c = 0; c < COMP_COUNT; c++)
+		for (int c = 0; c < COMP_COUNT; c++)
+			if (t[i].owned || c == COMP_MASTER || c == COMP_MOM1 || c == COMP_MOM2)
 				free(t[i].comp[c]);
 		free(t[i].value);
 		memset(&t[i], 0, sizeof t[i]);

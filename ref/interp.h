@@ -13,8 +13,17 @@ typedef struct RefTensor {
 	float scale_t, amax_t;    /* NVFP4 with nvfp4_rht: S_enc and global amax of the transformed columnwise copy */
 	uint64_t sr_offset;       /* NVFP4 stochastic rounding: Philox offset (the layer's tg_step count) */
 	int owned;                /* comps allocated by the interpreter */
+	/* a weight the optimizer updates (adamw): the layer's optimizer state before the step
+	 * (tg_codes.h's TG_OPTIM_* words) when optim_set, else a fresh one (the spec's lr, step 0);
+	 * with step > 0 the caller supplies comp[COMP_MASTER], [COMP_MOM1], [COMP_MOM2] (malloc'd:
+	 * interp_free frees those three components of every tensor) */
+	float optim[4];
+	int optim_set;
 } RefTensor;
 
+/* adamw updates its weight in place: comp[COMP_DATA] of the weight (the caller's buffer)
+ * gets the new value rounded to its dtype, and comp[COMP_MASTER], [COMP_MOM1], [COMP_MOM2]
+ * are made (step 0) or updated; optim is not advanced (ref_optim_step does that). */
 /* interp_run runs every op of g (flags 0: NVFP4 GEMMs as dequantize, then GEMM). Inputs: t[i].comp[COMP_DATA] for every layer input;
  * t[i].scale for delayed-scaling tensors (the state before the run). Produced tensors
  * get every component their op writes. Returns 0, or -1 with a message. */

@@ -21,6 +21,7 @@
 #include "gen.h"
 #include "jit.h"
 #include "layout.h"
+#include "rt_optim.h"
 #include "pipeline.h"
 #include "rt_internal.h"
 #include "tg_kernel.h"
@@ -200,6 +201,9 @@ struct TgLayer {
 	long tokens;         /* the token count the tile variants are planned for (0: unknown) */
 	unsigned long long steps; /* tg_step calls so far: every launch's n[3], the NVFP4 SR offset */
 	CUdeviceptr pad; size_t pad_cap; /* scratch for GEMMs on zero-padded copies (gemm_pad.h) */
+	CUdeviceptr optim;   /* the optimizer state (optim.h), 0: the layer has no optimizer */
+	int ran;             /* a tg_run has launched (the optimizer step reads its gradients) */
+	int weights_stale;   /* the trained weights' quantized copies do not match the bound weights */
 };
 
 void tg_context_plan_options(const TgContext *c, long tokens, PlanOptions *o)
@@ -308,6 +312,8 @@ void tg_layer_destroy(TgLayer *l)
 		cu.cuMemFree_v2(l->state_params);
 	if (l->pad)
 		cu.cuMemFree_v2(l->pad);
+	if (l->optim)
+		cu.cuMemFree_v2(l->optim);
 	arena_free(l->arena);
 	free(l);
 }
@@ -452,7 +458,13 @@ TgStatus tg_layer_load(TgLayer *l)
 			return fail(TG_ERR_CUDA, "recipe state: %s", cudrv_errstr(r4));
 		amax_runs(l);
 	}
+	if (g->optim.kind != OPTIM_NONE && !l->optim) {
+		CUresult r = optim_state_create(&g->optim, &l->optim);
+		if (r)
+			return fail(TG_ERR_CUDA, "optimizer state: %s", cudrv_errstr(r));
+	}
 	plan_needs(l);
+	l->weights_stale = 1;
 	l->loaded = 1;
 	return TG_OK;
 }
@@ -510,6 +522,8 @@ TgStatus tg_bind(TgLayer *l, const char *name, const TgTensorDesc *d)
 		return fail(TG_ERR_BINDING, "tg_bind: tensor '%s': data must be a non-NULL 16-byte aligned device pointer", name);
 	TensorRt *r = &l->t[i];
 	r->user = (CUdeviceptr)(uintptr_t)d->data;
+	if (l->g->tensors[i].role == ROLE_WEIGHT)
+		l->weights_stale = 1; /* a (re)bound weight: the next tg_run casts it */
 	r->rank = d->rank;
 	memcpy(r->shape, d->shape, sizeof r->shape);
 	return TG_OK;
@@ -670,7 +684,8 @@ static TgStatus launch_kernel(TgLayer *l, const Kernel *k, CUfunction fn, CUstre
 	for (int b = 0; b < k->nbind; b++) {
 		const Binding *bd = &k->bind[b];
 		CUdeviceptr ptr = bd->comp == COMP_STATE ? l->state
-			: bd->comp == COMP_STATE_PARAMS ? l->state_params : l->t[bd->tensor].ptr[bd->comp];
+			: bd->comp == COMP_STATE_PARAMS ? l->state_params : bd->comp == COMP_OPTIM ? l->optim
+			: l->t[bd->tensor].ptr[bd->comp];
 		prm.p[bd->slot] = (void *)(uintptr_t)ptr;
 	}
 	long rows = extent_val(l, k->rows);
@@ -791,7 +806,9 @@ static TgStatus launch_gemm(TgLayer *l, int ki, CUstream s)
 }
 
 /* Launch the kernels of the phases in `phases` (PHASE_BIT mask), in plan order, on s;
- * ms non-NULL: kernel i's time in ms[i] (i < nms; synchronizes). */
+ * ms non-NULL: kernel i's time in ms[i] (i < nms; synchronizes). The optimizer phase runs
+ * in stages (rt_optim.h): the updates, the trained weights' casts (forward kernels, which
+ * the forward runs only while the copies are stale), the step count. */
 static TgStatus run_kernels(TgLayer *l, CUstream s, unsigned phases, float *ms, int nms)
 {
 	if (!l->loaded) {
@@ -815,22 +832,42 @@ static TgStatus run_kernels(TgLayer *l, CUstream s, unsigned phases, float *ms, 
 		CU(cu.cuEventCreate(&ev[0], 0), "cuEventCreate");
 		CU(cu.cuEventCreate(&ev[1], 0), "cuEventCreate");
 	}
-	for (int i = 0; i < l->plan->nkernels && !st; i++) {
-		if (i == l->plan->update_kernel || !(phases & PHASE_BIT(l->plan->kernels[i].phase)))
-			continue;
-		if (ms && i < nms)
-			cu.cuEventRecord(ev[0], s);
-		st = l->plan->kernels[i].kind == KERNEL_GEMM ? launch_gemm(l, i, s) : launch_generated(l, i, s);
-		if (ms && i < nms) {
-			cu.cuEventRecord(ev[1], s);
-			cu.cuEventSynchronize(ev[1]);
-			cu.cuEventElapsedTime(&ms[i], ev[0], ev[1]);
+	bool optimizer = phases & PHASE_BIT(PHASE_OPTIMIZER);
+	if (optimizer) /* the trained weights' current/NVFP4 amaxes restart from 0 for their casts after the update */
+		for (int k = 0; k < l->g->nops && !st; k++) {
+			const Tensor *t = &l->g->tensors[l->g->ops[k].arg[ARG_OUT] >= 0 ? l->g->ops[k].arg[ARG_OUT] : 0];
+			if (!op_casts_trained_weight(l->g, &l->g->ops[k]) || t->state_slot < 0 || t->recipe.scaling == SCALING_DELAYED)
+				continue;
+			for (int slot = t->state_slot; slot <= t->state_slot + (t->state_slot_t >= 0); slot++)
+				if (cu.cuMemsetD32Async(l->state + (TG_STATE_HISTORY(n) + (size_t)slot) * sizeof(float), 0, 1, s))
+					st = fail(TG_ERR_CUDA, "clearing the amax of '%s'", t->name);
 		}
-	}
+	for (int stage = OPTIM_RUN; stage <= OPTIM_COUNT && !st; stage++)
+		for (int i = 0; i < l->plan->nkernels && !st; i++) {
+			const Kernel *k = &l->plan->kernels[i];
+			OptimStage ks = optim_stage(l->plan, k);
+			bool go = stage == OPTIM_RUN ? (phases & PHASE_BIT(k->phase)) && k->phase != PHASE_OPTIMIZER &&
+					(ks == OPTIM_RUN || (ks == OPTIM_WEIGHT_CAST && l->weights_stale))
+				: optimizer && (int)ks == stage;
+			if (i == l->plan->update_kernel || !go)
+				continue;
+			if (ms && i < nms)
+				cu.cuEventRecord(ev[0], s);
+			st = k->kind == KERNEL_GEMM ? launch_gemm(l, i, s) : launch_generated(l, i, s);
+			if (ms && i < nms) {
+				cu.cuEventRecord(ev[1], s);
+				cu.cuEventSynchronize(ev[1]);
+				cu.cuEventElapsedTime(&ms[i], ev[0], ev[1]);
+			}
+		}
 	if (ms) {
 		cu.cuEventDestroy_v2(ev[0]);
 		cu.cuEventDestroy_v2(ev[1]);
 	}
+	if (!st && !optimizer)
+		l->ran = 1;
+	if (!st && (phases & (PHASE_BIT(PHASE_FORWARD) | PHASE_BIT(PHASE_OPTIMIZER))))
+		l->weights_stale = 0; /* the forward cast them, or the step remade them */
 	return st;
 }
 
@@ -849,6 +886,38 @@ TgStatus tg_backward(TgLayer *l, TgStream s)
 		return fail(TG_ERR_ARG, "tg_backward: layer %s has no backward phase (its spec has no `backward: true`)",
 			l->g->layer);
 	return run_kernels(l, (CUstream)s, PHASE_BIT(PHASE_BACKWARD), NULL, 0);
+}
+
+TgStatus tg_optimizer_step(TgLayer *l, TgStream s)
+{
+	if (!l)
+		return fail(TG_ERR_ARG, "tg_optimizer_step: NULL layer");
+	if (l->g->optim.kind == OPTIM_NONE)
+		return fail(TG_ERR_ARG, "tg_optimizer_step: layer %s has no optimizer (the spec's optimizer: key)", l->g->layer);
+	if (!l->ran)
+		return fail(TG_ERR_ARG, "tg_optimizer_step: layer %s has not run yet (tg_run, tg_backward, then the step)",
+			l->g->layer);
+	return run_kernels(l, (CUstream)s, PHASE_BIT(PHASE_OPTIMIZER), NULL, 0);
+}
+
+TgStatus tg_set_learning_rate(TgLayer *l, float lr, TgStream s)
+{
+	if (!l)
+		return fail(TG_ERR_ARG, "tg_set_learning_rate: NULL layer");
+	if (l->g->optim.kind == OPTIM_NONE)
+		return fail(TG_ERR_ARG, "tg_set_learning_rate: layer %s has no optimizer (the spec's optimizer: key)", l->g->layer);
+	if (!(lr >= 0) || lr > 3.0e38f)
+		return fail(TG_ERR_ARG, "tg_set_learning_rate: lr must be a finite number >= 0, got %g", (double)lr);
+	if (!l->loaded) {
+		if (stream_capturing((CUstream)s))
+			return fail(TG_ERR_CAPTURING, "layer %s is not loaded and the stream is capturing; call tg_layer_load first",
+				l->g->layer);
+		TgStatus st = tg_layer_load(l);
+		if (st)
+			return st;
+	}
+	CU(optim_set_lr(l->optim, lr, (CUstream)s), "tg_set_learning_rate");
+	return TG_OK;
 }
 
 TgStatus tg_run_timed(TgLayer *l, TgStream s, float *ms, int n)
@@ -874,6 +943,8 @@ TgStatus tg_step(TgLayer *l, TgStream s)
 }
 
 unsigned long long tg_layer_steps(const TgLayer *l) { return l->steps; }
+
+void *tg_layer_optim_state(const TgLayer *l) { return (void *)(uintptr_t)l->optim; }
 
 TgStatus tg_state(TgLayer *l, void **dev, size_t *bytes, TgStateLayout *lay)
 {

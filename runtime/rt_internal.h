@@ -11,6 +11,9 @@
 const Plan *tg_layer_plan(const TgLayer *l);
 /* tg_layer_tensor_component gives the device pointer and size of component c of tensor i after a run. */
 TgStatus tg_layer_tensor_component(TgLayer *l, int i, Component c, void **dev, size_t *bytes);
+/* tg_layer_optim_state gives the device pointer of the optimizer state (TG_OPTIM_WORDS
+ * words, tg_codes.h); NULL for a layer without an optimizer or not loaded yet. */
+void *tg_layer_optim_state(const TgLayer *l);
 /* tg_layer_steps counts tg_step calls: the offset of NVFP4 stochastic rounding (launch n[3]). */
 unsigned long long tg_layer_steps(const TgLayer *l);
 /* tg_layer_jit returns kernel i's compile result (NULL for GEMMs or before compiling). */

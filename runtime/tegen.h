@@ -114,10 +114,39 @@ TgStatus tg_backward(TgLayer *layer, TgStream stream);
 /* tg_step rolls the delayed-scaling amax histories and computes the next scales, on the device, and advances the NVFP4 stochastic-rounding offset. */
 TgStatus tg_step(TgLayer *layer, TgStream stream);
 
+/* Training with an optimizer (the spec's `optimizer: {kind: adamw, ...}` with backward: true).
+ * tg_optimizer_step updates every weight of role weight from its gradient d_<weight> (the
+ * one tg_backward wrote): AdamW with decoupled weight decay in FP32 (torch.optim.AdamW's
+ * formula), then remakes the weights' quantized copies (rowwise/columnwise, scales, amax)
+ * from the new values, then increments the step count on the device. Each weight's FP32
+ * master copy and moments are layer-owned device buffers, its components "master", "m"
+ * and "v" (tg_tensor_ptr reads them back; FP32, the weight's shape); at the first step the
+ * master is taken from the bound weight and the moments start at 0. The bound weight
+ * buffer is written with the new value rounded to its dtype, so it always holds the
+ * current weight. Same rules as tg_run: no host sync, no allocation after the first run,
+ * graph-capturable. TG_ERR_ARG on a layer without an optimizer or before its first tg_run.
+ * (tg_run_timed does not run it.)
+ * The weights are cast once per optimizer step, not per run: tg_run casts them only while
+ * the copies are stale (the first run, and the run after a weight is (re)bound); later runs
+ * use the copies the last step made, so several tg_run + tg_backward calls between two
+ * steps (micro-batches, once weight gradients accumulate) share one cast. A CUDA graph
+ * captured from a tg_run after the first contains no weight cast.
+ * Order per training step: tg_run and tg_backward (each micro-batch), tg_step (the
+ * recipe state: new delayed scales from this step's amaxes), then tg_optimizer_step, which
+ * casts the new weights with those scales; tg_step between tg_optimizer_step and the next
+ * tg_run would change a delayed weight's scale under the copy already cast. */
+TgStatus tg_optimizer_step(TgLayer *layer, TgStream stream);
+/* tg_set_learning_rate writes the learning rate the next tg_optimizer_step reads (the spec's
+ * lr is the initial value), ordered on stream (a 4-byte device memset: no host sync,
+ * graph-capturable, so a schedule needs no recompile). TG_ERR_ARG without an optimizer or
+ * for a negative or non-finite lr. */
+TgStatus tg_set_learning_rate(TgLayer *layer, float lr, TgStream stream);
+
 /* tg_state exposes the recipe state buffer (device) and its layout. */
 TgStatus tg_state(TgLayer *layer, void **dev, size_t *bytes, TgStateLayout *layout);
 /* tg_tensor_ptr returns a device pointer to a tensor component after a run
- * ("data", "data_t", "scale", "scale_inv", "scale_inv_t", "amax") and its size in bytes. */
+ * ("data", "data_t", "scale", "scale_inv", "scale_inv_t", "amax"; a weight the optimizer
+ * updates: "master", "m", "v") and its size in bytes. */
 TgStatus tg_tensor_ptr(TgLayer *layer, const char *tensor, const char *component, void **dev, size_t *bytes);
 
 /* Introspection for tools: kernels of the layer, and per-kernel timing. */

@@ -33,4 +33,14 @@
 #define TG_ACT_SREGLU 4
 #define TG_ACT_CLAMPED_SWIGLU 5
 
+/* The layer's optimizer state (adamw.cu; runtime/optim.c; ref/optim.c): one 16-byte
+ * device buffer, offsets in 4-byte words. lr is read by every update, so a schedule
+ * needs no recompile; step counts the finished optimizer steps (uint32) and the powers
+ * beta1^step, beta2^step (float, 1 at step 0) give the bias corrections on the device. */
+#define TG_OPTIM_LR 0
+#define TG_OPTIM_STEP 1
+#define TG_OPTIM_B1POW 2
+#define TG_OPTIM_B2POW 3
+#define TG_OPTIM_WORDS 4
+
 #endif

@@ -26,6 +26,7 @@ part formats build/tests/test_formats
 part recipe build/tests/test_recipe
 part ref build/tests/test_ref
 part backward build/tests/test_backward
+part optim build/tests/test_optim
 part bwd-nvrtc build/tests/test_bwd_nvrtc
 part cache build/tests/test_cache
 part interp build/tests/test_interp

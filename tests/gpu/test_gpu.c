@@ -244,6 +244,44 @@ out:
 	tg_layer_destroy(l);
 }
 
+/* A learning-rate schedule without recompiling: tg_set_learning_rate before each step;
+ * the state must hold that lr and the step count after it, and every update checks
+ * bit for bit against the reference at that lr (check_layer reads the state). */
+static void test_optimizer_schedule(TgContext *ctx, const char *spec_text)
+{
+	TgLayer *l;
+	if (tg_layer_create(ctx, "optim_schedule", spec_text, strlen(spec_text), &l) || tg_layer_load(l)) {
+		printf("FAIL gpu/optimizer-schedule: %s\n", tg_last_error());
+		failed = 1;
+		return;
+	}
+	int bad = tg_optimizer_step(l, NULL) != TG_ERR_ARG; /* before the first run */
+	for (int step = 0; step < 4 && !bad; step++) {
+		float lr = 1e-2f / (float)(1 + step), st[TG_OPTIM_WORDS];
+		Buf log = {0};
+		char err[2048] = "";
+		bad |= tg_set_learning_rate(l, lr, NULL) != TG_OK;
+		int f = check_layer(l, 48 + 32 * step, (unsigned)(100 + step), 1, NULL, &log, err, sizeof err);
+		char name[64];
+		snprintf(name, sizeof name, "gpu/optimizer-schedule/step%d", step + 1);
+		report(name, f, &log, err);
+		buf_free(&log);
+		cu.cuCtxSynchronize();
+		cu.cuMemcpyDtoH_v2(st, (CUdeviceptr)(uintptr_t)tg_layer_optim_state(l), sizeof st);
+		uint32_t n;
+		memcpy(&n, &st[TG_OPTIM_STEP], 4);
+		if (st[TG_OPTIM_LR] != lr || n != (uint32_t)step + 1) {
+			printf("FAIL gpu/optimizer-schedule: after step %d the state holds lr %g step %u (want %g, %d)\n", step + 1,
+				(double)st[TG_OPTIM_LR], n, (double)lr, step + 1);
+			bad = 1;
+		}
+	}
+	bad |= tg_set_learning_rate(l, -1.0f, NULL) != TG_ERR_ARG;
+	printf("%s gpu/optimizer-schedule/state\n", bad ? "FAIL" : "ok");
+	failed |= bad;
+	tg_layer_destroy(l);
+}
+
 /* Bind every layer input of l at `tokens` (bytes 0x3E: small finite values) but the
  * output gradients (role gradient); their buffers go to bufs[tensor id]. */
 static int bind_inputs(TgLayer *l, long tokens, CUdeviceptr *bufs, bool gradients)
@@ -385,7 +423,7 @@ int main(int argc, char **argv)
 	if (d)
 		closedir(d);
 	qsort(names, (size_t)nn, sizeof *names, cmpstr);
-	char *delayed_text = NULL, *derived_text = NULL;
+	char *delayed_text = NULL, *optim_text = NULL, *derived_text = NULL;
 	for (int i = 0; i < nn; i++) {
 		char path[512];
 		snprintf(path, sizeof path, "%s/%s", dir, names[i]);
@@ -422,6 +460,8 @@ int main(int argc, char **argv)
 			tg_layer_destroy(l);
 			if (strstr(names[i], "delayed") && hs[hi] == 256 && !delayed_text)
 				delayed_text = strdup(spec);
+			if (!strcmp(names[i], "optim_adamw.yaml") && !optim_text)
+				optim_text = strdup(spec);
 			if (!strcmp(names[i], "bwd_derived.yaml") && hs[hi] == 256 && !derived_text)
 				derived_text = strdup(spec);
 			free(spec);
@@ -441,6 +481,11 @@ int main(int argc, char **argv)
 		free(delayed_text);
 	} else
 		printf("skip gpu/delayed-10-steps: no *delayed* spec in %s\n", dir);
+	if (optim_text) {
+		test_optimizer_schedule(ctx, optim_text);
+		free(optim_text);
+	} else
+		printf("skip gpu/optimizer-schedule: no optim_adamw.yaml in %s\n", dir);
 	tg_context_destroy(ctx);
 	return failed;
 }

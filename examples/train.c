@@ -21,15 +21,6 @@
 #include <string.h>
 #include <time.h>
 
-/* The training entry points (runtime/tegen.h once the phases and the optimizer are merged). Weak,
- * so this program also links against a libtegen without them and says so at run time. */
-TgStatus tg_backward(TgLayer *layer, TgStream stream);
-TgStatus tg_optimizer_step(TgLayer *layer, TgStream stream);
-TgStatus tg_set_learning_rate(TgLayer *layer, float lr, TgStream stream);
-#pragma weak tg_backward
-#pragma weak tg_optimizer_step
-#pragma weak tg_set_learning_rate
-
 enum { MAX_BLOCKS = 64 };
 
 /* ---------------------------------------------------------------- options */
@@ -968,11 +959,6 @@ int main(int argc, char **argv)
 	if (tg_context_create(NULL, &g.ctx) != TG_OK) {
 		printf("skip train: no GPU (%s)\n", tg_last_error());
 		return 0;
-	}
-	if (!tg_backward || !tg_optimizer_step || !tg_set_learning_rate) {
-		fprintf(stderr, "train: this libtegen has no tg_backward/tg_optimizer_step/tg_set_learning_rate\n");
-		tg_context_destroy(g.ctx);
-		return 1;
 	}
 	printf("tegen %s on %s\n", tg_version(), tg_context_arch(g.ctx));
 	rc = 1;

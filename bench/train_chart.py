@@ -22,6 +22,9 @@ ORDER = ["bf16", "delayed", "current", "block", "mxfp8", "nvfp4", "nvfp4_bf16las
 COLORS = ["#000000", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#d62728", "#e377c2", "#8c564b", "#17becf"]
 
 
+NOTES = set()  # what the logs say about the model ("no residual stream")
+
+
 def load(directory):
     """{recipe: {seed: {column: [values]}}} from the CSVs, and {recipe: [gemm share %]} from the logs."""
     runs, gemm = {}, {}
@@ -38,7 +41,10 @@ def load(directory):
         log = path[:-4] + ".log"
         if os.path.exists(log):
             with open(log) as f:
-                g = re.search(r"GEMMs ([\d.]+) ms \((\d+)%\), other ([\d.]+) ms", f.read())
+                text = f.read()
+            g = re.search(r"GEMMs ([\d.]+) ms \((\d+)%\), other ([\d.]+) ms", text)
+            if "no residual stream" in text:
+                NOTES.add("no residual stream")
             if g:
                 gemm.setdefault(m.group(1), []).append(float(g.group(2)))
     return runs, gemm
@@ -94,7 +100,8 @@ def svg(runs, path):
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">',
            f'<rect width="{W}" height="{H}" fill="white"/>',
            f'<text x="{L}" y="22" font-size="15">tegen examples/train.c: MSE vs an FP32 teacher, mean of seeds '
-           f'{", ".join(map(str, seeds))} (moving average of {curves[order(runs)[0]][2]} steps)</text>']
+           f'{", ".join(map(str, seeds))} (moving average of {curves[order(runs)[0]][2]} steps)'
+           f'{"; " + ", ".join(sorted(NOTES)) if NOTES else ""}</text>']
     for e in range(y0, y1 + 1):
         for k in range(1, 10) if e < y1 else [1]:
             y = py(k * 10.0 ** e)

@@ -18,6 +18,16 @@ steps=${STEPS:-400} blocks=${BLOCKS:-4} hidden=${HIDDEN:-256} ffn=${FFN:-768} to
 lr=${LR:-2e-3} seeds=${SEEDS:-1 2 3} bf16_last=${BF16_LAST:-1}
 recipes=${RECIPES:-bf16 delayed current block mxfp8 nvfp4 nvfp4_bf16last}
 
+# Until tegen derives the backward of a norm with a residual add, the blocks run chained without
+# the residual stream (--no-residual), said here, in every log and in the chart's title.
+mode=
+$train --recipe bf16 --blocks "$blocks" --print-spec >"$out/student_bf16.yaml" &&
+	build/tegen check "$out/student_bf16.yaml" >/dev/null 2>&1 || {
+	mode=--no-residual
+	echo "train_sweep: tegen cannot build the residual spec yet ($(build/tegen check "$out/student_bf16.yaml" 2>&1 |
+		head -1 | sed 's/^[^ ]* error: //')): every run uses --no-residual"
+}
+
 start=$(date +%s)
 failed=0
 for r in $recipes; do
@@ -26,19 +36,19 @@ for r in $recipes; do
 	*) args="--recipe $r" ;;
 	esac
 	for s in $seeds; do
-		t0=$(date +%s)
+		t0=$(date +%s) log="$out/train_${r}_s$s.log"
 		# shellcheck disable=SC2086
-		if $train $args --seed "$s" --blocks "$blocks" --hidden "$hidden" --ffn "$ffn" --tokens "$tokens" \
-			--steps "$steps" --lr "$lr" --print-every 100 $TRAIN_ARGS --csv "$out/train_${r}_s$s.csv" \
-			>"$out/train_${r}_s$s.log" 2>&1; then
-			printf '%-16s seed %s: %3ss  %s\n' "$r" "$s" $(($(date +%s) - t0)) \
-				"$(grep '^step' "$out/train_${r}_s$s.log" | tail -1)"
+		$train $args $mode --seed "$s" --blocks "$blocks" --hidden "$hidden" --ffn "$ffn" --tokens "$tokens" \
+			--steps "$steps" --lr "$lr" --print-every 100 $TRAIN_ARGS --csv "$out/train_${r}_s$s.csv" >"$log" 2>&1
+		rc=$?
+		grep -q '^skip' "$log" && { cat "$log"; exit 0; } # no GPU
+		if [ $rc = 0 ]; then
+			printf '%-16s seed %s: %3ss  %s\n' "$r" "$s" $(($(date +%s) - t0)) "$(grep '^step' "$log" | tail -1)"
 		else
 			failed=$((failed + 1))
-			printf '%-16s seed %s: FAILED (%s)\n' "$r" "$s" "$(tail -1 "$out/train_${r}_s$s.log")"
+			printf '%-16s seed %s: FAILED (%s)\n' "$r" "$s" "$(tail -1 "$log")"
 			rm -f "$out/train_${r}_s$s.csv"
 		fi
-		grep -q '^skip' "$out/train_${r}_s$s.log" && { cat "$out/train_${r}_s$s.log"; exit 0; }
 	done
 done
 echo "sweep: $(($(date +%s) - start)) s, $failed failed runs; CSVs and logs in $out"

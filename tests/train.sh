@@ -42,6 +42,9 @@ for r in bf16 delayed current block mxfp8 nvfp4; do
 done
 spec_check nvfp4-bf16-last --recipe nvfp4 --bf16-last 1
 spec_check delayed-6-blocks --recipe delayed --blocks 6 --bf16-last 2 --hidden 512 --ffn 1024
+for r in bf16 delayed current block mxfp8 nvfp4; do
+	spec_check $r-no-residual --recipe $r --no-residual
+done
 
 # usage errors exit 2
 for bad in "--recipe fp9" "--blocks" "--bogus" "--blocks 2 --bf16-last 3"; do
@@ -51,21 +54,27 @@ for bad in "--recipe fp9" "--blocks" "--bogus" "--blocks 2 --bf16-last 3"; do
 	[ $rc = 2 ] && echo "ok train/usage/$name" || echo "FAIL train/usage/$name: exit $rc, want 2"
 done
 
-# GPU: a short run per recipe; the loss of the last 5 steps must be below that of the first 5
+# GPU: a short run per recipe; the loss of the last 5 steps must be below that of the first 5.
+# Without the residual backward in tegen yet, the blocks are chained without the stream (said so).
+mode=
+if ! $tegen check "$tmp/bf16.yaml" >/dev/null 2>&1; then
+	mode=--no-residual
+	echo "train.sh: the residual spec does not build yet; the GPU runs use --no-residual"
+fi
 for r in ${TEGEN_TRAIN_RECIPES:-bf16 delayed}; do
-	out=$($train --recipe $r --blocks 2 --hidden 128 --ffn 256 --tokens 256 --steps 60 --pool 8 \
+	out=$($train --recipe $r $mode --blocks 2 --hidden 128 --ffn 256 --tokens 256 --steps 60 --pool 8 \
 		--print-every 20 --csv "$tmp/$r.csv" 2>&1)
 	rc=$?
 	case $out in skip*) printf '%s\n' "$out"; break ;; esac
 	if [ $rc != 0 ]; then
-		echo "FAIL train/gpu/$r: exit $rc: $(printf '%s' "$out" | tail -3)"
+		echo "FAIL train/gpu/$r$mode: exit $rc: $(printf '%s' "$out" | tail -3)"
 		continue
 	fi
 	verdict=$(awk -F, 'NR > 1 { l[NR - 1] = $2; n = NR - 1 }
 		END { for (i = 1; i <= 5; i++) { a += l[i]; b += l[n - 5 + i] }
 		      printf "%s first %.4g last %.4g", (b < 0.7 * a ? "ok" : "no"), a / 5, b / 5 }' "$tmp/$r.csv")
 	case $verdict in
-	ok*) echo "ok train/gpu/$r (loss ${verdict#ok })" ;;
-	*) echo "FAIL train/gpu/$r: the loss did not fall by 30% (${verdict#no })" ;;
+	ok*) echo "ok train/gpu/$r$mode (loss ${verdict#ok })" ;;
+	*) echo "FAIL train/gpu/$r$mode: the loss did not fall by 30% (${verdict#no })" ;;
 	esac
 done

@@ -81,7 +81,7 @@ for st in $stages; do
 		for t in 1 5 217 1024; do
 			stage "run-check train $t" 90 "$O/train.log" build/tegen run specs/llama3_8b_mlp_train.yaml --tokens $t --check --iters 2
 		done
-		stage "run-check train_bwd 217" 90 "$O/train.log" build/tegen run specs/llama3_8b_mlp_train_bwd.yaml --tokens 217 --check --iters 2
+		stage "run-check train_bwd 217" 90 "$O/train.log" build/tegen run tests/gen/plan_train_bwd_by_hand.yaml --tokens 217 --check --iters 2
 		stage "run-time train 8192" 90 "$O/train.log" build/tegen run specs/llama3_8b_mlp_train.yaml --tokens 8192 --iters 20
 		stage conformance-bwd 200 "$O/train.log" python3 tests/conformance/gen.py --gpu --sample "${CONF_N:-60}" --filter '^(dglu|dnorm|dbias)\.' --out /tmp/confbwd
 		grep -A12 '^matrix' "$O/train.log" >>"$sum" ;;

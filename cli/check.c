@@ -329,6 +329,17 @@ static int check_adamw(TgLayer *l, const Graph *g, const Op *op, RefTensor *rt, 
 	return fails;
 }
 
+/* Tensor i is a weight gradient an op adds into (main_grad, accumulate): the caller's buffer. */
+static bool accumulated(const Graph *g, int i)
+{
+	const Tensor *t = &g->tensors[i];
+	if (t->producer < 0)
+		return false;
+	const Op *op = &g->ops[t->producer];
+	return op->p.accumulate && (op->kind == OP_GEMM_CAST || op->kind == OP_DBIAS || op->kind == OP_DNORM ||
+		(op->kind == OP_DGLU && op->arg[ARG_DBIAS_OUT] == i));
+}
+
 int check_layer(TgLayer *l, long tokens, unsigned seed, int do_compare, CheckKeep *keep, Buf *out, char *err,
 	size_t errlen)
 {
@@ -340,11 +351,13 @@ int check_layer(TgLayer *l, long tokens, unsigned seed, int do_compare, CheckKee
 	uint64_t rng = 0x9E3779B97F4A7C15ULL ^ seed;
 	for (int d = 0; d < g->ndims; d++)
 		dims[d] = layout_dim_at(g, d, tokens);
-	/* random inputs, uploaded and bound */
+	/* random inputs, uploaded and bound; so are the initial values of what ops accumulate
+	 * into (the reference adds the product to them) */
 	for (int i = 0; i < g->ntensors; i++) {
 		const Tensor *t = &g->tensors[i];
-		if (t->producer >= 0)
+		if (t->producer >= 0 && !accumulated(g, i))
 			continue;
+		rt[i].owned = t->producer >= 0; /* the reference replaces it with the op's result */
 		size_t n = (size_t)layout_rows(dims, t) * (size_t)layout_cols(t);
 		size_t bytes = layout_comp_bytes(dims, t, COMP_DATA);
 		void *h = NULL;

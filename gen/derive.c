@@ -15,11 +15,16 @@
  *     with both copies for the GEMM that made h (else in h's dtype);
  *   - norm_quantize xq = norm(x): the forward also saves rsigma_<x> (and mu_<x>),
  *     dnorm writes d_x and d_<gamma> (d_<beta>) in FP32;
+ *   - norm_quantize with a residual (out = norm(x + r)): dnorm reads the saved sum
+ *     (residual_out, saved as sum_<x> if the spec names none) and adds the sum's
+ *     own gradient through grad_residual; its d_x is the gradient of both x and r.
+ *     A norm whose input already has a gradient (a block input that a later norm
+ *     adds back as its residual) adds that one the same way: the residual stream;
  *   - quantize / cast_transpose pass the gradient through (straight-through).
  * A name is d_ + the tensor's own name, or its high-precision source's for a
  * quantized copy (d_w_up for w_up_q). What is not derived yet is a spec error
- * at the forward op: a tensor read by two ops (gradients to sum), residual
- * adds, GELU epilogues, backward ops already in the spec. */
+ * at the forward op: a tensor read by two ops (gradients to sum) other than in
+ * the residual stream, GELU epilogues, backward ops already in the spec. */
 #include "gen.h"
 
 #include <string.h>
@@ -93,7 +98,8 @@ static void set_arg(SpecOp *o, ArgSlot a, const char *name)
 	o->arg_loc[a] = o->loc;
 }
 
-/* A layer input declared with t's shape (extents spelled as `tegen ir` prints them). */
+/* A tensor declared with t's shape (extents spelled as `tegen ir` prints them), role
+ * gradient: a layer input, or a main_grad accumulator an op produces. */
 static void add_input(Dv *v, const char *name, const Tensor *t, DType dt)
 {
 	Spec *s = v->s;
@@ -110,6 +116,18 @@ static void add_input(Dv *v, const char *name, const Tensor *t, DType dt)
 	st->dtype = dt;
 	st->role = ROLE_GRADIENT;
 	st->dtype_set = st->role_set = true;
+}
+
+/* main_grad: weight w's gradient `name` (fp32) is accumulated into the caller's buffer, so it
+ * is declared (ir requires an accumulated output to be); true if w asks for it. */
+static bool main_grad(Dv *v, const Tensor *w, const char *name)
+{
+	for (int i = 0; i < v->s->ntensors; i++)
+		if (!strcmp(v->s->tensors[i].name, w->name) && v->s->tensors[i].main_grad) {
+			add_input(v, name, w, DT_F32);
+			return true;
+		}
+	return false;
 }
 
 /* The forward op that produced t asks for a columnwise copy too (a backward GEMM reads it). */
@@ -168,23 +186,29 @@ static void derive_gemm(Dv *v, const Op *op, Loc at)
 	if (As != A)
 		set_grad(v, A, da, false, at);
 	SpecOp *wg = add_op(v, OP_GEMM_CAST, at);
+	const char *dw = fresh(v, at, "d_", W->name);
 	set_arg(wg, ARG_A, gyq);
 	set_arg(wg, ARG_B, A->name);
-	set_arg(wg, ARG_OUT, fresh(v, at, "d_", W->name));
+	set_arg(wg, ARG_OUT, dw);
 	wg->p.pass = PASS_WGRAD;
 	wg->p.out_dtype = DT_F32;
+	wg->p.accumulate = main_grad(v, W, dw);
 	if (op->arg[ARG_BIAS] >= 0) {
-		const char *dbias = fresh(v, at, "d_", ft(v, op->arg[ARG_BIAS])->name);
+		const Tensor *bias = ft(v, op->arg[ARG_BIAS]);
+		const char *dbias = fresh(v, at, "d_", bias->name);
+		bool acc = main_grad(v, bias, dbias);
 		SpecOp *dglu = NULL; /* a bias before the activation: dglu's fused dbias */
 		for (int i = 0; v->grad_q[Y->id] && i < v->s->nops; i++)
 			if (v->s->ops[i].kind == OP_DGLU && !strcmp(v->s->ops[i].arg[ARG_OUT], gy))
 				dglu = &v->s->ops[i];
-		if (dglu)
+		if (dglu) {
 			set_arg(dglu, ARG_DBIAS_OUT, dbias);
-		else {
+			dglu->p.accumulate = acc;
+		} else {
 			SpecOp *db = add_op(v, OP_DBIAS, at);
 			set_arg(db, ARG_IN, gy);
 			set_arg(db, ARG_OUT, dbias);
+			db->p.accumulate = acc;
 		}
 	}
 }
@@ -221,34 +245,74 @@ static void derive_glu(Dv *v, const Op *op, Loc at)
 	set_grad(v, h, dh, q, at);
 }
 
+/* The gradient t already has (a later op read it), which dnorm adds to its d_in through
+ * grad_residual: it must be high precision (NULL: none yet). */
+static const char *addable_grad(Dv *v, const Tensor *t, Loc at, const char *why)
+{
+	const char *g = v->grad[t->id];
+	if (!g)
+		return NULL;
+	if (v->grad_q[t->id])
+		diag_error(v->d, at, "backward: '%s' %s, and its other gradient '%s' is quantized; summing them is not derived yet",
+			t->name, why, g);
+	return g;
+}
+
+/* norm_quantize out = norm(in [+ residual]) [, residual_out = in + residual]: dnorm reads the
+ * normalized sum (the input, or the saved residual_out) and adds to d_in, through grad_residual,
+ * the gradient of residual_out (the residual stream's) or one the input already has (a
+ * tensor a later op also read, e.g. a block input that a later norm adds as its residual);
+ * d_in is then the gradient of both in and residual. */
 static void derive_norm(Dv *v, const Op *op, SpecOp *fwd, Loc at)
 {
 	const Tensor *xq = ft(v, op->arg[ARG_OUT]), *x = ft(v, op->arg[ARG_IN]);
+	const Tensor *res = op->arg[ARG_RESIDUAL] >= 0 ? ft(v, op->arg[ARG_RESIDUAL]) : NULL;
+	const Tensor *rout = op->arg[ARG_RESIDUAL_OUT] >= 0 ? ft(v, op->arg[ARG_RESIDUAL_OUT]) : NULL;
 	const char *gx = v->grad[xq->id];
-	if (!gx)
+	const char *gsum = rout ? v->grad[rout->id] : NULL; /* the residual stream's gradient */
+	if (!gx && !gsum)
 		return;
-	if (op->arg[ARG_RESIDUAL] >= 0)
-		diag_error(v->d, at, "backward: a norm with a residual add is not derived yet");
+	if (!gx)
+		diag_error(v->d, at, "backward: only the residual sum '%s' of this norm has a gradient; a norm whose output "
+			"is unused is not derived yet", rout->name);
+	const char *gin = addable_grad(v, x, at, "is read by a later op");
+	if (res && (gin || v->grad[res->id]))
+		diag_error(v->d, at, "backward: '%s' is read by more than one op besides this residual norm; summing "
+			"three gradients is not derived yet", gin ? x->name : res->name);
+	const char *gres = gsum ? gsum : gin; /* one of them: gsum needs a residual, and then gin is NULL */
 	bool layer = op->p.norm == NORM_LAYER;
 	if (!fwd->arg[ARG_RSIGMA_OUT])
 		set_arg(fwd, ARG_RSIGMA_OUT, fresh(v, at, "rsigma_", x->name));
 	if (layer && !fwd->arg[ARG_MU_OUT])
 		set_arg(fwd, ARG_MU_OUT, fresh(v, at, "mu_", x->name));
+	if (res && !fwd->arg[ARG_RESIDUAL_OUT]) /* save the sum the norm normalized */
+		set_arg(fwd, ARG_RESIDUAL_OUT, fresh(v, at, "sum_", x->name));
 	SpecOp *o = add_op(v, OP_DNORM, at);
-	set_arg(o, ARG_IN, x->name);
+	set_arg(o, ARG_IN, res ? fwd->arg[ARG_RESIDUAL_OUT] : x->name);
 	set_arg(o, ARG_GRAD, gx);
+	if (gres)
+		set_arg(o, ARG_GRAD_RESIDUAL, gres);
 	set_arg(o, ARG_GAMMA, ft(v, op->arg[ARG_GAMMA])->name);
 	set_arg(o, ARG_RSIGMA, fwd->arg[ARG_RSIGMA_OUT]);
 	if (layer)
 		set_arg(o, ARG_MU, fwd->arg[ARG_MU_OUT]);
 	const char *dx = fresh(v, at, "d_", x->name);
 	set_arg(o, ARG_OUT, dx);
-	set_arg(o, ARG_D_GAMMA, fresh(v, at, "d_", ft(v, op->arg[ARG_GAMMA])->name));
-	if (layer)
-		set_arg(o, ARG_D_BETA, fresh(v, at, "d_", ft(v, op->arg[ARG_BETA])->name));
+	const Tensor *gamma = ft(v, op->arg[ARG_GAMMA]), *beta = layer ? ft(v, op->arg[ARG_BETA]) : NULL;
+	set_arg(o, ARG_D_GAMMA, fresh(v, at, "d_", gamma->name));
+	o->p.accumulate = main_grad(v, gamma, o->arg[ARG_D_GAMMA]);
+	if (layer) {
+		set_arg(o, ARG_D_BETA, fresh(v, at, "d_", beta->name));
+		if (main_grad(v, beta, o->arg[ARG_D_BETA]) != o->p.accumulate)
+			diag_error(v->d, at, "backward: one dnorm writes d_%s and d_%s; give main_grad to both '%s' and '%s' or to neither",
+				gamma->name, beta->name, gamma->name, beta->name);
+	}
 	o->p.norm = op->p.norm;
 	o->p.zero_centered_gamma = op->p.zero_centered_gamma;
+	v->grad[x->id] = NULL; /* folded in through grad_residual */
 	set_grad(v, x, dx, false, at);
+	if (res)
+		set_grad(v, res, dx, false, at);
 }
 
 Spec *spec_derive_backward(Arena *a, Diag *d, const Spec *fs, Arch default_arch)

@@ -225,7 +225,9 @@ const char *phase_name(Phase ph);
 typedef struct OpParams {
 	NormKind norm; float eps; bool zero_centered_gamma;  /* norm_quantize */
 	GluKind act; float alpha, limit;                     /* glu_amax (alpha, limit: clamped_swiglu) */
-	GemmPass pass; bool accumulate; int fast_accum;      /* gemm_cast; fast_accum -1 = pass default */
+	GemmPass pass; bool accumulate; int fast_accum;      /* gemm_cast; fast_accum -1 = pass default;
+	                                                      * accumulate also on dnorm (d_gamma, d_beta), dbias and
+	                                                      * dglu (its dbias): derived for main_grad weights */
 	DType out_dtype;                                     /* gemm_cast: bf16/fp16/fp32, or DT_NONE = quantized;
 	                                                      * quantizing ops: the `precision` dtype, DT_NONE if quantized */
 	bool rowwise, columnwise;                            /* quantized output copies */
@@ -251,6 +253,9 @@ typedef struct SpecTensor {
 	DType dtype; Loc dtype_loc;
 	Role role; Loc role_loc;
 	bool dtype_set, role_set;                           /* written explicitly (checked for intermediates) */
+	bool main_grad; Loc main_grad_loc;                  /* `main_grad: true` (a weight, backward: true): its
+	                                                     * derived gradient d_<name> (fp32) is accumulated into
+	                                                     * the caller's buffer, not overwritten */
 } SpecTensor;
 
 typedef struct SpecOp {

@@ -1259,18 +1259,6 @@ Graph *ir_build(Arena *a, Diag *d, const Spec *s, Arch default_arch)
 			op->arg[x] = id;
 		}
 	}
-	/* phases run one after another (tg_run, tg_backward, ...): no op reads a later phase's tensor */
-	for (int k = 0; k < g->nops; k++)
-		for (int x = 0; x < ARG_COUNT; x++) {
-			int id = g->ops[k].arg[x];
-			if (arg_is_output((ArgSlot)x) || id < 0 || g->tensors[id].producer < 0)
-				continue;
-			const Op *p = &g->ops[g->tensors[id].producer];
-			if (p->phase > g->ops[k].phase)
-				diag_error(d, g->ops[k].loc, "this %s op (%s) reads '%s', which the %s op (line %d) writes in the %s phase",
-					op_name(g->ops[k].kind), phase_name(g->ops[k].phase), g->tensors[id].name, op_name(p->kind),
-					p->loc.line, phase_name(p->phase));
-		}
 	/* layer inputs must be high precision */
 	for (int i = 0; i < g->ntensors; i++) {
 		const Tensor *t = &g->tensors[i];
@@ -1412,6 +1400,8 @@ void ir_print(const Graph *g, Buf *out)
 		}
 		if (op->kind != OP_GEMM_CAST && p->high_precision)
 			buf_printf(out, " precision=%s", dtype_name(p->out_dtype));
+		if (op->kind != OP_GEMM_CAST && p->accumulate) /* main_grad: d_gamma/d_beta, dbias added into */
+			buf_puts(out, " accumulate");
 		for (int x = 0; x < ARG_COUNT; x++)
 			if (!arg_is_output((ArgSlot)x) && op->arg[x] >= 0)
 				buf_printf(out, " %s=%s", arg_name((ArgSlot)x), g->tensors[op->arg[x]].name);

@@ -1123,7 +1123,7 @@ static void plan_dreduce(Planner *pl, const Op *op, int src, Component part, int
 	k->tmpl = "dreduce.cu";
 	slot(pl, k, "TG_KERNEL", emit_entry(pl->a, pl->p, k));
 	slot(pl, k, "TG_THREADS", "256");
-	slot(pl, k, "TG_ACCUMULATE", "0");
+	slot(pl, k, "TG_ACCUMULATE", op->p.accumulate ? "1" : "0"); /* main_grad: added into dst */
 	bind(pl, k, TG_PB_DW, src, part);
 	bind(pl, k, TG_PB_OUT, dst, COMP_DATA);
 	k->rows = rows;
@@ -1134,8 +1134,9 @@ static void plan_dreduce(Planner *pl, const Op *op, int src, Component part, int
 	k->grid_cols = 256;
 	k->variant = "t256";
 	k->choice = "fixed";
-	k->note = arena_printf(pl->a, "stage 2 of 2: the chunk partials (%s.%s, one per %d rows) summed in chunk order (deterministic)",
-		pl->g->tensors[src].name, part == COMP_PART ? "part" : "part_b", TG_BWD_CHUNK);
+	k->note = arena_printf(pl->a, "stage 2 of 2: the chunk partials (%s.%s, one per %d rows) summed in chunk order (deterministic)%s",
+		pl->g->tensors[src].name, part == COMP_PART ? "part" : "part_b", TG_BWD_CHUNK,
+		op->p.accumulate ? ", added into the caller's buffer (main_grad)" : "");
 }
 
 /* dnorm: one dnorm.cu kernel (d_x and the chunk partials of d_gamma, d_beta,

@@ -440,7 +440,7 @@ static const char *const role_names[] = {"activation", "weight", "gradient"};
 
 static void parse_tensor(P *p, SpecTensor *t, Pair *pr)
 {
-	static const char *const keys[] = {"shape", "dtype", "role"};
+	static const char *const keys[] = {"shape", "dtype", "role", "main_grad"};
 	t->name = ident(p, pr->k, "tensor name");
 	t->loc = loc_of(p, pr->k);
 	t->dtype = DT_BF16;
@@ -450,7 +450,7 @@ static void parse_tensor(P *p, SpecTensor *t, Pair *pr)
 	Pair *f = pairs(p, pr->v, what, &n);
 	bool have_shape = false;
 	for (int i = 0; i < n; i++) {
-		switch (key_index(f[i].key, keys, 3)) {
+		switch (key_index(f[i].key, keys, 4)) {
 		case 0: {
 			int m;
 			yaml_node_t **e = items(p, f[i].v, arena_printf(p->a, "the shape of '%s'", t->name), &m);
@@ -481,7 +481,11 @@ static void parse_tensor(P *p, SpecTensor *t, Pair *pr)
 			t->role_loc = loc_of(p, f[i].v);
 			t->role_set = true;
 			break;
-		default: unknown_key(p, &f[i], what, keys, 3);
+		case 3:
+			t->main_grad = boolean(p, f[i].v, "main_grad");
+			t->main_grad_loc = loc_of(p, f[i].k);
+			break;
+		default: unknown_key(p, &f[i], what, keys, 4);
 		}
 	}
 	if (!have_shape)
@@ -866,6 +870,15 @@ static void parse_top(P *p, yaml_node_t *root)
 	for (int i = 0; i < s->nops; i++)
 		if (s->ops[i].kind == OP_ADAMW)
 			diag_error(p->d, s->ops[i].loc, "adamw ops are derived, not written: give the spec an 'optimizer' (with backward: true)");
+	for (int i = 0; i < s->ntensors; i++) { /* main_grad: a weight's derived gradient */
+		const SpecTensor *t = &s->tensors[i];
+		if (t->main_grad && t->role != ROLE_WEIGHT)
+			diag_error(p->d, t->main_grad_loc, "main_grad is for weights: '%s' has role %s; add role: weight or drop main_grad",
+				t->name, role_names[t->role]);
+		if (t->main_grad && !s->backward)
+			diag_error(p->d, t->main_grad_loc, "main_grad accumulates the derived gradient of '%s'; it needs backward: true",
+				t->name);
+	}
 	if (by[7]) {
 		parse_list(p, by[7], "targets", &s->targets, &s->target_locs, &s->ntargets, false);
 		if (s->ntargets == 0)

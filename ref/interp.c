@@ -196,9 +196,29 @@ static int run_gemm(const Graph *g, const long *dims, const Op *op, unsigned fla
 	return 0;
 }
 
+/* An FP32 weight gradient's prior value when op accumulates into it (main_grad: the
+ * caller's buffer, in r's data), else NULL; the caller frees it. */
+static float *prior_of(const Op *op, const RefTensor *r, size_t n)
+{
+	if (!op->p.accumulate || !r->comp[COMP_DATA])
+		return NULL;
+	float *p = malloc(sizeof *p * (n ? n : 1));
+	memcpy(p, r->comp[COMP_DATA], sizeof *p * n);
+	return p;
+}
+
+/* dst[i] = prior[i] + dst[i], one FP32 rounding (dreduce.cu's TG_ACCUMULATE); frees prior. */
+static void add_prior(float *dst, float *prior, size_t n)
+{
+	for (size_t i = 0; prior && i < n; i++)
+		dst[i] = prior[i] + dst[i];
+	free(prior);
+}
+
 /* The backward ops through ref/backward.c (the kernels' own FP32 formulas and
  * reduction orders): dglu's d_h quantized like any op output; dnorm's d_x in its
- * dtype and d_gamma/d_beta FP32; dbias FP32. */
+ * dtype and d_gamma/d_beta FP32; dbias FP32; weight gradients added into their prior
+ * value where the op accumulates (main_grad). */
 static int run_backward(const Graph *g, const long *dims, const Op *op, RefTensor *t, char *err, size_t errlen)
 {
 	const Tensor *in = &g->tensors[op->arg[ARG_IN]], *out = &g->tensors[op->arg[ARG_OUT]];
@@ -214,6 +234,7 @@ static int run_backward(const Graph *g, const long *dims, const Op *op, RefTenso
 	ro->value = malloc(sizeof(float) * (n ? n : 1));
 	if (op->kind == OP_DBIAS) {
 		ref_dbias(ri->comp[COMP_DATA], ref_dtype(in->dtype), rows, cols, ro->value);
+		add_prior(ro->value, prior_of(op, ro, (size_t)cols), (size_t)cols);
 		emit_output(g, dims, out, ro, 1, cols);
 		return 0;
 	}
@@ -224,7 +245,10 @@ static int run_backward(const Graph *g, const long *dims, const Op *op, RefTenso
 			op->p.limit, op->p.alpha, ro->value);
 		if (op->arg[ARG_DBIAS_OUT] >= 0) { /* the fused bias gradient: column sums of d_h's FP32 values */
 			const Tensor *tdb = &g->tensors[op->arg[ARG_DBIAS_OUT]];
-			ref_dbias(ro->value, REF_F32, rows, cols, xalloc(&t[tdb->id], COMP_DATA, layout_comp_bytes(dims, tdb, COMP_DATA)));
+			float *prior = prior_of(op, &t[tdb->id], (size_t)cols);
+			float *db = xalloc(&t[tdb->id], COMP_DATA, layout_comp_bytes(dims, tdb, COMP_DATA));
+			ref_dbias(ro->value, REF_F32, rows, cols, db);
+			add_prior(db, prior, (size_t)cols);
 		}
 		emit_output(g, dims, out, ro, rows, cols);
 		return 0;
@@ -234,14 +258,18 @@ static int run_backward(const Graph *g, const long *dims, const Op *op, RefTenso
 	const float *rsigma = t[op->arg[ARG_RSIGMA]].comp[COMP_DATA];
 	const float *mu = op->arg[ARG_MU] >= 0 ? t[op->arg[ARG_MU]].comp[COMP_DATA] : NULL;
 	const void *dres = op->arg[ARG_GRAD_RESIDUAL] >= 0 ? t[op->arg[ARG_GRAD_RESIDUAL]].comp[COMP_DATA] : NULL;
-	float *dw[2] = {NULL, NULL};
+	float *dw[2] = {NULL, NULL}, *prior[2] = {NULL, NULL};
 	for (int i = 0; i < 2; i++) {
 		int id = op->arg[i ? ARG_D_BETA : ARG_D_GAMMA];
-		if (id >= 0)
+		if (id >= 0) {
+			prior[i] = prior_of(op, &t[id], (size_t)cols);
 			dw[i] = xalloc(&t[id], COMP_DATA, layout_comp_bytes(dims, &g->tensors[id], COMP_DATA));
+		}
 	}
 	ref_dnorm(op->p.norm == NORM_LAYER, ri->comp[COMP_DATA], ref_dtype(in->dtype), rsigma, mu, gamma,
 		op->p.zero_centered_gamma, grad, dres, ref_dtype(tgr->dtype), rows, cols, ro->value, dw[0], dw[1]);
+	for (int i = 0; i < 2; i++)
+		add_prior(dw[i], prior[i], (size_t)cols);
 	free(gamma);
 	emit_output(g, dims, out, ro, rows, cols);
 	return 0;

@@ -177,7 +177,8 @@ typedef struct TensorRt {
 	size_t cap[COMP_COUNT];        /* their sizes */
 	size_t need[COMP_COUNT];       /* bytes this run needs */
 	CUdeviceptr user;              /* user-bound data, 0 = none */
-	unsigned read_phases;          /* a layer input: PHASE_BIT of each phase whose kernels read it */
+	unsigned bind_phases;          /* PHASE_BIT of each phase that needs the caller's buffer: a layer input it
+	                                * reads, or a weight gradient it accumulates into (main_grad) */
 	int rank;
 	long long shape[TG_MAX_RANK];
 } TensorRt;
@@ -541,16 +542,20 @@ static void plan_needs(TgLayer *l)
 	const Graph *g = l->g;
 	for (int i = 0; i < g->ntensors; i++) {
 		memset(l->t[i].need, 0, sizeof l->t[i].need);
-		l->t[i].read_phases = 0;
+		l->t[i].bind_phases = 0;
 	}
 	for (int ki = 0; ki < l->plan->nkernels; ki++) {
 		const Kernel *k = &l->plan->kernels[ki];
-		for (int j = 0; j < k->nops; j++) /* the layer inputs this kernel's phase reads */
+		for (int j = 0; j < k->nops; j++) { /* what this kernel's phase needs bound */
+			const Op *op = &g->ops[k->ops[j]];
 			for (int x = 0; x < ARG_COUNT; x++) {
-				int id = g->ops[k->ops[j]].arg[x];
-				if (id >= 0 && !arg_is_output((ArgSlot)x) && g->tensors[id].producer < 0)
-					l->t[id].read_phases |= PHASE_BIT(k->phase);
+				int id = op->arg[x];
+				bool accumulated = op->p.accumulate && (x == ARG_OUT ? op->kind == OP_GEMM_CAST || op->kind == OP_DBIAS
+					: x == ARG_D_GAMMA || x == ARG_D_BETA || x == ARG_DBIAS_OUT);
+				if (id >= 0 && (accumulated || (!arg_is_output((ArgSlot)x) && g->tensors[id].producer < 0)))
+					l->t[id].bind_phases |= PHASE_BIT(k->phase);
 			}
+		}
 		if (k->kind == KERNEL_GEMM) {
 			const GemmCall *c = &k->gemm;
 			l->t[c->a].need[c->a_comp] = 1;
@@ -589,8 +594,9 @@ static TgStatus prepare(TgLayer *l, CUstream s, unsigned phases)
 		const Tensor *t = &g->tensors[i];
 		const TensorRt *r = &l->t[i];
 		if (!r->user) {
-			if (t->producer < 0 && (r->read_phases & phases))
-				return fail(TG_ERR_BINDING, "tensor '%s' is a layer input and is not bound", t->name);
+			if (r->bind_phases & phases)
+				return fail(TG_ERR_BINDING, t->producer < 0 ? "tensor '%s' is a layer input and is not bound"
+					: "tensor '%s' is accumulated into (main_grad, accumulate) and is not bound", t->name);
 			continue;
 		}
 		for (int k = 0; k < t->rank; k++) {
@@ -625,7 +631,7 @@ static TgStatus prepare(TgLayer *l, CUstream s, unsigned phases)
 				r->ptr[c] = l->state + off * sizeof(float);
 				continue;
 			}
-			if (c == COMP_DATA && (r->user || t->producer < 0)) { /* an unbound input: a phase not run now */
+			if (c == COMP_DATA && (r->user || r->bind_phases || t->producer < 0)) { /* unbound: a phase not run now */
 				r->ptr[c] = r->user;
 				continue;
 			}

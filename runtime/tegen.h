@@ -109,7 +109,9 @@ TgStatus tg_run(TgLayer *layer, TgStream stream);
  * stream, after tg_run on the same stream with the output gradients d_<output> bound: it
  * reads what that tg_run saved and writes the gradients d_<input> and d_<weight>. Same
  * rules as tg_run (no host sync, no allocation once tg_run has sized the buffers,
- * graph-capturable). TG_ERR_ARG on a layer without a backward phase. */
+ * graph-capturable). The gradients of `main_grad` weights are added into buffers the
+ * caller binds (TG_ERR_BINDING while one is unbound). TG_ERR_ARG on a layer without a
+ * backward phase. */
 TgStatus tg_backward(TgLayer *layer, TgStream stream);
 /* tg_step rolls the delayed-scaling amax histories and computes the next scales, on the device, and advances the NVFP4 stochastic-rounding offset. */
 TgStatus tg_step(TgLayer *layer, TgStream stream);

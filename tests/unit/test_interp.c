@@ -425,6 +425,34 @@ static const char fd_spec[] =
 	"  - gemm_cast: {a: act, b: w_down, out: y, dtype: fp32}\n"
 	"backward: true\n";
 
+/* A tiny FP32 stack of two pre-norm residual blocks and a final norm (the structure of
+ * specs/tiny_residual_train.yaml): the residual stream's gradient through grad_residual. */
+static const char fd_res_spec[] =
+	"layer: fd_res\n"
+	"dims: {tokens: dynamic, hidden: 32, ffn: 16}\n"
+	"recipe: {scaling: none}\n"
+	"tensors:\n"
+	"  x: {shape: [tokens, hidden], dtype: fp32}\n"
+	"  g1: {shape: [hidden], dtype: fp32, role: weight}\n"
+	"  w_up1: {shape: [2*ffn, hidden], dtype: fp32, role: weight}\n"
+	"  w_down1: {shape: [hidden, ffn], dtype: fp32, role: weight}\n"
+	"  g2: {shape: [hidden], dtype: fp32, role: weight}\n"
+	"  w_up2: {shape: [2*ffn, hidden], dtype: fp32, role: weight}\n"
+	"  w_down2: {shape: [hidden, ffn], dtype: fp32, role: weight}\n"
+	"  gf: {shape: [hidden], dtype: fp32, role: weight}\n"
+	"ops:\n"
+	"  - norm_quantize: {in: x, gamma: g1, out: xn1}\n"
+	"  - gemm_cast: {a: xn1, b: w_up1, out: h1, dtype: fp32}\n"
+	"  - glu_amax: {in: h1, out: act1}\n"
+	"  - gemm_cast: {a: act1, b: w_down1, out: y1, dtype: fp32}\n"
+	"  - norm_quantize: {in: y1, residual: x, residual_out: r1, gamma: g2, out: xn2}\n"
+	"  - gemm_cast: {a: xn2, b: w_up2, out: h2, dtype: fp32}\n"
+	"  - glu_amax: {in: h2, out: act2}\n"
+	"  - gemm_cast: {a: act2, b: w_down2, out: y2, dtype: fp32}\n"
+	"  - norm_quantize: {in: y2, residual: r1, gamma: gf, out: y}\n"
+	"outputs: [y]\n"
+	"backward: true\n";
+
 /* L = sum(y * d_y) of one run of the layer (its forward part decides y). */
 static double fd_loss(const Graph *g, const long *dims, RefTensor *rt, const float *dy, size_t ny)
 {
@@ -438,48 +466,61 @@ static double fd_loss(const Graph *g, const long *dims, RefTensor *rt, const flo
 	return l;
 }
 
-static void test_derived_fd(void)
+/* The derived backward of an FP32 layer (output y, its gradient input d_y) against central
+ * finite differences of L = sum(y * d_y): d_<t> of every layer input t, up to 64 elements
+ * each; limit 2e-3 of the largest gradient. */
+static void test_derived_fd(const char *name, const char *text)
 {
 	Arena *a = arena_new();
 	Diag d = {0};
-	d.file = "fd.yaml";
-	Spec *s = spec_load(a, &d, d.file, fd_spec, strlen(fd_spec));
+	d.file = arena_printf(a, "%s.yaml", name);
+	Spec *s = spec_load(a, &d, d.file, text, strlen(text));
 	if (s)
 		s = spec_derive_backward(a, &d, s, (Arch){90, true});
 	const Graph *g = s ? ir_build(a, &d, s, (Arch){90, true}) : NULL;
 	if (!g) {
-		printf("FAIL interp/fd/load: %s\n", d.msg);
+		printf("FAIL interp/%s/load: %s\n", name, d.msg);
 		check_failures++;
 		arena_free(a);
 		return;
 	}
-	enum { T = 3, H = 32, F = 16 };
-	long dims[3] = {T, H, F};
-	const char *in[] = {"x", "gamma", "w_up", "w_down", "d_y"};
-	const char *grad[] = {"d_x", "d_gamma", "d_w_up", "d_w_down", NULL};
-	size_t n[] = {T * H, H, 2 * F * H, H * F, T * H};
-	float *buf[5];
+	enum { T = 3, MAXIN = 16 };
+	long dims[3] = {T, 32, 16};
+	int in[MAXIN], nin = 0, dy = -1;
+	size_t n[MAXIN];
+	float *buf[MAXIN];
 	uint64_t st = 99;
-	for (int k = 0; k < 5; k++) {
-		buf[k] = malloc(sizeof(float) * n[k]);
-		for (size_t i = 0; i < n[k]; i++) {
-			st = st * 6364136223846793005ull + 1442695040888963407ull;
-			buf[k][i] = (float)((int)(st >> 40) % 2001 - 1000) / (k == 1 ? 1000.0f : k == 0 || k == 4 ? 500.0f : 4000.0f);
-		}
-	}
 	RefTensor *rt = calloc((size_t)g->ntensors, sizeof *rt);
-	for (int k = 0; k < 5; k++) {
-		int id = tensor_id(g, in[k]);
-		check(id >= 0, "fd/inputs", "the derived layer has no input '%s'", in[k]);
-		if (id < 0)
-			goto out;
-		rt[id].comp[COMP_DATA] = buf[k];
-		rt[id].bytes[COMP_DATA] = sizeof(float) * n[k];
+	for (int i = 0; i < g->ntensors && nin < MAXIN; i++) {
+		const Tensor *t = &g->tensors[i];
+		if (t->producer >= 0)
+			continue;
+		n[nin] = 1;
+		for (int k = 0; k < t->rank; k++)
+			n[nin] *= (size_t)layout_extent(dims, t->shape[k]);
+		buf[nin] = malloc(sizeof(float) * n[nin]);
+		bool gamma = t->rank == 1, act = t->role != ROLE_WEIGHT;
+		for (size_t e = 0; e < n[nin]; e++) {
+			st = st * 6364136223846793005ull + 1442695040888963407ull;
+			float u = (float)((int)(st >> 40) % 2001 - 1000);
+			buf[nin][e] = u / (gamma ? 1000.0f : act ? 500.0f : 4000.0f);
+		}
+		rt[i].comp[COMP_DATA] = buf[nin];
+		rt[i].bytes[COMP_DATA] = sizeof(float) * n[nin];
+		if (!strcmp(t->name, "d_y"))
+			dy = nin;
+		in[nin++] = i;
 	}
-	fd_loss(g, dims, rt, buf[4], n[4]);
-	for (int k = 0; k < 4; k++) {
-		int id = tensor_id(g, grad[k]);
-		check(id >= 0 && rt[id].comp[COMP_DATA], arena_printf(a, "fd/has/%s", grad[k]), "no gradient '%s'", grad[k]);
+	check(dy >= 0, arena_printf(a, "%s/inputs", name), "the derived layer has no input 'd_y'");
+	if (dy < 0)
+		goto out;
+	fd_loss(g, dims, rt, buf[dy], n[dy]);
+	for (int k = 0; k < nin; k++) {
+		if (k == dy)
+			continue;
+		const char *gn = arena_printf(a, "d_%s", g->tensors[in[k]].name);
+		int id = tensor_id(g, gn);
+		check(id >= 0 && rt[id].comp[COMP_DATA], arena_printf(a, "%s/has/%s", name, gn), "no gradient '%s'", gn);
 		if (id < 0 || !rt[id].comp[COMP_DATA])
 			continue;
 		float *gv = malloc(sizeof(float) * n[k]);
@@ -490,27 +531,263 @@ static void test_derived_fd(void)
 		for (size_t i = 0; i < n[k]; i += 1 + n[k] / 64) { /* up to 64 elements each */
 			float keep = buf[k][i], e = 1e-2f * (fabsf(keep) > 0.1f ? fabsf(keep) : 0.1f);
 			buf[k][i] = keep + e;
-			double lp = fd_loss(g, dims, rt, buf[4], n[4]);
+			double lp = fd_loss(g, dims, rt, buf[dy], n[dy]);
 			buf[k][i] = keep - e;
-			double lm = fd_loss(g, dims, rt, buf[4], n[4]);
+			double lm = fd_loss(g, dims, rt, buf[dy], n[dy]);
 			buf[k][i] = keep;
 			double fd = (lp - lm) / ((double)(keep + e) - (double)(keep - e));
 			double err = fabs(fd - gv[i]) / (big > 0 ? big : 1);
 			worst = err > worst ? err : worst;
 		}
-		check(worst < 2e-3, arena_printf(a, "fd/%s", grad[k]), "worst |finite difference - gradient| / max|gradient| = %g",
-			worst);
+		check(worst < 2e-3, arena_printf(a, "%s/%s", name, gn),
+			"worst |finite difference - gradient| / max|gradient| = %g", worst);
 		free(gv);
 	}
 out:
-	for (int k = 0; k < 5; k++) {
-		int id = tensor_id(g, in[k]);
-		if (id >= 0)
-			rt[id].comp[COMP_DATA] = NULL;
+	for (int k = 0; k < nin; k++) {
+		rt[in[k]].comp[COMP_DATA] = NULL;
 		free(buf[k]);
 	}
 	interp_free(g, rt);
 	free(rt);
+	arena_free(a);
+}
+
+/* ---- main_grad: weight gradients accumulated into the caller's FP32 buffer ---- */
+
+/* Fill n floats from a seed made of name (the same values in every graph). */
+static void fill_named(float *v, size_t n, const char *name, float scale)
+{
+	uint64_t st = 7;
+	for (const char *c = name; *c; c++)
+		st = st * 131 + (unsigned char)*c;
+	for (size_t i = 0; i < n; i++) {
+		st = st * 6364136223846793005ull + 1442695040888963407ull;
+		v[i] = (float)((int)(st >> 40) % 2001 - 1000) / scale;
+	}
+}
+
+/* Run g (FP32, T tokens) on named inputs; with priors, d_<weight> starts from prior values.
+ * Returns rt (the caller frees with interp_free). */
+static RefTensor *run_named(const Graph *g, const long *dims, bool priors)
+{
+	RefTensor *rt = calloc((size_t)g->ntensors, sizeof *rt);
+	for (int i = 0; i < g->ntensors; i++) {
+		const Tensor *t = &g->tensors[i];
+		bool acc = t->producer >= 0 && g->ops[t->producer].p.accumulate;
+		if (t->producer >= 0 && !(acc && priors))
+			continue;
+		size_t n = 1;
+		for (int k = 0; k < t->rank; k++)
+			n *= (size_t)layout_extent(dims, t->shape[k]);
+		float *v = malloc(sizeof *v * n);
+		fill_named(v, n, t->name, t->role == ROLE_WEIGHT ? 4000.0f : 500.0f);
+		rt[i].comp[COMP_DATA] = v;
+		rt[i].bytes[COMP_DATA] = sizeof *v * n;
+		rt[i].owned = 1;
+	}
+	char err[256];
+	if (interp_run(g, dims, rt, err, sizeof err))
+		printf("  reference: %s\n", err);
+	return rt;
+}
+
+/* The derived MLP with main_grad on gamma, w_up, w_down: each d_<w> = prior + the
+ * gradient of the same layer without main_grad, to the bit (one FP32 addition). */
+static void test_main_grad(void)
+{
+	Arena *a = arena_new();
+	Diag d = {0};
+	d.file = "main_grad.yaml";
+	const char *plain = fd_spec, *key = "role: weight}";
+	Buf mg = {0};
+	for (const char *p = plain, *q; *p; p = q + strlen(key)) {
+		if (!(q = strstr(p, key))) {
+			buf_puts(&mg, p);
+			break;
+		}
+		buf_putn(&mg, p, (size_t)(q - p));
+		buf_puts(&mg, "role: weight, main_grad: true}");
+	}
+	const Graph *g[2] = {NULL, NULL};
+	for (int k = 0; k < 2; k++) {
+		const char *text = k ? mg.p : plain;
+		Spec *s = spec_load(a, &d, d.file, text, strlen(text));
+		if (s)
+			s = spec_derive_backward(a, &d, s, (Arch){90, true});
+		g[k] = s ? ir_build(a, &d, s, (Arch){90, true}) : NULL;
+	}
+	if (!g[0] || !g[1]) {
+		check(0, "main-grad/load", "%s", d.msg);
+		buf_free(&mg);
+		arena_free(a);
+		return;
+	}
+	long dims[3] = {3, 32, 16};
+	RefTensor *fresh = run_named(g[0], dims, false), *acc = run_named(g[1], dims, true);
+	static const char *const names[] = {"d_gamma", "d_w_up", "d_w_down"};
+	for (int w = 0; w < 3; w++) {
+		int i0 = tensor_id(g[0], names[w]), i1 = tensor_id(g[1], names[w]);
+		bool ok = i0 >= 0 && i1 >= 0 && g[1]->ops[g[1]->tensors[i1].producer].p.accumulate &&
+			fresh[i0].comp[COMP_DATA] && acc[i1].comp[COMP_DATA];
+		size_t n = ok ? fresh[i0].bytes[COMP_DATA] / 4 : 0, bad = 0;
+		float *prior = malloc(sizeof *prior * (n ? n : 1));
+		fill_named(prior, n, names[w], 500.0f);
+		for (size_t e = 0; e < n; e++) {
+			float want = prior[e] + ((const float *)fresh[i0].comp[COMP_DATA])[e];
+			bad += memcmp(&want, (const float *)acc[i1].comp[COMP_DATA] + e, 4) != 0;
+		}
+		check(ok && !bad, arena_printf(a, "main-grad/%s", names[w]),
+			"accumulated into the prior: %s, %zu of %zu elements differ from prior + gradient", ok ? "yes" : "no", bad, n);
+		free(prior);
+	}
+	interp_free(g[0], fresh);
+	interp_free(g[1], acc);
+	free(fresh);
+	free(acc);
+	buf_free(&mg);
+	arena_free(a);
+}
+
+/* ---- the derived backward per recipe against the same layer with quantization off ---- */
+
+static int ref_dtype(DType t) { return t == DT_F32 ? REF_F32 : t == DT_F16 ? REF_F16 : REF_BF16; }
+
+/* The training MLP (RMSNorm, up GEMM, SwiGLU, down GEMM; backward: true) with recipe r and
+ * tensors of dtype dt, at hidden 128 and ffn 128. */
+static const char *recipe_mlp(Arena *a, const char *r, const char *dt)
+{
+	return arena_printf(a,
+		"layer: rq\ndims: {tokens: dynamic, hidden: 128, ffn: 128}\nrecipe: %s\ntensors:\n"
+		"  x: {shape: [tokens, hidden], dtype: %s}\n  gamma: {shape: [hidden], dtype: %s, role: weight}\n"
+		"  w_up: {shape: [2*ffn, hidden], dtype: %s, role: weight}\n"
+		"  w_down: {shape: [hidden, ffn], dtype: %s, role: weight}\nops:\n"
+		"  - norm_quantize: {in: x, gamma: gamma, out: xn}\n  - quantize: {in: w_up, out: w_up_q}\n"
+		"  - gemm_cast: {a: xn, b: w_up_q, out: h, dtype: %s}\n  - glu_amax: {in: h, out: act}\n"
+		"  - quantize: {in: w_down, out: w_down_q}\n  - gemm_cast: {a: act, b: w_down_q, out: y, dtype: %s}\n"
+		"outputs: [y]\nbackward: true\n", r, dt, dt, dt, dt, dt, dt);
+}
+
+/* Run a derived layer on the named inputs (bf16-representable values, so both dtypes see the
+ * same numbers). Delayed scaling: a first run finds each amax, the state is stepped as
+ * tg_step would (scale = the format's max / amax, margin 0), then the measured run. */
+static RefTensor *run_recipe(const Graph *g, const long *dims)
+{
+	RefTensor *rt = calloc((size_t)g->ntensors, sizeof *rt);
+	for (int i = 0; i < g->ntensors; i++) {
+		const Tensor *t = &g->tensors[i];
+		rt[i].scale = rt[i].scale_inv = 1.0f;
+		if (t->producer >= 0)
+			continue;
+		size_t n = 1;
+		for (int k = 0; k < t->rank; k++)
+			n *= (size_t)layout_extent(dims, t->shape[k]);
+		float *v = malloc(sizeof *v * n);
+		fill_named(v, n, t->name, t->rank == 1 ? 1000.0f : t->role == ROLE_WEIGHT ? 8000.0f : 300.0f);
+		if (t->rank == 1)
+			for (size_t e = 0; e < n; e++)
+				v[e] += 1.0f;
+		void *q = malloc(n * (size_t)dtype_bits(t->dtype) / 8);
+		for (size_t e = 0; e < n; e++) { /* round to bf16 first: the same values in every dtype */
+			uint16_t b;
+			ref_store(&b, REF_BF16, 0, v[e]);
+			ref_store(q, ref_dtype(t->dtype), e, ref_load(&b, REF_BF16, 0));
+		}
+		free(v);
+		rt[i].comp[COMP_DATA] = q;
+		rt[i].bytes[COMP_DATA] = n * (size_t)dtype_bits(t->dtype) / 8;
+		rt[i].owned = 1;
+	}
+	char err[256];
+	for (int pass = 0; pass < 2; pass++) {
+		if (interp_run(g, dims, rt, err, sizeof err))
+			printf("  reference: %s\n", err);
+		bool delayed = false;
+		for (int i = 0; i < g->ntensors; i++) {
+			const Tensor *t = &g->tensors[i];
+			if (t->state_slot < 0 || t->recipe.scaling != SCALING_DELAYED || rt[i].amax <= 0)
+				continue;
+			rt[i].scale = (t->dtype == DT_E5M2 ? 57344.0f : 448.0f) / rt[i].amax;
+			rt[i].scale_inv = 1.0f / rt[i].scale;
+			delayed = true;
+		}
+		if (!delayed)
+			break;
+	}
+	return rt;
+}
+
+/* Relative Frobenius distance of tensor `name` of (g, r) from (g0, r0) (FP32 data). */
+static double grad_dist(const Graph *g, const RefTensor *r, const Graph *g0, const RefTensor *r0, const char *name)
+{
+	int i = tensor_id(g, name), i0 = tensor_id(g0, name);
+	if (i < 0 || i0 < 0 || !r[i].comp[COMP_DATA] || !r0[i0].comp[COMP_DATA])
+		return INFINITY;
+	const Tensor *t = &g->tensors[i], *t0 = &g0->tensors[i0];
+	size_t n = r0[i0].bytes[COMP_DATA] / 4;
+	double num = 0, den = 0;
+	for (size_t e = 0; e < n; e++) {
+		double x = ref_load(r[i].comp[COMP_DATA], ref_dtype(t->dtype), e);
+		double y = ref_load(r0[i0].comp[COMP_DATA], ref_dtype(t0->dtype), e);
+		num += (x - y) * (x - y);
+		den += y * y;
+	}
+	return den > 0 ? sqrt(num / den) : INFINITY;
+}
+
+/* The whole derived backward (d_x, d_gamma, d_w_up, d_w_down) of the training MLP in each
+ * recipe, BF16 tensors, against the same layer with quantization off (recipe none, FP32
+ * tensors: the reference interpreter's FP32 autodiff, checked against finite differences
+ * above), 64 tokens: relative Frobenius error within the recipe's bound (README, NUMERICS.md). */
+static void test_recipe_vs_none(void)
+{
+	static const struct { const char *name, *recipe; double bound; } rs[] = {
+		{"delayed", "{scaling: delayed, format: hybrid, history: 4}", 0.15},
+		{"current", "{scaling: current, format: hybrid}", 0.15},
+		{"mxfp8", "{scaling: mxfp8, format: hybrid}", 0.15},
+		{"nvfp4", "{scaling: nvfp4}", 0.5},
+	};
+	static const char *const grads[] = {"d_x", "d_gamma", "d_w_up", "d_w_down"};
+	Arena *a = arena_new();
+	long dims[3] = {64, 128, 128};
+	Diag d = {0};
+	d.file = "recipe_mlp.yaml";
+	const char *t0 = recipe_mlp(a, "{scaling: none}", "fp32");
+	Spec *s0 = spec_load(a, &d, d.file, t0, strlen(t0));
+	s0 = s0 ? spec_derive_backward(a, &d, s0, (Arch){100, true}) : NULL;
+	const Graph *g0 = s0 ? ir_build(a, &d, s0, (Arch){100, true}) : NULL;
+	if (!g0) {
+		check(0, "recipe-vs-none/load", "%s", d.msg);
+		arena_free(a);
+		return;
+	}
+	RefTensor *r0 = run_recipe(g0, dims);
+	for (size_t k = 0; k < sizeof rs / sizeof rs[0]; k++) {
+		const char *text = recipe_mlp(a, rs[k].recipe, "bf16");
+		Spec *s = spec_load(a, &d, d.file, text, strlen(text));
+		s = s ? spec_derive_backward(a, &d, s, (Arch){100, true}) : NULL;
+		const Graph *g = s ? ir_build(a, &d, s, (Arch){100, true}) : NULL;
+		if (!g) {
+			check(0, arena_printf(a, "recipe-vs-none/%s", rs[k].name), "%s", d.msg);
+			continue;
+		}
+		RefTensor *r = run_recipe(g, dims);
+		double worst = 0;
+		Buf msg = {0};
+		for (int w = 0; w < 4; w++) {
+			double e = grad_dist(g, r, g0, r0, grads[w]);
+			buf_printf(&msg, "%s%s %.4f", w ? ", " : "", grads[w], e);
+			worst = e > worst || e != e ? e : worst;
+		}
+		printf("  recipe-vs-none %s: %s (bound %g)\n", rs[k].name, msg.p, rs[k].bound);
+		check(worst <= rs[k].bound, arena_printf(a, "recipe-vs-none/%s", rs[k].name),
+			"relative Frobenius error of the gradients: %s; bound %g", msg.p, rs[k].bound);
+		buf_free(&msg);
+		interp_free(g, r);
+		free(r);
+	}
+	interp_free(g0, r0);
+	free(r0);
 	arena_free(a);
 }
 
@@ -648,7 +925,10 @@ int main(void)
 	arena_free(a);
 	test_rht();
 	test_backward();
-	test_derived_fd();
+	test_derived_fd("fd", fd_spec);
+	test_derived_fd("fd-residual", fd_res_spec);
 	test_gradient_state();
+	test_main_grad();
+	test_recipe_vs_none();
 	return check_failures ? 1 : 0;
 }

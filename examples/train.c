@@ -416,8 +416,9 @@ static void recipe_lines(Text *t, const Options *o)
 
 /* spec_text returns the spec of the student (teacher = 0: BF16 tensors, the recipe, backward and
  * the optimizer; its last o->bf16_last blocks unquantized) or of the teacher (teacher = 1: FP32,
- * recipe none, forward only). Tensors: x, res0 (zeros: the first block's residual, so every
- * norm has the same form), per block g<b>, wu<b>, wd<b>; gf; the output out. NULL: out of memory. */
+ * recipe none, forward only). Tensors: x, per block g<b>, wu<b>, wd<b>; gf; the output out. The
+ * stream: block 0 normalizes x; block b > 0 normalizes r<b> = y<b-1> + (x or r<b-1>); the final
+ * norm reads y<last> + the stream (the form of specs/tiny_residual_train.yaml). NULL: out of memory. */
 static char *spec_text(const Options *o, int teacher)
 {
 	Text t = {0};
@@ -431,8 +432,6 @@ static char *spec_text(const Options *o, int teacher)
 		recipe_lines(&t, o);
 	put(&t, "tensors:\n");
 	put(&t, "  x: {shape: [tokens, hidden], dtype: %s}\n", dt);
-	if (o->residual)
-		put(&t, "  res0: {shape: [tokens, hidden], dtype: %s}\n", dt);
 	for (int b = 0; b < o->blocks; b++) {
 		put(&t, "  g%d: {shape: [hidden], dtype: %s, role: weight}\n", b, dt);
 		put(&t, "  wu%d: {shape: [2*ffn, hidden], dtype: %s, role: weight}\n", b, dt);
@@ -442,13 +441,15 @@ static char *spec_text(const Options *o, int teacher)
 	put(&t, "ops:\n");
 	for (int b = 0; b < o->blocks; b++) {
 		int q = b < quantized_blocks;
-		char in[16], res[48], prec[32];
+		char in[16], res[64], prec[32];
 		snprintf(in, sizeof in, b ? "y%d" : "x", b - 1);
-		snprintf(res, sizeof res, b ? "residual: r%d, residual_out: r%d, " : "residual: res0, residual_out: r%d, ",
-			 b ? b - 1 : b, b);
+		res[0] = 0; /* block b > 0 adds y<b-1> to the stream: x, then r1, r2, ... */
+		if (o->residual && b == 1)
+			snprintf(res, sizeof res, "residual: x, residual_out: r1, ");
+		else if (o->residual && b > 1)
+			snprintf(res, sizeof res, "residual: r%d, residual_out: r%d, ", b - 1, b);
 		snprintf(prec, sizeof prec, q ? "" : ", precision: %s", dt);
-		put(&t, "  - norm_quantize: {in: %s, %sgamma: g%d, out: xn%d%s}\n", in, o->residual ? res : "", b, b,
-			prec);
+		put(&t, "  - norm_quantize: {in: %s, %sgamma: g%d, out: xn%d%s}\n", in, res, b, b, prec);
 		if (q)
 			put(&t, "  - quantize: {in: wu%d, out: wu%d_q}\n", b, b);
 		put(&t, "  - gemm_cast: {a: xn%d, b: wu%d%s, out: h%d, dtype: %s}\n", b, b, q ? "_q" : "", b, dt);
@@ -457,7 +458,10 @@ static char *spec_text(const Options *o, int teacher)
 			put(&t, "  - quantize: {in: wd%d, out: wd%d_q}\n", b, b);
 		put(&t, "  - gemm_cast: {a: a%d, b: wd%d%s, out: y%d, dtype: %s}\n", b, b, q ? "_q" : "", b, dt);
 	}
-	snprintf(final_res, sizeof final_res, "residual: r%d, ", o->blocks - 1);
+	if (o->blocks == 1)
+		snprintf(final_res, sizeof final_res, "residual: x, ");
+	else
+		snprintf(final_res, sizeof final_res, "residual: r%d, ", o->blocks - 1);
 	put(&t, "  - norm_quantize: {in: y%d, %sgamma: gf, out: out, precision: %s}\n", o->blocks - 1,
 		o->residual ? final_res : "", dt);
 	put(&t, "outputs: [out]\n");
@@ -655,7 +659,7 @@ static void selftest_spec(void)
 	free(s), free(t);
 	parses("--no-residual --blocks 2", &o);
 	s = spec_text(&o, 0);
-	expect(s && !strstr(s, "residual") && !strstr(s, "res0") && strstr(s, "{in: y0, gamma: g1, out: xn1"),
+	expect(s && !strstr(s, "residual") && strstr(s, "{in: y0, gamma: g1, out: xn1"),
 		"spec-text/no-residual", "--no-residual should chain the blocks without residual arguments");
 	free(s);
 }
@@ -789,8 +793,7 @@ static int make_targets(Gpu *g, const Options *o, const Model *teacher, const fl
 	size_t batch = (size_t)(T * H);
 	void *x = bind_new(g, g->teacher, "x", TG_FP32, T, H, pool);
 	void *y = x ? bind_new(g, g->teacher, "out", TG_FP32, T, H, NULL) : NULL;
-	if (!y || (o->residual && !bind_new(g, g->teacher, "res0", TG_FP32, T, H, NULL)) ||
-	    !bind_model(g, g->teacher, teacher, TG_FP32))
+	if (!y || !bind_model(g, g->teacher, teacher, TG_FP32))
 		return 0;
 	for (int p = 0; p < o->pool; p++) {
 		TRY(tg_memcpy(g->ctx, x, pool + batch * (size_t)p, batch * 4, TG_HOST_TO_DEVICE));
@@ -862,8 +865,7 @@ static int train(Gpu *g, const Options *o)
 	void *out_dev = x ? bind_new(g, g->student, "out", TG_BF16, T, H, NULL) : NULL;
 	void *d_out = out_dev ? bind_new(g, g->student, "d_out", TG_BF16, T, H, NULL) : NULL;
 	void *pool_dev = NULL;
-	if (!d_out || (o->residual && !bind_new(g, g->student, "res0", TG_BF16, T, H, NULL)) ||
-	    !bind_model(g, g->student, &student, TG_BF16))
+	if (!d_out || !bind_model(g, g->student, &student, TG_BF16))
 		goto out;
 	if (tg_alloc(g->ctx, pool_n * 2, &pool_dev) != TG_OK ||
 	    tg_memcpy(g->ctx, pool_dev, pool16, pool_n * 2, TG_HOST_TO_DEVICE) != TG_OK) {

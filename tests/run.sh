@@ -52,6 +52,8 @@ example() {
 	build/examples/host && echo "ok example/host"
 }
 part example example
+# examples/train.c: its selftest and generated specs (CPU); a short training run (GPU, else a skip)
+part train sh tests/train.sh
 # the conformance generator's CPU half: a fixed sample of generated specs must check, plan and
 # NVRTC-compile, or be rejected by check on purpose (tests/conformance/gen.py; the GPU half: --gpu)
 conformance() {

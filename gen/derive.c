@@ -227,20 +227,23 @@ static void derive_glu(Dv *v, const Op *op, Loc at)
 	o->p.act = op->p.act;
 	o->p.alpha = op->p.alpha;
 	o->p.limit = op->p.limit;
-	/* d_h has the layer recipe (or its override): quantized with both copies when a GEMM made
-	 * h (its dgrad and wgrad read d_h); else kept in h's dtype for the op before */
+	/* d_h has the layer recipe (or its override): quantized with both copies when a GEMM with
+	 * quantized operands made h (its dgrad and wgrad read d_h); else (no GEMM, or a GEMM kept in
+	 * high precision, e.g. a block left in BF16) kept in h's dtype */
 	Recipe r = v->s->recipe;
 	for (int i = 0; i < v->s->noverrides; i++)
 		if (!strcmp(v->s->overrides[i].tensor, dh))
 			r = recipe_resolve(v->s, &v->s->overrides[i]);
-	bool q = r.scaling != SCALING_NONE && h->producer >= 0 && v->g->ops[h->producer].kind == OP_GEMM_CAST;
+	const Op *mk = h->producer >= 0 ? &v->g->ops[h->producer] : NULL;
+	bool q = r.scaling != SCALING_NONE && mk && mk->kind == OP_GEMM_CAST && quantized(ft(v, mk->arg[ARG_A]));
+	/* block scaling: dglu writes no columnwise block copy, so d_h stays in h's dtype and the
+	 * GEMM's backward casts it (a cast_transpose writes both block-scaled copies) */
+	if (q && (r.scaling == SCALING_BLOCK1X128 || r.scaling == SCALING_BLOCK128X128))
+		q = false;
 	if (!q) {
 		o->p.high_precision = true;
 		o->p.out_dtype = h->dtype;
 	}
-	if (q && (r.scaling == SCALING_BLOCK1X128 || r.scaling == SCALING_BLOCK128X128))
-		diag_error(v->d, at, "backward: dglu writes no columnwise %s copy; this recipe's backward is not derived yet",
-			scaling_name(r.scaling));
 	o->p.columnwise = q;
 	set_grad(v, h, dh, q, at);
 }

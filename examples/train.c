@@ -448,15 +448,24 @@ static char *spec_text(const Options *o, int teacher)
 			snprintf(res, sizeof res, "residual: x, residual_out: r1, ");
 		else if (o->residual && b > 1)
 			snprintf(res, sizeof res, "residual: r%d, residual_out: r%d, ", b - 1, b);
-		snprintf(prec, sizeof prec, q ? "" : ", precision: %s", dt);
+		/* block scaling: the fused norm and GLU write no columnwise block copy (the wgrad
+		 * operand), so they write BF16 and a cast_transpose writes both block-scaled copies */
+		int cast = q && !strcmp(o->recipe, "block");
+		snprintf(prec, sizeof prec, q && !cast ? "" : ", precision: %s", dt);
 		put(&t, "  - norm_quantize: {in: %s, %sgamma: g%d, out: xn%d%s}\n", in, res, b, b, prec);
+		if (cast)
+			put(&t, "  - cast_transpose: {in: xn%d, out: xn%d_q}\n", b, b);
 		if (q)
 			put(&t, "  - quantize: {in: wu%d, out: wu%d_q}\n", b, b);
-		put(&t, "  - gemm_cast: {a: xn%d, b: wu%d%s, out: h%d, dtype: %s}\n", b, b, q ? "_q" : "", b, dt);
+		put(&t, "  - gemm_cast: {a: xn%d%s, b: wu%d%s, out: h%d, dtype: %s}\n", b, cast ? "_q" : "", b, q ? "_q" : "", b,
+			dt);
 		put(&t, "  - glu_amax: {in: h%d, out: a%d, act: swiglu%s}\n", b, b, prec);
+		if (cast)
+			put(&t, "  - cast_transpose: {in: a%d, out: a%d_q}\n", b, b);
 		if (q)
 			put(&t, "  - quantize: {in: wd%d, out: wd%d_q}\n", b, b);
-		put(&t, "  - gemm_cast: {a: a%d, b: wd%d%s, out: y%d, dtype: %s}\n", b, b, q ? "_q" : "", b, dt);
+		put(&t, "  - gemm_cast: {a: a%d%s, b: wd%d%s, out: y%d, dtype: %s}\n", b, cast ? "_q" : "", b, q ? "_q" : "", b,
+			dt);
 	}
 	if (o->blocks == 1)
 		snprintf(final_res, sizeof final_res, "residual: x, ");

@@ -24,8 +24,10 @@ sys.path.insert(0, HERE)
 fails = 0
 # The recipe's bound on the normwise relative error against an FP32 computation of the block:
 # E4M3 (3 mantissa bits) operands in the forward GEMMs, E5M2 (2 bits) gradients in the backward ones.
-BOUND = {"delayed": {"y": 0.05, "x": 0.10, "gamma": 0.10, "w_up": 0.10, "w_down": 0.10},
-         "current": {"y": 0.05, "x": 0.10, "gamma": 0.10, "w_up": 0.10, "w_down": 0.10}}
+# y: 0.15, the bound ref/NUMERICS.md states for the derived layer per recipe (measured on the H100:
+# 0.066; the first guess, 0.05, was below what FP8 operands give).
+BOUND = {"delayed": {"y": 0.15, "x": 0.10, "gamma": 0.10, "w_up": 0.10, "w_down": 0.10},
+         "current": {"y": 0.15, "x": 0.10, "gamma": 0.10, "w_up": 0.10, "w_down": 0.10}}
 
 
 def ok(name, cond, why=""):

@@ -4,7 +4,11 @@
 #     of the CSV agrees within float rounding (a GPU norm or GLU value 1 ulp off can move a
 #     few codes; cuBLASLt sums in another order): SQNR within 0.2 dB (or both infinite),
 #     shares (underflow, saturation, tiny/vanished blocks) within 0.2 percentage points,
-#     mean relative error and the outputs' relative Frobenius error within 3% of each other.
+#     mean relative error and the outputs' relative Frobenius error within 3% of each other;
+#     the layer outputs (rows "output") within 1.5 dB and 15%: a training layer's gradients
+#     come through several GEMMs, summed by cuBLASLt (GPU) and in order (CPU), so their
+#     distance to the unquantized run differs by more than rounding (H100: d_gamma 35.3 vs
+#     36.1 dB, relative Frobenius 0.0172 vs 0.0157).
 #  2. tegen run --out (GPU) and tegen run --cpu --out on the same inputs: tegen compare
 #     finds every output file within the --check rules.
 # Usage (repo root, after ninja): sh tests/gpu/numerics_gpu.sh
@@ -30,10 +34,11 @@ for spec in tests/gen/numerics_mlp.yaml tests/gpu/specs/bwd_derived.yaml; do
 			NR == FNR { if (FNR > 1) cpu[$1 "," $2 "," $3 "," $4] = $0; next }
 			FNR > 1 { k = $1 "," $2 "," $3 "," $4; if (!(k in cpu)) { print "only on the GPU: " k; bad++; next }
 				split(cpu[k], c, ","); seen[k] = 1
-				if (far($6, c[6], 0.2)) { print k " SQNR gpu " $6 " cpu " c[6]; bad++ }
+				out = $2 == "output"
+				if (far($6, c[6], out ? 1.5 : 0.2)) { print k " SQNR gpu " $6 " cpu " c[6]; bad++ }
 				for (i = 9; i <= 13; i++) if (i != 11 && far($i, c[i], 0.002)) { print k " column " i " gpu " $i " cpu " c[i]; bad++ }
 				if (rfar($8, c[8], 0.03)) { print k " mean rel gpu " $8 " cpu " c[8]; bad++ }
-				if (rfar($16, c[16], 0.03)) { print k " rel_frobenius gpu " $16 " cpu " c[16]; bad++ } }
+				if (rfar($16, c[16], out ? 0.15 : 0.03)) { print k " rel_frobenius gpu " $16 " cpu " c[16]; bad++ } }
 			END { for (k in cpu) if (!(k in seen)) { print "only on the CPU: " k; bad++ } exit bad > 0 }
 			' "$d/cpu.csv" "$d/gpu.csv" 2>&1); then
 			echo "ok numerics_gpu/$n/$inputs ($(($(wc -l <"$d/gpu.csv") - 1)) rows agree)"

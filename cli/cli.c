@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define MAX_SPEC_BYTES (4u << 20)
 
@@ -141,6 +142,19 @@ long cli_tokens(const char *s)
 		return 0;
 	}
 	return v;
+}
+
+int cli_make_dir(const char *dir)
+{
+	if (mkdir(dir, 0777) == 0)
+		return 0;
+	int e = errno;
+	struct stat st;
+	if (e == EEXIST) /* fine if it is a directory we may write to */
+		e = stat(dir, &st) != 0 ? errno : !S_ISDIR(st.st_mode) ? ENOTDIR : access(dir, W_OK) != 0 ? errno : 0;
+	if (e)
+		fprintf(stderr, "tegen: cannot create %s: %s\n", dir, strerror(e));
+	return e ? -1 : 0;
 }
 
 int cli_parse(const CliArgs *c, int argc, char **argv)

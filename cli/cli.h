@@ -55,6 +55,8 @@ int cli_parse(const CliArgs *c, int argc, char **argv);
 #define CLI_MAX_TOKENS 2147483647L
 /* cli_tokens reads a --tokens value (decimal digits only, 1..CLI_MAX_TOKENS); 0 after printing why if it is not one. */
 long cli_tokens(const char *s);
+/* cli_make_dir makes an output directory (or takes a writable one that exists); -1 after printing why. */
+int cli_make_dir(const char *dir);
 /* cli_usage prints usage to stderr and returns 2, the exit status of bad usage. */
 int cli_usage(const char *usage);
 

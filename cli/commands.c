@@ -23,19 +23,6 @@
 #include <unistd.h>
 #include <time.h>
 
-int cli_make_dir(const char *dir)
-{
-	if (mkdir(dir, 0777) == 0)
-		return 0;
-	int e = errno;
-	struct stat st;
-	if (e == EEXIST) /* fine if it is a directory we may write to */
-		e = stat(dir, &st) != 0 ? errno : !S_ISDIR(st.st_mode) ? ENOTDIR : access(dir, W_OK) != 0 ? errno : 0;
-	if (e)
-		fprintf(stderr, "tegen: cannot create %s: %s\n", dir, strerror(e));
-	return e ? -1 : 0;
-}
-
 int cli_archs(Arena *a, const char *list, const char **out)
 {
 	int n = 0, count = 1;

@@ -4,8 +4,6 @@
 
 #include "gen.h"
 
-/* cli_make_dir makes an output directory (or takes a writable one that exists); -1 after printing why. */
-int cli_make_dir(const char *dir);
 /* The most --arch targets (more is an error, not a silent cut). */
 #define CLI_MAX_ARCHS 16
 /* cli_archs splits an --arch list into out[CLI_MAX_ARCHS]: every element a known target, none

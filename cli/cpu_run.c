@@ -3,7 +3,6 @@
 #include "cpu_run.h"
 
 #include "cli.h"
-#include "commands.h"
 #include "layout.h"
 #include "parallel.h"
 #include "ref.h"

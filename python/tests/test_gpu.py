@@ -155,36 +155,8 @@ def main():
             ok("graph", torch.equal(ys, ye), f"replay vs eager max diff {(ys.float() - ye.float()).abs().max().item():.3g}")
         except Exception as err:  # noqa: BLE001
             ok("graph", False, f"{type(err).__name__}: {err}")
-
-    # CUDA graph of a whole training step (forward + backward), replayed, vs the same step eager
-    xg = x.detach().clone().requires_grad_()
-    dyg = dy.clone()
-    try:
-        s.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(s):
-            for _ in range(2):
-                fresh_grads()
-                xg.grad = None
-                layer(xg).backward(dyg)
-        torch.cuda.current_stream().wait_stream(s)
-        fresh_grads()
-        xg.grad = None
-        g2 = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g2):
-            layer(xg).backward(dyg)
-        g2.replay()
-        torch.cuda.synchronize()
-        gw, gx = layer.w_up.grad.clone(), xg.grad.clone()
-        fresh_grads()
-        xg.grad = None
-        layer(xg).backward(dyg)
-        torch.cuda.synchronize()
-        ok("graph-train", torch.equal(gw, layer.w_up.grad) and torch.equal(gx, xg.grad),
-           f"replay vs eager: d_w_up max diff {(gw.float() - layer.w_up.grad.float()).abs().max().item():.3g}, "
-           f"d_x {(gx.float() - xg.grad.float()).abs().max().item():.3g}")
-    except Exception as err:  # noqa: BLE001
-        ok("graph-train", False, f"{type(err).__name__}: {str(err)[:300]}")
     layer.auto_step = True
+
 
     # torch.compile around the module: a graph break at the layer, the rest compiled
     try:
@@ -232,6 +204,39 @@ def main():
         ok("bind-align-error", False, "a 2-byte-offset view bound")
     except tegen.Error as err:
         ok("bind-align-error", "16-byte aligned" in err.message, err.message)
+
+    # CUDA graph of a whole training step (forward + backward), replayed, vs the same step eager.
+    # Last: a failed capture leaves the CUDA context unusable for the tests after it
+    # (H100, torch 2.11: it failed, cudaErrorStreamCaptureInvalidated; open, issue 20).
+    layer.auto_step = False
+    xg = x.detach().clone().requires_grad_()
+    dyg = dy.clone()
+    try:
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            for _ in range(2):
+                fresh_grads()
+                xg.grad = None
+                layer(xg).backward(dyg)
+        torch.cuda.current_stream().wait_stream(s)
+        fresh_grads()
+        xg.grad = None
+        g2 = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g2):
+            layer(xg).backward(dyg)
+        g2.replay()
+        torch.cuda.synchronize()
+        gw, gx = layer.w_up.grad.clone(), xg.grad.clone()
+        fresh_grads()
+        xg.grad = None
+        layer(xg).backward(dyg)
+        torch.cuda.synchronize()
+        ok("graph-train", torch.equal(gw, layer.w_up.grad) and torch.equal(gx, xg.grad),
+           f"replay vs eager: d_w_up max diff {(gw.float() - layer.w_up.grad.float()).abs().max().item():.3g}, "
+           f"d_x {(gx.float() - xg.grad.float()).abs().max().item():.3g}")
+    except Exception as err:  # noqa: BLE001
+        ok("graph-train", False, f"{type(err).__name__}: {str(err)[:300]}")
+    layer.auto_step = True
     return 1 if fails else 0
 
 

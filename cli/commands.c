@@ -427,13 +427,7 @@ int cmd_run(int argc, char **argv)
 			continue;
 		const Kernel *kk = &p->kernels[k];
 		float *v = ms + (size_t)k * iters;
-		for (int i = 1; i < iters; i++)
-			for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
-				float t = v[j];
-				v[j] = v[j - 1];
-				v[j - 1] = t;
-			}
-		float us = v[iters / 2] * 1000;
+		float us = median_ms(v, iters) * 1000;
 		double bytes = 0;
 		char gbs[32] = "";
 		if (kk->kind == KERNEL_GENERATED && !tg_layer_time_kernel(l, k, NULL, NULL, iters, &us, &bytes) && us > 0)

@@ -307,6 +307,15 @@ static bool row_tile_path(const Kernel *k)
 		slot_long(k, "TG_RECIPE", 0) != TG_RECIPE_CURRENT_AMAX;
 }
 
+/* grid_cols of a row-family kernel: 0 (a CTA per row block), except dglu.cu's tile path,
+ * whose work items are slices of 16 steps of the gate half (DG_SW in the template). */
+static int row_grid_cols(const Kernel *k, const PlanVariant *v)
+{
+	if (!strcmp(k->tmpl, "dglu.cu") && row_tile_path(k) && v->rows_per_cta > 0)
+		return v->threads / v->rows_per_cta * v->vec * 16;
+	return 0;
+}
+
 /* The template's static_asserts for variant v on kernel k; `sane` adds the
  * tuning filter (registers per thread bounded, so no variant spills badly). */
 static bool variant_legal(const Kernel *k, const PlanVariant *v, bool sane)
@@ -440,7 +449,7 @@ bool plan_apply_variant(Arena *a, Kernel *k, const PlanVariant *v)
 		ok = ok && slot_set(k, "TG_VEC", arena_printf(a, "%d", v->vec));
 		ok = ok && slot_set(k, "TG_ROWS_PER_CTA", arena_printf(a, "%d", v->rows_per_cta));
 		k->grid_rows = v->rows_per_cta;
-		k->grid_cols = 0;
+		k->grid_cols = row_grid_cols(k, v);
 	} else {
 		ok = ok && slot_set(k, "TG_TILE_ROWS", arena_printf(a, "%d", v->tile_rows));
 		ok = ok && slot_set(k, "TG_TILE_COLS", arena_printf(a, "%d", v->tile_cols));
@@ -492,7 +501,7 @@ static void heuristic_launch(Planner *pl, Kernel *k, const PlanVariant *v, Famil
 	k->variant = v->name;
 	k->threads = v->threads;
 	k->grid_rows = f == FAM_ROW ? v->rows_per_cta : v->tile_rows;
-	k->grid_cols = f == FAM_ROW ? 0 : v->tile_cols;
+	k->grid_cols = f == FAM_ROW ? row_grid_cols(k, v) : v->tile_cols;
 }
 
 /* For rows the heuristic's variant cannot take (its vector does not divide the
@@ -686,9 +695,13 @@ static void plan_quantizing_op(Planner *pl, const Op *op)
 	}
 	bool fused = op_family(op->kind) == OPF_ROW;
 	Scaling sc = is_quantized(out) ? out->recipe.scaling : SCALING_NONE;
-	/* the byte transpose moves 16-byte vectors: other rows take the fused tile path */
+	/* the byte transpose moves 16-byte vectors: other rows take the fused tile path. dglu
+	 * takes its tile path whenever its heuristic tile (t256v8r32: 64 columns of each half
+	 * per step) fits: 520 us against 387 + 178 for the row kernel + byte transpose at
+	 * 8192 x 2 x 14336 on the H100 (bench/RESULTS.md, sixth session) */
+	bool dglu_tile = op->kind == OP_DGLU && (tensor_cols(out) / 2) % 64 == 0;
 	bool split = fused && (sc == SCALING_DELAYED || sc == SCALING_CURRENT) && out->rowwise && out->columnwise &&
-		tensor_cols(out) % 16 == 0;
+		tensor_cols(out) % 16 == 0 && !dglu_tile;
 	Tensor rowonly;
 	if (split) { /* the fused kernel sees a rowwise-only tensor; the transpose follows */
 		rowonly = *out;

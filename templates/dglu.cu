@@ -20,13 +20,14 @@
 // Pointer slots (tg_backward.h): TG_PB_IN h, TG_PB_GRAD d_act, TG_PB_OUT d_h, TG_PB_OUT_T,
 // TG_PB_SCALE, TG_PB_SCALE_INV, TG_PB_SCALE_INV_T, TG_PB_AMAX, TG_PB_DW.
 //
-// Launch: block (TG_THREADS,1,1), grid.x = min(ceil(rows / TG_ROWS_PER_CTA), cap); any
-// grid.x >= 1 is correct (grid-stride over row blocks). n[0] = rows.
+// Launch: block (TG_THREADS,1,1), grid.x = min(ceil(rows / TG_ROWS_PER_CTA), cap) (tile
+// path: times DG_NS column slices, below); any grid.x >= 1 is correct (grid-stride). n[0] = rows.
 // Row path (no columnwise copy): TG_THREADS/TG_ROWS_PER_CTA threads per row, each loading
 // all its a, b and g vectors of the row before the math (many loads in flight).
 // Tile path (TG_COLWISE or TG_DBIAS): TG_ROWS_PER_CTA rows (a multiple of 32; else 32) by
 // TG_THREADS*TG_VEC/rows columns of the gate half per step (that width must divide
-// TG_COLS); d_a, then d_b, staged as FP32 in shared memory for tg_colwise_store.
+// TG_COLS); d_a, then d_b, staged as FP32 in shared memory for tg_colwise_store. The next
+// step's a, b, g are loaded before this step's math (one step of register prefetch).
 #include "tg_formats.h"
 #include "tg_recipe.h"
 #include "tg_kernel.h"
@@ -159,6 +160,13 @@ constexpr int DG_R = TG_ROWS_PER_CTA % 32 == 0 ? TG_ROWS_PER_CTA : 32; // rows p
 constexpr int DG_VPR = TG_THREADS / DG_R;                              // vectors per tile row
 constexpr int DG_CW = DG_VPR * DG_VEC;                                 // gate-half columns per step
 constexpr int DG_SEG = TG_RECIPE == TG_RECIPE_MXFP8 ? 32 : 16;
+// Work items: a tile of DG_R rows by a slice of DG_SLICE_STEPS steps (DG_SW gate-half
+// columns; the last slice of a row may be shorter). Item i = (row tile i / DG_NS, slice
+// i % DG_NS); the planner launches ceil(rows / DG_R) * DG_NS CTAs (grid_cols = DG_SW), so
+// a short tensor still fills the GPU. Any grid.x >= 1 is correct (grid-stride over items).
+constexpr int DG_SLICE_STEPS = 16;
+constexpr int DG_SW = DG_CW * DG_SLICE_STEPS;
+constexpr int DG_NS = (DG_COLS + DG_SW - 1) / DG_SW;
 constexpr int DG_PITCH = DG_CW + 4;
 struct alignas(16) dg_f4 { float a[4]; };
 static_assert(TG_THREADS % DG_R == 0 && DG_VPR >= 1, "columnwise: TG_THREADS must be a multiple of the tile rows");
@@ -218,14 +226,23 @@ __device__ __forceinline__ void dg_tile_path(const TgParams &p)
 	float amax = 0.0f;
 	const bool aligned16 = (rows % 16) == 0;
 	const int tr = threadIdx.x / DG_VPR, tv = threadIdx.x % DG_VPR;
-	for (long long r0 = (long long)blockIdx.x * DG_R; r0 < rows; r0 += (long long)gridDim.x * DG_R) {
+	const long long items = (rows + DG_R - 1) / DG_R * DG_NS;
+	for (long long it = blockIdx.x; it < items; it += gridDim.x) {
+		const long long r0 = it / DG_NS * DG_R;
+		const int cs = (int)(it % DG_NS) * DG_SW, ce = cs + DG_SW < DG_COLS ? cs + DG_SW : DG_COLS;
 		const long long r = r0 + tr;
 		const bool rv = r < rows;
-		for (int c0 = 0; c0 < DG_COLS; c0 += DG_CW) {
+		tg_rvec<TG_IN_DTYPE, DG_VEC> ra, rb;
+		tg_rvec<TG_G_DTYPE, DG_VEC> rg;
+		dg_load(p, r, cs / DG_VEC + tv, rv, ra, rb, rg);
+		for (int c0 = cs; c0 < ce; c0 += DG_CW) {
 			const int v = c0 / DG_VEC + tv;
-			tg_rvec<TG_IN_DTYPE, DG_VEC> ra, rb;
-			tg_rvec<TG_G_DTYPE, DG_VEC> rg;
-			dg_load(p, r, v, rv, ra, rb, rg);
+			// the next step's loads go out before this step's math and the (synchronizing)
+			// stores, so the memory system stays busy while the CTA computes and transposes
+			const bool more = c0 + DG_CW < ce;
+			tg_rvec<TG_IN_DTYPE, DG_VEC> na, nb;
+			tg_rvec<TG_G_DTYPE, DG_VEC> ng;
+			dg_load(p, r, v + DG_VPR, rv && more, na, nb, ng);
 			float da[DG_VEC], db[DG_VEC];
 			dg_compute(ra, rb, rg, rv, da, db, amax);
 			if (TG_ROWWISE) {
@@ -238,6 +255,9 @@ __device__ __forceinline__ void dg_tile_path(const TgParams &p)
 			dg_flush(p, ys, r0, c0, rows, s, aligned16);
 			dg_stage(ys, tr, tv, db);
 			dg_flush(p, ys, r0, DG_COLS + c0, rows, s, aligned16);
+			ra = na;
+			rb = nb;
+			rg = ng;
 		}
 	}
 	if (TG_RECIPE == TG_RECIPE_DELAYED) {

@@ -2,7 +2,8 @@
 # gen_harness_bwd.sh LIST OUT: write the backward-template instances of LIST
 # (tests/gpu/harness_bwd.list: lines "dglu|dnorm|dbias|dreduce NAME SLOT...") as
 # #define/#include blocks plus one instance table per template, which
-# tests/gpu/harness_bwd.cu includes.
+# tests/gpu/harness_bwd.cu includes. Extra trailing fields NAME=VALUE are harness-only
+# #defines of that instance (e.g. TG_DN_DEPTH=1 to time a template default against another).
 set -eu
 awk '
 BEGIN {
@@ -17,12 +18,16 @@ BEGIN {
 	k = $1
 	if (!(k in s)) { printf "%s:%d: unknown template %s\n", FILENAME, FNR, k > "/dev/stderr"; bad = 1; exit 1 }
 	n = split(s[k], slot, " ")
+	nx = 0
+	while (NF > n + 2 && $NF ~ /^[A-Z_]+=/) { nx++; xd[nx] = $NF; NF-- }
 	if (NF != n + 2) { printf "%s:%d: %s wants %d columns, got %d\n", FILENAME, FNR, k, n + 2, NF > "/dev/stderr"; bad = 1; exit 1 }
 	printf "#define TG_KERNEL %s\n", $2
 	for (i = 1; i <= n; i++) printf "#define %s %s\n", slot[i], $(i + 2)
+	for (i = 1; i <= nx; i++) { split(xd[i], kv, "="); printf "#define %s %s\n", kv[1], kv[2] }
 	if (k == "dglu") print "#define TG_ALPHA 1.702f\n#define TG_LIMIT 7.0f"
 	printf "#include \"%s\"\nextern \"C\" __global__ void %s(const TgParams p);\n#undef TG_KERNEL\n", file[k], $2
 	for (i = 1; i <= n; i++) printf "#undef %s\n", slot[i]
+	for (i = 1; i <= nx; i++) { split(xd[i], kv, "="); printf "#undef %s\n", kv[1] }
 	if (k == "dglu") print "#undef TG_ALPHA\n#undef TG_LIMIT"
 	row = sprintf("\t{\"%s\", %s", $2, $2)
 	for (i = 3; i <= NF; i++) row = row ", " $i

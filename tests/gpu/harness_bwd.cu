@@ -88,6 +88,17 @@ struct DBuf {
 
 /* Compare device bytes with expected host bytes, elements of elem bytes; float elements
  * (elem 4, is_float) compare NaN-equal; the guard zone must still hold the poison. */
+// The planner's grid for a dglu instance: a CTA per row block; the tile path (a columnwise copy
+// or dbias) times its column slices of 16 steps (dglu.cu's DG_NS; row_grid_cols in gen/plan.c).
+static int dg_grid(const DgInst &k, long long rows)
+{
+	const bool tile = (k.colw || k.dbias) && k.recipe != 3;
+	const int rpc = tile && k.rpc % 32 ? 32 : k.rpc;
+	const long long sw = tile ? (long long)k.thr / rpc * k.vec * 16 : 0;
+	const long long g = cdivl(rows, rpc) * (tile ? cdivl(k.cols, sw) : 1);
+	return (int)std::min<long long>(g, 132 * 32);
+}
+
 static bool cmp(const char *what, const char *kname, long long rows, int grid, const DBuf &b, const void *want,
                 int elem, bool is_float)
 {
@@ -296,7 +307,7 @@ static void run_dglu(const DgInst &k, long long rows)
 	dscale.alloc(4);
 	dsinv.alloc(4);
 	damax.alloc(4);
-	const int grids[2] = {(int)cdivl(rows, k.rpc), 3};
+	const int grids[2] = {dg_grid(k, rows), 3};
 	bool ok = true;
 	for (int gi = 0; gi < 2; gi++) {
 		int grid = std::max(1, std::min(grids[gi], grids[0]));
@@ -556,7 +567,7 @@ static void bench(void)
 		memset(&l, 0, sizeof l);
 		l.fn = k.fn;
 		l.thr = k.thr;
-		l.grid = (int)cdivl(rows, k.rpc);
+		l.grid = dg_grid(k, rows);
 		l.p.p[TG_PB_IN] = dalloc(nh * esize(k.in_dt));
 		l.p.p[TG_PB_GRAD] = dalloc(nh / 2 * esize(k.g_dt));
 		l.p.p[TG_PB_OUT] = dalloc(nh * (k.recipe == 0 ? esize(k.out_dt) : 1));

@@ -1115,17 +1115,17 @@ static void plan_dreduce(Planner *pl, const Op *op, int src, Component part, int
 	k->kind = KERNEL_GENERATED;
 	k->tmpl = "dreduce.cu";
 	slot(pl, k, "TG_KERNEL", emit_entry(pl->a, pl->p, k));
-	slot(pl, k, "TG_THREADS", "64");
+	slot(pl, k, "TG_THREADS", "256");
 	slot(pl, k, "TG_ACCUMULATE", op->p.accumulate ? "1" : "0"); /* main_grad: added into dst */
 	bind(pl, k, TG_PB_DW, src, part);
 	bind(pl, k, TG_PB_OUT, dst, COMP_DATA);
 	k->rows = rows;
 	k->rows_chunk = TG_BWD_CHUNK;
 	k->cols = cols;
-	k->threads = 64; /* small CTAs: 4096 columns spread over 64 SMs, not 16 */
-	k->grid_rows = 0; /* grid.x = ceil(cols / 64): a thread per column */
-	k->grid_cols = 64;
-	k->variant = "t64";
+	k->threads = 256; /* 8 warps load 256 chunk rows of 32 columns at once; warp 0 adds them in order */
+	k->grid_rows = 0; /* grid.x = ceil(cols / 32): a CTA per 32 columns (4096 columns: 128 CTAs) */
+	k->grid_cols = 32;
+	k->variant = "t256";
 	k->choice = "fixed";
 	k->note = arena_printf(pl->a, "stage 2 of 2: the chunk partials (%s.%s, one per %d rows) summed in chunk order (deterministic)%s",
 		pl->g->tensors[src].name, part == COMP_PART ? "part" : "part_b", TG_BWD_CHUNK,

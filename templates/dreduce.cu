@@ -7,36 +7,58 @@
 // (tg_backward.h); with TG_ACCUMULATE, out[c] = out[c] + that sum (an FP32 main_grad).
 // Bit-exact with ref_chunk_reduce.
 //
-// Launch: block (TG_THREADS,1,1), any grid.x >= 1 (grid-stride over columns;
-// ceil(n[1] / TG_THREADS) CTAs cover it once). Coalesced: a warp reads 32 consecutive
-// columns of one chunk row per step.
+// Launch: block (TG_THREADS,1,1), any grid.x >= 1 (grid-stride over groups of 32 columns;
+// ceil(n[1] / 32) CTAs cover it once). A CTA owns 32 columns: per round its warps load
+// DR_ROUND chunk rows of them (each warp DR_B rows, a coalesced 128-byte row segment per
+// load, all in flight together) into shared memory, then warp 0 adds them in chunk order.
+// The loads are what takes time; the sequential adds are a few cycles each.
 #include "tg_formats.h"
 #include "tg_recipe.h"
 #include "tg_kernel.h"
 #include "tg_backward.h"
 
-#define DR_BATCH 32
-
 static_assert(TG_THREADS % 32 == 0 && TG_THREADS <= 1024, "TG_THREADS must be a multiple of 32, <= 1024");
+
+#define DR_CAT2(a, b) a##b
+#define DR_CAT(a, b) DR_CAT2(a, b)
+namespace DR_CAT(dr_ns_, TG_KERNEL) {
+
+constexpr int DR_W = TG_THREADS / 32;                   // warps
+constexpr int DR_B = 256 / DR_W < 32 ? 256 / DR_W : 32; // chunk rows a warp loads per round
+constexpr int DR_ROUND = DR_W * DR_B;                   // chunk rows per round
 
 extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParams p)
 {
+	__shared__ float stage[DR_ROUND][33];
 	const long long nk = p.n[0], cols = p.n[1];
 	const float *part = (const float *)p.p[TG_PB_DW];
 	float *out = (float *)p.p[TG_PB_OUT];
-	for (long long c = (long long)blockIdx.x * TG_THREADS + threadIdx.x; c < cols; c += (long long)gridDim.x * TG_THREADS) {
+	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+	for (long long c0 = (long long)blockIdx.x * 32; c0 < cols; c0 += (long long)gridDim.x * 32) {
+		const long long c = c0 + lane;
+		const bool cv = c < cols;
 		float acc = -0.0f;
-		// DR_BATCH loads in flight, then their adds in chunk order (x + -0 == x, so the
-		// padding past nk changes nothing): the sum is latency-bound with one thread a column
-		for (long long k0 = 0; k0 < nk; k0 += DR_BATCH) {
-			float v[DR_BATCH];
+		for (long long k0 = 0; k0 < nk; k0 += DR_ROUND) {
+			float v[DR_B];
 #pragma unroll
-			for (int i = 0; i < DR_BATCH; i++)
-				v[i] = k0 + i < nk ? part[(k0 + i) * cols + c] : -0.0f;
+			for (int i = 0; i < DR_B; i++) {
+				const long long k = k0 + warp * DR_B + i;
+				v[i] = cv && k < nk ? part[k * cols + c] : -0.0f; // x + -0 == x: padding changes nothing
+			}
 #pragma unroll
-			for (int i = 0; i < DR_BATCH; i++)
-				acc = tg__add_rn(acc, v[i]);
+			for (int i = 0; i < DR_B; i++)
+				stage[warp * DR_B + i][lane] = v[i];
+			__syncthreads();
+			if (warp == 0) {
+				const int n = nk - k0 < DR_ROUND ? (int)(nk - k0) : DR_ROUND;
+				for (int j = 0; j < n; j++)
+					acc = tg__add_rn(acc, stage[j][lane]);
+			}
+			__syncthreads();
 		}
-		out[c] = TG_ACCUMULATE ? tg__add_rn(out[c], acc) : acc;
+		if (warp == 0 && cv)
+			out[c] = TG_ACCUMULATE ? tg__add_rn(out[c], acc) : acc;
 	}
 }
+
+} // namespace

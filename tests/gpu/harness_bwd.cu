@@ -608,7 +608,7 @@ static void bench(void)
 		l.p.n[0] = rows;
 		l.fn2 = dr_insts[0].fn;
 		l.thr2 = dr_insts[0].thr;
-		l.grid2 = (int)cdivl(k.cols, l.thr2);
+		l.grid2 = (int)cdivl(k.cols, 32); /* the planner's grid: a CTA per 32 columns */
 		l.p2.p[TG_PB_DW] = l.p.p[TG_PB_DW];
 		l.p2.p[TG_PB_OUT] = dalloc((size_t)k.cols * 4);
 		l.p2.n[0] = nk;
@@ -633,7 +633,7 @@ static void bench(void)
 		l.p.n[0] = rows;
 		l.fn2 = dr_insts[0].fn;
 		l.thr2 = dr_insts[0].thr;
-		l.grid2 = (int)cdivl(k.cols, l.thr2);
+		l.grid2 = (int)cdivl(k.cols, 32); /* the planner's grid: a CTA per 32 columns */
 		l.p2.p[TG_PB_DW] = l.p.p[TG_PB_DW];
 		l.p2.p[TG_PB_OUT] = dalloc((size_t)k.cols * 4);
 		l.p2.n[0] = nk;

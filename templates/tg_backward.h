@@ -116,7 +116,7 @@ TG_HD void tg_bwd_sigmoid2(float z, float *s, float *sc)
 {
 	float e = tg_bwd_exp(-tg_bwd_abs(z));
 	float d = tg__add_rn(1.0f, e);
-	float p = tg_div_rn(1.0f, d), q = tg__mul_rn(e, p);
+	float p = tg_rcp_rn(d), q = tg__mul_rn(e, p);
 	*s = z >= 0.0f ? p : q;
 	*sc = z >= 0.0f ? q : p;
 }

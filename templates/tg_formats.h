@@ -86,6 +86,17 @@ TG_HD float tg_div_rn(float a, float b)
 #endif
 }
 
+/* 1/b rounded to nearest even: the same bits as tg_div_rn(1, b) (both correctly rounded),
+ * fewer instructions on the GPU (__frcp_rn). */
+TG_HD float tg_rcp_rn(float b)
+{
+#ifdef __CUDA_ARCH__
+	return __frcp_rn(b);
+#else
+	return 1.0f / b;
+#endif
+}
+
 /* Round |x| (finite, bits a = |x| bits) to a float format with m mantissa
  * bits and minimum normal exponent emin; returns the unsigned code
  * (exponent field << m | mantissa) without any saturation. Exact RNE for all

@@ -2,7 +2,7 @@
  * (__CUDA_ARCH__ defined) on the host, so that test_recipe can check that the
  * RHT the kernels run is the host reference's bit for bit. The CUDA intrinsics
  * those branches call are given their documented IEEE semantics in C here:
- * __fadd_rn/__fsub_rn/__fmul_rn/__fdiv_rn round to nearest even (and are never
+ * __fadd_rn/__fsub_rn/__fmul_rn/__fdiv_rn/__frcp_rn round to nearest even (and are never
  * contracted), __umulhi is the high word of the 64-bit product. An arch below
  * 890 keeps the FP8 conversions on the shared software path. */
 #define __CUDA_ARCH__ 800
@@ -16,6 +16,7 @@ static inline float __fadd_rn(float a, float b) { return a + b; }
 static inline float __fsub_rn(float a, float b) { return a - b; }
 static inline float __fmul_rn(float a, float b) { return a * b; }
 static inline float __fdiv_rn(float a, float b) { return a / b; }
+static inline float __frcp_rn(float b) { return 1.0f / b; }
 
 #include "tg_recipe.h"
 #include "rht_device.h"

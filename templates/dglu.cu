@@ -167,11 +167,6 @@ constexpr int DG_SEG = TG_RECIPE == TG_RECIPE_MXFP8 ? 32 : 16;
 constexpr int DG_SLICE_STEPS = 16;
 constexpr int DG_SW = DG_CW * DG_SLICE_STEPS;
 constexpr int DG_NS = (DG_COLS + DG_SW - 1) / DG_SW;
-// Per-tensor FP8 with a columnwise copy and no dbias: the columnwise bytes are the rowwise
-// bytes transposed, so the CTA stages the FP8 bytes it just wrote (not FP32) and transposes
-// 4 x 4 byte blocks in registers: one barrier a step (two stage buffers), no requantizing.
-constexpr bool DG_BYTES = TG_COLWISE && !TG_DBIAS && (TG_RECIPE == TG_RECIPE_DELAYED || TG_RECIPE == TG_RECIPE_CURRENT_CAST);
-constexpr int DG_QW = DG_CW / 4; // 4-byte words of one half's step row
 constexpr int DG_PITCH = DG_CW + 4;
 struct alignas(16) dg_f4 { float a[4]; };
 static_assert(TG_THREADS % DG_R == 0 && DG_VPR >= 1, "columnwise: TG_THREADS must be a multiple of the tile rows");
@@ -220,69 +215,10 @@ __device__ __forceinline__ void dg_flush(const TgParams &p, float (*ys)[DG_PITCH
 		__syncthreads(); // before the stage is rewritten
 }
 
-// The FP8 bytes of y (DG_VEC values times s), packed 4 to a word as tg_store_fp8 writes them.
-__device__ __forceinline__ void dg_fp8_words(const float (&y)[DG_VEC], float s, uint32_t (&w)[DG_VEC / 4])
-{
-#pragma unroll
-	for (int k = 0; k < DG_VEC / 4; k++)
-		w[k] = tg_fp8x2<TG_FMT>(y[4 * k] * s, y[4 * k + 1] * s) | (tg_fp8x2<TG_FMT>(y[4 * k + 2] * s, y[4 * k + 3] * s) << 16);
-}
-
-// Stores the DG_VEC / 4 words w at byte offset e of the rowwise copy (e a multiple of DG_VEC).
-__device__ __forceinline__ void dg_store_words(const TgParams &p, long long e, const uint32_t (&w)[DG_VEC / 4])
-{
-	tg_raw<DG_VEC> r;
-#pragma unroll
-	for (int k = 0; k < DG_VEC / 4; k++)
-		r.w[k] = w[k];
-	reinterpret_cast<tg_raw<DG_VEC> *>(p.p[TG_PB_OUT])[e / DG_VEC] = r;
-}
-
-// Columnwise store of one staged step (bytes, yb [row][half][word]): a task is 4 columns x 16
-// rows of one half; four 4 x 4 byte blocks transposed with byte permutes, then one 16-byte
-// store per column (byte stores at the tensor's last rows or when rows % 16 != 0).
-__device__ __forceinline__ void dg_bytes_flush(const TgParams &p, const uint32_t (*yb)[2][DG_QW], long long r0, int c0,
-                                               long long rows, bool aligned16)
-{
-	uint8_t *out_t = (uint8_t *)p.p[TG_PB_OUT_T];
-	for (int task = threadIdx.x; task < 2 * DG_QW * (DG_R / 16); task += TG_THREADS) {
-		const int q = task % DG_QW, h = task / DG_QW % 2, seg = task / (2 * DG_QW);
-		const long long rs0 = r0 + seg * 16;
-		if (rs0 >= rows)
-			continue;
-		uint32_t c[4][4]; // c[j][g]: column 4q + j, rows 4g .. 4g + 3
-#pragma unroll
-		for (int g = 0; g < 4; g++) {
-			const uint32_t w0 = yb[seg * 16 + 4 * g][h][q], w1 = yb[seg * 16 + 4 * g + 1][h][q];
-			const uint32_t w2 = yb[seg * 16 + 4 * g + 2][h][q], w3 = yb[seg * 16 + 4 * g + 3][h][q];
-			const uint32_t t0 = __byte_perm(w0, w1, 0x5140), t1 = __byte_perm(w0, w1, 0x7362);
-			const uint32_t t2 = __byte_perm(w2, w3, 0x5140), t3 = __byte_perm(w2, w3, 0x7362);
-			c[0][g] = __byte_perm(t0, t2, 0x5410);
-			c[1][g] = __byte_perm(t0, t2, 0x7632);
-			c[2][g] = __byte_perm(t1, t3, 0x5410);
-			c[3][g] = __byte_perm(t1, t3, 0x7632);
-		}
-#pragma unroll
-		for (int j = 0; j < 4; j++) {
-			uint8_t *dst = out_t + (long long)(h * DG_COLS + c0 + 4 * q + j) * rows + rs0;
-			if (aligned16 && rs0 + 16 <= rows) {
-				*reinterpret_cast<uint4 *>(dst) = make_uint4(c[j][0], c[j][1], c[j][2], c[j][3]);
-			} else {
-#pragma unroll
-				for (int k = 0; k < 16; k++)
-					if (rs0 + k < rows)
-						dst[k] = (uint8_t)(c[j][k / 4] >> (8 * (k % 4)));
-			}
-		}
-	}
-}
-
 __device__ __forceinline__ void dg_tile_path(const TgParams &p)
 {
-	__shared__ alignas(16) float ys[DG_BYTES ? 1 : DG_R][DG_PITCH];
-	__shared__ alignas(16) uint32_t yb[DG_BYTES ? 2 : 1][DG_BYTES ? DG_R : 1][2][DG_QW];
+	__shared__ alignas(16) float ys[DG_R][DG_PITCH];
 	__shared__ float ared[32];
-	int buf = 0;
 	const long long rows = p.n[0];
 	float s = 1.0f;
 	if (TG_RECIPE == TG_RECIPE_DELAYED || TG_RECIPE == TG_RECIPE_CURRENT_CAST)
@@ -309,27 +245,6 @@ __device__ __forceinline__ void dg_tile_path(const TgParams &p)
 			dg_load(p, r, v + DG_VPR, rv && more, na, nb, ng);
 			float da[DG_VEC], db[DG_VEC];
 			dg_compute(ra, rb, rg, rv, da, db, amax);
-			if constexpr (DG_BYTES) {
-				uint32_t wa[DG_VEC / 4], wb[DG_VEC / 4];
-				dg_fp8_words(da, s, wa);
-				dg_fp8_words(db, s, wb);
-				if (TG_ROWWISE && rv) {
-					dg_store_words(p, r * (2 * DG_COLS) + (long long)v * DG_VEC, wa);
-					dg_store_words(p, r * (2 * DG_COLS) + DG_COLS + (long long)v * DG_VEC, wb);
-				}
-#pragma unroll
-				for (int k = 0; k < DG_VEC / 4; k++) {
-					yb[buf][tr][0][tv * (DG_VEC / 4) + k] = wa[k];
-					yb[buf][tr][1][tv * (DG_VEC / 4) + k] = wb[k];
-				}
-				__syncthreads(); // the step is staged; the other buffer is free (read before this barrier)
-				dg_bytes_flush(p, yb[buf], r0, c0, rows, aligned16);
-				buf ^= 1;
-				ra = na;
-				rb = nb;
-				rg = ng;
-				continue;
-			}
 			if (TG_ROWWISE) {
 				tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, DG_VEC, 2 * DG_COLS>(
 					p, rows, r, v * DG_VEC, da, rv, s, TG_EPS_SCALE, TG_POW2);

@@ -23,6 +23,7 @@ COLORS = ["#000000", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#d62728", "#e3
 
 
 NOTES = set()  # what the logs say about the model ("no residual stream")
+FLOOR = {}  # the irreducible loss of a noisy-target task (train --target-noise), from the logs
 
 
 def load(directory):
@@ -43,6 +44,9 @@ def load(directory):
             with open(log) as f:
                 text = f.read()
             g = re.search(r"GEMMs ([\d.]+) ms \((\d+)%\), other ([\d.]+) ms", text)
+            fl = re.search(r"the loss cannot fall below ([\d.e+-]+)", text)
+            if fl:
+                FLOOR[m.group(1)] = float(fl.group(1))
             if "no residual stream" in text:
                 NOTES.add("no residual stream")
             if g:
@@ -132,9 +136,10 @@ def table(runs, gemm):
     base = None
     if "bf16" in runs:
         base = statistics.fmean(final_loss(c) for c in runs["bf16"].values())
-    lines = ["| recipe | seeds | final loss (mean, last 10%) | seed range | vs BF16 | step ms | GPU ms (fwd / bwd / opt) "
-             "| GEMM share |",
-             "|---|---|---|---|---|---|---|---|"]
+    floor = FLOOR.get("bf16")
+    lines = ["| recipe | seeds | final loss (mean, last 10%) | seed range | vs BF16 | above the noise floor, vs BF16 "
+             "| step ms | GPU ms (fwd / bwd / opt) | GEMM share |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for name in order(runs):
         seeds = runs[name]
         finals = [final_loss(c) for c in seeds.values()]
@@ -145,7 +150,9 @@ def table(runs, gemm):
             return statistics.fmean(statistics.median(c[col][1:] or c[col]) for c in seeds.values())
 
         share = f"{statistics.fmean(gemm[name]):.0f}%" if name in gemm else "n/a"
-        lines.append(f"| {name} | {len(seeds)} | {f:.5g} | {min(finals):.4g} .. {max(finals):.4g} | {vs} | "
+        # the loss above the targets' noise (loss - S^2): what the model has still to learn
+        above = f"{f - floor:.4g} ({100 * ((f - floor) / (base - floor) - 1):+.1f}%)" if floor and base else "n/a"
+        lines.append(f"| {name} | {len(seeds)} | {f:.5g} | {min(finals):.4g} .. {max(finals):.4g} | {vs} | {above} | "
                      f"{med('step_ms'):.3f} | {med('gpu_ms'):.3f} ({med('fwd_ms'):.3f} / {med('bwd_ms'):.3f} / "
                      f"{med('opt_ms'):.3f}) | {share} |")
     return "\n".join(lines)

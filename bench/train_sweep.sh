@@ -8,14 +8,17 @@
 # Sized to finish in about 5 minutes on one H100, kernel compiles included (the first run of each
 # recipe compiles; the other seeds hit the disk cache). Env: STEPS (400), BLOCKS (4), HIDDEN (256),
 # FFN (768), TOKENS (512), LR (2e-3), SEEDS ("1 2 3"), RECIPES (all below), BF16_LAST (1: the
-# nvfp4_bf16last run keeps that many last blocks in BF16), TRAIN_ARGS (more options for every run).
+# nvfp4_bf16last run keeps that many last blocks in BF16), NOISE (0.1: the targets' noise, an
+# irreducible loss of NOISE^2 as real training has; 0 gives the noiseless task, whose loss falls
+# to the recipes' quantization floor), POOL (64 input batches, so that 400 steps see each about 6
+# times and the model cannot memorize the noise), TRAIN_ARGS (more options for every run).
 cd "$(dirname "$0")/.." || exit 2
 out=${1:-${OUT:-bench/out/train}}
 mkdir -p "$out" || exit 1
 train=build/examples/train
 [ -x $train ] || { echo "train_sweep: $train is missing (./configure && ninja)" >&2; exit 1; }
 steps=${STEPS:-400} blocks=${BLOCKS:-4} hidden=${HIDDEN:-256} ffn=${FFN:-768} tokens=${TOKENS:-512}
-lr=${LR:-2e-3} seeds=${SEEDS:-1 2 3} bf16_last=${BF16_LAST:-1}
+lr=${LR:-2e-3} seeds=${SEEDS:-1 2 3} bf16_last=${BF16_LAST:-1} noise=${NOISE:-0.1} pool=${POOL:-64}
 recipes=${RECIPES:-bf16 delayed current block mxfp8 nvfp4 nvfp4_bf16last}
 
 # Until tegen derives the backward of a norm with a residual add, the blocks run chained without
@@ -39,7 +42,7 @@ for r in $recipes; do
 		t0=$(date +%s) log="$out/train_${r}_s$s.log"
 		# shellcheck disable=SC2086
 		$train $args $mode --seed "$s" --blocks "$blocks" --hidden "$hidden" --ffn "$ffn" --tokens "$tokens" \
-			--steps "$steps" --lr "$lr" --print-every 100 $TRAIN_ARGS --csv "$out/train_${r}_s$s.csv" >"$log" 2>&1
+			--steps "$steps" --lr "$lr" --target-noise "$noise" --pool "$pool" --print-every 100 $TRAIN_ARGS --csv "$out/train_${r}_s$s.csv" >"$log" 2>&1
 		rc=$?
 		grep -q '^skip' "$log" && { cat "$log"; exit 0; } # no GPU
 		if [ $rc = 0 ]; then

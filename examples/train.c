@@ -31,6 +31,8 @@ typedef struct Options {
 	int residual;         /* 0: --no-residual, blocks chained without the residual stream */
 	unsigned long long seed, teacher_seed;
 	double lr, warmup;    /* warmup: fraction of the steps with a linear ramp; then cosine to lr/10 */
+	double target_noise;  /* Gaussian noise of this standard deviation added to the targets */
+	int teacher_ffn;      /* the teacher's SwiGLU width (0: the student's) */
 	const char *csv;
 	int print_spec;       /* 1: print the student spec and exit; 2: the teacher's */
 	int selftest;
@@ -53,6 +55,10 @@ static void usage(FILE *f)
 		"  --warmup F        fraction of the steps spent warming up                  [0.05]\n"
 		"  --seed S          student init and data                                   [1]\n"
 		"  --teacher-seed S  the teacher's weights and outlier channels              [1234]\n"
+		"  --teacher-ffn F   the teacher's SwiGLU width: wider than --ffn, the student cannot\n"
+		"                    represent it exactly (a multiple of 128)                [--ffn]\n"
+		"  --target-noise S  add N(0, S^2) noise to the targets: an irreducible loss of S^2, as\n"
+		"                    real training has; the sweep's default task uses 0.1     [0]\n"
 		"  --bf16-last K     the last K blocks stay BF16 (no quantization)           [0]\n"
 		"  --pool P          input batches generated once and cycled                 [16]\n"
 		"  --outliers N      outlier channels (100x the rest)                        [hidden/64]\n"
@@ -90,7 +96,7 @@ static int takes_value(const char *a)
 {
 	static const char *const names[] = {"--recipe", "--blocks", "--hidden", "--ffn", "--tokens", "--steps",
 					    "--bf16-last", "--print-every", "--pool", "--outliers", "--seed",
-					    "--teacher-seed", "--lr", "--warmup", "--csv"};
+					    "--teacher-seed", "--lr", "--warmup", "--csv", "--target-noise", "--teacher-ffn"};
 	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
 		if (!strcmp(a, names[i]))
 			return 1;
@@ -100,7 +106,7 @@ static int takes_value(const char *a)
 /* parse_options fills o from argv; returns 0, or 2 after printing a usage error to err. */
 static int parse_options(int argc, char **argv, Options *o, FILE *err)
 {
-	*o = (Options){"bf16", 4, 256, 768, 512, 400, 0, 50, 16, -1, 1, 1, 1234, 2e-3, 0.05, NULL, 0, 0};
+	*o = (Options){"bf16", 4, 256, 768, 512, 400, 0, 50, 16, -1, 1, 1, 1234, 2e-3, 0.05, 0.0, 0, NULL, 0, 0};
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		long long n = 0;
@@ -154,6 +160,10 @@ static int parse_options(int argc, char **argv, Options *o, FILE *err)
 			ok = parse_double(v, 1e-9, 10.0, &d), o->lr = d;
 		else if (!strcmp(a, "--warmup"))
 			ok = parse_double(v, 0.0, 1.0, &d), o->warmup = d;
+		else if (!strcmp(a, "--target-noise"))
+			ok = parse_double(v, 0.0, 100.0, &d), o->target_noise = d;
+		else if (!strcmp(a, "--teacher-ffn"))
+			ok = parse_long(v, 128, 262144, &n) && n % 128 == 0, o->teacher_ffn = (int)n;
 		else
 			o->csv = v; /* --csv */
 		if (!ok) {
@@ -250,6 +260,16 @@ static float from_bf16(uint16_t h)
 	float f;
 	memcpy(&f, &u, 4);
 	return f;
+}
+
+/* teacher_options: the options the teacher is built with (its own SwiGLU width, every block FP32). */
+static Options teacher_options(const Options *o)
+{
+	Options t = *o;
+	if (o->teacher_ffn)
+		t.ffn = o->teacher_ffn;
+	t.bf16_last = 0;
+	return t;
 }
 
 /* ---------------------------------------------------------------- the model */
@@ -533,8 +553,12 @@ static void selftest_options(void)
 		       o.tokens == 256 && o.steps == 9 && o.seed == 7 && o.lr == 1e-3 && o.print_every == 3 &&
 		       !strcmp(o.csv, "a.csv") && o.outliers == 8,
 		"options/all", "a value was not taken");
+	expect(parses("--target-noise 0.1 --teacher-ffn 3072", &o) == 0 && o.target_noise == 0.1 && o.teacher_ffn == 3072 &&
+		       teacher_options(&o).ffn == 3072 && o.ffn == 768,
+		"options/teacher", "--target-noise / --teacher-ffn not taken");
 	const char *bad[] = {"--recipe fp8", "--blocks 0", "--hidden 100", "--tokens 12x", "--lr -1", "--steps",
-			     "--bogus", "--blocks 2 --bf16-last 3", "--outliers 300", "--warmup 2"};
+			     "--bogus", "--blocks 2 --bf16-last 3", "--outliers 300", "--warmup 2", "--teacher-ffn 100",
+			     "--target-noise -1"};
 	int all = 1;
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
 		if (parses(bad[i], &o) != 2) {
@@ -848,10 +872,11 @@ static int train(Gpu *g, const Options *o)
 	uint16_t *pool16 = malloc(pool_n * 2), *y16 = malloc(batch * 2), *d16 = malloc(batch * 2);
 	float *y = malloc(batch * sizeof(float));
 	Model teacher = {0}, student = {0};
+	const Options to = teacher_options(o);
 	FILE *csv = NULL;
 	int ok = 0;
 	if (!is_outlier || !pool || !targets || !pool16 || !y16 || !d16 || !y ||
-	    !model_init(&teacher, o, o->teacher_seed, 0.1) || !model_init(&student, o, o->seed ^ 0x5EED, 0.0)) {
+	    !model_init(&teacher, &to, o->teacher_seed, 0.1) || !model_init(&student, o, o->seed ^ 0x5EED, 0.0)) {
 		fprintf(stderr, "train: out of host memory\n");
 		goto out;
 	}
@@ -860,8 +885,15 @@ static int train(Gpu *g, const Options *o)
 	make_inputs(&data, is_outlier, (int)(T * o->pool), (int)H, pool);
 	for (size_t i = 0; i < pool_n; i++)
 		pool16[i] = to_bf16(pool[i]);
-	if (!make_targets(g, o, &teacher, pool, targets))
+	if (!make_targets(g, &to, &teacher, pool, targets))
 		goto out;
+	if (o->target_noise > 0) { /* an irreducible loss of target_noise^2, fixed per seed */
+		Rng noise = {.s = o->seed * 0x9E3779B97F4A7C15ull + 99};
+		for (size_t i = 0; i < pool_n; i++)
+			targets[i] += (float)(o->target_noise * rng_gauss(&noise));
+		printf("targets: + N(0, %g^2) noise: the loss cannot fall below %.4g\n", o->target_noise,
+		       o->target_noise * o->target_noise);
+	}
 	tg_layer_destroy(g->teacher), g->teacher = NULL;
 
 	char *text = spec_text(o, 0);
@@ -988,7 +1020,8 @@ int main(int argc, char **argv)
 	if (o.selftest)
 		return selftest();
 	if (o.print_spec) {
-		char *s = spec_text(&o, o.print_spec == 2);
+		Options to = teacher_options(&o);
+		char *s = o.print_spec == 2 ? spec_text(&to, 1) : spec_text(&o, 0);
 		if (!s)
 			return 1;
 		fputs(s, stdout);

@@ -22,6 +22,7 @@
 #include "jit.h"
 #include "layout.h"
 #include "rt_optim.h"
+#include "nccl.h"
 #include "pipeline.h"
 #include "rt_internal.h"
 #include "tg_kernel.h"
@@ -205,6 +206,9 @@ struct TgLayer {
 	CUdeviceptr optim;   /* the optimizer state (optim.h), 0: the layer has no optimizer */
 	int ran;             /* a tg_run has launched (the optimizer step reads its gradients) */
 	int weights_stale;   /* the trained weights' quantized copies do not match the bound weights */
+	void *comm;          /* NCCL communicator the amaxes are reduced over (tg_layer_set_comm), NULL: none */
+	unsigned reduce;     /* TG_REDUCE_* bits: which amaxes */
+	CUdeviceptr *pending; int npending, cap_pending; /* amaxes the last amax passes wrote, not yet reduced */
 };
 
 void tg_context_plan_options(const TgContext *c, long tokens, PlanOptions *o)
@@ -315,6 +319,7 @@ void tg_layer_destroy(TgLayer *l)
 		cu.cuMemFree_v2(l->pad);
 	if (l->optim)
 		cu.cuMemFree_v2(l->optim);
+	free(l->pending);
 	arena_free(l->arena);
 	free(l);
 }
@@ -811,6 +816,65 @@ static TgStatus launch_gemm(TgLayer *l, int ki, CUstream s)
 	return TG_OK;
 }
 
+/* After an amax pass k (current scaling or NVFP4): the state floats it wrote join the pending
+ * ones, when a communicator reduces that kind of amax (tg_layer_set_comm). */
+static TgStatus note_amaxes(TgLayer *l, const Kernel *k)
+{
+	if (!l->comm)
+		return TG_OK;
+	for (int b = 0; b < k->nbind; b++) {
+		const Binding *bd = &k->bind[b];
+		if (bd->tensor < 0 || (bd->comp != COMP_AMAX && bd->comp != COMP_AMAX_T))
+			continue;
+		Scaling sc = l->g->tensors[bd->tensor].recipe.scaling;
+		unsigned bit = sc == SCALING_NVFP4 ? TG_REDUCE_NVFP4 : sc == SCALING_CURRENT ? TG_REDUCE_CURRENT : 0;
+		CUdeviceptr a = l->t[bd->tensor].ptr[bd->comp];
+		if (!(l->reduce & bit) || a < l->state || a >= l->state + l->state_floats * sizeof(float))
+			continue;
+		if (l->npending == l->cap_pending) { /* grows to the largest group once */
+			CUdeviceptr *p = realloc(l->pending, sizeof *p * (size_t)(2 * l->cap_pending + 4));
+			if (!p)
+				return fail(TG_ERR_NOMEM, "out of host memory");
+			l->pending = p;
+			l->cap_pending = 2 * l->cap_pending + 4;
+		}
+		l->pending[l->npending++] = a;
+	}
+	return TG_OK;
+}
+
+/* The pending amaxes all-reduced (max) over the communicator: contiguous floats in one call,
+ * the calls of one group in one NCCL group (one launch), on s. */
+static TgStatus reduce_pending(TgLayer *l, CUstream s)
+{
+	if (!l->npending)
+		return TG_OK;
+	int n = l->npending;
+	l->npending = 0;
+	for (int i = 1; i < n; i++) /* sort the addresses (a few), then coalesce runs */
+		for (int j = i; j > 0 && l->pending[j] < l->pending[j - 1]; j--) {
+			CUdeviceptr t = l->pending[j];
+			l->pending[j] = l->pending[j - 1];
+			l->pending[j - 1] = t;
+		}
+	char err[512];
+	if (nccl_group_start(err, sizeof err))
+		return fail(TG_ERR_CUDA, "%s", err);
+	int bad = 0;
+	for (int i = 0; i < n && !bad;) {
+		int j = i + 1;
+		while (j < n && l->pending[j] <= l->pending[j - 1] + sizeof(float))
+			j++;
+		size_t count = (size_t)((l->pending[j - 1] - l->pending[i]) / sizeof(float)) + 1;
+		bad = nccl_allreduce_max(l->comm, l->pending[i], count, s, err, sizeof err);
+		i = j;
+	}
+	char err2[512];
+	if (nccl_group_end(err2, sizeof err2) && !bad)
+		return fail(TG_ERR_CUDA, "%s", err2);
+	return bad ? fail(TG_ERR_CUDA, "%s", err) : TG_OK;
+}
+
 /* Launch the kernels of the phases in `phases` (PHASE_BIT mask), in plan order, on s;
  * ms non-NULL: kernel i's time in ms[i] (i < nms; synchronizes). The optimizer phase runs
  * in stages (rt_optim.h): the updates, the trained weights' casts (forward kernels, which
@@ -857,15 +921,22 @@ static TgStatus run_kernels(TgLayer *l, CUstream s, unsigned phases, float *ms, 
 				: optimizer && (int)ks == stage;
 			if (i == l->plan->update_kernel || !go)
 				continue;
+			if (k->pass != PASS_AMAX && (st = reduce_pending(l, s)))
+				break; /* the casts after a group of amax passes read the reduced amaxes */
 			if (ms && i < nms)
 				cu.cuEventRecord(ev[0], s);
 			st = k->kind == KERNEL_GEMM ? launch_gemm(l, i, s) : launch_generated(l, i, s);
+			if (!st && k->pass == PASS_AMAX)
+				st = note_amaxes(l, k);
 			if (ms && i < nms) {
 				cu.cuEventRecord(ev[1], s);
 				cu.cuEventSynchronize(ev[1]);
 				cu.cuEventElapsedTime(&ms[i], ev[0], ev[1]);
 			}
 		}
+	if (!st)
+		st = reduce_pending(l, s);
+	l->npending = 0;
 	if (ms) {
 		cu.cuEventDestroy_v2(ev[0]);
 		cu.cuEventDestroy_v2(ev[1]);
@@ -945,8 +1016,52 @@ TgStatus tg_step(TgLayer *l, TgStream s)
 	l->steps++;
 	if (l->plan->update_kernel < 0)
 		return TG_OK;
+	if (l->comm && (l->reduce & TG_REDUCE_DELAYED) && l->plan->ndelayed > 0) { /* the delayed amaxes: slots 0.. */
+		char err[512];
+		if (nccl_allreduce_max(l->comm, l->state + TG_STATE_HISTORY((size_t)l->g->nstate) * sizeof(float),
+			    (size_t)l->plan->ndelayed, (CUstream)s, err, sizeof err))
+			return fail(TG_ERR_CUDA, "tg_step: %s", err);
+	}
 	return launch_generated(l, l->plan->update_kernel, (CUstream)s);
 }
+
+TgStatus tg_layer_set_comm(TgLayer *l, void *comm, unsigned reduce)
+{
+	if (!l)
+		return fail(TG_ERR_ARG, "tg_layer_set_comm: NULL layer");
+	if (reduce & ~TG_REDUCE_ALL)
+		return fail(TG_ERR_ARG, "tg_layer_set_comm: unknown reduce bits 0x%x (TG_REDUCE_DELAYED, _CURRENT, _NVFP4)",
+			reduce & ~TG_REDUCE_ALL);
+	char err[512];
+	if (comm && nccl_load(err, sizeof err))
+		return fail(TG_ERR_UNSUPPORTED, "tg_layer_set_comm: %s", err);
+	l->comm = comm;
+	l->reduce = comm ? reduce : 0;
+	return TG_OK;
+}
+
+TgStatus tg_nccl_unique_id(unsigned char id[128])
+{
+	char err[512];
+	if (!id)
+		return fail(TG_ERR_ARG, "tg_nccl_unique_id: NULL id");
+	if (nccl_load(err, sizeof err))
+		return fail(TG_ERR_UNSUPPORTED, "%s", err);
+	return nccl_unique_id(id, err, sizeof err) ? fail(TG_ERR_CUDA, "%s", err) : TG_OK;
+}
+
+TgStatus tg_nccl_comm_create(int nranks, const unsigned char id[128], int rank, void **comm)
+{
+	char err[512];
+	if (!id || !comm || nranks < 1 || rank < 0 || rank >= nranks)
+		return fail(TG_ERR_ARG, "tg_nccl_comm_create: bad argument (nranks %d, rank %d)", nranks, rank);
+	*comm = NULL;
+	if (nccl_load(err, sizeof err))
+		return fail(TG_ERR_UNSUPPORTED, "%s", err);
+	return nccl_comm_init(comm, nranks, id, rank, err, sizeof err) ? fail(TG_ERR_CUDA, "%s", err) : TG_OK;
+}
+
+void tg_nccl_comm_destroy(void *comm) { nccl_comm_destroy(comm); }
 
 unsigned long long tg_layer_steps(const TgLayer *l) { return l->steps; }
 

@@ -146,6 +146,32 @@ TgStatus tg_optimizer_step(TgLayer *layer, TgStream stream);
  * for a negative or non-finite lr. */
 TgStatus tg_set_learning_rate(TgLayer *layer, float lr, TgStream stream);
 
+/* Many GPUs: one amax across a group of ranks, through NCCL (loaded at run time: dlopen of
+ * libnccl.so.2, or $TEGEN_NCCL_LIB; tegen builds and runs without it). With per-tensor and
+ * NVFP4 scaling every rank must quantize with the same scale, so the amaxes are reduced (max)
+ * over the group: TE's amax_reduction_group.
+ *   TG_REDUCE_DELAYED: in tg_step, one all-reduce of the current amaxes (history row 0, every
+ *     delayed tensor, gradients included) before the new scales (data parallel);
+ *   TG_REDUCE_CURRENT: in tg_run / tg_backward, the current-scaling amaxes, between each amax
+ *     pass and its cast pass (tensor or sequence parallel: the ranks hold parts of a tensor);
+ *   TG_REDUCE_NVFP4: likewise the NVFP4 global amaxes (the S_enc every rank must share).
+ * Consecutive amax passes share one grouped collective. Everything stays stream-ordered and
+ * graph-capturable (NCCL collectives are); no host sync. */
+#define TG_REDUCE_DELAYED 1u
+#define TG_REDUCE_CURRENT 2u
+#define TG_REDUCE_NVFP4 4u
+#define TG_REDUCE_ALL 7u
+/* tg_layer_set_comm attaches an NCCL communicator (ncclComm_t as void *; the caller owns it and
+ * keeps it alive while the layer runs) and which amaxes it reduces (TG_REDUCE_* bits); NULL
+ * detaches. TG_ERR_UNSUPPORTED, with what was looked for, when NCCL cannot be loaded. */
+TgStatus tg_layer_set_comm(TgLayer *layer, void *nccl_comm, unsigned reduce);
+/* For host programs without NCCL headers: tg_nccl_unique_id makes the 128-byte id rank 0
+ * shares with the others (a file, a socket, MPI); tg_nccl_comm_create joins rank `rank` of
+ * `nranks` on the calling thread's current device; tg_nccl_comm_destroy frees it. */
+TgStatus tg_nccl_unique_id(unsigned char id[128]);
+TgStatus tg_nccl_comm_create(int nranks, const unsigned char id[128], int rank, void **comm);
+void tg_nccl_comm_destroy(void *comm);
+
 /* tg_state exposes the recipe state buffer (device) and its layout. */
 TgStatus tg_state(TgLayer *layer, void **dev, size_t *bytes, TgStateLayout *layout);
 /* tg_tensor_ptr returns a device pointer to a tensor component after a run

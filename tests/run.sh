@@ -42,6 +42,10 @@ part numerics-gpu sh tests/gpu/numerics_gpu.sh
 part bench build/tests/test_bench
 part bench-report build/tests/test_bench_report
 part abi sh tests/abi.sh
+part nccl build/tests/test_nccl
+part nccl-real build/tests/test_nccl --real
+# one amax across ranks: a one-rank NCCL communicator gives the same bits (GPU and NCCL, else skips)
+part nccl-gpu sh tests/gpu/nccl.sh
 # examples/host needs a GPU; without one it says why and exits 1: a skip, not a failure
 example() {
 	[ -x build/examples/host ] || { echo "FAIL example: build/examples/host is missing (run ninja)"; return 1; }

@@ -463,6 +463,8 @@ typedef struct Kernel {
 	const char *variant;  /* tile-shape variant name */
 	const char *choice;   /* "tuned" or "heuristic" */
 	const char *note;     /* why it is planned this way (shown by `tegen plan`) */
+	bool cast_in_update;  /* a trained weight's cast that its fused update (adamw_cast.cu) also does: the
+	                         optimizer step skips it; tg_run still runs it while the copies are stale */
 	GemmCall gemm;        /* KERNEL_GEMM */
 } Kernel;
 

@@ -1236,11 +1236,84 @@ static void adamw_slots(Planner *pl, Kernel *k, int mode)
 	slot(pl, k, "TG_WD", flit(pl, o->weight_decay));
 }
 
+/* The forward cast of trained weight w that its update can do in the same pass: the one
+ * quantize/cast_transpose of w, to per-tensor FP8 with delayed scaling (the scale is known before
+ * the step), rows of a multiple of 4; NULL otherwise (current scaling needs the new amax first,
+ * the block and NVFP4 recipes keep their own cast kernels). */
+static const Op *fusable_weight_cast(const Planner *pl, const Tensor *w)
+{
+	const Graph *g = pl->g;
+	const Op *cast = NULL;
+	for (int i = 0; i < g->nops; i++) {
+		const Op *o = &g->ops[i];
+		if (o->arg[ARG_IN] != w->id || o->phase != PHASE_FORWARD || o->kind == OP_ADAMW)
+			continue;
+		if ((o->kind != OP_QUANTIZE && o->kind != OP_CAST_TRANSPOSE) || cast)
+			return NULL; /* read by something else too, or cast twice */
+		cast = o;
+	}
+	if (!cast)
+		return NULL;
+	const Tensor *q = &g->tensors[cast->arg[ARG_OUT]];
+	if (!is_quantized(q) || q->recipe.scaling != SCALING_DELAYED || q->state_slot < 0 || tensor_cols(w) % 4 ||
+	    (q->dtype != DT_E4M3 && q->dtype != DT_E5M2) || cast->arg[ARG_DBIAS_OUT] >= 0)
+		return NULL;
+	return cast;
+}
+
+/* adamw_cast.cu: the update of w and its cast `cast` in one pass (64 x 256 tiles); the cast's own
+ * kernel stays for tg_run while the copies are stale. */
+static void plan_adamw_cast(Planner *pl, const Op *op, const Op *cast)
+{
+	const Tensor *w = &pl->g->tensors[op->arg[ARG_IN]], *q = &pl->g->tensors[cast->arg[ARG_OUT]];
+	Kernel *k = kernel_new(pl, arena_printf(pl->a, "adamw_cast_%s", w->name), op->id);
+	k->kind = KERNEL_GENERATED;
+	k->tmpl = "adamw_cast.cu";
+	adamw_slots(pl, k, 0);
+	slot(pl, k, "TG_W_DTYPE", istr(pl, dtype_code(w->dtype)));
+	slot(pl, k, "TG_FMT", q->dtype == DT_E5M2 ? "1" : "0");
+	slot(pl, k, "TG_ROWWISE", q->rowwise ? "1" : "0");
+	slot(pl, k, "TG_COLWISE", q->columnwise ? "1" : "0");
+	slot(pl, k, "TG_THREADS", "256");
+	bind(pl, k, TG_PA_W, w->id, COMP_DATA);
+	bind(pl, k, TG_PA_GRAD, op->arg[ARG_GRAD], COMP_DATA);
+	bind(pl, k, TG_PA_MASTER, w->id, COMP_MASTER);
+	bind(pl, k, TG_PA_M, w->id, COMP_MOM1);
+	bind(pl, k, TG_PA_V, w->id, COMP_MOM2);
+	if (q->rowwise)
+		bind(pl, k, TG_P_OUT, q->id, COMP_DATA);
+	if (q->columnwise)
+		bind(pl, k, TG_P_OUT_T, q->id, COMP_DATA_T);
+	bind(pl, k, TG_P_SCALE, q->id, COMP_SCALE);
+	bind(pl, k, TG_P_SCALE_INV, q->id, COMP_SCALE_INV);
+	bind(pl, k, TG_P_AMAX, q->id, COMP_AMAX);
+	k->bind[k->nbind++] = (Binding){11 /* TG_PAC_STATE */, -1, COMP_OPTIM};
+	k->rows = tensor_rows(pl, w, op->loc);
+	k->cols = tensor_cols(w);
+	k->threads = 256;
+	k->grid_rows = 64; /* grid.x = 64 x 256 tiles, capped: grid-stride */
+	k->grid_cols = 256;
+	k->variant = "t256r64c256";
+	k->choice = "fixed";
+	k->note = arena_printf(pl->a, "AdamW of %s fused with its cast to %s (delayed: the scale known before the step): "
+		"master, m, v, %s and the FP8 copies in one pass", w->name, q->name, w->name);
+	for (int i = 0; i < pl->p->nkernels; i++) {
+		Kernel *c = &pl->p->kernels[i];
+		if (c->nops && c->ops[0] == cast->id && c->phase == PHASE_FORWARD)
+			c->cast_in_update = true;
+	}
+}
+
 /* adamw: one element-wise pass over the weight (flat, grid-stride): master, m, v and the
- * weight itself updated in place. */
+ * weight itself updated in place; fused with the weight's cast where fusable_weight_cast says. */
 static void plan_adamw(Planner *pl, const Op *op)
 {
 	const Tensor *w = &pl->g->tensors[op->arg[ARG_IN]];
+	const Op *cast = fusable_weight_cast(pl, w);
+	if (cast) {
+		plan_adamw_cast(pl, op, cast);
+		return;
+	}
 	long cols = tensor_cols(w);
 	int vec = cols % 4 == 0 ? 4 : cols % 2 == 0 ? 2 : 1;
 	if (vec == 1 && w->dtype != DT_F32)
@@ -1364,8 +1437,9 @@ Plan *plan_build_opts(Arena *a, Diag *d, const Graph *g, const PlanOptions *o)
 	for (int i = 0; i < p->nkernels; i++) { /* forward kernels that the optimizer step runs after its updates */
 		Kernel *k = &p->kernels[i];
 		if (k->nops && op_casts_trained_weight(g, &g->ops[k->ops[0]]))
-			k->note = arena_printf(a, "trained weight: run by tg_optimizer_step after the update (tg_run only while "
-				"stale)%s%s", k->note ? "; " : "", k->note ? k->note : "");
+			k->note = arena_printf(a, k->cast_in_update ? "trained weight: cast by its fused update in tg_optimizer_step "
+				"(this kernel: tg_run only while stale)%s%s" : "trained weight: run by tg_optimizer_step after the update "
+				"(tg_run only while stale)%s%s", k->note ? "; " : "", k->note ? k->note : "");
 	}
 	for (int i = 1; i < p->nkernels; i++) /* ir orders the ops by phase; each kernel is one op's */
 		if (p->kernels[i].phase < p->kernels[i - 1].phase)

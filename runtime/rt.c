@@ -918,7 +918,7 @@ static TgStatus run_kernels(TgLayer *l, CUstream s, unsigned phases, float *ms, 
 			OptimStage ks = optim_stage(l->plan, k);
 			bool go = stage == OPTIM_RUN ? (phases & PHASE_BIT(k->phase)) && k->phase != PHASE_OPTIMIZER &&
 					(ks == OPTIM_RUN || (ks == OPTIM_WEIGHT_CAST && l->weights_stale))
-				: optimizer && (int)ks == stage;
+				: optimizer && (int)ks == stage && !(ks == OPTIM_WEIGHT_CAST && k->cast_in_update);
 			if (i == l->plan->update_kernel || !go)
 				continue;
 			if (k->pass != PASS_AMAX && (st = reduce_pending(l, s)))

@@ -119,8 +119,9 @@ TgStatus tg_step(TgLayer *layer, TgStream stream);
 /* Training with an optimizer (the spec's `optimizer: {kind: adamw, ...}` with backward: true).
  * tg_optimizer_step updates every weight of role weight from its gradient d_<weight> (the
  * one tg_backward wrote): AdamW with decoupled weight decay in FP32 (torch.optim.AdamW's
- * formula), then remakes the weights' quantized copies (rowwise/columnwise, scales, amax)
- * from the new values, then increments the step count on the device. Each weight's FP32
+ * formula), and remakes the weights' quantized copies (rowwise/columnwise, scales, amax)
+ * from the new values (per-tensor FP8 delayed: in the same pass as the update; other
+ * recipes: cast kernels after the updates), then increments the step count on the device. Each weight's FP32
  * master copy and moments are layer-owned device buffers, its components "master", "m"
  * and "v" (tg_tensor_ptr reads them back; FP32, the weight's shape); at the first step the
  * master is taken from the bound weight and the moments start at 0. The bound weight

@@ -34,6 +34,7 @@ typedef struct Options {
 	double target_noise;  /* Gaussian noise of this standard deviation added to the targets */
 	int teacher_ffn;      /* the teacher's SwiGLU width (0: the student's) */
 	const char *csv;
+	const char *dump;     /* --dump DIR: the spec, data, targets and initial weights, for python/examples/train.py */
 	int print_spec;       /* 1: print the student spec and exit; 2: the teacher's */
 	int selftest;
 } Options;
@@ -66,6 +67,8 @@ static void usage(FILE *f)
 		"                    previous block's output only)\n"
 		"  --print-every K   print the loss and step time every K steps              [50]\n"
 		"  --csv FILE        write step,loss,step_ms,gpu_ms,fwd_ms,bwd_ms,opt_ms,lr\n"
+		"  --dump DIR        also write the student spec, the inputs, targets and initial weights\n"
+		"                    to DIR (python/examples/train.py replays the run from Python)\n"
 		"  --print-spec      print the student's spec and exit (--print-teacher: the teacher's)\n"
 		"  --selftest        check the CPU parts (no GPU needed)\n"
 		"Without a GPU it prints a `skip` line and exits 0. Exit codes: 0 ok, 1 failure, 2 usage.\n",
@@ -96,7 +99,7 @@ static int takes_value(const char *a)
 {
 	static const char *const names[] = {"--recipe", "--blocks", "--hidden", "--ffn", "--tokens", "--steps",
 					    "--bf16-last", "--print-every", "--pool", "--outliers", "--seed",
-					    "--teacher-seed", "--lr", "--warmup", "--csv", "--target-noise", "--teacher-ffn"};
+					    "--teacher-seed", "--lr", "--warmup", "--csv", "--target-noise", "--teacher-ffn", "--dump"};
 	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
 		if (!strcmp(a, names[i]))
 			return 1;
@@ -106,7 +109,7 @@ static int takes_value(const char *a)
 /* parse_options fills o from argv; returns 0, or 2 after printing a usage error to err. */
 static int parse_options(int argc, char **argv, Options *o, FILE *err)
 {
-	*o = (Options){"bf16", 4, 256, 768, 512, 400, 0, 50, 16, -1, 1, 1, 1234, 2e-3, 0.05, 0.0, 0, NULL, 0, 0};
+	*o = (Options){"bf16", 4, 256, 768, 512, 400, 0, 50, 16, -1, 1, 1, 1234, 2e-3, 0.05, 0.0, 0, NULL, NULL, 0, 0};
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		long long n = 0;
@@ -162,6 +165,8 @@ static int parse_options(int argc, char **argv, Options *o, FILE *err)
 			ok = parse_double(v, 0.0, 1.0, &d), o->warmup = d;
 		else if (!strcmp(a, "--target-noise"))
 			ok = parse_double(v, 0.0, 100.0, &d), o->target_noise = d;
+		else if (!strcmp(a, "--dump"))
+			o->dump = v;
 		else if (!strcmp(a, "--teacher-ffn"))
 			ok = parse_long(v, 128, 262144, &n) && n % 128 == 0, o->teacher_ffn = (int)n;
 		else
@@ -853,6 +858,57 @@ static int make_targets(Gpu *g, const Options *o, const Model *teacher, const fl
 	return 1;
 }
 
+/* write_file writes n bytes to DIR/name; 0 on failure (message printed). */
+static int write_file(const char *dir, const char *name, const void *p, size_t n)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	FILE *f = fopen(path, "wb");
+	int ok = f && fwrite(p, 1, n, f) == n;
+	if (f && fclose(f))
+		ok = 0;
+	if (!ok)
+		fprintf(stderr, "train: cannot write %s\n", path);
+	return ok;
+}
+
+/* dump_run writes what python/examples/train.py needs to replay this run step for step: the
+ * student spec (spec.yaml), the options (run.json), the BF16 input pool (pool.bin, [pool][T][H]),
+ * the FP32 targets (targets.bin) and each initial student weight in BF16 (<name>.bin). */
+static int dump_run(const Options *o, const char *spec, const uint16_t *pool16, const float *targets, const Model *m)
+{
+	size_t pool_n = (size_t)o->pool * (size_t)o->tokens * (size_t)o->hidden;
+	char json[1024];
+	snprintf(json, sizeof json,
+		 "{\"recipe\": \"%s\", \"tokens\": %d, \"hidden\": %d, \"ffn\": %d, \"blocks\": %d, \"pool\": %d, "
+		 "\"steps\": %d, \"lr\": %.17g, \"warmup\": %.17g, \"print_every\": %d}\n",
+		 o->recipe, o->tokens, o->hidden, o->ffn, o->blocks, o->pool, o->steps, o->lr, o->warmup, o->print_every);
+	if (!write_file(o->dump, "spec.yaml", spec, strlen(spec)) || !write_file(o->dump, "run.json", json, strlen(json)) ||
+	    !write_file(o->dump, "pool.bin", pool16, pool_n * 2) || !write_file(o->dump, "targets.bin", targets, pool_n * 4))
+		return 0;
+	size_t most = (size_t)2 * m->ffn * m->hidden;
+	uint16_t *h = malloc(most * 2);
+	int ok = h != NULL;
+	for (int b = 0; b <= m->blocks && ok; b++) {
+		const float *w[3] = {b < m->blocks ? m->gamma[b] : m->gamma_final, b < m->blocks ? m->w_up[b] : NULL,
+				     b < m->blocks ? m->w_down[b] : NULL};
+		size_t n[3] = {(size_t)m->hidden, most, (size_t)m->hidden * m->ffn};
+		const char *fmt[3] = {"g%d.bin", "wu%d.bin", "wd%d.bin"};
+		for (int k = 0; k < (b < m->blocks ? 3 : 1) && ok; k++) {
+			char name[32];
+			if (b < m->blocks)
+				snprintf(name, sizeof name, fmt[k], b);
+			else
+				snprintf(name, sizeof name, "gf.bin");
+			for (size_t i = 0; i < n[k]; i++)
+				h[i] = to_bf16(w[k][i]);
+			ok = write_file(o->dump, name, h, n[k] * 2);
+		}
+	}
+	free(h);
+	return ok;
+}
+
 typedef struct StepTimes { double step, gpu, fwd, bwd, opt; } StepTimes;
 
 #define TRY_OUT(call) \
@@ -897,7 +953,8 @@ static int train(Gpu *g, const Options *o)
 	tg_layer_destroy(g->teacher), g->teacher = NULL;
 
 	char *text = spec_text(o, 0);
-	if (!text || !make_layer(g, "student", text, T, &g->student)) {
+	if (!text || !make_layer(g, "student", text, T, &g->student) ||
+	    (o->dump && !dump_run(o, text, pool16, targets, &student))) {
 		free(text);
 		goto out;
 	}

@@ -78,3 +78,17 @@ for r in ${TEGEN_TRAIN_RECIPES:-bf16 delayed}; do
 	*) echo "FAIL train/gpu/$r$mode: the loss did not fall by 30% (${verdict#no })" ;;
 	esac
 done
+
+# GPU + torch: the same run replayed from Python (python/examples/train.py) must give the C run's losses
+if python3 -c "import torch" >/dev/null 2>&1; then
+	mkdir -p "$tmp/dump"
+	out=$($train --recipe delayed $mode --blocks 2 --hidden 128 --ffn 256 --tokens 256 --steps 40 --pool 8 \
+		--print-every 20 --target-noise 0.1 --dump "$tmp/dump" --csv "$tmp/dump/c.csv" 2>&1)
+	case $out in
+	skip*) echo "skip train/python: no GPU" ;;
+	*) py=$(python3 python/examples/train.py "$tmp/dump" --compare "$tmp/dump/c.csv" 2>&1)
+	   printf '%s\n' "$py" | grep -E '^(ok|FAIL|skip) ' || echo "FAIL train/python: $(printf '%s' "$py" | tail -3)" ;;
+	esac
+else
+	echo "skip train/python: no torch"
+fi

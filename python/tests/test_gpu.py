@@ -206,33 +206,45 @@ def main():
         ok("bind-align-error", "16-byte aligned" in err.message, err.message)
 
     # CUDA graph of a whole training step (forward + backward), replayed, vs the same step eager.
-    # Last: a failed capture leaves the CUDA context unusable for the tests after it
-    # (H100, torch 2.11: it failed, cudaErrorStreamCaptureInvalidated; open, issue 20).
-    layer.auto_step = False
-    xg = x.detach().clone().requires_grad_()
-    dyg = dy.clone()
+    # Whole-network capture as PyTorch documents it: parameters, inputs and every warm-up on a side
+    # stream. A fresh module: the parameters of `layer` got their AccumulateGrad nodes on the default
+    # stream in the tests above, and a gradient accumulated on the default stream during capture
+    # invalidates it (H100, torch 2.11: cudaErrorStreamCaptureInvalidated after PyTorch's
+    # "AccumulateGrad node's stream does not match" warning). Last: a failed capture would leave the
+    # context unusable for the tests after it.
     try:
         s.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(s):
-            for _ in range(2):
-                fresh_grads()
+            gl = tt.Layer(text=spec_text(H, FF, args.recipe), name=f"py_mlp_graph_{args.recipe}", tokens=T,
+                          auto_step=False)
+            with torch.no_grad():
+                for name, p in gl.named_parameters():
+                    p.copy_(getattr(layer, name))
+            xg = x.detach().clone().requires_grad_()
+            dyg = dy.clone()
+
+            def clear():
+                for p in gl.parameters():
+                    p.grad = None
                 xg.grad = None
-                layer(xg).backward(dyg)
+
+            for _ in range(3):
+                clear()
+                gl(xg).backward(dyg)
+            clear()
         torch.cuda.current_stream().wait_stream(s)
-        fresh_grads()
-        xg.grad = None
         g2 = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g2):
-            layer(xg).backward(dyg)
+        with torch.cuda.graph(g2, stream=s):
+            gl(xg).backward(dyg)
         g2.replay()
         torch.cuda.synchronize()
-        gw, gx = layer.w_up.grad.clone(), xg.grad.clone()
-        fresh_grads()
-        xg.grad = None
-        layer(xg).backward(dyg)
+        gw, gx = gl.w_up.grad.clone(), xg.grad.clone()
+        with torch.cuda.stream(s):
+            clear()
+            gl(xg).backward(dyg)
         torch.cuda.synchronize()
-        ok("graph-train", torch.equal(gw, layer.w_up.grad) and torch.equal(gx, xg.grad),
-           f"replay vs eager: d_w_up max diff {(gw.float() - layer.w_up.grad.float()).abs().max().item():.3g}, "
+        ok("graph-train", torch.equal(gw, gl.w_up.grad) and torch.equal(gx, xg.grad),
+           f"replay vs eager: d_w_up max diff {(gw.float() - gl.w_up.grad.float()).abs().max().item():.3g}, "
            f"d_x {(gx.float() - xg.grad.float()).abs().max().item():.3g}")
     except Exception as err:  # noqa: BLE001
         ok("graph-train", False, f"{type(err).__name__}: {str(err)[:300]}")

@@ -122,6 +122,8 @@ typedef struct Report {
 static int ref_dtype(DType t) { return t == DT_F32 ? REF_F32 : t == DT_F16 ? REF_F16 : REF_BF16; }
 
 /* Seed of an input by its name: every recipe's graph gets the same values. */
+static uint64_t input_seed; /* --seed: generated inputs of another draw (0: the default draw) */
+
 static uint64_t name_seed(const char *name, uint64_t seed)
 {
 	uint64_t h = 14695981039346656037ull ^ seed;
@@ -169,7 +171,7 @@ static int make_inputs(const Graph *g, const long *dims, long tokens, NumInput k
 			memcpy(d, cache->data[hit], bytes);
 		} else {
 			float *x = malloc(sizeof *x * (n ? n : 1));
-			uint64_t seed = name_seed(t->name, 0);
+			uint64_t seed = name_seed(t->name, input_seed);
 			if (t->role == ROLE_WEIGHT && t->rank == 1) {
 				numerics_fill(x, rows, cols, NUM_GAUSSIAN, 0.1, seed);
 				for (size_t k = 0; k < n; k++)
@@ -489,7 +491,7 @@ static int write_svg(const char *path, const Report *rep, const char *const *rec
 
 static const char numerics_usage[] =
 	"usage: tegen numerics SPEC [--in DIR] [--tokens N] [--recipes LIST] [--inputs gaussian|student|outliers]\n"
-	"                      [--csv F] [--chart F.svg] [--cpu|--gpu]\n"
+	"                      [--csv F] [--chart F.svg] [--cpu|--gpu] [--seed S]\n"
 	"  per quantized tensor and recipe: SQNR of the rowwise/columnwise copies, max/mean relative error,\n"
 	"  underflow and saturation shares, tiny/vanished scale blocks, scale range; per layer output: its\n"
 	"  error against the same graph unquantized. The spec's recipe first, then each of --recipes:\n"
@@ -497,7 +499,7 @@ static const char numerics_usage[] =
 	"  nvfp4_rht, or all. On the GPU when one is present (tg_run; the FP32 values the copies came\n"
 	"  from by the reference ops on the GPU's inputs), else (or --cpu) on the CPU reference (slow:\n"
 	"  about 17 s of CPU time per recipe for the 8B MLP forward at 256 tokens). --tokens defaults to\n"
-	"  256. --in: NAME.npy inputs (the others generated).\n";
+	"  256. --in: NAME.npy inputs (the others generated). --seed: another draw of the generated inputs.\n";
 
 int cmd_numerics(int argc, char **argv)
 {
@@ -513,6 +515,14 @@ int cmd_numerics(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--tokens") && more) {
 			if (!(tokens = cli_tokens(argv[++i])))
 				return 2;
+		} else if (!strcmp(argv[i], "--seed") && more) {
+			char *end;
+			unsigned long long v = strtoull(argv[++i], &end, 10);
+			if (!*argv[i] || *end) {
+				fprintf(stderr, "tegen numerics: --seed: '%.64s' is not a number\n", argv[i]);
+				return 2;
+			}
+			input_seed = v;
 		} else if (!strcmp(argv[i], "--cpu") || !strcmp(argv[i], "--gpu")) {
 			if (device && device != (argv[i][2] == 'c' ? 1 : 2)) {
 				fprintf(stderr, "tegen numerics: --cpu and --gpu exclude each other\n");

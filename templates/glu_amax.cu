@@ -209,21 +209,29 @@ __device__ __forceinline__ void gl_tile_path(const TgParams &p)
 	const bool aligned16 = (rows % 16) == 0;
 	const tg_raw<GL_IVB> *in = reinterpret_cast<const tg_raw<GL_IVB> *>(p.p[TG_P_IN]);
 	const int tr = threadIdx.x / GL_VPR, tv = threadIdx.x % GL_VPR;
+	// the raw a and b vectors at column c of row r (zeros when !ok)
+	auto load = [&](long long r, int c, bool ok, tg_raw<GL_IVB> &ra, tg_raw<GL_IVB> &rb) {
+#pragma unroll
+		for (int k = 0; k < GL_IVB / 4; k++)
+			ra.w[k] = rb.w[k] = 0u;
+		if (ok) {
+			ra = in[r * (2 * GL_NVEC) + c / GL_VEC];
+			rb = in[r * (2 * GL_NVEC) + GL_NVEC + c / GL_VEC];
+		}
+	};
 	for (long long r0 = (long long)blockIdx.x * GL_R; r0 < rows; r0 += (long long)gridDim.x * GL_R) {
 		const long long r = r0 + tr;
 		const bool rv = r < rows;
+		tg_raw<GL_IVB> ra, rb;
+		load(r, tv * GL_VEC, rv && (GL_COLS % GL_CW == 0 || tv * GL_VEC < GL_COLS), ra, rb);
 		for (int c0 = 0; c0 < GL_COLS; c0 += GL_CW) {
 			const int c = c0 + tv * GL_VEC;
 			const bool ok = rv && (GL_COLS % GL_CW == 0 || c < GL_COLS);
+			// the next step's loads go out before this step's math and its (synchronizing) store
+			const int cn = c + GL_CW;
+			tg_raw<GL_IVB> na, nb;
+			load(r, cn, rv && c0 + GL_CW < GL_COLS && (GL_COLS % GL_CW == 0 || cn < GL_COLS), na, nb);
 			float a[GL_VEC], b[GL_VEC], y[GL_VEC];
-			tg_raw<GL_IVB> ra, rb;
-#pragma unroll
-			for (int k = 0; k < GL_IVB / 4; k++)
-				ra.w[k] = rb.w[k] = 0u;
-			if (ok) {
-				ra = in[r * (2 * GL_NVEC) + c / GL_VEC];
-				rb = in[r * (2 * GL_NVEC) + GL_NVEC + c / GL_VEC];
-			}
 			gl_unpack<TG_IN_DTYPE, GL_VEC>(ra, a);
 			gl_unpack<TG_IN_DTYPE, GL_VEC>(rb, b);
 			gl_compute(a, b, y);
@@ -245,6 +253,8 @@ __device__ __forceinline__ void gl_tile_path(const TgParams &p)
 				gl_emit_row<gl_group>(p, rows, r, c, y, ok, s);
 			tg_colwise_store<TG_FMT, TG_RECIPE, TG_THREADS, GL_COLS, GL_R, GL_CW, GL_PITCH, GL_SEG>(p, ys, r0, c0, rows,
 				s, aligned16);
+			ra = na;
+			rb = nb;
 		}
 	}
 	if (TG_RECIPE == TG_RECIPE_DELAYED) {

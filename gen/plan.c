@@ -530,9 +530,13 @@ static const PlanVariant *fallback_row_variant(const Kernel *k, const PlanVarian
 static void row_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, long cols)
 {
 	const PlanVariant *v;
-	if (((is_quantized(out) && out->columnwise) || slot_long(k, "TG_DBIAS", 0)) && k->pass != PASS_AMAX)
-		v = &colwise_variants[strcmp(k->tmpl, "dglu.cu") ? 0 : 2]; /* dglu: t256v8r32 (t1024, t512v8 spill on sm_100a) */
-	else if (strcmp(k->tmpl, "norm_quantize.cu") && cols > glu_heuristic[NELEMS(glu_heuristic) - 1].max_cols) {
+	if (((is_quantized(out) && out->columnwise) || slot_long(k, "TG_DBIAS", 0)) && k->pass != PASS_AMAX) {
+		long rec = slot_long(k, "TG_RECIPE", 0);
+		bool pertensor = rec == TG_RECIPE_DELAYED || rec == TG_RECIPE_CURRENT_CAST;
+		/* dglu: t256v8r32 (t1024, t512v8 spill on sm_100a); per-tensor glu_amax: t512v8r32 (269 us vs
+		 * t1024's 275 at 8192 x 14336, H100); the rest t1024v8r32 */
+		v = &colwise_variants[!strcmp(k->tmpl, "dglu.cu") ? 2 : !strcmp(k->tmpl, "glu_amax.cu") && pertensor ? 1 : 0];
+	} else if (strcmp(k->tmpl, "norm_quantize.cu") && cols > glu_heuristic[NELEMS(glu_heuristic) - 1].max_cols) {
 		bool dglu = !strcmp(k->tmpl, "dglu.cu");
 		const char *const *order = dglu ? dglu_long_rows : glu_long_rows;
 		for (int i = 0; i < NELEMS(glu_long_rows); i++) {
@@ -700,8 +704,11 @@ static void plan_quantizing_op(Planner *pl, const Op *op)
 	 * per step) fits: 520 us against 387 + 178 for the row kernel + byte transpose at
 	 * 8192 x 2 x 14336 on the H100 (bench/RESULTS.md, sixth session) */
 	bool dglu_tile = op->kind == OP_DGLU && (tensor_cols(out) / 2) % 64 == 0;
+	/* glu_amax likewise (t512v8r32, 128 columns a step): 269 us against 286-295 for the row kernel
+	 * + byte transpose at 8192 x 14336 on the H100 (sixth session, after the register prefetch) */
+	bool glu_tile = op->kind == OP_GLU_AMAX && tensor_cols(out) % 128 == 0;
 	bool split = fused && (sc == SCALING_DELAYED || sc == SCALING_CURRENT) && out->rowwise && out->columnwise &&
-		tensor_cols(out) % 16 == 0 && !dglu_tile;
+		tensor_cols(out) % 16 == 0 && !dglu_tile && !glu_tile;
 	Tensor rowonly;
 	if (split) { /* the fused kernel sees a rowwise-only tensor; the transpose follows */
 		rowonly = *out;

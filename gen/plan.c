@@ -1243,6 +1243,16 @@ static void adamw_slots(Planner *pl, Kernel *k, int mode)
 	slot(pl, k, "TG_WD", flit(pl, o->weight_decay));
 }
 
+/* The update's own buffers: weight w, its gradient, the FP32 master and moments (tg_optim.h slots). */
+static void adamw_binds(Planner *pl, Kernel *k, const Op *op, const Tensor *w)
+{
+	bind(pl, k, TG_PA_W, w->id, COMP_DATA);
+	bind(pl, k, TG_PA_GRAD, op->arg[ARG_GRAD], COMP_DATA);
+	bind(pl, k, TG_PA_MASTER, w->id, COMP_MASTER);
+	bind(pl, k, TG_PA_M, w->id, COMP_MOM1);
+	bind(pl, k, TG_PA_V, w->id, COMP_MOM2);
+}
+
 /* The forward cast of trained weight w that its update can do in the same pass: the one
  * quantize/cast_transpose of w, to per-tensor FP8 with delayed scaling (the scale is known before
  * the step), rows of a multiple of 4; NULL otherwise (current scaling needs the new amax first,
@@ -1282,11 +1292,7 @@ static void plan_adamw_cast(Planner *pl, const Op *op, const Op *cast)
 	slot(pl, k, "TG_ROWWISE", q->rowwise ? "1" : "0");
 	slot(pl, k, "TG_COLWISE", q->columnwise ? "1" : "0");
 	slot(pl, k, "TG_THREADS", "256");
-	bind(pl, k, TG_PA_W, w->id, COMP_DATA);
-	bind(pl, k, TG_PA_GRAD, op->arg[ARG_GRAD], COMP_DATA);
-	bind(pl, k, TG_PA_MASTER, w->id, COMP_MASTER);
-	bind(pl, k, TG_PA_M, w->id, COMP_MOM1);
-	bind(pl, k, TG_PA_V, w->id, COMP_MOM2);
+	adamw_binds(pl, k, op, w);
 	if (q->rowwise)
 		bind(pl, k, TG_P_OUT, q->id, COMP_DATA);
 	if (q->columnwise)
@@ -1333,11 +1339,7 @@ static void plan_adamw(Planner *pl, const Op *op)
 	slot(pl, k, "TG_W_DTYPE", istr(pl, dtype_code(w->dtype)));
 	slot(pl, k, "TG_VEC", istr(pl, vec));
 	slot(pl, k, "TG_THREADS", "256");
-	bind(pl, k, TG_PA_W, w->id, COMP_DATA);
-	bind(pl, k, TG_PA_GRAD, op->arg[ARG_GRAD], COMP_DATA);
-	bind(pl, k, TG_PA_MASTER, w->id, COMP_MASTER);
-	bind(pl, k, TG_PA_M, w->id, COMP_MOM1);
-	bind(pl, k, TG_PA_V, w->id, COMP_MOM2);
+	adamw_binds(pl, k, op, w);
 	k->bind[k->nbind++] = (Binding){TG_PA_STATE, -1, COMP_OPTIM};
 	k->rows = tensor_rows(pl, w, op->loc);
 	k->cols = cols;

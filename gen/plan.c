@@ -1253,11 +1253,9 @@ static void adamw_binds(Planner *pl, Kernel *k, const Op *op, const Tensor *w)
 	bind(pl, k, TG_PA_V, w->id, COMP_MOM2);
 }
 
-/* The forward cast of trained weight w that its update can do in the same pass: the one
- * quantize/cast_transpose of w, to per-tensor FP8 with delayed scaling (the scale is known before
- * the step), rows of a multiple of 4; NULL otherwise (current scaling needs the new amax first,
- * the block and NVFP4 recipes keep their own cast kernels). */
-static const Op *fusable_weight_cast(const Planner *pl, const Tensor *w)
+/* The one forward cast of trained weight w (quantize/cast_transpose in the forward, nothing else
+ * reads w there), NULL otherwise. */
+static const Op *weight_cast(const Planner *pl, const Tensor *w)
 {
 	const Graph *g = pl->g;
 	const Op *cast = NULL;
@@ -1269,9 +1267,19 @@ static const Op *fusable_weight_cast(const Planner *pl, const Tensor *w)
 			return NULL; /* read by something else too, or cast twice */
 		cast = o;
 	}
+	return cast;
+}
+
+/* The forward cast of trained weight w that its update can do in the same pass: the one
+ * quantize/cast_transpose of w, to per-tensor FP8 with delayed scaling (the scale is known before
+ * the step), rows of a multiple of 4; NULL otherwise (current scaling needs the new amax first,
+ * the block and NVFP4 recipes keep their own cast kernels). */
+static const Op *fusable_weight_cast(const Planner *pl, const Tensor *w)
+{
+	const Op *cast = weight_cast(pl, w);
 	if (!cast)
 		return NULL;
-	const Tensor *q = &g->tensors[cast->arg[ARG_OUT]];
+	const Tensor *q = &pl->g->tensors[cast->arg[ARG_OUT]];
 	if (!is_quantized(q) || q->recipe.scaling != SCALING_DELAYED || q->state_slot < 0 || tensor_cols(w) % 4 ||
 	    (q->dtype != DT_E4M3 && q->dtype != DT_E5M2) || cast->arg[ARG_DBIAS_OUT] >= 0)
 		return NULL;
@@ -1340,6 +1348,20 @@ static void plan_adamw(Planner *pl, const Op *op)
 	slot(pl, k, "TG_VEC", istr(pl, vec));
 	slot(pl, k, "TG_THREADS", "256");
 	adamw_binds(pl, k, op, w);
+	/* a weight cast with current scaling: its amax comes from the update (the cast's amax pass,
+	 * kept for tg_run while stale, skipped by the optimizer step) */
+	cast = weight_cast(pl, w);
+	const Tensor *q = cast ? &pl->g->tensors[cast->arg[ARG_OUT]] : NULL;
+	bool amax = q && is_quantized(q) && q->recipe.scaling == SCALING_CURRENT && q->state_slot >= 0;
+	slot(pl, k, "TG_AMAX", amax ? "1" : "0");
+	if (amax) {
+		bind(pl, k, TG_P_AMAX, q->id, COMP_AMAX);
+		for (int i = 0; i < pl->p->nkernels; i++) {
+			Kernel *c = &pl->p->kernels[i];
+			if (c->nops && c->ops[0] == cast->id && c->phase == PHASE_FORWARD && c->pass == PASS_AMAX)
+				c->cast_in_update = true;
+		}
+	}
 	k->bind[k->nbind++] = (Binding){TG_PA_STATE, -1, COMP_OPTIM};
 	k->rows = tensor_rows(pl, w, op->loc);
 	k->cols = cols;
@@ -1348,8 +1370,8 @@ static void plan_adamw(Planner *pl, const Op *op)
 	k->grid_cols = 256L * vec;
 	k->variant = arena_printf(pl->a, "t256v%d", vec);
 	k->choice = "fixed";
-	k->note = arena_printf(pl->a, "AdamW: %s.master, .m, .v and %s (%s) updated in place from %s", w->name, w->name,
-		dtype_name(w->dtype), pl->g->tensors[op->arg[ARG_GRAD]].name);
+	k->note = arena_printf(pl->a, "AdamW: %s.master, .m, .v and %s (%s) updated in place from %s%s%s", w->name, w->name,
+		dtype_name(w->dtype), pl->g->tensors[op->arg[ARG_GRAD]].name, amax ? "; and the amax of " : "", amax ? q->name : "");
 }
 
 /* After every update: the optimizer's step count and beta powers (one thread). */
@@ -1362,6 +1384,7 @@ static void plan_optim_step(Planner *pl)
 	slot(pl, k, "TG_W_DTYPE", "0");
 	slot(pl, k, "TG_VEC", "1");
 	slot(pl, k, "TG_THREADS", "32");
+	slot(pl, k, "TG_AMAX", "0");
 	k->bind[k->nbind++] = (Binding){TG_PA_STATE, -1, COMP_OPTIM};
 	k->phase = PHASE_OPTIMIZER;
 	k->rows = (Extent){-1, 0, 1};
@@ -1446,9 +1469,9 @@ Plan *plan_build_opts(Arena *a, Diag *d, const Graph *g, const PlanOptions *o)
 	for (int i = 0; i < p->nkernels; i++) { /* forward kernels that the optimizer step runs after its updates */
 		Kernel *k = &p->kernels[i];
 		if (k->nops && op_casts_trained_weight(g, &g->ops[k->ops[0]]))
-			k->note = arena_printf(a, k->cast_in_update ? "trained weight: cast by its fused update in tg_optimizer_step "
-				"(this kernel: tg_run only while stale)%s%s" : "trained weight: run by tg_optimizer_step after the update "
-				"(tg_run only while stale)%s%s", k->note ? "; " : "", k->note ? k->note : "");
+			k->note = arena_printf(a, "trained weight: %s (tg_run only while stale)%s%s", !k->cast_in_update ?
+				"run by tg_optimizer_step after the update" : k->pass == PASS_AMAX ? "its amax comes from the update in "
+				"tg_optimizer_step" : "cast by its fused update in tg_optimizer_step", k->note ? "; " : "", k->note ? k->note : "");
 	}
 	for (int i = 1; i < p->nkernels; i++) /* ir orders the ops by phase; each kernel is one op's */
 		if (p->kernels[i].phase < p->kernels[i - 1].phase)

@@ -1,11 +1,14 @@
 // adamw.cu: the AdamW update of one weight (TG_MODE 0), or the optimizer's step count (TG_MODE 1).
-// tegen-slots: TG_KERNEL TG_MODE TG_W_DTYPE TG_VEC TG_THREADS TG_BETA1 TG_BETA2 TG_EPS TG_WD
+// tegen-slots: TG_KERNEL TG_MODE TG_W_DTYPE TG_VEC TG_THREADS TG_BETA1 TG_BETA2 TG_EPS TG_WD TG_AMAX
 //
 // TG_MODE 0: every element of the weight [n[0]][n[1]] (flat, grid-stride, TG_VEC at a time):
 //   step 0 (the state's TG_OPTIM_STEP == 0): master = the bound weight (FP32), m = v = 0;
 //   then tg_adamw1 (tg_optim.h) with lr and the beta powers read from the state;
 //   writes master, m, v and the weight rounded to TG_W_DTYPE (the caller's buffer keeps
 //   the current value). Bit-exact with ref_adamw (ref/optim.c).
+// TG_AMAX 1 (a weight cast with current scaling): also the amax of the new weight as stored
+//   (rounded to TG_W_DTYPE), atomically into p[TG_P_AMAX], so the cast's amax pass need not
+//   read the weight again (the cast pass reads this amax).
 // TG_MODE 1: one thread: step += 1, beta1^step *= beta1, beta2^step *= beta2. Runs after
 //   every update of the phase, so all of them read the same step.
 // Pointer slots: tg_optim.h (p[0] weight ... p[5] optimizer state). Launch: block (TG_THREADS,1,1), any grid.x >= 1.
@@ -39,6 +42,7 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParam
 	const TgAdamwStep s = tg_adamw_step(st[TG_OPTIM_LR], st[TG_OPTIM_B1POW], st[TG_OPTIM_B2POW], TG_BETA1, TG_BETA2,
 		TG_EPS, TG_WD);
 	const long long n = p.n[0] * p.n[1];
+	float amax = 0.0f;
 	float *master = (float *)p.p[TG_PA_MASTER], *mom1 = (float *)p.p[TG_PA_M], *mom2 = (float *)p.p[TG_PA_V];
 	for (long long i = ((long long)blockIdx.x * TG_THREADS + threadIdx.x) * AW_VEC; i < n;
 		i += (long long)gridDim.x * TG_THREADS * AW_VEC) {
@@ -61,6 +65,18 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParam
 		tg_store_hp<0, AW_VEC>(mom1, i, m);
 		tg_store_hp<0, AW_VEC>(mom2, i, v);
 		tg_store_hp<TG_W_DTYPE, AW_VEC>(p.p[TG_PA_W], i, w);
+		if (TG_AMAX) {
+			tg_round_vec<TG_W_DTYPE, AW_VEC>(w); // the weight as stored: what the amax pass would read
+#pragma unroll
+			for (int k = 0; k < AW_VEC; k++)
+				amax = tg_absmax(amax, w[k]);
+		}
+	}
+	if (TG_AMAX) {
+		__shared__ float red[32];
+		const float m = tg_cta_max<TG_THREADS>(amax, red);
+		if (threadIdx.x == 0)
+			tg_red_max((float *)p.p[TG_P_AMAX], m);
 	}
 }
 

@@ -211,6 +211,110 @@ static int check_adamw(TgLayer *l, const Graph *g, const Op *op, RefTensor *rt, 
 	return fails;
 }
 
+/* Upload the reference's inputs (and the initial values of what ops accumulate into) to new device
+ * buffers dev[i] and bind them to l; -1 with err on failure. */
+static int bind_inputs(TgLayer *l, const Graph *g, const long *dims, const RefTensor *rt, CUdeviceptr *dev, char *err,
+	size_t errlen)
+{
+	static const TgDtype map[DT_COUNT] = {[DT_F32] = TG_FP32, [DT_BF16] = TG_BF16, [DT_F16] = TG_FP16,
+		[DT_E4M3] = TG_E4M3, [DT_E5M2] = TG_E5M2};
+	for (int i = 0; i < g->ntensors; i++) {
+		const Tensor *t = &g->tensors[i];
+		if (t->producer >= 0 && !refrun_accumulated(g, i))
+			continue;
+		size_t bytes = rt[i].bytes[COMP_DATA];
+		if (cu.cuMemAlloc_v2(&dev[i], bytes ? bytes : 16) || cu.cuMemcpyHtoD_v2(dev[i], rt[i].comp[COMP_DATA], bytes)) {
+			snprintf(err, errlen, "cannot allocate or upload input '%s'", t->name);
+			return -1;
+		}
+		TgTensorDesc desc = {(void *)(uintptr_t)dev[i], map[t->dtype], t->rank, {0}, {0}};
+		for (int k = 0; k < t->rank; k++)
+			desc.shape[k] = layout_extent(dims, t->shape[k]);
+		if (tg_bind(l, t->name, &desc)) {
+			snprintf(err, errlen, "%s", tg_last_error());
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The GPU's outputs of op's output slot a (tensor i), every component the reference has, against the
+ * reference; then its amax, scale_inv / S_enc and RHT state. pass, trained_cast and amax0: see
+ * check_layer (a delayed trained weight's amax holds both casts' maxima). Returns the failures. */
+static int check_output(TgLayer *l, const Graph *g, const long *dims, const Op *op, int a, RefTensor *rt,
+	const float *hstate, const TgStateLayout *lay, int pass, bool trained_cast, float *amax0, long tokens, Buf *out)
+{
+	int i = op->arg[a], fails = 0;
+	const Tensor *t = &g->tensors[i];
+	/* the op table's tolerance class: the backward kernels are bit-exact with ref/backward.c
+	 * (the same FP32 formulas and reduction orders, d_gamma/d_beta/dbias in the fixed chunk
+	 * order), so their rows say TOL_EXACT */
+	bool elementwise = op_tolerance(op->kind) == TOL_EXACT;
+	bool gemm = op_tolerance(op->kind) == TOL_GEMM;
+	bool q = layout_quantized(t);
+	bool nv = q && t->recipe.scaling == SCALING_NVFP4, exact = elementwise;
+	if (nv && (!elementwise || op->kind == OP_DGLU) && !gemm) {
+		fails += check_unfused_hp(l, g, dims, i, &rt[i], tokens, out);
+		exact = true;
+	}
+	for (int c = COMP_DATA; c <= COMP_SCALE_INV_T; c++) {
+		if (!rt[i].comp[c] || c == COMP_SCALE)
+			continue;
+		void *dp;
+		size_t bytes;
+		if (tg_layer_tensor_component(l, i, (Component)c, &dp, &bytes))
+			continue;
+		if (bytes != rt[i].bytes[c]) {
+			buf_printf(out, "FAIL %s.%s: gpu has %zu bytes, reference %zu\n", t->name, comp_name(c), bytes,
+				rt[i].bytes[c]);
+			fails++;
+			continue;
+		}
+		void *h = malloc(bytes ? bytes : 1);
+		cu.cuMemcpyDtoH_v2(h, (CUdeviceptr)(uintptr_t)dp, bytes);
+		char what[256];
+		snprintf(what, sizeof what, "%s %s.%s [tokens=%ld]", g->layer, t->name, comp_name(c), tokens);
+		bool data = c == COMP_DATA || c == COMP_DATA_T;
+		bool stat = a == ARG_RSIGMA_OUT || a == ARG_MU_OUT; /* the forward's own FP32 order: a few ulps */
+		if (stat)
+			fails += cmp_buffers(out, what, CMP_REL, t->dtype, h, rt[i].comp[c], bytes, 32, 1e-6);
+		else if (gemm)
+			fails += cmp_buffers(out, what, CMP_REL, t->dtype, h, rt[i].comp[c], bytes, dtype_bits(t->dtype),
+				q ? 0.125 : 1.0 / 128);
+		else if (exact || !data)
+			fails += cmp_buffers(out, what, CMP_EXACT, t->dtype, h, rt[i].comp[c], bytes, 8, 0);
+		else
+			fails += cmp_buffers(out, what, CMP_ULP, t->dtype, h, rt[i].comp[c], bytes, dtype_bits(t->dtype), 0);
+		memcpy(rt[i].comp[c], h, bytes); /* downstream ops see the GPU's bytes */
+		free(h);
+	}
+	if (t->state_slot >= 0) {
+		size_t s = (size_t)t->state_slot;
+		char what[256];
+		snprintf(what, sizeof what, "%s %s.amax", g->layer, t->name);
+		if (trained_cast && pass == 0)
+			amax0[i] = rt[i].amax;
+		if (trained_cast && pass == 2 && t->recipe.scaling == SCALING_DELAYED)
+			rt[i].amax = fmaxf(rt[i].amax, amax0[i]);
+		fails += cmp_float(out, what, hstate[lay->amax + s], rt[i].amax, exact ? 0 : gemm ? 1e-3 : 1e-6);
+		if (!gemm && (t->recipe.scaling == SCALING_DELAYED || t->recipe.scaling == SCALING_CURRENT))
+			fails += check_amax_own(out, g, t, &rt[i], hstate[lay->amax + s], hstate[lay->scale + lay->stride * s]);
+		if (nv) {
+			snprintf(what, sizeof what, "%s %s.s_enc", g->layer, t->name);
+			fails += cmp_float(out, what, hstate[lay->scale + lay->stride * s], rt[i].scale, 0);
+		} else if (!gemm) {
+			snprintf(what, sizeof what, "%s %s.scale_inv", g->layer, t->name);
+			fails += cmp_float(out, what, hstate[lay->scale_inv + lay->stride * s], rt[i].scale_inv,
+				elementwise ? 0 : 1e-6);
+		}
+		rt[i].scale = hstate[lay->scale + lay->stride * s];
+		rt[i].scale_inv = hstate[lay->scale_inv + lay->stride * s];
+	}
+	if (t->state_slot_t >= 0)
+		fails += check_rht_state(g, t, &rt[i], hstate, lay, exact, gemm, out);
+	return fails;
+}
+
 int check_layer(TgLayer *l, long tokens, unsigned seed, int do_compare, CheckKeep *keep, Buf *out, char *err,
 	size_t errlen)
 {
@@ -225,27 +329,8 @@ int check_layer(TgLayer *l, long tokens, unsigned seed, int do_compare, CheckKee
 	 * values of what ops accumulate into (main_grad: the reference adds the product to them) */
 	if (refrun_inputs(g, dims, tokens, seed, keep ? keep->in_dir : NULL, rt, err, errlen))
 		goto done;
-	for (int i = 0; i < g->ntensors; i++) {
-		const Tensor *t = &g->tensors[i];
-		if (t->producer >= 0 && !refrun_accumulated(g, i))
-			continue;
-		size_t bytes = rt[i].bytes[COMP_DATA];
-		const void *h = rt[i].comp[COMP_DATA];
-		if (cu.cuMemAlloc_v2(&dev[i], bytes ? bytes : 16) || cu.cuMemcpyHtoD_v2(dev[i], h, bytes)) {
-			snprintf(err, errlen, "cannot allocate or upload input '%s'", t->name);
-			goto done;
-		}
-		TgTensorDesc desc = {(void *)(uintptr_t)dev[i], (TgDtype)0, t->rank, {0}, {0}};
-		static const TgDtype map[DT_COUNT] = {[DT_F32] = TG_FP32, [DT_BF16] = TG_BF16, [DT_F16] = TG_FP16,
-			[DT_E4M3] = TG_E4M3, [DT_E5M2] = TG_E5M2};
-		desc.dtype = map[t->dtype];
-		for (int k = 0; k < t->rank; k++)
-			desc.shape[k] = layout_extent(dims, t->shape[k]);
-		if (tg_bind(l, t->name, &desc)) {
-			snprintf(err, errlen, "%s", tg_last_error());
-			goto done;
-		}
-	}
+	if (bind_inputs(l, g, dims, rt, dev, err, errlen))
+		goto done;
 	/* non-trivial delayed scales, so that scaling is exercised */
 	void *state;
 	size_t state_bytes;
@@ -323,82 +408,13 @@ int check_layer(TgLayer *l, long tokens, unsigned seed, int do_compare, CheckKee
 			break;
 		}
 		const Op *op = &g->ops[oi];
-		/* the op table's tolerance class: the backward kernels are bit-exact with ref/backward.c
-		 * (the same FP32 formulas and reduction orders, d_gamma/d_beta/dbias in the fixed chunk
-		 * order), so their rows say TOL_EXACT */
-		bool elementwise = op_tolerance(op->kind) == TOL_EXACT; /* the op table's tolerance class */
-		bool gemm = op_tolerance(op->kind) == TOL_GEMM;
 		if (native)
 			fails += check_gemm_alpha(l, g, op, rt, out);
 		if (op->kind == OP_ADAMW)
 			fails += check_adamw(l, g, op, rt, tokens, out);
-		for (int a = 0; a < ARG_COUNT; a++) {
-			int i = op->arg[a];
-			if (i < 0 || !arg_is_output((ArgSlot)a))
-				continue;
-			const Tensor *t = &g->tensors[i];
-			bool q = layout_quantized(t);
-			bool nv = q && t->recipe.scaling == SCALING_NVFP4, exact = elementwise;
-			if (nv && (!elementwise || op->kind == OP_DGLU) && !gemm) {
-				fails += check_unfused_hp(l, g, dims, i, &rt[i], tokens, out);
-				exact = true;
-			}
-			for (int c = COMP_DATA; c <= COMP_SCALE_INV_T; c++) {
-				if (!rt[i].comp[c] || c == COMP_SCALE)
-					continue;
-				void *dp;
-				size_t bytes;
-				if (tg_layer_tensor_component(l, i, (Component)c, &dp, &bytes))
-					continue;
-				if (bytes != rt[i].bytes[c]) {
-					buf_printf(out, "FAIL %s.%s: gpu has %zu bytes, reference %zu\n", t->name, comp_name(c), bytes,
-						rt[i].bytes[c]);
-					fails++;
-					continue;
-				}
-				void *h = malloc(bytes ? bytes : 1);
-				cu.cuMemcpyDtoH_v2(h, (CUdeviceptr)(uintptr_t)dp, bytes);
-				char what[256];
-				snprintf(what, sizeof what, "%s %s.%s [tokens=%ld]", g->layer, t->name, comp_name(c), tokens);
-				bool data = c == COMP_DATA || c == COMP_DATA_T;
-				bool stat = a == ARG_RSIGMA_OUT || a == ARG_MU_OUT; /* the forward's own FP32 order: a few ulps */
-				if (stat)
-					fails += cmp_buffers(out, what, CMP_REL, t->dtype, h, rt[i].comp[c], bytes, 32, 1e-6);
-				else if (gemm)
-					fails += cmp_buffers(out, what, CMP_REL, t->dtype, h, rt[i].comp[c], bytes, dtype_bits(t->dtype),
-						q ? 0.125 : 1.0 / 128);
-				else if (exact || !data)
-					fails += cmp_buffers(out, what, CMP_EXACT, t->dtype, h, rt[i].comp[c], bytes, 8, 0);
-				else
-					fails += cmp_buffers(out, what, CMP_ULP, t->dtype, h, rt[i].comp[c], bytes, dtype_bits(t->dtype), 0);
-				memcpy(rt[i].comp[c], h, bytes); /* downstream ops see the GPU's bytes */
-				free(h);
-			}
-			if (t->state_slot >= 0) {
-				size_t s = (size_t)t->state_slot;
-				char what[256];
-				snprintf(what, sizeof what, "%s %s.amax", g->layer, t->name);
-				if (trained_cast && pass == 0)
-					amax0[i] = rt[i].amax;
-				if (trained_cast && pass == 2 && t->recipe.scaling == SCALING_DELAYED)
-					rt[i].amax = fmaxf(rt[i].amax, amax0[i]);
-				fails += cmp_float(out, what, hstate[lay.amax + s], rt[i].amax, exact ? 0 : gemm ? 1e-3 : 1e-6);
-				if (!gemm && (t->recipe.scaling == SCALING_DELAYED || t->recipe.scaling == SCALING_CURRENT))
-					fails += check_amax_own(out, g, t, &rt[i], hstate[lay.amax + s], hstate[lay.scale + lay.stride * s]);
-				if (nv) {
-					snprintf(what, sizeof what, "%s %s.s_enc", g->layer, t->name);
-					fails += cmp_float(out, what, hstate[lay.scale + lay.stride * s], rt[i].scale, 0);
-				} else if (!gemm) {
-					snprintf(what, sizeof what, "%s %s.scale_inv", g->layer, t->name);
-					fails += cmp_float(out, what, hstate[lay.scale_inv + lay.stride * s], rt[i].scale_inv,
-						elementwise ? 0 : 1e-6);
-				}
-				rt[i].scale = hstate[lay.scale + lay.stride * s];
-				rt[i].scale_inv = hstate[lay.scale_inv + lay.stride * s];
-			}
-			if (t->state_slot_t >= 0)
-				fails += check_rht_state(g, t, &rt[i], hstate, &lay, exact, gemm, out);
-		}
+		for (int a = 0; a < ARG_COUNT; a++)
+			if (op->arg[a] >= 0 && arg_is_output((ArgSlot)a))
+				fails += check_output(l, g, dims, op, a, rt, hstate, &lay, pass, trained_cast, amax0, tokens, out);
 	}
 	free(hstate);
 	free(amax0);

@@ -38,7 +38,8 @@
 #include <unistd.h>
 
 
-/* An op whose NVFP4 cast runs unfused (norm, GLU): its FP32 value (component hp)
+/* An op whose cast runs unfused (norm, GLU, dglu with an NVFP4 output, or a block1x128 one with a columnwise
+ * copy: op_writes_hp): its FP32 value (component hp)
  * is judged per element like any FP32 output (the kernels compute FP32 outputs in
  * double, as the reference does), then the
  * reference quantizes the GPU's value, so the cast is checked bit for bit. */
@@ -253,7 +254,7 @@ static int check_output(TgLayer *l, const Graph *g, const long *dims, const Op *
 	bool gemm = op_tolerance(op->kind) == TOL_GEMM;
 	bool q = layout_quantized(t);
 	bool nv = q && t->recipe.scaling == SCALING_NVFP4, exact = elementwise;
-	if (nv && (!elementwise || op->kind == OP_DGLU) && !gemm) {
+	if (a == ARG_OUT && op_writes_hp(g, op) && !gemm) {
 		fails += check_unfused_hp(l, g, dims, i, &rt[i], tokens, out);
 		exact = true;
 	}

@@ -236,8 +236,8 @@ static void derive_glu(Dv *v, const Op *op, Loc at)
 			r = recipe_resolve(v->s, &v->s->overrides[i]);
 	const Op *mk = h->producer >= 0 ? &v->g->ops[h->producer] : NULL;
 	bool q = r.scaling != SCALING_NONE && mk && mk->kind == OP_GEMM_CAST && quantized(ft(v, mk->arg[ARG_A]));
-	/* block scaling: dglu writes no columnwise block copy, so d_h stays in h's dtype and the
-	 * GEMM's backward casts it (a cast_transpose writes both block-scaled copies) */
+	/* block scaling: d_h stays in h's dtype and the GEMM's backward casts it (a cast_transpose
+	 * writes both block-scaled copies from BF16; an unfused dglu would write FP32, twice the bytes) */
 	if (q && (r.scaling == SCALING_BLOCK1X128 || r.scaling == SCALING_BLOCK128X128))
 		q = false;
 	if (!q) {

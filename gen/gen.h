@@ -375,6 +375,10 @@ const char *op_name(OpKind k);
 const char *op_template(OpKind k);
 /* op_family: OPF_ROW (op and cast in one row kernel), OPF_CAST or OPF_GEMM. */
 OpFamily op_family(OpKind k);
+/* op_writes_hp: the row kernel of op (norm, GLU, dglu) writes its FP32 value to component hp and
+ * separate kernels quantize it (unfused): an NVFP4 output, or a block1x128 output with a columnwise
+ * copy (the fused kernels write no columnwise 1x128 blocks). */
+bool op_writes_hp(const Graph *g, const Op *op);
 /* op_tolerance is how the checker judges k's outputs against the reference. */
 Tolerance op_tolerance(OpKind k);
 const char *arg_name(ArgSlot s);

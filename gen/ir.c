@@ -675,7 +675,8 @@ static void infer_cast(B *b, const SpecOp *o, Op *op)
 /* What the kernels of a quantizing op can do, checked here so that `tegen check`
  * rejects what plan or build would (the planner and templates have the same
  * rules: variant_legal in plan.c, the static_asserts of the templates):
- * - fused norm/GLU kernels: no fused block128x128 or columnwise block1x128 copy;
+ * - fused norm/GLU kernels: no block128x128 copy; a block1x128 copy with a columnwise
+ *   one runs unfused (the op writes FP32, the tile kernel casts: op_writes_hp);
  * - row lengths: the row kernels (norm_quantize.cu, glu_amax.cu) load vectors of
  *   at least 2 elements, 4 for block1x128 and for the columnwise tile path (the
  *   planner makes a per-tensor columnwise copy of a fused op there, unless the
@@ -688,9 +689,6 @@ static void check_kernel_shape(B *b, const SpecOp *o, const Op *op)
 	const char *name = op_name(op->kind);
 	bool fused = op_family(op->kind) == OPF_ROW;
 	Scaling sc = is_low_precision(out) ? out->recipe.scaling : SCALING_NONE;
-	if (fused && sc == SCALING_BLOCK1X128 && out->columnwise)
-		diag_error(b->d, o->loc, "%s: a columnwise block1x128 copy of '%s' is not supported in the fused kernel yet; "
-			"write '%s' in bf16 (precision: bf16) and add a cast_transpose", name, out->name, out->name);
 	if (fused && sc == SCALING_BLOCK128X128)
 		diag_error(b->d, o->loc, "%s: block128x128 scaling is for weights; fused %s supports block1x128 for '%s'", name,
 			name, out->name);
@@ -702,9 +700,10 @@ static void check_kernel_shape(B *b, const SpecOp *o, const Op *op)
 		return; /* nvfp4_quantize.cu: 16-element blocks, checked by quantize_out */
 	long cols = last.add, need;
 	const char *why;
-	if (!fused) {
+	if (!fused || (sc == SCALING_BLOCK1X128 && out->columnwise)) {
 		need = 8;
-		why = "the tile kernel moves 8-element column chunks";
+		why = fused ? "the tile kernel that writes its block copies moves 8-element column chunks"
+			: "the tile kernel moves 8-element column chunks";
 	} else if (sc == SCALING_BLOCK1X128 || (sc != SCALING_NONE && sc != SCALING_NVFP4 && out->columnwise)) {
 		need = 4;
 		why = sc == SCALING_BLOCK1X128 ? "the row kernel's 1x128 blocks need vectors of 4 elements"
@@ -872,12 +871,13 @@ static void check_backward_shape(B *b, const SpecOp *o, const Op *op)
 	Scaling sc = is_low_precision(out) ? out->recipe.scaling : SCALING_NONE;
 	if (sc == SCALING_BLOCK128X128)
 		diag_error(b->d, o->loc, "dglu: block128x128 scaling is for weights; dglu supports block1x128 for '%s'", out->name);
-	if (sc == SCALING_BLOCK1X128 && out->columnwise)
-		diag_error(b->d, or_loc(o->layout_loc, o->loc), "dglu: a columnwise block1x128 copy of '%s' is not supported in the fused "
-			"kernel; write '%s' rowwise and add a cast_transpose of a bf16 copy (precision: bf16)", out->name, out->name);
 	bool tile = (out->columnwise && (sc == SCALING_MXFP8 ||
 		((sc == SCALING_DELAYED || sc == SCALING_CURRENT) && (cols % 16 || !out->rowwise)))) || op->arg[ARG_DBIAS_OUT] >= 0;
-	if (sc == SCALING_BLOCK1X128) {
+	bool unfused = sc == SCALING_BLOCK1X128 && out->columnwise; /* FP32 d_h, then the tile kernel casts (op_writes_hp) */
+	if (unfused && !tile) {
+		need = 4;
+		why = "the tile kernel that writes the block copies of d_h moves 8-element column chunks";
+	} else if (sc == SCALING_BLOCK1X128 && !unfused) {
 		need = 128;
 		why = "a 1x128 block must lie within one half (d_gate, d_linear)";
 	} else if (tile) {
@@ -1415,8 +1415,10 @@ void ir_print(const Graph *g, Buf *out)
 			buf_printf(out, " %s (in place: %s.master, .m, .v)", g->tensors[op->arg[ARG_IN]].name,
 				g->tensors[op->arg[ARG_IN]].name);
 		const Tensor *o = op->arg[ARG_OUT] >= 0 ? &g->tensors[op->arg[ARG_OUT]] : NULL;
-		if (o && op_family(op->kind) == OPF_ROW && is_low_precision(o) && o->recipe.scaling == SCALING_NVFP4)
-			buf_printf(out, " ! unfused: NVFP4 output '%s' (the op writes FP32, separate amax and cast kernels)", o->name);
+		if (o && op_writes_hp(g, op))
+			buf_printf(out, " ! unfused: %s output '%s' (the op writes FP32, %s)",
+				o->recipe.scaling == SCALING_NVFP4 ? "NVFP4" : "block1x128 with a columnwise copy", o->name,
+				o->recipe.scaling == SCALING_NVFP4 ? "separate amax and cast kernels" : "a cast kernel writes both copies");
 		buf_puts(out, "\n");
 	}
 	arena_free(a);

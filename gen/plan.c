@@ -687,6 +687,27 @@ static void plan_op_kernels(Planner *pl, const Op *op, const Tensor *in, const T
 	long cols);
 static void plan_dreduce(Planner *pl, const Op *op, int src, Component part, int dst, Extent rows, long cols);
 static void plan_nvfp4(Planner *pl, const Op *op, const Tensor *in, const Tensor *out);
+static Tensor hp_view(const Tensor *out);
+
+/* A norm, GLU or dglu whose block1x128 output has a columnwise copy (the fused kernels write no
+ * columnwise 1x128 blocks): the op's kernel writes its FP32 value (component hp), then the tile
+ * kernel (cast_transpose.cu) reads it and writes both block-scaled copies. */
+static void plan_block_unfused(Planner *pl, const Op *op, const Tensor *in, const Tensor *out)
+{
+	Extent rows = tensor_rows(pl, out, op->loc);
+	long cols = tensor_cols(out);
+	Tensor hp = hp_view(out);
+	plan_op_kernels(pl, op, in, &hp, COMP_HP, rows, cols);
+	pl->p->kernels[pl->p->nkernels - 1].note = "unfused block1x128, 1 of 2: the op's FP32 value to an intermediate (hp)";
+	Op cast = *op;
+	cast.kind = OP_QUANTIZE;
+	plan_op_kernels(pl, &cast, &hp, out, COMP_DATA, rows, cols);
+	Kernel *k = &pl->p->kernels[pl->p->nkernels - 1];
+	for (int b = 0; b < k->nbind; b++)
+		if (k->bind[b].slot == TG_P_IN)
+			k->bind[b].comp = COMP_HP;
+	k->note = "unfused block1x128, 2 of 2: both block-scaled copies from the FP32 intermediate";
+}
 
 static void plan_quantizing_op(Planner *pl, const Op *op)
 {
@@ -695,6 +716,10 @@ static void plan_quantizing_op(Planner *pl, const Op *op)
 	const Tensor *out = &g->tensors[op->arg[ARG_OUT]];
 	if (is_quantized(out) && out->recipe.scaling == SCALING_NVFP4) {
 		plan_nvfp4(pl, op, in, out);
+		return;
+	}
+	if (op_writes_hp(g, op)) {
+		plan_block_unfused(pl, op, in, out);
 		return;
 	}
 	bool fused = op_family(op->kind) == OPF_ROW;
@@ -824,6 +849,17 @@ static void nvfp4_rht_slots(Planner *pl, Kernel *k, const Tensor *out, int pass)
 		pass ? "with its own S_enc (scale_t) from amax_t" : "its own global amax (amax_t)");
 }
 
+/* hp_view: out as the kernel of an unfused op sees it, an FP32 unquantized tensor (component hp). */
+static Tensor hp_view(const Tensor *out)
+{
+	Tensor hp = *out;
+	hp.recipe.scaling = SCALING_NONE;
+	hp.dtype = hp.hp_dtype = DT_F32;
+	hp.rowwise = true;
+	hp.columnwise = false;
+	return hp;
+}
+
 /* NVFP4 output of op: an amax pass and a cast pass of nvfp4_quantize.cu over the
  * op's input (quantize, cast_transpose) or over the FP32 value its own kernel
  * writes first (norm_quantize, glu_amax: unfused for now). */
@@ -835,11 +871,7 @@ static void plan_nvfp4(Planner *pl, const Op *op, const Tensor *in, const Tensor
 	Component src_comp = COMP_DATA;
 	DType src_dtype = in->dtype;
 	if (op_family(op->kind) == OPF_ROW) {
-		Tensor hp = *out; /* the op's kernel sees an FP32, unquantized output */
-		hp.recipe.scaling = SCALING_NONE;
-		hp.dtype = hp.hp_dtype = DT_F32;
-		hp.rowwise = true;
-		hp.columnwise = false;
+		Tensor hp = hp_view(out);
 		plan_op_kernels(pl, op, in, &hp, COMP_HP, rows, cols);
 		pl->p->kernels[pl->p->nkernels - 1].note = "unfused NVFP4, 1 of 3: the op's FP32 value to an intermediate (hp)";
 		src = out->id;

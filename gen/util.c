@@ -250,6 +250,16 @@ const char *op_name(OpKind k) { return k >= 0 && k < OP_COUNT ? ops[k].name : "?
 const char *op_template(OpKind k) { return k >= 0 && k < OP_COUNT ? ops[k].tmpl : NULL; }
 OpFamily op_family(OpKind k) { return ops[k].family; }
 Tolerance op_tolerance(OpKind k) { return ops[k].tol; }
+
+bool op_writes_hp(const Graph *g, const Op *op)
+{
+	if (op_family(op->kind) != OPF_ROW || op->arg[ARG_OUT] < 0)
+		return false;
+	const Tensor *t = &g->tensors[op->arg[ARG_OUT]];
+	if (t->recipe.scaling == SCALING_NONE || t->dtype == t->hp_dtype)
+		return false;
+	return t->recipe.scaling == SCALING_NVFP4 || (t->recipe.scaling == SCALING_BLOCK1X128 && t->columnwise);
+}
 unsigned op_required_args(OpKind k) { return ops[k].req; }
 unsigned op_optional_args(OpKind k) { return ops[k].opt; }
 const char *arg_name(ArgSlot s) { return s >= 0 && s < ARG_COUNT ? args[s].name : "?"; }

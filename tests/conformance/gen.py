@@ -87,7 +87,6 @@ REJECT = {
     "mxfp8_width": r"multiple of 32",
     "nvfp4_width": r"multiple of 16",
     "fused_block128x128": r"block128x128",
-    "fused_block1x128_columnwise": r"columnwise block1x128",
     "gemm_e5m2_both": r"e5m2",
     "gemm_fp8_out_not_delayed": r"delayed|fp8",
     "gemm_accumulate_fp8": r"accumulate|fp8",
@@ -96,7 +95,7 @@ REJECT = {
     "row_width": r"multiple of [24]",
     "row_too_long": r"longer than the row kernel holds",
     "gemm_hp_out_dtype": r"has no fp(16|32)? ?\w* ?output|no \w+ output",
-    "dglu_width": r"multiple of (2|32|64|128)\b",
+    "dglu_width": r"multiple of (2|4|32|64|128)\b",
 }
 
 
@@ -308,8 +307,9 @@ def expected_rejections(c):
     if fused and q:
         if c["recipe"] == "block128x128":
             out.append("fused_block128x128")
-        if c["recipe"] == "block1x128" and "columnwise" in cols:
-            out.append("fused_block1x128_columnwise")
+    # a block1x128 copy with a columnwise one runs unfused: the row kernel writes FP32, the tile
+    # kernel (8-element column chunks) writes both copies
+    unfused = fused and q and c["recipe"] == "block1x128" and "columnwise" in cols
     if op == "gemm_cast":
         if c["acc"] and c["dout"] == "fp8":
             out.append("gemm_accumulate_fp8")
@@ -337,7 +337,10 @@ def expected_rejections(c):
             out.append("tile_width8")
     if fused and w * (4 if c["din"] == "fp32" else 2) * (2 if op == "glu_amax" else 1) > 1024 * 448:
         out.append("row_too_long")   # the row kernel keeps a row in registers
-    if fused:
+    if unfused:
+        if w % 8:
+            out.append("tile_width8")
+    elif fused:
         if w % 2:
             out.append("row_width")
         elif w % 4 and q and (c["recipe"] == "block1x128" or
@@ -357,7 +360,7 @@ def expected_rejections(c):
 
 def dglu_rejections(c, w, cols):
     """gen/ir.c's dglu rules (C = w, d_h [.., 2C]): quantize_out's block widths on 2C, then
-    check_backward_shape's on C: 2; 128 with block1x128; 64 on the tile path (a columnwise
+    check_backward_shape's on C: 2; 128 with block1x128 (4 with a columnwise copy: unfused); 64 on the tile path (a columnwise
     MXFP8 copy, or a per-tensor one without the rowwise copy or of a row 2C not a multiple
     of 16); 32 with MXFP8."""
     r, out = c["recipe"], []
@@ -368,11 +371,10 @@ def dglu_rejections(c, w, cols):
         out.append("nvfp4_width")
     if q and r == "block128x128":
         out.append("fused_block128x128")
-    if q and r == "block1x128" and "columnwise" in cols:
-        out.append("fused_block1x128_columnwise")
+    unfused = q and r == "block1x128" and "columnwise" in cols   # FP32 d_h, then the tile kernel casts
     tile = q and "columnwise" in cols and (r == "mxfp8" or (r in ("delayed", "current") and
                                                             ((2 * w) % 16 or "rowwise" not in cols)))
-    need = 128 if q and r == "block1x128" else 64 if tile else 32 if q and r == "mxfp8" else 2
+    need = 4 if unfused else 128 if q and r == "block1x128" else 64 if tile else 32 if q and r == "mxfp8" else 2
     if w % need:
         out.append("dglu_width")
     return out

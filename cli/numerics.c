@@ -497,7 +497,7 @@ static const char numerics_usage[] =
 	"  error against the same graph unquantized. The spec's recipe first, then each of --recipes:\n"
 	"  delayed current block (1x128, weights 128x128) block1x128 mxfp8 nvfp4 nvfp4_2d (weights 16x16)\n"
 	"  nvfp4_rht, or all. On the GPU when one is present (tg_run; the FP32 values the copies came\n"
-	"  from by the reference ops on the GPU's inputs), else (or --cpu) on the CPU reference (slow:\n"
+	"  from read back: the norm/GLU kernels write them), else (or --cpu) on the CPU reference (slow:\n"
 	"  about 17 s of CPU time per recipe for the 8B MLP forward at 256 tokens). --tokens defaults to\n"
 	"  256. --in: NAME.npy inputs (the others generated). --seed: another draw of the generated inputs.\n";
 
@@ -604,7 +604,7 @@ int cmd_numerics(int argc, char **argv)
 			goto out;
 		}
 	}
-	fprintf(stderr, "tegen numerics: on the %s\n", ctx ? "GPU (tg_run; reference values on the CPU)" : "CPU reference");
+	fprintf(stderr, "tegen numerics: on the %s\n", ctx ? "GPU (tg_run; the values the copies came from read back)" : "CPU reference");
 	{
 		const char *tb = whatif_text(a, text, whatif_find("none"), g0);
 		gb = pipeline_graph(a, d, spec, tb, strlen(tb), arch, true);

@@ -1,11 +1,12 @@
 /* numerics_gpu.c: `tegen numerics` on the GPU. The layer runs through the
  * runtime (tg_run, the kernels and cuBLASLt GEMMs a user gets); every produced
- * tensor's components and state scalars are read back, and the FP32 value each
- * quantized copy came from is the reference op run on the GPU's own inputs (as
- * `tegen run --check` does; element-wise ops, norms and GLUs are cheap on the
- * CPU). GEMMs with high-precision outputs are not recomputed: their GPU bytes
- * feed the ops after them, so the CPU does no GEMM unless a GEMM output is
- * itself quantized. The statistics are then the CPU path's (numstats.c).
+ * tensor's components and state scalars are read back, and so is the FP32 value each
+ * quantized copy came from: the layer is planned with PlanOptions.hp_values, so a
+ * norm, GLU or dglu kernel writes its value (component hp) and a cast kernel makes
+ * the copies from it; a quantize's value is its input. Only what the GPU does not
+ * hold runs the reference op on the GPU's own inputs (a GEMM with a quantized
+ * output, a row the cast kernel does not take). The statistics are then the CPU
+ * path's (numstats.c).
  * A training layer runs tg_run then tg_backward, so its gradients' copies are measured too. */
 #include "numerics_gpu.h"
 
@@ -136,15 +137,62 @@ static int fetch_tensor(NumGpuRun *run, int i, const float *h, const TgStateLayo
 	return 0;
 }
 
+/* gpu_value gives op's quantized output the FP32 value its copies came from without the reference op:
+ * a norm, GLU or dglu's value written by its kernel (component hp), a quantize or cast_transpose's
+ * input converted. 1 done, 0 nothing to do (no quantized output: its outputs are the GPU's bytes),
+ * -1 the reference op must run (a GEMM with a quantized output, a row the cast kernel does not take). */
+static int gpu_value(NumGpuRun *run, const Op *op)
+{
+	const Graph *g = run->g;
+	int o = op->arg[ARG_OUT];
+	if (op->kind == OP_GEMM_CAST && o >= 0 && !layout_quantized(&g->tensors[o]))
+		return 0;
+	if (op->kind == OP_GEMM_CAST || op->kind == OP_ADAMW)
+		return -1;
+	for (int a = 0; a < ARG_COUNT; a++)
+		if (a != ARG_OUT && op->arg[a] >= 0 && arg_is_output((ArgSlot)a) && layout_quantized(&g->tensors[op->arg[a]]))
+			return -1;
+	if (o < 0 || !layout_quantized(&g->tensors[o]))
+		return 0;
+	const Tensor *t = &g->tensors[o];
+	RefTensor *r = &run->rt[o];
+	size_t n = (size_t)layout_rows(run->dims, t) * (size_t)layout_cols(t);
+	if (op->kind == OP_QUANTIZE || op->kind == OP_CAST_TRANSPOSE) {
+		const Tensor *in = &g->tensors[op->arg[ARG_IN]];
+		if (layout_quantized(in))
+			return -1;
+		int R, K;
+		free(r->value);
+		r->value = interp_dequantize(g, run->dims, in, &run->rt[in->id], COMP_DATA, &R, &K);
+		return r->value ? 1 : -1;
+	}
+	void *dp;
+	size_t bytes;
+	if (tg_layer_tensor_component(run->l, o, COMP_HP, &dp, &bytes) || bytes != n * sizeof(float))
+		return -1;
+	float *v = malloc(bytes ? bytes : 1);
+	if (!v || cu.cuMemcpyDtoH_v2(v, (CUdeviceptr)(uintptr_t)dp, bytes)) {
+		free(v);
+		return -1;
+	}
+	free(r->value);
+	r->value = v;
+	return 1;
+}
+
 int numgpu_run(TgContext *ctx, const char *file, const char *text, long tokens, NumGpuInputs inputs, void *ud,
 	NumGpuRun *run, char *err, size_t errlen)
 {
 	memset(run, 0, sizeof *run);
+	tg_context_set_hp_values(ctx, true); /* the norm/GLU/dglu kernels write the values their copies come from */
 	if (tg_layer_create(ctx, file, text, strlen(text), &run->l)) {
+		tg_context_set_hp_values(ctx, false);
 		snprintf(err, errlen, "%s", tg_last_error());
 		return -1;
 	}
-	if (tg_layer_set_tokens(run->l, tokens) || tg_layer_load(run->l)) {
+	TgStatus st = tg_layer_set_tokens(run->l, tokens);
+	tg_context_set_hp_values(ctx, false);
+	if (st || tg_layer_load(run->l)) {
 		snprintf(err, errlen, "%s", tg_last_error());
 		numgpu_free(run);
 		return -1;
@@ -164,11 +212,12 @@ int numgpu_run(TgContext *ctx, const char *file, const char *text, long tokens, 
 		rc = run_steady(run, &h, &lay, err, errlen);
 	for (int oi = 0; !rc && oi < g->nops; oi++) {
 		const Op *op = &g->ops[oi];
-		bool gemm_hp = op->kind == OP_GEMM_CAST && !layout_quantized(&g->tensors[op->arg[ARG_OUT]]);
-		if (!gemm_hp && interp_run_op(g, run->dims, oi, 0, run->rt, err, errlen)) {
+		int got = gpu_value(run, op);
+		if (got < 0 && interp_run_op(g, run->dims, oi, 0, run->rt, err, errlen)) {
 			rc = -1;
 			break;
 		}
+		run->ref_ops += got < 0;
 		for (int a = 0; !rc && a < ARG_COUNT; a++)
 			if (op->arg[a] >= 0 && arg_is_output((ArgSlot)a))
 				rc = fetch_tensor(run, op->arg[a], h, &lay, err, errlen);

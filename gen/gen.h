@@ -510,6 +510,9 @@ typedef struct PlanOptions {
 	const char *nvrtc;        /* NVRTC version, "13.0" */
 	long tokens;              /* every dynamic dim's value, for the row bucket; <= 0: unknown,
 	                           * use the largest bucket measured for the kernel on this GPU */
+	bool hp_values;           /* every quantizing norm, GLU and dglu writes its FP32 value (component
+	                           * hp) and casts it unfused, where the cast kernel takes the row
+	                           * (tegen numerics reads the values the copies came from) */
 } PlanOptions;
 
 /* plan_build_opts is plan_build taking tuned variants from o's DB where it has

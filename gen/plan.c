@@ -34,7 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct Planner { Arena *a; Diag *d; const Graph *g; Plan *p; int cap; long tokens; } Planner;
+typedef struct Planner { Arena *a; Diag *d; const Graph *g; Plan *p; int cap; long tokens; bool hp_values; } Planner;
 
 /* Tile-shape variants, one explicit table per template family. A variant only
  * sets launch slots (TG_THREADS and TG_VEC/TG_ROWS_PER_CTA, or TG_TILE_ROWS/
@@ -690,23 +690,29 @@ static void plan_nvfp4(Planner *pl, const Op *op, const Tensor *in, const Tensor
 static Tensor hp_view(const Tensor *out);
 
 /* A norm, GLU or dglu whose block1x128 output has a columnwise copy (the fused kernels write no
- * columnwise 1x128 blocks): the op's kernel writes its FP32 value (component hp), then the tile
- * kernel (cast_transpose.cu) reads it and writes both block-scaled copies. */
-static void plan_block_unfused(Planner *pl, const Op *op, const Tensor *in, const Tensor *out)
+ * columnwise 1x128 blocks), or any quantized one under PlanOptions.hp_values: the op's kernel
+ * writes its FP32 value (component hp), then the tile kernel (cast_transpose.cu, both passes
+ * under current scaling) reads it and writes the copies. */
+static void plan_unfused_cast(Planner *pl, const Op *op, const Tensor *in, const Tensor *out)
 {
 	Extent rows = tensor_rows(pl, out, op->loc);
 	long cols = tensor_cols(out);
 	Tensor hp = hp_view(out);
 	plan_op_kernels(pl, op, in, &hp, COMP_HP, rows, cols);
-	pl->p->kernels[pl->p->nkernels - 1].note = "unfused block1x128, 1 of 2: the op's FP32 value to an intermediate (hp)";
+	const char *why = op_writes_hp(pl->g, op) ? "unfused block1x128" : "unfused (hp_values)";
+	pl->p->kernels[pl->p->nkernels - 1].note = arena_printf(pl->a, "%s: the op's FP32 value to an intermediate (hp)", why);
 	Op cast = *op;
 	cast.kind = OP_QUANTIZE;
+	int first = pl->p->nkernels;
 	plan_op_kernels(pl, &cast, &hp, out, COMP_DATA, rows, cols);
-	Kernel *k = &pl->p->kernels[pl->p->nkernels - 1];
-	for (int b = 0; b < k->nbind; b++)
-		if (k->bind[b].slot == TG_P_IN)
-			k->bind[b].comp = COMP_HP;
-	k->note = "unfused block1x128, 2 of 2: both block-scaled copies from the FP32 intermediate";
+	for (int i = first; i < pl->p->nkernels; i++) {
+		Kernel *k = &pl->p->kernels[i];
+		for (int b = 0; b < k->nbind; b++)
+			if (k->bind[b].slot == TG_P_IN)
+				k->bind[b].comp = COMP_HP;
+		k->note = arena_printf(pl->a, "%s: the copies from the FP32 intermediate%s", why,
+			k->pass == PASS_AMAX ? " (current scaling: its amax)" : "");
+	}
 }
 
 static void plan_quantizing_op(Planner *pl, const Op *op)
@@ -718,8 +724,9 @@ static void plan_quantizing_op(Planner *pl, const Op *op)
 		plan_nvfp4(pl, op, in, out);
 		return;
 	}
-	if (op_writes_hp(g, op)) {
-		plan_block_unfused(pl, op, in, out);
+	bool row_op = op_family(op->kind) == OPF_ROW;
+	if (op_writes_hp(g, op) || (pl->hp_values && row_op && is_quantized(out) && tensor_cols(out) % 8 == 0)) {
+		plan_unfused_cast(pl, op, in, out);
 		return;
 	}
 	bool fused = op_family(op->kind) == OPF_ROW;
@@ -1475,7 +1482,7 @@ static void check_variants(Planner *pl)
 Plan *plan_build_opts(Arena *a, Diag *d, const Graph *g, const PlanOptions *o)
 {
 	Plan *p = arena_alloc(a, sizeof *p);
-	Planner pl = {a, d, g, p, 0, o ? o->tokens : 0};
+	Planner pl = {a, d, g, p, 0, o ? o->tokens : 0, o && o->hp_values};
 	p->g = g;
 	p->update_kernel = -1;
 	if (setjmp(d->jmp))

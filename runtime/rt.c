@@ -66,6 +66,7 @@ struct TgContext {
 	char arch[16], name[128];
 	int driver;          /* cuDriverGetVersion */
 	char tuning[4096];   /* the tuning DB file; "" = none (heuristic variants only) */
+	bool hp_values;      /* plan layers with PlanOptions.hp_values (tegen numerics) */
 	JitCache *jit;
 	GemmCtx *gemm;
 	TgOptions opts;
@@ -213,8 +214,11 @@ struct TgLayer {
 
 void tg_context_plan_options(const TgContext *c, long tokens, PlanOptions *o)
 {
-	*o = (PlanOptions){c->tuning[0] ? c->tuning : NULL, c->name, c->sms, c->driver, jit_nvrtc_version(c->jit), tokens};
+	*o = (PlanOptions){c->tuning[0] ? c->tuning : NULL, c->name, c->sms, c->driver, jit_nvrtc_version(c->jit), tokens,
+		c->hp_values};
 }
+
+void tg_context_set_hp_values(TgContext *c, bool on) { c->hp_values = on; }
 
 void tg_context_set_tuning_file(TgContext *c, const char *path)
 {

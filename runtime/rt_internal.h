@@ -21,6 +21,9 @@ const struct JitResult *tg_layer_jit(const TgLayer *l, int i);
 
 /* tg_context_plan_options fills the planner's view of this GPU and its tuning DB, for `tokens`. */
 void tg_context_plan_options(const TgContext *c, long tokens, PlanOptions *o);
+/* tg_context_set_hp_values makes layers created (and re-planned by tg_layer_set_tokens) afterwards
+ * write the FP32 value of every quantized norm, GLU and dglu output (PlanOptions.hp_values). */
+void tg_context_set_hp_values(TgContext *c, bool on);
 /* tg_context_set_tuning_file makes layers created afterwards plan from path (NULL or "": heuristic only). */
 void tg_context_set_tuning_file(TgContext *c, const char *path);
 /* tg_context_jit is the context's kernel cache (for tools that compile variants). */

@@ -7,6 +7,8 @@
 #include "interp.h"
 #include "layout.h"
 #include "numstats.h"
+#include "pipeline.h"
+#include "tg_kernel.h"
 #include "ref.h"
 
 #include <float.h>
@@ -244,8 +246,63 @@ static void test_generators(void)
 	free(x);
 }
 
+/* PlanOptions.hp_values (the GPU path of tegen numerics): every quantizing norm, GLU and dglu writes
+ * its FP32 value (hp) and a cast kernel reads it, under each recipe kind; without it, none does
+ * (but the block1x128 GLU with a columnwise copy, unfused either way); the kernels emit. */
+static void test_hp_values_plan(void)
+{
+	static const char text[] =
+		"layer: hp\n"
+		"dims: {tokens: dynamic, h: 256}\n"
+		"recipe: {scaling: delayed}\n"
+		"overrides:\n"
+		"  a: {scaling: current}\n"
+		"  dh: {scaling: mxfp8}\n"
+		"  b: {scaling: block1x128}\n"
+		"tensors:\n"
+		"  x: {shape: [tokens, h], dtype: bf16}\n"
+		"  gamma: {shape: [h], dtype: bf16, role: weight}\n"
+		"  g2: {shape: [tokens, 2*h], dtype: bf16}\n"
+		"  d_a: {shape: [tokens, h], dtype: bf16, role: gradient}\n"
+		"ops:\n"
+		"  - norm_quantize: {in: x, gamma: gamma, out: xn, layout: [rowwise, columnwise]}\n"
+		"  - glu_amax: {in: g2, out: a, act: swiglu}\n"
+		"  - glu_amax: {in: g2, out: b, act: geglu, layout: [rowwise, columnwise]}\n"
+		"  - dglu: {in: g2, grad: d_a, out: dh, act: swiglu, layout: [rowwise, columnwise]}\n"
+		"outputs: [xn, a, b, dh]\n";
+	for (int on = 0; on < 2; on++) {
+		Arena *a = arena_new();
+		Diag d = {0};
+		PlanOptions o = {NULL, NULL, 0, 0, NULL, 256, on};
+		Plan *p = pipeline_plan(a, &d, "hp.yaml", text, strlen(text), (Arch){90, true}, true, &o);
+		KernelSource *src;
+		if (!p || pipeline_emit(a, &d, p, &src) < 0) {
+			printf("FAIL numerics/hp_values%d: %s\n", on, d.msg);
+			check_failures++;
+			arena_free(a);
+			continue;
+		}
+		int writes = 0, reads = 0;
+		for (int k = 0; k < p->nkernels; k++)
+			for (int b = 0; b < p->kernels[k].nbind; b++)
+				if (p->kernels[k].bind[b].comp == COMP_HP)
+					p->kernels[k].bind[b].slot == TG_P_IN ? reads++ : writes++;
+		/* off: the block GLU only (its one cast kernel); on: all four ops, current scaling's two passes */
+		int want_w = on ? 4 : 1, want_r = on ? 5 : 1;
+		char name[64];
+		snprintf(name, sizeof name, "numerics/hp_values %s", on ? "on" : "off");
+		if (writes != want_w || reads != want_r) {
+			printf("FAIL %s: %d kernels write hp (want %d), %d read it (want %d)\n", name, writes, want_w, reads, want_r);
+			check_failures++;
+		} else
+			printf("ok %s\n", name);
+		arena_free(a);
+	}
+}
+
 int main(void)
 {
+	test_hp_values_plan();
 	test_exact_e4m3();
 	test_underflow();
 	test_saturation();

@@ -152,7 +152,7 @@ static void test_db(Arena *a, const Graph *g)
 	const Plan *p0 = plan_build(a, &(Diag){0}, g);
 	const Kernel *nq = by_tmpl(p0, "norm_quantize.cu", 0), *ct = by_tmpl(p0, "cast_transpose.cu", 0);
 	const char *sig = plan_signature(a, nq), *ctsig = plan_signature(a, ct);
-	PlanOptions me = {path, "NVIDIA H200", 132, 13000, "13.0", 8192};
+	PlanOptions me = {path, "NVIDIA H200", 132, 13000, "13.0", 8192, false};
 	/* other GPUs/versions are faster for t64v8r1: must be ignored */
 	TuneEntry es[] = {
 		{sig, "t256v8r1", "NVIDIA H200", "13.0", 8192, 132, 13000, 40.0},
@@ -225,13 +225,13 @@ static void test_db(Arena *a, const Graph *g)
 
 	/* foreign GPU, other versions, unmeasured bucket, no GPU, no DB file: heuristic */
 	PlanOptions other[] = {
-		{path, "NVIDIA A100-SXM4-80GB", 132, 13000, "13.0", 8192},
-		{path, "NVIDIA H200", 108, 13000, "13.0", 8192},
-		{path, "NVIDIA H200", 132, 12020, "13.0", 8192},
-		{path, "NVIDIA H200", 132, 13000, "12.2", 8192},
-		{path, "NVIDIA H200", 132, 13000, "13.0", 1024},
-		{path, NULL, 0, 0, NULL, 8192},
-		{arena_printf(a, "%s/none.txt", dir), "NVIDIA H200", 132, 13000, "13.0", 8192},
+		{path, "NVIDIA A100-SXM4-80GB", 132, 13000, "13.0", 8192, false},
+		{path, "NVIDIA H200", 108, 13000, "13.0", 8192, false},
+		{path, "NVIDIA H200", 132, 12020, "13.0", 8192, false},
+		{path, "NVIDIA H200", 132, 13000, "12.2", 8192, false},
+		{path, "NVIDIA H200", 132, 13000, "13.0", 1024, false},
+		{path, NULL, 0, 0, NULL, 8192, false},
+		{arena_printf(a, "%s/none.txt", dir), "NVIDIA H200", 132, 13000, "13.0", 8192, false},
 	};
 	int wrong = 0;
 	for (size_t i = 0; i < sizeof other / sizeof *other; i++) {
@@ -244,7 +244,7 @@ static void test_db(Arena *a, const Graph *g)
 	}
 	check(!wrong, "db/foreign-stale-ignored", "%d option sets took a foreign or stale entry", wrong);
 	/* the H100's own line is its own choice (identity is the whole key) */
-	PlanOptions h100 = {path, "NVIDIA H100 80GB HBM3", 132, 13000, "13.0", 8192};
+	PlanOptions h100 = {path, "NVIDIA H100 80GB HBM3", 132, 13000, "13.0", 8192, false};
 	p = plan_build_opts(a, &d, g, &h100);
 	k = p ? by_tmpl(p, "norm_quantize.cu", 0) : NULL;
 	check(k && !strcmp(k->variant, "t64v8r1") && !strcmp(k->choice, "tuned"), "db/own-gpu-line", "variant %s",
@@ -270,7 +270,7 @@ static void test_heuristics(Arena *a, const Graph *g)
 		{0, "t256r64c128"}, {256, "t256r32c128"}, {8192, "t256r64c128"}, {131072, "t512r128c128"},
 	};
 	for (int i = 0; i < (int)(sizeof cases / sizeof *cases); i++) {
-		PlanOptions o = {NULL, NULL, 0, 0, NULL, cases[i].tokens};
+		PlanOptions o = {NULL, NULL, 0, 0, NULL, cases[i].tokens, false};
 		Diag d = {0};
 		const Plan *p = plan_build_opts(a, &d, g, &o);
 		const Kernel *ct = NULL; /* the first with a columnwise copy: the per-tensor cast+transpose of x */

@@ -71,6 +71,10 @@ static const PlanVariant row_variants[] = {
 	{"t512v2r1", 512, 2, 1, 0, 0},
 	{"t1024v2r1", 1024, 2, 1, 0, 0},
 	{"t1024v4r1", 1024, 4, 1, 0, 0},
+	/* glu_amax.cu only (threads per row a multiple of 32, not a power of two): four
+	 * 8-element vectors a thread at 14336 and 28672 columns */
+	{"t448v8r1", 448, 8, 1, 0, 0},
+	{"t896v8r1", 896, 8, 1, 0, 0},
 };
 /* The heuristics for the row path, by row length (output columns): the variant
  * whose worst time over 1..65536 tokens is least, from the `tegen tune` sweep
@@ -88,6 +92,11 @@ static const RowHeuristic glu_heuristic[] = {
  * every thread holds the same number of vectors (measured: bench/RESULTS.md,
  * "Planner heuristics"). */
 static const char *const glu_long_rows[] = {"t1024v8r1", "t512v4r1", "t256v8r1"};
+/* Block-scaled (1x128) GLU rows: 8-element vectors (a scale block is 16 lanes, not 32), and at
+ * least four a thread: the first of these that divides the row so. H100, 8192 rows
+ * (harness_rows, seventh session): 28672 columns t896v8r1 408-411 us (96% of copy) where
+ * t512v4r1 took 565-586 (69%); 14336 columns t448v8r1 202-209 us (97%) vs 222-229 (88%). */
+static const char *const glu_block_long_rows[] = {"t896v8r1", "t448v8r1", "t512v8r1", "t256v8r1"};
 /* dglu.cu rows longer than the row table: the same rule, its own order (dglu's
  * per-element math is heavier; at 2 x 14336 t256v8r1 ran 382 us, t512v4r1 450 us,
  * t512v8r1 470 us on the H100: bench/RESULTS.md, fifth session). */
@@ -353,8 +362,9 @@ static bool variant_legal(const Kernel *k, const PlanVariant *v, bool sane)
 			long smem = r * (vpr * vec + 4) * 4 + (glu ? 0 : 2 * r * 4) + 32 * 4;
 			return r % 32 == 0 && vec % 4 == 0 && vpr >= 1 && vpr % group == 0 && smem <= 48 * 1024;
 		}
-		long tpr = t / r; /* threads per row */
-		if (!pow2(tpr) || tpr % group)
+		long tpr = t / r; /* threads per row: glu_amax.cu takes any multiple of 32 (or divisor), the others a power of two */
+		bool glu_amax = glu && !dglu;
+		if ((glu_amax ? tpr % 32 && 32 % tpr : !pow2(tpr)) || tpr % group)
 			return false;
 		if (sane) {
 			long nj = (cols / vec + tpr - 1) / tpr; /* vectors each thread holds */
@@ -538,12 +548,20 @@ static void row_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, l
 		v = &colwise_variants[!strcmp(k->tmpl, "dglu.cu") ? 2 : !strcmp(k->tmpl, "glu_amax.cu") && pertensor ? 1 : 0];
 	} else if (strcmp(k->tmpl, "norm_quantize.cu") && cols > glu_heuristic[NELEMS(glu_heuristic) - 1].max_cols) {
 		bool dglu = !strcmp(k->tmpl, "dglu.cu");
-		const char *const *order = dglu ? dglu_long_rows : glu_long_rows;
-		for (int i = 0; i < NELEMS(glu_long_rows); i++) {
+		bool block = !dglu && slot_long(k, "TG_RECIPE", 0) == TG_RECIPE_BLOCK1X128;
+		const char *const *order = dglu ? dglu_long_rows : block ? glu_block_long_rows : glu_long_rows;
+		int n = block ? NELEMS(glu_block_long_rows) : NELEMS(glu_long_rows);
+		for (int i = 0; i < n; i++) {
 			v = find_variant(row_variants, NELEMS(row_variants), order[i]);
-			if (cols % (v->threads * v->vec) == 0)
+			long per = v->threads * v->vec;
+			if (cols % per == 0 && (!block || cols / per >= 4))
 				break; /* else the last one */
 		}
+	} else if (!strcmp(k->tmpl, "norm_quantize.cu") && slot_long(k, "TG_RECIPE", 0) == TG_RECIPE_BLOCK1X128 &&
+		cols > 4096) {
+		/* block-scaled norm rows past 4096: 256 threads (H100, 16384 x 8192, harness_rows: t256v8r1 159 us,
+		 * 84.5% of copy; the per-tensor heuristic's t128v8r1 187 us, 72%) */
+		v = find_variant(row_variants, NELEMS(row_variants), "t256v8r1");
 	} else {
 		bool glu = strcmp(k->tmpl, "norm_quantize.cu") != 0; /* glu_amax.cu, dglu.cu (same halves, untuned) */
 		const RowHeuristic *h = glu ? glu_heuristic : norm_heuristic;

@@ -1405,11 +1405,12 @@ static void plan_adamw(Planner *pl, const Op *op)
 	slot(pl, k, "TG_VEC", istr(pl, vec));
 	slot(pl, k, "TG_THREADS", "256");
 	adamw_binds(pl, k, op, w);
-	/* a weight cast with current scaling: its amax comes from the update (the cast's amax pass,
-	 * kept for tg_run while stale, skipped by the optimizer step) */
+	/* a weight cast with current scaling or NVFP4 (a global amax first): its amax comes from the
+	 * update (the cast's amax pass, kept for tg_run while stale, skipped by the optimizer step) */
 	cast = weight_cast(pl, w);
 	const Tensor *q = cast ? &pl->g->tensors[cast->arg[ARG_OUT]] : NULL;
-	bool amax = q && is_quantized(q) && q->recipe.scaling == SCALING_CURRENT && q->state_slot >= 0;
+	bool amax = q && is_quantized(q) && q->state_slot >= 0 && (q->recipe.scaling == SCALING_CURRENT ||
+		(q->recipe.scaling == SCALING_NVFP4 && !q->recipe.nvfp4_rht));
 	slot(pl, k, "TG_AMAX", amax ? "1" : "0");
 	if (amax) {
 		bind(pl, k, TG_P_AMAX, q->id, COMP_AMAX);

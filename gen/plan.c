@@ -1329,28 +1329,33 @@ static const Op *weight_cast(const Planner *pl, const Tensor *w)
 
 /* The forward cast of trained weight w that its update can do in the same pass: the one
  * quantize/cast_transpose of w, to per-tensor FP8 with delayed scaling (the scale is known before
- * the step), rows of a multiple of 4; NULL otherwise (current scaling needs the new amax first,
- * the block and NVFP4 recipes keep their own cast kernels). */
+ * the step) or to 128x128 blocks (each scale is one tile's amax: adamw_cast_block.cu), rows of a
+ * multiple of 4; NULL otherwise (current scaling and NVFP4 need the new global amax first, the
+ * update writes it; 1x128 and MXFP8 weights keep their own cast kernels). */
 static const Op *fusable_weight_cast(const Planner *pl, const Tensor *w)
 {
 	const Op *cast = weight_cast(pl, w);
 	if (!cast)
 		return NULL;
 	const Tensor *q = &pl->g->tensors[cast->arg[ARG_OUT]];
-	if (!is_quantized(q) || q->recipe.scaling != SCALING_DELAYED || q->state_slot < 0 || tensor_cols(w) % 4 ||
-	    (q->dtype != DT_E4M3 && q->dtype != DT_E5M2) || cast->arg[ARG_DBIAS_OUT] >= 0)
+	bool delayed = is_quantized(q) && q->recipe.scaling == SCALING_DELAYED && q->state_slot >= 0;
+	bool block = is_quantized(q) && q->recipe.scaling == SCALING_BLOCK128X128;
+	if (!(delayed || block) || tensor_cols(w) % 4 || (q->dtype != DT_E4M3 && q->dtype != DT_E5M2) ||
+	    cast->arg[ARG_DBIAS_OUT] >= 0)
 		return NULL;
 	return cast;
 }
 
-/* adamw_cast.cu: the update of w and its cast `cast` in one pass (64 x 256 tiles); the cast's own
- * kernel stays for tg_run while the copies are stale. */
+/* adamw_cast.cu (delayed: 64 x 256 tiles) or adamw_cast_block.cu (128x128 blocks: a tile each):
+ * the update of w and its cast `cast` in one pass; the cast's own kernel stays for tg_run while
+ * the copies are stale. */
 static void plan_adamw_cast(Planner *pl, const Op *op, const Op *cast)
 {
 	const Tensor *w = &pl->g->tensors[op->arg[ARG_IN]], *q = &pl->g->tensors[cast->arg[ARG_OUT]];
+	bool block = q->recipe.scaling == SCALING_BLOCK128X128;
 	Kernel *k = kernel_new(pl, arena_printf(pl->a, "adamw_cast_%s", w->name), op->id);
 	k->kind = KERNEL_GENERATED;
-	k->tmpl = "adamw_cast.cu";
+	k->tmpl = block ? "adamw_cast_block.cu" : "adamw_cast.cu";
 	adamw_slots(pl, k, 0);
 	slot(pl, k, "TG_W_DTYPE", istr(pl, dtype_code(w->dtype)));
 	slot(pl, k, "TG_FMT", q->dtype == DT_E5M2 ? "1" : "0");
@@ -1362,19 +1367,29 @@ static void plan_adamw_cast(Planner *pl, const Op *op, const Op *cast)
 		bind(pl, k, TG_P_OUT, q->id, COMP_DATA);
 	if (q->columnwise)
 		bind(pl, k, TG_P_OUT_T, q->id, COMP_DATA_T);
-	bind(pl, k, TG_P_SCALE, q->id, COMP_SCALE);
-	bind(pl, k, TG_P_SCALE_INV, q->id, COMP_SCALE_INV);
-	bind(pl, k, TG_P_AMAX, q->id, COMP_AMAX);
-	k->bind[k->nbind++] = (Binding){11 /* TG_PAC_STATE */, -1, COMP_OPTIM};
+	if (block) {
+		slot(pl, k, "TG_EPS_SCALE", flit(pl, q->recipe.eps));
+		slot(pl, k, "TG_POW2", q->recipe.pow2 ? "1" : "0");
+		if (q->rowwise)
+			bind(pl, k, TG_P_SCALE_INV, q->id, COMP_SCALE_INV);
+		if (q->columnwise)
+			bind(pl, k, TG_P_SCALE_INV_T, q->id, COMP_SCALE_INV_T);
+	} else {
+		bind(pl, k, TG_P_SCALE, q->id, COMP_SCALE);
+		bind(pl, k, TG_P_SCALE_INV, q->id, COMP_SCALE_INV);
+		bind(pl, k, TG_P_AMAX, q->id, COMP_AMAX);
+	}
+	k->bind[k->nbind++] = (Binding){11 /* TG_PAC_STATE, TG_PAB_STATE */, -1, COMP_OPTIM};
 	k->rows = tensor_rows(pl, w, op->loc);
 	k->cols = tensor_cols(w);
 	k->threads = 256;
-	k->grid_rows = 64; /* grid.x = 64 x 256 tiles, capped: grid-stride */
-	k->grid_cols = 256;
-	k->variant = "t256r64c256";
+	k->grid_rows = block ? 128 : 64; /* grid.x = tiles, capped: grid-stride */
+	k->grid_cols = block ? 128 : 256;
+	k->variant = block ? "t256r128c128" : "t256r64c256";
 	k->choice = "fixed";
-	k->note = arena_printf(pl->a, "AdamW of %s fused with its cast to %s (delayed: the scale known before the step): "
-		"master, m, v, %s and the FP8 copies in one pass", w->name, q->name, w->name);
+	k->note = arena_printf(pl->a, "AdamW of %s fused with its cast to %s (%s): master, m, v, %s and the FP8 copies "
+		"in one pass", w->name, q->name, block ? "128x128 blocks: a tile's scale from its own amax" :
+		"delayed: the scale known before the step", w->name);
 	for (int i = 0; i < pl->p->nkernels; i++) {
 		Kernel *c = &pl->p->kernels[i];
 		if (c->nops && c->ops[0] == cast->id && c->phase == PHASE_FORWARD)

@@ -26,7 +26,8 @@ CUresult optim_set_lr(CUdeviceptr state, float lr, CUstream s)
 
 OptimStage optim_stage(const Plan *p, const Kernel *k)
 {
-	if (k->kind == KERNEL_GENERATED && k->tmpl && !strcmp(k->tmpl, "adamw_cast.cu"))
+	if (k->kind == KERNEL_GENERATED && k->tmpl &&
+	    (!strcmp(k->tmpl, "adamw_cast.cu") || !strcmp(k->tmpl, "adamw_cast_block.cu")))
 		return OPTIM_UPDATE;
 	if (k->kind == KERNEL_GENERATED && k->tmpl && !strcmp(k->tmpl, "adamw.cu"))
 		return k->nops ? OPTIM_UPDATE : OPTIM_COUNT;

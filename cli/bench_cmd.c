@@ -36,14 +36,14 @@
 	"       tegen bench --hidden H --ffn F --heads A [--kv-heads G] --seq S [--micro-batch B] [--layers L] [--no-gate]\n" \
 	"       tegen bench --spec SPEC [--tokens N]\n" \
 	"  options: --tokens N (instead of micro-batch x seq), --layers L (model total = layer x L), --iters N (>= 10,\n" \
-	"  default 20), --warmup N (default 5), --precisions bf16,fp8_delayed,fp8_current,fp8_block,mxfp8,\n" \
+	"  default 20), --warmup N (default 5), --precisions bf16,fp8_delayed,fp8_current,fp8_block,mxfp8,nvfp4,\n" \
 	"  --kernel-only (GEMMs only, no quantize kernels), --fast-accum auto|on|off (FP8 per-tensor; auto = fprop only),\n" \
 	"  --csv FILE, --chart FILE.svg, --budget SECONDS (default 170), --cache-dir DIR, --list (print the GEMMs, no GPU)\n"
 
 typedef struct Cell {
 	int have;                 /* kernel-only time known */
-	double ms;                /* the GEMM (emulated MXFP8: BF16 GEMM + dequantize estimate) */
-	double dq_ms;             /* emulated MXFP8: the dequantize estimate inside ms */
+	double ms;                /* the GEMM (emulated MXFP8/NVFP4: BF16 GEMM + dequantize estimate) */
+	double dq_ms;             /* emulated MXFP8/NVFP4: the dequantize estimate inside ms */
 	int emulated;
 	char note[240];           /* why not measured */
 	int qhave;                /* quantize kernels measured */
@@ -113,7 +113,7 @@ static int parse_precisions(Opts *o, const char *list)
 				found = i;
 		}
 		if (found < 0)
-			return usage("--precisions: unknown precision '%.*s' (bf16, fp8_delayed, fp8_current, fp8_block, mxfp8)",
+			return usage("--precisions: unknown precision '%.*s' (bf16, fp8_delayed, fp8_current, fp8_block, mxfp8, nvfp4)",
 				(int)(n > 40 ? 40 : n), p);
 		o->want[found] = 1;
 		p += n;
@@ -360,17 +360,18 @@ static void measure_gemms(Bench *B, BenchGpu *g)
 				}
 				GemmDesc d = bench_gemm_desc(l, pass, prec, B->o.fast_accum);
 				int rc = bench_gemm_check(g, &d, err, sizeof err);
-				if (prec == BP_MXFP8 && rc == GEMM_ENOTSUP) { /* emulated: dequantize to BF16 + the BF16 GEMM */
+				if (bench_prec_blockfmt(prec) && rc == GEMM_ENOTSUP) { /* emulated: dequantize to BF16 + the BF16 GEMM */
 					if (!row[BP_BF16].have) {
-						snprintf(c->note, sizeof c->note, "emulated MXFP8 needs the BF16 GEMM: %s", row[BP_BF16].note);
+						snprintf(c->note, sizeof c->note, "emulated %s needs the BF16 GEMM: %s", bench_prec_name(prec),
+							row[BP_BF16].note);
 						continue;
 					}
 					c->emulated = 1;
-					c->dq_ms = B->copy_gbs > 0 ? bench_dequant_bytes(l, pass) / (B->copy_gbs * 1e9) * 1e3 : 0;
+					c->dq_ms = B->copy_gbs > 0 ? bench_dequant_bytes(l, pass, prec) / (B->copy_gbs * 1e9) * 1e3 : 0;
 					c->ms = row[BP_BF16].ms + c->dq_ms;
 					c->have = B->copy_gbs > 0;
 					if (!c->have)
-						snprintf(c->note, sizeof c->note, "emulated MXFP8: no copy bandwidth measured");
+						snprintf(c->note, sizeof c->note, "emulated %s: no copy bandwidth measured", bench_prec_name(prec));
 					continue;
 				}
 				if (rc == GEMM_OK) {
@@ -513,6 +514,8 @@ static const char *prec_label(const Bench *B, int prec)
 {
 	if (prec == BP_MXFP8)
 		return B->mx_emulated ? "MXFP8 emulated" : "MXFP8 native";
+	if (prec == BP_NVFP4)
+		return B->mx_emulated ? "NVFP4 emulated" : "NVFP4 native";
 	return bench_prec_name(prec);
 }
 
@@ -634,7 +637,7 @@ static void csv_row(FILE *f, const Bench *B, const char *scope, const char *pass
 	fprintf(f, ",");
 	if (a.ok)
 		fprintf(f, "%.6f", a.qms);
-	fprintf(f, ",%d,", prec == BP_MXFP8 && (a.emulated || B->mx_emulated));
+	fprintf(f, ",%d,", bench_prec_blockfmt(prec) && (a.emulated || B->mx_emulated));
 	csv_str(f, a.ok ? "" : a.note);
 	fputc('\n', f);
 }
@@ -704,7 +707,7 @@ static int write_chart(const Bench *B, const char *path)
 		fprintf(stderr, "tegen bench: cannot write %s: %s\n", path, strerror(errno));
 		return 1;
 	}
-	static const char *const color[BP_COUNT] = {"#888888", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728"};
+	static const char *const color[BP_COUNT] = {"#888888", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd"};
 	static const char *const group[] = {"Fprop", "Dgrad", "Wgrad", "Layer (all passes)"};
 	int precs[BP_COUNT], np = 0;
 	for (int p = 1; p < BP_COUNT; p++)
@@ -841,16 +844,16 @@ int cmd_bench(int argc, char **argv)
 	for (int p = 1; p < BP_COUNT; p++)
 		nq += B->o.want[p];
 	for (int p = 0; p < BP_COUNT; p++)
-		ngemm += B->o.want[p] && !(p == BP_CURRENT && B->o.want[BP_DELAYED]) && !(p == BP_MXFP8 && B->mx_emulated);
+		ngemm += B->o.want[p] && !(p == BP_CURRENT && B->o.want[BP_DELAYED]) && !(bench_prec_blockfmt(p) && B->mx_emulated);
 	B->steps = B->nlin * BENCH_NPASS * ngemm + (B->o.kernel_only ? 0 : B->nlin * nq);
 	fprintf(stderr, "tegen bench: %s; %s; %d GEMMs and %d quantize layers to time (budget %.0f s)\n", B->device,
 		B->source, B->nlin * BENCH_NPASS * ngemm, B->o.kernel_only ? 0 : B->nlin * nq, B->o.budget);
 	char err[512];
-	if (B->o.want[BP_MXFP8] && B->mx_emulated && B->cc >= 89) {
+	if ((B->o.want[BP_MXFP8] || B->o.want[BP_NVFP4]) && B->mx_emulated && B->cc >= 89) {
 		if (bench_copy_bandwidth(g, &B->copy_gbs, err, sizeof err))
 			fprintf(stderr, "tegen bench: copy bandwidth: %s\n", err);
 		else
-			fprintf(stderr, "tegen bench: copy bandwidth %.0f GB/s (for the emulated MXFP8 dequantize estimate)\n",
+			fprintf(stderr, "tegen bench: copy bandwidth %.0f GB/s (for the emulated MXFP8/NVFP4 dequantize estimate)\n",
 				B->copy_gbs);
 	}
 	measure_gemms(B, g);
@@ -865,10 +868,11 @@ int cmd_bench(int argc, char **argv)
 		"the same GEMM\n", B->o.fast_accum < 0 ? "in fprop only (TE default)" : B->o.fast_accum ? "on" : "off");
 	printf("FP8 block: E4M3, 1x128 activations/gradients x 128x128 weights (wgrad 1x128 x 1x128), no fast accumulation\n");
 	if (B->mx_emulated)
-		printf("MXFP8: emulated on sm_%d = BF16 GEMM + dequantize estimated from its bytes (FP8 + E8M0 in, BF16 out, "
-			"both operands) at the copy bandwidth %.0f GB/s\n", B->cc, B->copy_gbs);
+		printf("MXFP8, NVFP4: emulated on sm_%d = BF16 GEMM + dequantize estimated from its bytes (FP8 + E8M0 per 32, "
+			"or E2M1 + E4M3 per 16, in; BF16 out; both operands) at the copy bandwidth %.0f GB/s\n", B->cc, B->copy_gbs);
 	else
-		printf("MXFP8: native (E4M3, E8M0 scales per 32, swizzled)\n");
+		printf("MXFP8: native (E4M3, E8M0 scales per 32, swizzled); NVFP4: native (E2M1, E4M3 scales per 16, "
+			"per-tensor S_enc in alpha)\n");
 	if (!B->o.kernel_only)
 		printf("with quantization: + tegen's generated kernels quantizing what each pass reads (fprop: X, W rowwise; "
 			"dgrad: dY rowwise, W columnwise; wgrad: dY, X columnwise); delayed fuses the amax, current adds an amax "

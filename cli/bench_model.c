@@ -36,13 +36,13 @@ const char *bench_pass_name(int pass)
 
 const char *bench_prec_name(int prec)
 {
-	static const char *const n[] = {"BF16", "FP8 delayed", "FP8 current", "FP8 block", "MXFP8"};
+	static const char *const n[] = {"BF16", "FP8 delayed", "FP8 current", "FP8 block", "MXFP8", "NVFP4"};
 	return prec >= 0 && prec < BP_COUNT ? n[prec] : "?";
 }
 
 const char *bench_prec_key(int prec)
 {
-	static const char *const n[] = {"bf16", "fp8_delayed", "fp8_current", "fp8_block", "mxfp8"};
+	static const char *const n[] = {"bf16", "fp8_delayed", "fp8_current", "fp8_block", "mxfp8", "nvfp4"};
 	return prec >= 0 && prec < BP_COUNT ? n[prec] : "?";
 }
 
@@ -218,6 +218,10 @@ GemmDesc bench_gemm_desc(const BenchLinear *l, int pass, int prec, int fast_accu
 		g.scale_mode = GEMM_SCALE_BLOCK;
 		g.b_block128x128 = pass != BENCH_WGRAD; /* B is W (rowwise or columnwise) in fprop and dgrad */
 		break;
+	case BP_NVFP4:
+		g.a_dtype = g.b_dtype = DT_E2M1;
+		g.scale_mode = GEMM_SCALE_NVFP4;
+		break;
 	default: /* MXFP8 */
 		g.a_dtype = g.b_dtype = DT_E4M3;
 		g.scale_mode = GEMM_SCALE_MXFP8;
@@ -258,6 +262,7 @@ char *bench_quant_spec(Arena *a, const BenchLinear *l, int prec)
 	case BP_CURRENT: recipe = "{scaling: current, format: hybrid}"; break;
 	case BP_BLOCK: recipe = "{scaling: block1x128, format: e4m3}"; break;
 	case BP_MXFP8: recipe = "{scaling: mxfp8, format: e4m3}"; break;
+	case BP_NVFP4: recipe = "{scaling: nvfp4}"; break;
 	default: return NULL;
 	}
 	Buf b = {0};
@@ -286,9 +291,13 @@ char *bench_quant_spec(Arena *a, const BenchLinear *l, int prec)
 	return s;
 }
 
-double bench_dequant_bytes(const BenchLinear *l, int pass)
+int bench_prec_blockfmt(int prec) { return prec == BP_MXFP8 || prec == BP_NVFP4; }
+
+double bench_dequant_bytes(const BenchLinear *l, int pass, int prec)
 {
 	BenchDims d = bench_pass_dims(l, pass);
 	double elems = (double)d.k * (double)(d.m + d.n);
+	if (prec == BP_NVFP4)
+		return elems * (0.5 + 2.0 + 1.0 / 16); /* E2M1 in, BF16 out, one E4M3 byte per 16 */
 	return elems * (1.0 + 2.0 + 1.0 / 32); /* E4M3 in, BF16 out, one E8M0 byte per 32 */
 }

@@ -31,7 +31,9 @@ typedef struct BenchModel {
 enum { BENCH_FPROP, BENCH_DGRAD, BENCH_WGRAD, BENCH_NPASS };
 
 /* Precisions, in table order. BF16 is the baseline of every speedup. */
-enum { BP_BF16, BP_DELAYED, BP_CURRENT, BP_BLOCK, BP_MXFP8, BP_COUNT };
+enum { BP_BF16, BP_DELAYED, BP_CURRENT, BP_BLOCK, BP_MXFP8, BP_NVFP4, BP_COUNT };
+/* bench_prec_blockfmt: MXFP8 or NVFP4, native on sm_100+, emulated (dequantize + BF16 GEMM) below. */
+int bench_prec_blockfmt(int prec);
 
 /* A GEMM's dims in gemm.h's sense: D[m][n] = A[m][k] B[n][k]^T. */
 typedef struct BenchDims { long m, n, k; } BenchDims;
@@ -82,8 +84,8 @@ const char *bench_quant_input(const BenchLinear *l, int i, long *rows, long *col
  * with 128x128 weights, E4M3 MXFP8). NULL for BF16. Tokens are a dynamic dim. */
 char *bench_quant_spec(Arena *a, const BenchLinear *l, int prec);
 
-/* bench_dequant_bytes: bytes an emulated MXFP8 GEMM's dequantize moves (read E4M3 + E8M0 scales, write
- * BF16, both operands). */
-double bench_dequant_bytes(const BenchLinear *l, int pass);
+/* bench_dequant_bytes: bytes an emulated MXFP8 or NVFP4 GEMM's dequantize moves (read E4M3 + E8M0 per 32,
+ * or E2M1 + E4M3 per 16; write BF16; both operands). */
+double bench_dequant_bytes(const BenchLinear *l, int pass, int prec);
 
 #endif

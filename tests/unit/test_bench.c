@@ -128,8 +128,13 @@ static void test_descs(void)
 	GemmDesc o = bench_gemm_desc(&odd, BENCH_FPROP, BP_DELAYED, -1);
 	int rc = gemm_check(NULL, &o, err, sizeof err);
 	check(rc == GEMM_EINVAL && strstr(err, "K % 16 == 0 (K = 4100)"), "desc: K % 16 rule is reported", "%d %s", rc, err);
-	check(bench_dequant_bytes(&l, BENCH_FPROP) == (8192.0 + 6144.0) * 4096 * (3 + 1.0 / 32), "dequant bytes", "%g",
-		bench_dequant_bytes(&l, BENCH_FPROP));
+	check(bench_dequant_bytes(&l, BENCH_FPROP, BP_MXFP8) == (8192.0 + 6144.0) * 4096 * (3 + 1.0 / 32), "dequant bytes",
+		"%g", bench_dequant_bytes(&l, BENCH_FPROP, BP_MXFP8));
+	check(bench_dequant_bytes(&l, BENCH_FPROP, BP_NVFP4) == (8192.0 + 6144.0) * 4096 * (2.5 + 1.0 / 16),
+		"dequant bytes nvfp4", "%g", bench_dequant_bytes(&l, BENCH_FPROP, BP_NVFP4));
+	GemmDesc nv = bench_gemm_desc(&l, BENCH_WGRAD, BP_NVFP4, -1);
+	check(nv.a_dtype == DT_E2M1 && nv.b_dtype == DT_E2M1 && nv.scale_mode == GEMM_SCALE_NVFP4 && bench_prec_blockfmt(BP_NVFP4) &&
+		bench_prec_blockfmt(BP_MXFP8) && !bench_prec_blockfmt(BP_BLOCK), "desc: nvfp4 e2m1 x e2m1", "bad");
 }
 
 static const Plan *plan_text(Arena *a, const char *name, const char *text, char *msg, size_t len)
@@ -169,9 +174,9 @@ static void test_quant_specs(void)
 			}
 			int all = 1;
 			for (int i = 0; i < BQ_COUNT; i++)
-				all &= seen[i] == (prec == BP_CURRENT ? 2 : 1);
+				all &= seen[i] == (prec == BP_CURRENT || prec == BP_NVFP4 ? 2 : 1); /* an amax pass, then the cast */
 			snprintf(name, sizeof name, "quantize spec %s: every operand's kernels found", bench_prec_key(prec));
-			check(all && gen == (prec == BP_CURRENT ? 12 : 6), name, "%d kernels", gen);
+			check(all && gen == (prec == BP_CURRENT || prec == BP_NVFP4 ? 12 : 6), name, "%d kernels", gen);
 			/* dtypes: HYBRID for per-tensor, e4m3 for the block recipes; 128x128 weights for block */
 			const Graph *g = p->g;
 			int ok = 1;
@@ -180,7 +185,7 @@ static void test_quant_specs(void)
 				if (tt->producer < 0)
 					continue;
 				int grad = tt->role == ROLE_GRADIENT;
-				DType want = (prec == BP_DELAYED || prec == BP_CURRENT) && grad ? DT_E5M2 : DT_E4M3;
+				DType want = prec == BP_NVFP4 ? DT_E2M1 : (prec == BP_DELAYED || prec == BP_CURRENT) && grad ? DT_E5M2 : DT_E4M3;
 				ok &= tt->dtype == want;
 				if (prec == BP_BLOCK)
 					ok &= tt->recipe.scaling == (tt->role == ROLE_WEIGHT ? SCALING_BLOCK128X128 : SCALING_BLOCK1X128);

@@ -380,6 +380,7 @@ int main()
 	const int small[][3] = {{1, 16, 16}, {129, 200, 144}, {217, 1000, 48}, {5, 4096, 4096}, {256, 512, 256}, {300, 300, 1040}, {300, 264, 1040}};
 	for (g_raster = 0; g_raster < 3; g_raster++)
 		for (auto &s : small) run_shape(s[0], s[1], s[2], true, false);
+	g_raster = 2;
 	run_shape(2100, 3000, 512, true, false); // grouped: 17 M tiles, a partial group
 	g_raster = -1;
 	const int big[][3] = {{8192, 28672, 4096}, {8192, 4096, 14336}, {8192, 6144, 4096}, {4096, 14336, 8192}, {14336, 4096, 8192},

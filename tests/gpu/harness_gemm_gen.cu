@@ -364,6 +364,22 @@ static void run_shape(int M, int N, int K, bool check_all, bool bench)
 		std::sort(ts.begin(), ts.end());
 		double ms = ts[ts.size() / 2];
 		printf("time %dx%dx%d: %.1f us, %.0f TFLOP/s\n", M, N, K, ms * 1e3, 2.0 * M * N * K / (ms * 1e-3) / 1e12);
+		if (getenv("GEMM_GEN_RASTERS")) // every tile order, for the record
+			for (g_raster = 0; g_raster < 3; g_raster++) {
+				ts.clear();
+				for (int i = 0; i < 20; i++) {
+					CK(cudaEventRecord(e0));
+					launch(o, i % copies, M, N, K);
+					CK(cudaEventRecord(e1));
+					CK(cudaEventSynchronize(e1));
+					float t1;
+					CK(cudaEventElapsedTime(&t1, e0, e1));
+					ts.push_back(t1);
+				}
+				std::sort(ts.begin(), ts.end());
+				printf("  raster %d: %.1f us\n", g_raster, ts[ts.size() / 2] * 1e3);
+			}
+		g_raster = -1;
 	}
 	for (auto p : o.a) cudaFree(p);
 	for (auto p : o.b) cudaFree(p);

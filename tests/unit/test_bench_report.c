@@ -2,7 +2,7 @@
  *
  * The real command (cli/bench_cmd.c) linked against a fake cli/bench.c:
  * GEMM times from FLOP at a fixed rate per precision (BF16 800, FP8 1400, block
- * 1300, MXFP8 2500 TFLOP/s), gemm_check's real rules, MXFP8 ENOTSUP below
+ * 1300, MXFP8 and NVFP4 2500 TFLOP/s), gemm_check's real rules, MXFP8 and NVFP4 ENOTSUP below
  * sm_100 (FAKE_CC, default 90), and quantize layers that really parse and plan
  * (so spec rules show) with times from their bytes at 3 TB/s. This checks the
  * tables, totals, CSV and SVG without a GPU. Run with no arguments it runs
@@ -209,8 +209,8 @@ int main(int argc, char **argv)
 	char *csv = slurp(path);
 	int lines = count(csv, "\n");
 	snprintf(detail, sizeof detail, "%d lines; first: %.200s", lines, csv);
-	/* 3 passes x 4 layers x 2 modes x 5 precisions + 5 scopes x 2 modes x 5 precisions + header */
-	check(lines == 120 + 50 + 1, "csv: 171 lines", detail);
+	/* 3 passes x 4 layers x 2 modes x 6 precisions + 5 scopes x 2 modes x 6 precisions + header */
+	check(lines == 144 + 60 + 1, "csv: 205 lines", detail);
 	check(!strncmp(csv, "scope,pass,name,m,k,n,precision,mode,ms,tflops,speedup_vs_bf16,quant_ms,emulated,note\n", 86) &&
 		strstr(csv, "gemm,Fprop,\"qkv\",8192,4096,6144,fp8_delayed,kernel_only,") &&
 		strstr(csv, "model_total,all,\"x32\",,,,bf16,kernel_only,"), "csv: header and rows", detail);
@@ -218,9 +218,9 @@ int main(int argc, char **argv)
 	snprintf(path, sizeof path, "%s/b.svg", dir);
 	char *svg = slurp(path);
 	snprintf(detail, sizeof detail, "%.300s", svg);
-	check(!strncmp(svg, "<svg ", 5) && strstr(svg, "</svg>\n") && count(svg, "<rect ") == 1 + 4 + 2 * 4 * 4 &&
+	check(!strncmp(svg, "<svg ", 5) && strstr(svg, "</svg>\n") && count(svg, "<rect ") == 1 + 5 + 2 * 4 * 5 &&
 		strstr(svg, "Layer (all passes)") && strstr(svg, "with quantization") && !strstr(svg, "nan"),
-		"svg: two panels, 4 groups x 4 bars, legend", detail);
+		"svg: two panels, 4 groups x 5 bars, legend", detail);
 	free(svg);
 
 	/* K = 4100: no FP8 GEMM (K % 16); K = 4112: MXFP8 fprop fails K % 32, its dgrad runs (emulated) but its

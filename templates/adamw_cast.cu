@@ -21,6 +21,7 @@
 #include "tg_kernel.h"
 #include "tg_rowvec.h"
 #include "tg_optim.h"
+#include "tg_adamw_tile.h"
 
 #define AC_CAT2(a, b) a##b
 #define AC_CAT(a, b) AC_CAT2(a, b)
@@ -46,7 +47,6 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParam
 	const float scale = tg_tensor_scale<TG_RECIPE_DELAYED, TG_FMT, 0>(p, 0.0f); // writes scale_inv (block 0)
 	const long long rows = p.n[0], cols = p.n[1];
 	const long long trows = (rows + AC_TR - 1) / AC_TR, tcols = (cols + AC_TC - 1) / AC_TC;
-	float *master = (float *)p.p[TG_PA_MASTER], *mom1 = (float *)p.p[TG_PA_M], *mom2 = (float *)p.p[TG_PA_V];
 	float amax = 0.0f;
 	const int q = threadIdx.x % AC_QPR, rr = threadIdx.x / AC_QPR;
 	for (long long t = blockIdx.x; t < trows * tcols; t += gridDim.x) {
@@ -59,26 +59,8 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParam
 			uint32_t bytes = 0;
 			if (r < rows && c < cols) { // cols % 4 == 0: a quad is all in or all out
 				const long long i = r * cols + c;
-				float w[4], g[4], m[4], v[4];
-				tg_load_vec<TG_DTYPE_F32, 4>(p.p[TG_PA_GRAD], i, g);
-				if (step == 0) {
-					tg_load_vec<TG_W_DTYPE, 4>(p.p[TG_PA_W], i, w);
-#pragma unroll
-					for (int k = 0; k < 4; k++)
-						m[k] = v[k] = 0.0f;
-				} else {
-					tg_load_vec<TG_DTYPE_F32, 4>(master, i, w);
-					tg_load_vec<TG_DTYPE_F32, 4>(mom1, i, m);
-					tg_load_vec<TG_DTYPE_F32, 4>(mom2, i, v);
-				}
-#pragma unroll
-				for (int k = 0; k < 4; k++)
-					w[k] = tg_adamw1(&s, w[k], g[k], &m[k], &v[k]);
-				tg_store_hp<TG_DTYPE_F32, 4>(master, i, w);
-				tg_store_hp<TG_DTYPE_F32, 4>(mom1, i, m);
-				tg_store_hp<TG_DTYPE_F32, 4>(mom2, i, v);
-				tg_store_hp<TG_W_DTYPE, 4>(p.p[TG_PA_W], i, w);
-				tg_round_vec<TG_W_DTYPE, 4>(w); // the weight as stored: what the cast kernel would read
+				float w[4];
+				tg_adamw_quad<TG_W_DTYPE>(p, s, step, i, w); // w: the new weight as stored
 #pragma unroll
 				for (int k = 0; k < 4; k++)
 					amax = tg_absmax(amax, w[k]);
@@ -91,29 +73,7 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParam
 		}
 		if (TG_COLWISE) {
 			__syncthreads(); // the tile's bytes are staged
-			// task: column cc of the tile, rows 16 * seg .. + 15
-			for (int task = threadIdx.x; task < AC_TC * (AC_TR / 16); task += TG_THREADS) {
-			const int cc = task / (AC_TR / 16), seg = task % (AC_TR / 16);
-			const long long col = c0 + cc, rs0 = r0 + 16 * seg;
-			if (col < cols && rs0 < rows) {
-				uint32_t w4[4];
-#pragma unroll
-				for (int g4 = 0; g4 < 4; g4++) {
-					uint32_t x = 0;
-#pragma unroll
-					for (int k = 0; k < 4; k++)
-						x |= ((tile[16 * seg + 4 * g4 + k][cc / 4] >> (8 * (cc % 4))) & 0xFFu) << (8 * k);
-					w4[g4] = x;
-				}
-				uint8_t *dst = (uint8_t *)p.p[TG_P_OUT_T] + col * rows + rs0;
-				if (rows % 16 == 0) {
-					*reinterpret_cast<uint4 *>(dst) = make_uint4(w4[0], w4[1], w4[2], w4[3]);
-				} else {
-					for (int k = 0; k < 16 && rs0 + k < rows; k++)
-						dst[k] = (uint8_t)(w4[k / 4] >> (8 * (k % 4)));
-				}
-			}
-			}
+			tg_store_columns<AC_TR, AC_TC, TG_THREADS, AC_QPR + 1>(tile, p.p[TG_P_OUT_T], r0, c0, rows, cols);
 			__syncthreads(); // before the next tile is staged
 		}
 	}

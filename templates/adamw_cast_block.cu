@@ -24,6 +24,7 @@
 #include "tg_kernel.h"
 #include "tg_rowvec.h"
 #include "tg_optim.h"
+#include "tg_adamw_tile.h"
 
 #define AB_CAT2(a, b) a##b
 #define AB_CAT(a, b) AB_CAT2(a, b)
@@ -50,7 +51,6 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParam
 		TG_EPS, TG_WD);
 	const long long rows = p.n[0], cols = p.n[1];
 	const long long trows = (rows + AB_T - 1) / AB_T, tcols = (cols + AB_T - 1) / AB_T;
-	float *master = (float *)p.p[TG_PA_MASTER], *mom1 = (float *)p.p[TG_PA_M], *mom2 = (float *)p.p[TG_PA_V];
 	const int q = threadIdx.x % AB_QPR, rr = threadIdx.x / AB_QPR;
 	for (long long t = blockIdx.x; t < trows * tcols; t += gridDim.x) {
 		const long long tr = t / tcols, tc = t % tcols, r0 = tr * AB_T, c = tc * AB_T + 4 * q;
@@ -63,27 +63,7 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParam
 			for (int k = 0; k < 4; k++)
 				w[pass][k] = 0.0f;
 			if (r < rows && c < cols) { // cols % 4 == 0: a quad is all in or all out
-				const long long i = r * cols + c;
-				float g[4], m[4], v[4];
-				tg_load_vec<TG_DTYPE_F32, 4>(p.p[TG_PA_GRAD], i, g);
-				if (step == 0) {
-					tg_load_vec<TG_W_DTYPE, 4>(p.p[TG_PA_W], i, w[pass]);
-#pragma unroll
-					for (int k = 0; k < 4; k++)
-						m[k] = v[k] = 0.0f;
-				} else {
-					tg_load_vec<TG_DTYPE_F32, 4>(master, i, w[pass]);
-					tg_load_vec<TG_DTYPE_F32, 4>(mom1, i, m);
-					tg_load_vec<TG_DTYPE_F32, 4>(mom2, i, v);
-				}
-#pragma unroll
-				for (int k = 0; k < 4; k++)
-					w[pass][k] = tg_adamw1(&s, w[pass][k], g[k], &m[k], &v[k]);
-				tg_store_hp<TG_DTYPE_F32, 4>(master, i, w[pass]);
-				tg_store_hp<TG_DTYPE_F32, 4>(mom1, i, m);
-				tg_store_hp<TG_DTYPE_F32, 4>(mom2, i, v);
-				tg_store_hp<TG_W_DTYPE, 4>(p.p[TG_PA_W], i, w[pass]);
-				tg_round_vec<TG_W_DTYPE, 4>(w[pass]); // the weight as stored: what the cast kernel would read
+				tg_adamw_quad<TG_W_DTYPE>(p, s, step, r * cols + c, w[pass]); // w: the new weight as stored
 #pragma unroll
 				for (int k = 0; k < 4; k++)
 					amax = tg_absmax(amax, w[pass][k]);
@@ -114,29 +94,7 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParam
 		}
 		if (TG_COLWISE) {
 			__syncthreads(); // the tile's bytes are staged
-			// task: column cc of the tile, rows 16 * seg .. + 15
-			for (int task = threadIdx.x; task < AB_T * (AB_T / 16); task += TG_THREADS) {
-				const int cc = task / (AB_T / 16), seg = task % (AB_T / 16);
-				const long long col = tc * AB_T + cc, rs0 = r0 + 16 * seg;
-				if (col < cols && rs0 < rows) {
-					uint32_t w4[4];
-#pragma unroll
-					for (int g4 = 0; g4 < 4; g4++) {
-						uint32_t x = 0;
-#pragma unroll
-						for (int k = 0; k < 4; k++)
-							x |= ((tile[16 * seg + 4 * g4 + k][cc / 4] >> (8 * (cc % 4))) & 0xFFu) << (8 * k);
-						w4[g4] = x;
-					}
-					uint8_t *dst = (uint8_t *)p.p[TG_P_OUT_T] + col * rows + rs0;
-					if (rows % 16 == 0) {
-						*reinterpret_cast<uint4 *>(dst) = make_uint4(w4[0], w4[1], w4[2], w4[3]);
-					} else {
-						for (int k = 0; k < 16 && rs0 + k < rows; k++)
-							dst[k] = (uint8_t)(w4[k / 4] >> (8 * (k % 4)));
-					}
-				}
-			}
+			tg_store_columns<AB_T, AB_T, TG_THREADS, AB_QPR + 1>(tile, p.p[TG_P_OUT_T], r0, tc * AB_T, rows, cols);
 		}
 		__syncthreads(); // before the next tile reuses tile[] and tile_scale
 	}

@@ -280,6 +280,28 @@ static void launch(const Operands &o, int i, int M, int N, int K)
 	gemm_fp8<<<grid, 384, SMEM_BYTES>>>(o.ma[i], o.mb[i], o.md, o.d, M, N, K, o.sa, o.sb, raster);
 }
 
+// Median of 20 CUDA-event timings of one launch, the operands rotated over `copies` copies.
+static double median_ms(const Operands &o, int copies, int M, int N, int K)
+{
+	cudaEvent_t e0, e1;
+	CK(cudaEventCreate(&e0));
+	CK(cudaEventCreate(&e1));
+	std::vector<float> ts;
+	for (int i = 0; i < 20; i++) {
+		CK(cudaEventRecord(e0));
+		launch(o, i % copies, M, N, K);
+		CK(cudaEventRecord(e1));
+		CK(cudaEventSynchronize(e1));
+		float ms;
+		CK(cudaEventElapsedTime(&ms, e0, e1));
+		ts.push_back(ms);
+	}
+	CK(cudaEventDestroy(e0));
+	CK(cudaEventDestroy(e1));
+	std::sort(ts.begin(), ts.end());
+	return ts[ts.size() / 2];
+}
+
 static void run_shape(int M, int N, int K, bool check_all, bool bench)
 {
 	size_t abytes = (size_t)M * K, bbytes = (size_t)N * K;
@@ -353,38 +375,12 @@ static void run_shape(int M, int N, int K, bool check_all, bool bench)
 	} else
 		printf("ok %s (%ld elements checked, rel_fro %.2e, worst |err|/sum|ab| %.2e)\n", name, n, fro, worst);
 	if (bench) {
-		cudaEvent_t e0, e1;
-		CK(cudaEventCreate(&e0));
-		CK(cudaEventCreate(&e1));
 		for (int i = 0; i < 5; i++) launch(o, i % copies, M, N, K);
-		std::vector<float> ts;
-		for (int i = 0; i < 20; i++) {
-			CK(cudaEventRecord(e0));
-			launch(o, i % copies, M, N, K);
-			CK(cudaEventRecord(e1));
-			CK(cudaEventSynchronize(e1));
-			float ms;
-			CK(cudaEventElapsedTime(&ms, e0, e1));
-			ts.push_back(ms);
-		}
-		std::sort(ts.begin(), ts.end());
-		double ms = ts[ts.size() / 2];
+		double ms = median_ms(o, copies, M, N, K);
 		printf("time %dx%dx%d: %.1f us, %.0f TFLOP/s\n", M, N, K, ms * 1e3, 2.0 * M * N * K / (ms * 1e-3) / 1e12);
 		if (getenv("GEMM_GEN_RASTERS")) // every tile order, for the record
-			for (g_raster = 0; g_raster < 3; g_raster++) {
-				ts.clear();
-				for (int i = 0; i < 20; i++) {
-					CK(cudaEventRecord(e0));
-					launch(o, i % copies, M, N, K);
-					CK(cudaEventRecord(e1));
-					CK(cudaEventSynchronize(e1));
-					float t1;
-					CK(cudaEventElapsedTime(&t1, e0, e1));
-					ts.push_back(t1);
-				}
-				std::sort(ts.begin(), ts.end());
-				printf("  raster %d: %.1f us\n", g_raster, ts[ts.size() / 2] * 1e3);
-			}
+			for (g_raster = 0; g_raster < 3; g_raster++)
+				printf("  raster %d: %.1f us\n", g_raster, median_ms(o, copies, M, N, K) * 1e3);
 		g_raster = -1;
 	}
 	for (auto p : o.a) cudaFree(p);

@@ -5,7 +5,8 @@ The space: op (norm_quantize rmsnorm/layernorm, with/without residual, zero-cent
 gamma; glu_amax, every act; cast_transpose; quantize; gemm_cast fprop/dgrad/wgrad with
 bias/accumulate/output dtype; the backward dglu (every act, h and grad dtypes), dnorm
 (rms/layernorm, zero-centered, residual gradient, dtypes; recipe none) and dbias) x recipe (none, delayed, current, block1x128,
-block128x128, mxfp8, nvfp4 plain/2d/sr/rht) x format (e4m3/e5m2/hybrid) x operand
+block128x128, mxfp8, nvfp4 plain/2d/sr/rht; current and the block recipes with pow2 each way)
+x format (e4m3/e5m2/hybrid) x operand
 dtypes (bf16/fp16/fp32, mixed within an op) x layout (rowwise/columnwise/both) x
 row-length class (multiple of 128; of 32 not 128; of 16 not 32; other) x tokens
 (1, 5, 217, 993, 8192) x targets (sm_90a+sm_100a; sm_89; sm_80).
@@ -73,6 +74,7 @@ TARGETS = {"hb": ["sm_90a", "sm_100a"], "sm89": ["sm_89"], "sm80": ["sm_80"]}
 RECIPES = ["none", "delayed", "current", "block1x128", "block128x128", "mxfp8",
            "nvfp4", "nvfp4_2d", "nvfp4_sr", "nvfp4_rht"]
 FP8_RECIPES = ["delayed", "current", "block1x128", "block128x128", "mxfp8"]
+POW2_RECIPES = ["current", "block1x128", "block128x128"]  # `pow2` applies: a case each way
 FORMATS = ["e4m3", "e5m2", "hybrid"]
 ACTS = ["swiglu", "geglu", "reglu", "qgeglu", "sreglu", "clamped_swiglu"]
 LAYOUTS = {"row": ["rowwise"], "col": ["columnwise"], "both": ["rowwise", "columnwise"]}
@@ -176,11 +178,15 @@ def op_configs():
                 else:                         # unquantized output: its dtype instead of a layout
                     layouts = [None]
                     precs = [None] + HP
+                # the scale rounding: the recipe's default, or the other one (pow2: false under the block
+                # recipes, whose default is true; pow2: true under current scaling)
+                sopts = [None, "flip"] if recipe in POW2_RECIPES else [None]
                 for lay in layouts:
                     for prec in precs:
-                        c = dict(base)
-                        c.update(recipe=recipe, fmt=fmt, layout=lay, prec=prec)
-                        out.append(c)
+                        for sopt in sopts:
+                            c = dict(base)
+                            c.update(recipe=recipe, fmt=fmt, layout=lay, prec=prec, sopt=sopt)
+                            out.append(c)
     return out
 
 
@@ -277,7 +283,7 @@ def case_name(c):
         parts += [c["din"]]
     else:
         parts += [c["role"][:4], c["din"]]
-    parts += [c["recipe"], c["fmt"] or "-", c["layout"] or (c["prec"] or "-")]
+    parts += [c["recipe"] + ("~pow2" if c.get("sopt") == "flip" else ""), c["fmt"] or "-", c["layout"] or (c["prec"] or "-")]
     parts += ["w%d" % c["width"] + ("x%d" % c["width2"] if c["op"] == "gemm_cast" else ""), "t%d" % c["tokens"], c["target"]]
     return ".".join(parts)
 
@@ -419,6 +425,8 @@ def recipe_map(c):
     # a GEMM's block128x128 row: 1x128 activations, the weight (b) overridden to 128x128
     m = {"scaling": "block1x128" if r == "block128x128" and c["op"] == "gemm_cast" else r}
     m["format"] = c["fmt"]
+    if c.get("sopt") == "flip":
+        m["pow2"] = r == "current"
     return m
 
 

@@ -67,7 +67,7 @@ typedef struct Bench {
 	int nlin;
 	Cell cell[BENCH_MAX_LINEARS][BENCH_NPASS][BP_COUNT];
 	char source[320], device[256];
-	int cc, mx_emulated;
+	int cc, blockfmt_emulated; /* MXFP8 and NVFP4 GEMMs run as dequantize + BF16 (below sm_100) */
 	double copy_gbs;
 	double t0, deadline;
 	int step, steps;
@@ -513,9 +513,9 @@ static Agg total_agg(const Bench *B, int pass, int prec, int withq, long times)
 static const char *prec_label(const Bench *B, int prec)
 {
 	if (prec == BP_MXFP8)
-		return B->mx_emulated ? "MXFP8 emulated" : "MXFP8 native";
+		return B->blockfmt_emulated ? "MXFP8 emulated" : "MXFP8 native";
 	if (prec == BP_NVFP4)
-		return B->mx_emulated ? "NVFP4 emulated" : "NVFP4 native";
+		return B->blockfmt_emulated ? "NVFP4 emulated" : "NVFP4 native";
 	return bench_prec_name(prec);
 }
 
@@ -637,7 +637,7 @@ static void csv_row(FILE *f, const Bench *B, const char *scope, const char *pass
 	fprintf(f, ",");
 	if (a.ok)
 		fprintf(f, "%.6f", a.qms);
-	fprintf(f, ",%d,", bench_prec_blockfmt(prec) && (a.emulated || B->mx_emulated));
+	fprintf(f, ",%d,", bench_prec_blockfmt(prec) && (a.emulated || B->blockfmt_emulated));
 	csv_str(f, a.ok ? "" : a.note);
 	fputc('\n', f);
 }
@@ -829,7 +829,7 @@ int cmd_bench(int argc, char **argv)
 	}
 	bench_gpu_describe(g, B->device, sizeof B->device);
 	B->cc = bench_gpu_cc(g);
-	B->mx_emulated = B->cc < 100;
+	B->blockfmt_emulated = B->cc < 100;
 	TgContext *ctx = NULL;
 	if (!B->o.kernel_only) {
 		TgOptions opt = {.cache_dir = B->o.cache_dir, .log = log_to_stderr};
@@ -844,12 +844,12 @@ int cmd_bench(int argc, char **argv)
 	for (int p = 1; p < BP_COUNT; p++)
 		nq += B->o.want[p];
 	for (int p = 0; p < BP_COUNT; p++)
-		ngemm += B->o.want[p] && !(p == BP_CURRENT && B->o.want[BP_DELAYED]) && !(bench_prec_blockfmt(p) && B->mx_emulated);
+		ngemm += B->o.want[p] && !(p == BP_CURRENT && B->o.want[BP_DELAYED]) && !(bench_prec_blockfmt(p) && B->blockfmt_emulated);
 	B->steps = B->nlin * BENCH_NPASS * ngemm + (B->o.kernel_only ? 0 : B->nlin * nq);
 	fprintf(stderr, "tegen bench: %s; %s; %d GEMMs and %d quantize layers to time (budget %.0f s)\n", B->device,
 		B->source, B->nlin * BENCH_NPASS * ngemm, B->o.kernel_only ? 0 : B->nlin * nq, B->o.budget);
 	char err[512];
-	if ((B->o.want[BP_MXFP8] || B->o.want[BP_NVFP4]) && B->mx_emulated && B->cc >= 89) {
+	if ((B->o.want[BP_MXFP8] || B->o.want[BP_NVFP4]) && B->blockfmt_emulated && B->cc >= 89) {
 		if (bench_copy_bandwidth(g, &B->copy_gbs, err, sizeof err))
 			fprintf(stderr, "tegen bench: copy bandwidth: %s\n", err);
 		else
@@ -867,7 +867,7 @@ int cmd_bench(int argc, char **argv)
 	printf("FP8 delayed/current: per-tensor, HYBRID (E4M3 X and W, E5M2 dY), fast accumulation %s; kernel-only they are "
 		"the same GEMM\n", B->o.fast_accum < 0 ? "in fprop only (TE default)" : B->o.fast_accum ? "on" : "off");
 	printf("FP8 block: E4M3, 1x128 activations/gradients x 128x128 weights (wgrad 1x128 x 1x128), no fast accumulation\n");
-	if (B->mx_emulated)
+	if (B->blockfmt_emulated)
 		printf("MXFP8, NVFP4: emulated on sm_%d = BF16 GEMM + dequantize estimated from its bytes (FP8 + E8M0 per 32, "
 			"or E2M1 + E4M3 per 16, in; BF16 out; both operands) at the copy bandwidth %.0f GB/s\n", B->cc, B->copy_gbs);
 	else

@@ -217,7 +217,6 @@ int numgpu_run(TgContext *ctx, const char *file, const char *text, long tokens, 
 			rc = -1;
 			break;
 		}
-		run->ref_ops += got < 0;
 		for (int a = 0; !rc && a < ARG_COUNT; a++)
 			if (op->arg[a] >= 0 && arg_is_output((ArgSlot)a))
 				rc = fetch_tensor(run, op->arg[a], h, &lay, err, errlen);

@@ -14,7 +14,6 @@ typedef struct NumGpuRun {
 	                          * reference op's FP32 value on the GPU's inputs (not for GEMMs
 	                          * with high-precision outputs: those are the GPU's bytes only) */
 	unsigned long long *dev; /* the bound input buffers */
-	int ref_ops;             /* ops whose values came from the reference op on the CPU */
 } NumGpuRun;
 
 /* The inputs of a run: fill rt[i].comp[COMP_DATA] of every input of g (0, or -1 with err). */

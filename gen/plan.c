@@ -85,6 +85,11 @@ typedef struct { const char *variant; long max_cols; } RowHeuristic;
 static const RowHeuristic norm_heuristic[] = {
 	{"t128v8r8", 512}, {"t256v8r4", 1024}, {"t256v8r2", 2048}, {"t128v8r1", 8192}, {"t256v8r1", 1L << 30},
 };
+/* Block-scaled (1x128) norm rows: the same up to 4096, then 256 threads (H100, 16384 x 8192,
+ * harness_rows, seventh session: t256v8r1 159 us, 84.5% of copy; t128v8r1 187 us, 72%). */
+static const RowHeuristic norm_block_heuristic[] = {
+	{"t128v8r8", 512}, {"t256v8r4", 1024}, {"t256v8r2", 2048}, {"t128v8r1", 4096}, {"t256v8r1", 1L << 30},
+};
 static const RowHeuristic glu_heuristic[] = {
 	{"t128v8r8", 512}, {"t256v4r1", 1024}, {"t256v8r1", 2048},
 };
@@ -557,15 +562,11 @@ static void row_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, l
 			if (cols % per == 0 && (!block || cols / per >= 4))
 				break; /* else the last one */
 		}
-	} else if (!strcmp(k->tmpl, "norm_quantize.cu") && slot_long(k, "TG_RECIPE", 0) == TG_RECIPE_BLOCK1X128 &&
-		cols > 4096) {
-		/* block-scaled norm rows past 4096: 256 threads (H100, 16384 x 8192, harness_rows: t256v8r1 159 us,
-		 * 84.5% of copy; the per-tensor heuristic's t128v8r1 187 us, 72%) */
-		v = find_variant(row_variants, NELEMS(row_variants), "t256v8r1");
 	} else {
 		bool glu = strcmp(k->tmpl, "norm_quantize.cu") != 0; /* glu_amax.cu, dglu.cu (same halves, untuned) */
-		const RowHeuristic *h = glu ? glu_heuristic : norm_heuristic;
-		int i = 0, n = glu ? NELEMS(glu_heuristic) : NELEMS(norm_heuristic);
+		bool block = slot_long(k, "TG_RECIPE", 0) == TG_RECIPE_BLOCK1X128;
+		const RowHeuristic *h = glu ? glu_heuristic : block ? norm_block_heuristic : norm_heuristic;
+		int i = 0, n = glu ? NELEMS(glu_heuristic) : block ? NELEMS(norm_block_heuristic) : NELEMS(norm_heuristic);
 		while (i + 1 < n && cols > h[i].max_cols)
 			i++;
 		v = find_variant(row_variants, NELEMS(row_variants), h[i].variant);
@@ -742,12 +743,11 @@ static void plan_quantizing_op(Planner *pl, const Op *op)
 		plan_nvfp4(pl, op, in, out);
 		return;
 	}
-	bool row_op = op_family(op->kind) == OPF_ROW;
-	if (op_writes_hp(g, op) || (pl->hp_values && row_op && is_quantized(out) && tensor_cols(out) % 8 == 0)) {
+	bool fused = op_family(op->kind) == OPF_ROW;
+	if (op_writes_hp(g, op) || (pl->hp_values && fused && is_quantized(out) && tensor_cols(out) % 8 == 0)) {
 		plan_unfused_cast(pl, op, in, out);
 		return;
 	}
-	bool fused = op_family(op->kind) == OPF_ROW;
 	Scaling sc = is_quantized(out) ? out->recipe.scaling : SCALING_NONE;
 	/* the byte transpose moves 16-byte vectors: other rows take the fused tile path. dglu
 	 * takes its tile path whenever its heuristic tile (t256v8r32: 64 columns of each half

@@ -120,9 +120,10 @@ TgStatus tg_step(TgLayer *layer, TgStream stream);
  * tg_optimizer_step updates every weight of role weight from its gradient d_<weight> (the
  * one tg_backward wrote): AdamW with decoupled weight decay in FP32 (torch.optim.AdamW's
  * formula), and remakes the weights' quantized copies (rowwise/columnwise, scales, amax)
- * from the new values (per-tensor FP8 delayed: in the same pass as the update; current
- * scaling: the update writes the amax, the cast pass follows; other recipes: cast kernels
- * after the updates), then increments the step count on the device. Each weight's FP32
+ * from the new values (per-tensor FP8 delayed and 128x128 blocks: in the same pass as the
+ * update; current scaling and NVFP4: the update writes the global amax, the cast pass
+ * follows; 1x128 and MXFP8: cast kernels after the updates), then increments the step
+ * count on the device. Each weight's FP32
  * master copy and moments are layer-owned device buffers, its components "master", "m"
  * and "v" (tg_tensor_ptr reads them back; FP32, the weight's shape); at the first step the
  * master is taken from the bound weight and the moments start at 0. The bound weight

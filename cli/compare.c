@@ -22,7 +22,11 @@ static int ref_dtype(DType t) { return t == DT_F32 ? REF_F32 : t == DT_F16 ? REF
 static long ordinal(const void *p, size_t i, int bits)
 {
 	long v, sign;
-	if (bits == 8) {
+	if (bits == 4) { /* E2M1: nibble i, low first */
+		v = (((const uint8_t *)p)[i / 2] >> (4 * (i & 1))) & 0xF;
+		sign = v & 0x8;
+		v &= 0x7;
+	} else if (bits == 8) {
 		v = ((const uint8_t *)p)[i];
 		sign = v & 0x80;
 		v &= 0x7f;

@@ -82,8 +82,9 @@ typedef enum {
 typedef enum { SCALE_NONE, SCALE_F32, SCALE_E8M0, SCALE_E4M3 } ScaleType;
 
 /* The recipe table: one row per scaling, with what the stages need.
- *   code        TG_RECIPE slot value of its (cast) kernel; -1: own template (NVFP4).
- *               Current scaling's amax pass is TG_RECIPE_CURRENT_AMAX.
+ *   code        TG_RECIPE slot value of its (cast) kernel in the row templates (NVFP4's
+ *               casts of a tensor run in its own template, nvfp4_quantize.cu). An amax
+ *               pass (current scaling, NVFP4) is TG_RECIPE_CURRENT_AMAX.
  *   brows,bcols the block one scale covers (0, 0: one scale per tensor)
  *   scale       the scale type: per-tensor FP32, FP32 blocks, E8M0 bytes, E4M3 bytes
  *   amax        needs this tensor's amax before it can cast (a separate amax pass)
@@ -96,7 +97,7 @@ typedef enum { SCALE_NONE, SCALE_F32, SCALE_E8M0, SCALE_E4M3 } ScaleType;
 	X(SCALING_BLOCK1X128,   "block1x128",   TG_RECIPE_BLOCK1X128,   1,   128, SCALE_F32,  false, false) \
 	X(SCALING_BLOCK128X128, "block128x128", TG_RECIPE_BLOCK128X128, 128, 128, SCALE_F32,  false, false) \
 	X(SCALING_MXFP8,        "mxfp8",        TG_RECIPE_MXFP8,        1,   32,  SCALE_E8M0, false, false) \
-	X(SCALING_NVFP4,        "nvfp4",        -1,                     1,   16,  SCALE_E4M3, true,  true)
+	X(SCALING_NVFP4,        "nvfp4",        TG_RECIPE_NVFP4,        1,   16,  SCALE_E4M3, true,  true)
 typedef enum {
 #define X(e, s, code, brows, bcols, scale, amax, state) e,
 	TG_SCALINGS(X)
@@ -107,7 +108,7 @@ typedef enum {
 /* One row of the recipe table (scaling_info). */
 typedef struct ScalingInfo {
 	const char *name;
-	int code;             /* TG_RECIPE_* of the cast kernel, -1: own template */
+	int code;             /* TG_RECIPE_* of the cast kernel (row templates) */
 	int block_rows, block_cols; /* 0, 0: per tensor */
 	ScaleType scale;
 	bool amax_pass;       /* an amax pass runs before the cast */
@@ -376,8 +377,9 @@ const char *op_template(OpKind k);
 /* op_family: OPF_ROW (op and cast in one row kernel), OPF_CAST or OPF_GEMM. */
 OpFamily op_family(OpKind k);
 /* op_writes_hp: the row kernel of op (norm, GLU, dglu) writes its FP32 value to component hp and
- * separate kernels quantize it (unfused): an NVFP4 output, or a block1x128 output with a columnwise
- * copy (the fused kernels write no columnwise 1x128 blocks). */
+ * separate kernels quantize it (unfused): an NVFP4 output with a columnwise copy, 16x16 blocks or
+ * from dglu (the row kernels write only a norm's or GLU's rowwise 1D NVFP4 copy), or a block1x128
+ * output with a columnwise copy (the fused kernels write no columnwise 1x128 blocks). */
 bool op_writes_hp(const Graph *g, const Op *op);
 /* op_tolerance is how the checker judges k's outputs against the reference. */
 Tolerance op_tolerance(OpKind k);

@@ -7,8 +7,10 @@
  * as two kernels from the same template: an amax pass and a cast pass that
  * re-reads the input (no high-precision intermediate is written). NVFP4 is
  * planned the same way with its own template (nvfp4_quantize.cu); a norm or
- * GLU with an NVFP4 output is not fused yet: its kernel writes the FP32 value
- * (component hp), which the NVFP4 amax and cast kernels then read. Delayed
+ * GLU writes its rowwise NVFP4 copy itself (both passes of its own template),
+ * while a columnwise or 16x16-block NVFP4 copy of a row op runs unfused: its
+ * kernel writes the FP32 value (component hp), which the NVFP4 amax and cast
+ * kernels then read. Delayed
  * scaling adds one recipe_update kernel for the whole layer, run by the step
  * call. GEMMs become library calls (cuBLASLt) with layouts and scales resolved.
  *
@@ -102,6 +104,9 @@ static const char *const glu_long_rows[] = {"t1024v8r1", "t512v4r1", "t256v8r1"}
  * (harness_rows, seventh session): 28672 columns t896v8r1 408-411 us (96% of copy) where
  * t512v4r1 took 565-586 (69%); 14336 columns t448v8r1 202-209 us (97%) vs 222-229 (88%). */
 static const char *const glu_block_long_rows[] = {"t896v8r1", "t448v8r1", "t512v8r1", "t256v8r1"};
+/* NVFP4 GLU rows (the cast pass, 16-element blocks over 2 lanes of 8): H100, 8192 x 14336
+ * (`tegen tune`, eighth session): t256v8r1 251 us, t448v8r1 253, t512v4r1 273, t896v8r1 296. */
+static const char *const glu_nvfp4_long_rows[] = {"t256v8r1", "t448v8r1", "t512v8r1"};
 /* dglu.cu rows longer than the row table: the same rule, its own order (dglu's
  * per-element math is heavier; at 2 x 14336 t256v8r1 ran 382 us, t512v4r1 450 us,
  * t512v8r1 470 us on the H100: bench/RESULTS.md, fifth session). */
@@ -236,7 +241,7 @@ static long tensor_cols(const Tensor *t) { return t->rank ? t->shape[t->rank - 1
  * scaling's amax pass has its own. */
 static int recipe_code(const Tensor *out, ScalePass pass)
 {
-	if (out->recipe.scaling == SCALING_CURRENT && pass == PASS_AMAX)
+	if (scaling_info(out->recipe.scaling)->amax_pass && pass == PASS_AMAX)
 		return TG_RECIPE_CURRENT_AMAX;
 	return scaling_info(out->recipe.scaling)->code;
 }
@@ -359,7 +364,8 @@ static bool variant_legal(const Kernel *k, const PlanVariant *v, bool sane)
 			if (vec * wsz < 4 || vec * wsz > 32 || vec * bsz < 4 || vec * bsz > 32)
 				return false;
 		}
-		long group = recipe == TG_RECIPE_BLOCK1X128 ? 128 / vec : recipe == TG_RECIPE_MXFP8 ? 32 / vec : 1;
+		long group = recipe == TG_RECIPE_BLOCK1X128 ? 128 / vec : recipe == TG_RECIPE_MXFP8 ? 32 / vec
+			: recipe == TG_RECIPE_NVFP4 ? 16 / vec : 1;
 		if (group < 1 || group > 32)
 			return false;
 		if (row_tile_path(k)) {
@@ -554,8 +560,10 @@ static void row_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, l
 	} else if (strcmp(k->tmpl, "norm_quantize.cu") && cols > glu_heuristic[NELEMS(glu_heuristic) - 1].max_cols) {
 		bool dglu = !strcmp(k->tmpl, "dglu.cu");
 		bool block = !dglu && slot_long(k, "TG_RECIPE", 0) == TG_RECIPE_BLOCK1X128;
-		const char *const *order = dglu ? dglu_long_rows : block ? glu_block_long_rows : glu_long_rows;
-		int n = block ? NELEMS(glu_block_long_rows) : NELEMS(glu_long_rows);
+		bool nvfp4 = !dglu && slot_long(k, "TG_RECIPE", 0) == TG_RECIPE_NVFP4;
+		const char *const *order = dglu ? dglu_long_rows : block ? glu_block_long_rows
+			: nvfp4 ? glu_nvfp4_long_rows : glu_long_rows;
+		int n = block ? NELEMS(glu_block_long_rows) : nvfp4 ? NELEMS(glu_nvfp4_long_rows) : NELEMS(glu_long_rows);
 		for (int i = 0; i < n; i++) {
 			v = find_variant(row_variants, NELEMS(row_variants), order[i]);
 			long per = v->threads * v->vec;
@@ -780,10 +788,12 @@ static void plan_op_kernels(Planner *pl, const Op *op, const Tensor *in, const T
 	const Graph *g = pl->g;
 	if (op->kind == OP_DGLU)
 		cols /= 2; /* dglu.cu's TG_COLS is C, d_h is [rows][2C] */
-	bool current = is_quantized(out) && out->recipe.scaling == SCALING_CURRENT;
+	/* current scaling and a fused NVFP4 norm or GLU: an amax pass, then the cast pass re-reads the input */
+	bool two = is_quantized(out) && scaling_info(out->recipe.scaling)->amax_pass;
+	bool nv = is_quantized(out) && out->recipe.scaling == SCALING_NVFP4;
 	const char *tmpl = op_template(op->kind);
 	bool tiled = op->kind == OP_QUANTIZE || op->kind == OP_CAST_TRANSPOSE;
-	for (int pass = current ? PASS_AMAX : PASS_SINGLE; pass <= (current ? PASS_CAST : PASS_SINGLE); pass++) {
+	for (int pass = two ? PASS_AMAX : PASS_SINGLE; pass <= (two ? PASS_CAST : PASS_SINGLE); pass++) {
 		const char *what = pass == PASS_AMAX ? arena_printf(pl->a, "%s_amax", op_name(op->kind)) : op_name(op->kind);
 		Kernel *k = kernel_new(pl, what, op->id);
 		k->kind = KERNEL_GENERATED;
@@ -817,21 +827,28 @@ static void plan_op_kernels(Planner *pl, const Op *op, const Tensor *in, const T
 			if (dbias) /* the chunk partials of the bias gradient, in d_h's workspace */
 				bind(pl, k, TG_PB_DW, op->arg[ARG_OUT], COMP_PART);
 		}
+		if (op->kind == OP_NORM_QUANTIZE || op->kind == OP_GLU_AMAX) { /* NVFP4's stochastic rounding */
+			slot(pl, k, "TG_SR", nv && out->recipe.nvfp4_sr ? "1" : "0");
+			slot(pl, k, "TG_SEED", arena_printf(pl->a, "0x%016llxull",
+				nv ? (unsigned long long)tensor_sr_seed(pl->g, out) : 0ull));
+		}
 		if (op->kind == OP_GLU_AMAX || op->kind == OP_DGLU) {
 			slot(pl, k, "TG_ACT", istr(pl, op->p.act));
 			slot(pl, k, "TG_ALPHA", flit(pl, op->p.alpha));
 			slot(pl, k, "TG_LIMIT", flit(pl, op->p.limit));
 		}
-		if (pass == PASS_AMAX)
+		if (pass == PASS_AMAX || nv) /* NVFP4's cast pass reads the global amax (S_enc) */
 			bind(pl, k, TG_P_AMAX, out->id, COMP_AMAX);
-		else
+		if (pass != PASS_AMAX)
 			bind_outputs(pl, k, out, data);
 		if (tiled)
 			tile_launch(pl, k, out, rows, cols);
 		else
 			row_launch(pl, k, out, rows, cols);
-		k->note = pass == PASS_AMAX ? "current scaling, pass 1 of 2: amax of the output, nothing written"
-			: pass == PASS_CAST ? "current scaling, pass 2 of 2: scale from the amax, re-read the input, cast"
+		k->note = pass == PASS_AMAX ? (nv ? "NVFP4, pass 1 of 2: global amax of the output, nothing written"
+				: "current scaling, pass 1 of 2: amax of the output, nothing written")
+			: pass == PASS_CAST ? (nv ? "NVFP4, pass 2 of 2: S_enc from the global amax, re-read the input, E4M3 block scales, E2M1 data"
+				: "current scaling, pass 2 of 2: scale from the amax, re-read the input, cast")
 			: NULL;
 	}
 	if (op->kind == OP_DGLU && op->arg[ARG_DBIAS_OUT] >= 0) /* the fused dbias's stage 2 */
@@ -885,9 +902,11 @@ static Tensor hp_view(const Tensor *out)
 	return hp;
 }
 
-/* NVFP4 output of op: an amax pass and a cast pass of nvfp4_quantize.cu over the
- * op's input (quantize, cast_transpose) or over the FP32 value its own kernel
- * writes first (norm_quantize, glu_amax: unfused for now). */
+/* NVFP4 output of op. A norm's or GLU's rowwise 1D copy: the op's own template in two passes
+ * (global amax, then S_enc and the cast; plan_op_kernels). Otherwise an amax pass and a cast
+ * pass of nvfp4_quantize.cu over the op's input (quantize, cast_transpose) or over the FP32 value
+ * the op's own kernel writes first (op_writes_hp: a columnwise copy, 16x16 blocks, dglu; and
+ * every row op under PlanOptions.hp_values, which reads that value back). */
 static void plan_nvfp4(Planner *pl, const Op *op, const Tensor *in, const Tensor *out)
 {
 	Extent rows = tensor_rows(pl, out, op->loc);
@@ -895,6 +914,10 @@ static void plan_nvfp4(Planner *pl, const Op *op, const Tensor *in, const Tensor
 	int src = in->id;
 	Component src_comp = COMP_DATA;
 	DType src_dtype = in->dtype;
+	if (op_family(op->kind) == OPF_ROW && !op_writes_hp(pl->g, op) && !pl->hp_values) {
+		plan_op_kernels(pl, op, in, out, COMP_DATA, rows, cols);
+		return;
+	}
 	if (op_family(op->kind) == OPF_ROW) {
 		Tensor hp = hp_view(out);
 		plan_op_kernels(pl, op, in, &hp, COMP_HP, rows, cols);
@@ -1329,9 +1352,9 @@ static const Op *weight_cast(const Planner *pl, const Tensor *w)
 
 /* The forward cast of trained weight w that its update can do in the same pass: the one
  * quantize/cast_transpose of w, to per-tensor FP8 with delayed scaling (the scale is known before
- * the step) or to 128x128 blocks (each scale is one tile's amax: adamw_cast_block.cu), rows of a
- * multiple of 4; NULL otherwise (current scaling and NVFP4 need the new global amax first, the
- * update writes it; 1x128 and MXFP8 weights keep their own cast kernels). */
+ * the step) or to blocks that lie inside one 128 x 128 tile (128x128, 1x128, MXFP8: each scale is
+ * the amax of values one CTA updates: adamw_cast_block.cu), rows of a multiple of 4; NULL
+ * otherwise (current scaling and NVFP4 need the new global amax first, the update writes it). */
 static const Op *fusable_weight_cast(const Planner *pl, const Tensor *w)
 {
 	const Op *cast = weight_cast(pl, w);
@@ -1339,20 +1362,21 @@ static const Op *fusable_weight_cast(const Planner *pl, const Tensor *w)
 		return NULL;
 	const Tensor *q = &pl->g->tensors[cast->arg[ARG_OUT]];
 	bool delayed = is_quantized(q) && q->recipe.scaling == SCALING_DELAYED && q->state_slot >= 0;
-	bool block = is_quantized(q) && q->recipe.scaling == SCALING_BLOCK128X128;
+	bool block = is_quantized(q) && (q->recipe.scaling == SCALING_BLOCK128X128 ||
+		q->recipe.scaling == SCALING_BLOCK1X128 || q->recipe.scaling == SCALING_MXFP8);
 	if (!(delayed || block) || tensor_cols(w) % 4 || (q->dtype != DT_E4M3 && q->dtype != DT_E5M2) ||
 	    cast->arg[ARG_DBIAS_OUT] >= 0)
 		return NULL;
 	return cast;
 }
 
-/* adamw_cast.cu (delayed: 64 x 256 tiles) or adamw_cast_block.cu (128x128 blocks: a tile each):
- * the update of w and its cast `cast` in one pass; the cast's own kernel stays for tg_run while
- * the copies are stale. */
+/* adamw_cast.cu (delayed: 64 x 256 tiles) or adamw_cast_block.cu (128x128, 1x128 and MXFP8
+ * blocks: 128 x 128 tiles): the update of w and its cast `cast` in one pass; the cast's own kernel
+ * stays for tg_run while the copies are stale. */
 static void plan_adamw_cast(Planner *pl, const Op *op, const Op *cast)
 {
 	const Tensor *w = &pl->g->tensors[op->arg[ARG_IN]], *q = &pl->g->tensors[cast->arg[ARG_OUT]];
-	bool block = q->recipe.scaling == SCALING_BLOCK128X128;
+	bool block = q->recipe.scaling != SCALING_DELAYED;
 	Kernel *k = kernel_new(pl, arena_printf(pl->a, "adamw_cast_%s", w->name), op->id);
 	k->kind = KERNEL_GENERATED;
 	k->tmpl = block ? "adamw_cast_block.cu" : "adamw_cast.cu";
@@ -1368,6 +1392,7 @@ static void plan_adamw_cast(Planner *pl, const Op *op, const Op *cast)
 	if (q->columnwise)
 		bind(pl, k, TG_P_OUT_T, q->id, COMP_DATA_T);
 	if (block) {
+		slot(pl, k, "TG_RECIPE", istr(pl, scaling_info(q->recipe.scaling)->code));
 		slot(pl, k, "TG_EPS_SCALE", flit(pl, q->recipe.eps));
 		slot(pl, k, "TG_POW2", q->recipe.pow2 ? "1" : "0");
 		if (q->rowwise)
@@ -1388,8 +1413,10 @@ static void plan_adamw_cast(Planner *pl, const Op *op, const Op *cast)
 	k->variant = block ? "t256r128c128" : "t256r64c256";
 	k->choice = "fixed";
 	k->note = arena_printf(pl->a, "AdamW of %s fused with its cast to %s (%s): master, m, v, %s and the FP8 copies "
-		"in one pass", w->name, q->name, block ? "128x128 blocks: a tile's scale from its own amax" :
-		"delayed: the scale known before the step", w->name);
+		"in one pass", w->name, q->name, !block ? "delayed: the scale known before the step"
+		: q->recipe.scaling == SCALING_BLOCK128X128 ? "128x128 blocks: a tile's scale from its own amax"
+		: q->recipe.scaling == SCALING_MXFP8 ? "MXFP8: each 1x32 block's scale from its amax, within a 128 x 128 tile"
+		: "1x128 blocks: each block's scale from its amax, within a 128 x 128 tile", w->name);
 	for (int i = 0; i < pl->p->nkernels; i++) {
 		Kernel *c = &pl->p->kernels[i];
 		if (c->nops && c->ops[0] == cast->id && c->phase == PHASE_FORWARD)

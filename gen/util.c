@@ -258,7 +258,9 @@ bool op_writes_hp(const Graph *g, const Op *op)
 	const Tensor *t = &g->tensors[op->arg[ARG_OUT]];
 	if (t->recipe.scaling == SCALING_NONE || t->dtype == t->hp_dtype)
 		return false;
-	return t->recipe.scaling == SCALING_NVFP4 || (t->recipe.scaling == SCALING_BLOCK1X128 && t->columnwise);
+	if (t->recipe.scaling == SCALING_NVFP4) /* the row kernels write rowwise 1D NVFP4 of a norm or GLU */
+		return t->columnwise || t->recipe.nvfp4_2d || (op->kind != OP_NORM_QUANTIZE && op->kind != OP_GLU_AMAX);
+	return t->recipe.scaling == SCALING_BLOCK1X128 && t->columnwise;
 }
 unsigned op_required_args(OpKind k) { return ops[k].req; }
 unsigned op_optional_args(OpKind k) { return ops[k].opt; }

@@ -120,9 +120,9 @@ TgStatus tg_step(TgLayer *layer, TgStream stream);
  * tg_optimizer_step updates every weight of role weight from its gradient d_<weight> (the
  * one tg_backward wrote): AdamW with decoupled weight decay in FP32 (torch.optim.AdamW's
  * formula), and remakes the weights' quantized copies (rowwise/columnwise, scales, amax)
- * from the new values (per-tensor FP8 delayed and 128x128 blocks: in the same pass as the
- * update; current scaling and NVFP4: the update writes the global amax, the cast pass
- * follows; 1x128 and MXFP8: cast kernels after the updates), then increments the step
+ * from the new values (per-tensor FP8 delayed, 128x128 and 1x128 blocks, MXFP8: in the same
+ * pass as the update; current scaling and NVFP4: the update writes the global amax, the cast
+ * pass follows), then increments the step
  * count on the device. Each weight's FP32
  * master copy and moments are layer-owned device buffers, its components "master", "m"
  * and "v" (tg_tensor_ptr reads them back; FP32, the weight's shape); at the first step the

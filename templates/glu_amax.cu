@@ -1,5 +1,5 @@
 // glu_amax.cu: gated linear units (SwiGLU family) fused with amax and quantization.
-// tegen-slots: TG_KERNEL TG_IN_DTYPE TG_OUT_DTYPE TG_FMT TG_RECIPE TG_ROWWISE TG_COLWISE TG_VEC TG_THREADS TG_ROWS_PER_CTA TG_COLS TG_ACT TG_ALPHA TG_LIMIT TG_EPS_SCALE TG_POW2 TG_MARGIN
+// tegen-slots: TG_KERNEL TG_IN_DTYPE TG_OUT_DTYPE TG_FMT TG_RECIPE TG_ROWWISE TG_COLWISE TG_VEC TG_THREADS TG_ROWS_PER_CTA TG_COLS TG_ACT TG_ALPHA TG_LIMIT TG_EPS_SCALE TG_POW2 TG_MARGIN TG_SR TG_SEED
 //
 // in [rows][2*cols] (gate half a = in[:, :cols] first, linear half b second),
 // out[rows][cols] = act(a) * b, computed in FP32 and quantized from FP32.
@@ -8,7 +8,9 @@
 // 5 clamped_swiglu (GPT-OSS: a <= TG_LIMIT, |b| <= TG_LIMIT,
 // a*sigmoid(TG_ALPHA*a)*(b+1)). Recipes: 0 high precision (TG_OUT_DTYPE),
 // 1 delayed, 2 current cast pass, 3 current amax pass (writes only AMAX),
-// 4 block1x128 (rowwise only), 6 mxfp8. Columnwise copies: recipes 1, 2, 6.
+// 4 block1x128 (rowwise only), 6 mxfp8, 7 NVFP4 cast pass (rowwise only, after a
+// recipe-3 amax pass; TG_SR / TG_SEED: stochastic rounding). Columnwise copies:
+// recipes 1, 2, 6.
 //
 // Launch: block (TG_THREADS,1,1), grid.x = min(ceil(rows / TG_ROWS_PER_CTA), cap);
 // any grid.x >= 1 is correct. n[0] = rows; TG_COLS = output columns.
@@ -23,8 +25,11 @@
 #include "tg_kernel.h"
 #include "tg_rowvec.h" // raw vectors, loads/stores, FP8 stores, reductions, per-tensor scale
 
-#if TG_RECIPE != TG_RECIPE_NONE && TG_RECIPE != TG_RECIPE_DELAYED && TG_RECIPE != TG_RECIPE_CURRENT_CAST && TG_RECIPE != TG_RECIPE_CURRENT_AMAX && TG_RECIPE != TG_RECIPE_BLOCK1X128 && TG_RECIPE != TG_RECIPE_MXFP8
-#error "glu_amax.cu: unsupported TG_RECIPE (supported: 0 none, 1 delayed, 2 current cast, 3 current amax, 4 block1x128, 6 mxfp8)"
+#if TG_RECIPE != TG_RECIPE_NONE && TG_RECIPE != TG_RECIPE_DELAYED && TG_RECIPE != TG_RECIPE_CURRENT_CAST && TG_RECIPE != TG_RECIPE_CURRENT_AMAX && TG_RECIPE != TG_RECIPE_BLOCK1X128 && TG_RECIPE != TG_RECIPE_MXFP8 && TG_RECIPE != TG_RECIPE_NVFP4
+#error "glu_amax.cu: unsupported TG_RECIPE (supported: 0 none, 1 delayed, 2 current cast, 3 current amax, 4 block1x128, 6 mxfp8, 7 nvfp4 cast)"
+#endif
+#if TG_COLWISE && TG_RECIPE == TG_RECIPE_NVFP4
+#error "glu_amax.cu: an NVFP4 columnwise copy is not written here (the planner runs such an op unfused)"
 #endif
 #if TG_COLWISE && TG_RECIPE == TG_RECIPE_NONE
 #error "glu_amax.cu: a columnwise copy needs a quantized recipe (TG_RECIPE != TG_RECIPE_NONE)"
@@ -59,13 +64,17 @@ static_assert(TG_THREADS % TG_ROWS_PER_CTA == 0, "TG_ROWS_PER_CTA must divide TG
 // The rowwise store (tg_rowvec.h) with this kernel's slots.
 template <int G>
 __device__ __forceinline__ void gl_emit_row(const TgParams &p, long long rows, long long r, int c,
-                                            const float (&y)[GL_VEC], bool valid, float s)
+                                            const float (&y)[GL_VEC], bool valid, float s,
+                                            const float *mult)
 {
-	tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, G, GL_VEC, GL_COLS>(p, rows, r, c, y, valid, s, TG_EPS_SCALE, TG_POW2);
+	if constexpr (TG_RECIPE == TG_RECIPE_NVFP4)
+		tg_emit_row_nvfp4<GL_VEC, GL_COLS, TG_SR>(p, r, c, y, valid, s, mult, TG_SEED);
+	else
+		tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, G, GL_VEC, GL_COLS>(p, rows, r, c, y, valid, s, TG_EPS_SCALE, TG_POW2);
 }
 
 // Lanes per scale block for the rowwise output.
-constexpr int gl_group = TG_RECIPE == TG_RECIPE_BLOCK1X128 ? 128 / GL_VEC : TG_RECIPE == TG_RECIPE_MXFP8 ? 32 / GL_VEC : 1;
+constexpr int gl_group = TG_RECIPE == TG_RECIPE_BLOCK1X128 ? 128 / GL_VEC : TG_RECIPE == TG_RECIPE_MXFP8 ? 32 / GL_VEC : TG_RECIPE == TG_RECIPE_NVFP4 ? 16 / GL_VEC : 1;
 static_assert(gl_group >= 1 && gl_group <= 32, "block scaling: TG_VEC too small for one block per <= 32 lanes");
 
 // act(a) * b in T: float for BF16/FP8 outputs (1 ulp of the double reference after
@@ -142,9 +151,12 @@ __device__ __forceinline__ void gl_row_path(const TgParams &p)
 	const long long rows = p.n[0];
 	const int slot = threadIdx.x / GL_TPR, t = threadIdx.x % GL_TPR;
 	float s = 1.0f;
-	if (TG_RECIPE == TG_RECIPE_DELAYED || TG_RECIPE == TG_RECIPE_CURRENT_CAST)
+	if (TG_RECIPE == TG_RECIPE_DELAYED || TG_RECIPE == TG_RECIPE_CURRENT_CAST || TG_RECIPE == TG_RECIPE_NVFP4)
 		s = tg_tensor_scale<TG_RECIPE, TG_FMT, TG_POW2>(p, TG_EPS_SCALE);
 	float amax = 0.0f;
+	__shared__ float nvm[TG_RECIPE == TG_RECIPE_NVFP4 ? 256 : 1]; // NVFP4: the element multipliers
+	if (TG_RECIPE == TG_RECIPE_NVFP4)
+		tg_nvfp4_mult_table<TG_THREADS>(nvm, s);
 	const tg_raw<GL_IVB> *in = reinterpret_cast<const tg_raw<GL_IVB> *>(p.p[TG_P_IN]);
 	for (long long rb = (long long)blockIdx.x * TG_ROWS_PER_CTA; rb < rows; rb += (long long)gridDim.x * TG_ROWS_PER_CTA) {
 		const long long r = rb + slot;
@@ -176,7 +188,7 @@ __device__ __forceinline__ void gl_row_path(const TgParams &p)
 					amax = tg_absmax(amax, y[k]);
 			}
 			if (TG_RECIPE != TG_RECIPE_CURRENT_AMAX && TG_ROWWISE)
-				gl_emit_row<gl_group>(p, rows, r, v * GL_VEC, y, ok, s);
+				gl_emit_row<gl_group>(p, rows, r, v * GL_VEC, y, ok, s, nvm);
 		}
 	}
 	if (TG_RECIPE == TG_RECIPE_DELAYED || TG_RECIPE == TG_RECIPE_CURRENT_AMAX) {
@@ -203,7 +215,7 @@ __device__ __forceinline__ void gl_tile_path(const TgParams &p)
 	__shared__ float ared[32];
 	const long long rows = p.n[0];
 	float s = 1.0f;
-	if (TG_RECIPE == TG_RECIPE_DELAYED || TG_RECIPE == TG_RECIPE_CURRENT_CAST)
+	if (TG_RECIPE == TG_RECIPE_DELAYED || TG_RECIPE == TG_RECIPE_CURRENT_CAST || TG_RECIPE == TG_RECIPE_NVFP4)
 		s = tg_tensor_scale<TG_RECIPE, TG_FMT, TG_POW2>(p, TG_EPS_SCALE);
 	float amax = 0.0f;
 	const bool aligned16 = (rows % 16) == 0;
@@ -250,7 +262,7 @@ __device__ __forceinline__ void gl_tile_path(const TgParams &p)
 				*reinterpret_cast<gl_f4 *>(&ys[tr][tv * GL_VEC + k]) = q;
 			}
 			if (TG_ROWWISE)
-				gl_emit_row<gl_group>(p, rows, r, c, y, ok, s);
+				gl_emit_row<gl_group>(p, rows, r, c, y, ok, s, nullptr);
 			tg_colwise_store<TG_FMT, TG_RECIPE, TG_THREADS, GL_COLS, GL_R, GL_CW, GL_PITCH, GL_SEG>(p, ys, r0, c0, rows,
 				s, aligned16);
 			ra = na;

@@ -1,16 +1,17 @@
 // norm_quantize.cu: RMSNorm / LayerNorm fused with quantization, one pass over memory.
-// tegen-slots: TG_KERNEL TG_IN_DTYPE TG_W_DTYPE TG_B_DTYPE TG_OUT_DTYPE TG_FMT TG_RECIPE TG_ROWWISE TG_COLWISE TG_VEC TG_THREADS TG_ROWS_PER_CTA TG_COLS TG_NORM TG_EPS TG_ZERO_CENTERED TG_HAS_RESIDUAL TG_EPS_SCALE TG_POW2 TG_MARGIN
+// tegen-slots: TG_KERNEL TG_IN_DTYPE TG_W_DTYPE TG_B_DTYPE TG_OUT_DTYPE TG_FMT TG_RECIPE TG_ROWWISE TG_COLWISE TG_VEC TG_THREADS TG_ROWS_PER_CTA TG_COLS TG_NORM TG_EPS TG_ZERO_CENTERED TG_HAS_RESIDUAL TG_EPS_SCALE TG_POW2 TG_MARGIN TG_SR TG_SEED
 //
 // Slots: TG_IN_DTYPE (0 fp32, 1 bf16, 2 fp16; also residual / residual_out),
 // TG_W_DTYPE (gamma), TG_B_DTYPE (beta; gamma's when there is none: the two may
 // differ), TG_OUT_DTYPE (recipe 0 output), TG_FMT (0 e4m3,
 // 1 e5m2), TG_RECIPE (0 none, 1 delayed, 2 current cast pass, 3 current amax
-// pass, 4 block1x128, 6 mxfp8), TG_ROWWISE / TG_COLWISE (0/1), TG_VEC
+// pass, 4 block1x128, 6 mxfp8, 7 NVFP4 cast pass: rowwise only, S_enc from the amax
+// pass's global amax, tg_emit_row_nvfp4), TG_ROWWISE / TG_COLWISE (0/1), TG_VEC
 // (elements per 16/8/4-byte input load; must divide TG_COLS), TG_THREADS,
 // TG_ROWS_PER_CTA, TG_COLS, TG_NORM (0 rms, 1 layer), TG_EPS (float literal),
 // TG_ZERO_CENTERED (gamma + 1), TG_HAS_RESIDUAL, TG_EPS_SCALE / TG_POW2
 // (current and block scaling), TG_MARGIN (declared for the planner; unused: the
-// delayed scale arrives computed).
+// delayed scale arrives computed), TG_SR / TG_SEED (NVFP4 stochastic rounding).
 //
 // Launch: block (TG_THREADS,1,1), grid.x = min(ceil(rows / TG_ROWS_PER_CTA), cap),
 // any grid.x >= 1 is correct (grid-stride over row blocks). n[0] = rows.
@@ -37,8 +38,11 @@
 // in registers. Measured on an H200, 16384x4096 bf16, 128 threads/row, capped
 // grid: 83.5% -> 85.9% of copy against the plain loop it replaced.
 
-#if TG_RECIPE != TG_RECIPE_NONE && TG_RECIPE != TG_RECIPE_DELAYED && TG_RECIPE != TG_RECIPE_CURRENT_CAST && TG_RECIPE != TG_RECIPE_CURRENT_AMAX && TG_RECIPE != TG_RECIPE_BLOCK1X128 && TG_RECIPE != TG_RECIPE_MXFP8
-#error "norm_quantize.cu: unsupported TG_RECIPE (supported: 0 none, 1 delayed, 2 current cast, 3 current amax, 4 block1x128, 6 mxfp8)"
+#if TG_RECIPE != TG_RECIPE_NONE && TG_RECIPE != TG_RECIPE_DELAYED && TG_RECIPE != TG_RECIPE_CURRENT_CAST && TG_RECIPE != TG_RECIPE_CURRENT_AMAX && TG_RECIPE != TG_RECIPE_BLOCK1X128 && TG_RECIPE != TG_RECIPE_MXFP8 && TG_RECIPE != TG_RECIPE_NVFP4
+#error "norm_quantize.cu: unsupported TG_RECIPE (supported: 0 none, 1 delayed, 2 current cast, 3 current amax, 4 block1x128, 6 mxfp8, 7 nvfp4 cast)"
+#endif
+#if TG_COLWISE && TG_RECIPE == TG_RECIPE_NVFP4
+#error "norm_quantize.cu: an NVFP4 columnwise copy is not written here (the planner runs such an op unfused)"
 #endif
 #if TG_COLWISE && TG_RECIPE == TG_RECIPE_NONE
 #error "norm_quantize.cu: a columnwise copy needs a quantized recipe (TG_RECIPE != TG_RECIPE_NONE)"
@@ -114,13 +118,17 @@ __device__ __forceinline__ void nq_input(const TgParams &p, long long e, float (
 // The rowwise store (tg_rowvec.h) with this kernel's slots.
 template <int G>
 __device__ __forceinline__ void nq_emit_row(const TgParams &p, long long rows, long long r, int c,
-                                            const float (&y)[NQ_VEC], bool valid, float s)
+                                            const float (&y)[NQ_VEC], bool valid, float s,
+                                            const float *mult)
 {
-	tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, G, NQ_VEC, NQ_COLS>(p, rows, r, c, y, valid, s, TG_EPS_SCALE, TG_POW2);
+	if constexpr (TG_RECIPE == TG_RECIPE_NVFP4)
+		tg_emit_row_nvfp4<NQ_VEC, NQ_COLS, TG_SR>(p, r, c, y, valid, s, mult, TG_SEED);
+	else
+		tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, G, NQ_VEC, NQ_COLS>(p, rows, r, c, y, valid, s, TG_EPS_SCALE, TG_POW2);
 }
 
 // Lanes per scale block for the rowwise output.
-constexpr int nq_group = TG_RECIPE == TG_RECIPE_BLOCK1X128 ? 128 / NQ_VEC : TG_RECIPE == TG_RECIPE_MXFP8 ? 32 / NQ_VEC : 1;
+constexpr int nq_group = TG_RECIPE == TG_RECIPE_BLOCK1X128 ? 128 / NQ_VEC : TG_RECIPE == TG_RECIPE_MXFP8 ? 32 / NQ_VEC : TG_RECIPE == TG_RECIPE_NVFP4 ? 16 / NQ_VEC : 1;
 static_assert(nq_group >= 1 && nq_group <= 32, "block scaling: TG_VEC too small for one block per <= 32 lanes");
 
 #if !(TG_COLWISE && TG_RECIPE != TG_RECIPE_CURRENT_AMAX)
@@ -181,9 +189,12 @@ __device__ __forceinline__ void nq_row_path_pf(const TgParams &p)
 	const long long rows = p.n[0];
 	const int slot = threadIdx.x / NQ_TPR, t = threadIdx.x % NQ_TPR;
 	float s = 1.0f;
-	if (TG_RECIPE == TG_RECIPE_DELAYED || TG_RECIPE == TG_RECIPE_CURRENT_CAST)
+	if (TG_RECIPE == TG_RECIPE_DELAYED || TG_RECIPE == TG_RECIPE_CURRENT_CAST || TG_RECIPE == TG_RECIPE_NVFP4)
 		s = tg_tensor_scale<TG_RECIPE, TG_FMT, TG_POW2>(p, TG_EPS_SCALE);
 	float amax = 0.0f;
+	__shared__ float nvm[TG_RECIPE == TG_RECIPE_NVFP4 ? 256 : 1]; // NVFP4: the element multipliers
+	if (TG_RECIPE == TG_RECIPE_NVFP4)
+		tg_nvfp4_mult_table<TG_THREADS>(nvm, s);
 	const long long stride = (long long)gridDim.x * TG_ROWS_PER_CTA;
 	long long rb = (long long)blockIdx.x * TG_ROWS_PER_CTA;
 	tg_rvec<TG_IN_DTYPE, NQ_VEC> xr[NQ_NJ], rr[TG_HAS_RESIDUAL ? NQ_NJ : 1];
@@ -281,7 +292,7 @@ __device__ __forceinline__ void nq_row_path_pf(const TgParams &p)
 					amax = tg_absmax(amax, y[k]);
 			}
 			if (TG_RECIPE != TG_RECIPE_CURRENT_AMAX && TG_ROWWISE)
-				nq_emit_row<nq_group>(p, rows, r, v * NQ_VEC, y, rv && ok, s);
+				nq_emit_row<nq_group>(p, rows, r, v * NQ_VEC, y, rv && ok, s, nvm);
 		}
 	}
 	if (TG_RECIPE == TG_RECIPE_DELAYED || TG_RECIPE == TG_RECIPE_CURRENT_AMAX) {
@@ -312,7 +323,7 @@ __device__ __forceinline__ void nq_tile_path(const TgParams &p)
 	const long long rows = p.n[0];
 	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 	float s = 1.0f;
-	if (TG_RECIPE == TG_RECIPE_DELAYED || TG_RECIPE == TG_RECIPE_CURRENT_CAST)
+	if (TG_RECIPE == TG_RECIPE_DELAYED || TG_RECIPE == TG_RECIPE_CURRENT_CAST || TG_RECIPE == TG_RECIPE_NVFP4)
 		s = tg_tensor_scale<TG_RECIPE, TG_FMT, TG_POW2>(p, TG_EPS_SCALE);
 	float amax = 0.0f;
 	const bool aligned16 = (rows % 16) == 0;
@@ -394,7 +405,7 @@ __device__ __forceinline__ void nq_tile_path(const TgParams &p)
 				*reinterpret_cast<nq_f4 *>(&ys[tr][tv * NQ_VEC + k]) = q;
 			}
 			if (TG_ROWWISE)
-				nq_emit_row<nq_group>(p, rows, r, c, y, ok, s);
+				nq_emit_row<nq_group>(p, rows, r, c, y, ok, s, nullptr);
 			tg_colwise_store<TG_FMT, TG_RECIPE, TG_THREADS, NQ_COLS, NQ_R, NQ_CW, NQ_PITCH, NQ_SEG>(p, ys, r0, c0, rows,
 				s, aligned16);
 		}

@@ -15,7 +15,9 @@
 
 /* The scaling a quantizing kernel applies: slot TG_RECIPE. Current scaling runs
  * as two kernels of one template, an amax pass and a cast pass. NVFP4 has its
- * own template (nvfp4_quantize.cu) and no code here. */
+ * own template (nvfp4_quantize.cu, no TG_RECIPE slot); TG_RECIPE_NVFP4 is the
+ * cast pass of a norm or GLU that writes a rowwise NVFP4 copy itself (its amax
+ * pass is TG_RECIPE_CURRENT_AMAX, as for current scaling). */
 #define TG_RECIPE_NONE 0
 #define TG_RECIPE_DELAYED 1
 #define TG_RECIPE_CURRENT_CAST 2
@@ -23,6 +25,7 @@
 #define TG_RECIPE_BLOCK1X128 4
 #define TG_RECIPE_BLOCK128X128 5
 #define TG_RECIPE_MXFP8 6
+#define TG_RECIPE_NVFP4 7
 
 /* GLU activations: slot TG_ACT; ref_glu's kind (REF_SWIGLU ...); the order of
  * TG_GLUS in gen/gen.h. */

@@ -208,8 +208,9 @@ __device__ __forceinline__ void tg_red_max(float *addr, float v)
 	asm volatile("red.global.max.s32 [%0], %1;" ::"l"(addr), "r"((int)tg_f2u(v)) : "memory");
 }
 
-// Per-tensor scale for RECIPE 1 (delayed) and 2 (current cast pass), else 1;
-// CTA 0 publishes scale_inv (and scale). eps_scale, POW2: current scaling's.
+// Per-tensor scale for RECIPE 1 (delayed) and 2 (current cast pass), S_enc for RECIPE 7
+// (NVFP4 cast pass, from the global amax), else 1; CTA 0 publishes scale_inv (and scale;
+// NVFP4: S_enc as scale only, as nvfp4_quantize.cu does). eps_scale, POW2: current scaling's.
 template <int RECIPE, int FMT, int POW2>
 __device__ __forceinline__ float tg_tensor_scale(const TgParams &p, float eps_scale)
 {
@@ -225,8 +226,77 @@ __device__ __forceinline__ float tg_tensor_scale(const TgParams &p, float eps_sc
 			*(float *)p.p[TG_P_SCALE] = s;
 			*(float *)p.p[TG_P_SCALE_INV] = tg_scale_inv(s);
 		}
+	} else if (RECIPE == TG_RECIPE_NVFP4) {
+		s = tg_nvfp4_s_enc(*(const float *)p.p[TG_P_AMAX]);
+		if (blockIdx.x == 0 && threadIdx.x == 0)
+			*(float *)p.p[TG_P_SCALE] = s;
 	}
 	return s;
+}
+
+// The NVFP4 element multipliers of a CTA: mult[i] = tg_nvfp4_elem_scale(i, s_enc) for every
+// scale byte i (256 floats of shared memory), so a block costs one shared load instead of two IEEE
+// divisions; every thread of the CTA calls it (it ends in __syncthreads).
+template <int THREADS>
+__device__ __forceinline__ void tg_nvfp4_mult_table(float *mult, float s_enc)
+{
+	for (int i = threadIdx.x; i < 256; i += THREADS)
+		mult[i] = tg_nvfp4_elem_scale((uint8_t)i, s_enc);
+	__syncthreads();
+}
+
+// Rowwise NVFP4 store of one vector y[V] (V a divisor of 16) of tensor row r from column c, the
+// numerics of nvfp4_quantize.cu's 1D cast (tg_recipe.h): the G = 16/V lanes of a 16-element block
+// call it together; S_dec = tg_nvfp4_block_scale(block amax, s_enc) to scale_inv [rows][COLS/16],
+// codes E2M1(y * mult[S_dec]) (mult: tg_nvfp4_mult_table's; SR: rounded up with the probability of the
+// fraction, random number tg_philox_rand(seed, n[3], index of the element in the copy)), two a byte,
+// element 2k in the low nibble, to out [rows][COLS/2]. valid: this lane's vector lies inside the
+// tensor (the whole block does or does not: COLS % 16 == 0).
+template <int V, int COLS, int SR>
+__device__ __forceinline__ void tg_emit_row_nvfp4(const TgParams &p, long long r, int c, const float (&y)[V], bool valid,
+                                                  float s_enc, const float *mult_table, unsigned long long seed)
+{
+	static_assert(V >= 2 && 16 % V == 0 && COLS % 16 == 0, "NVFP4 rows: V must divide 16, COLS a multiple of 16");
+	constexpr int G = 16 / V;
+	float a = 0.0f;
+	if (valid) {
+#pragma unroll
+		for (int k = 0; k < V; k++)
+			a = tg_absmax(a, y[k]);
+	}
+	a = tg_group_max<G>(a);
+	if (!valid)
+		return;
+	const uint8_t sd = tg_nvfp4_block_scale(a, s_enc);
+	const float mult = mult_table[sd];
+	const long long e = r * COLS + c;
+	if ((threadIdx.x % G) == 0)
+		((uint8_t *)p.p[TG_P_SCALE_INV])[e / 16] = sd;
+	uint32_t rnd[V];
+	if (SR) { // e % V == 0, so one Philox block serves 4 consecutive elements when V >= 4
+		if (V >= 4) {
+#pragma unroll
+			for (int q = 0; q < V / 4; q++)
+				tg_philox_block(seed, (uint64_t)p.n[3], ((uint64_t)e >> 2) + q, &rnd[(4 * q) % V]);
+		} else {
+#pragma unroll
+			for (int k = 0; k < V; k++)
+				rnd[k] = tg_philox_rand(seed, (uint64_t)p.n[3], (uint64_t)(e + k));
+		}
+	}
+	unsigned long long w = 0;
+#pragma unroll
+	for (int k = 0; k < V; k++)
+		w |= (unsigned long long)(SR ? tg_f32_to_e2m1_sr(y[k] * mult, rnd[k]) : tg_f32_to_e2m1(y[k] * mult)) << (4 * k);
+	uint8_t *dst = (uint8_t *)p.p[TG_P_OUT] + e / 2;
+	if (V == 16)
+		*reinterpret_cast<unsigned long long *>(dst) = w;
+	else if (V == 8)
+		*reinterpret_cast<uint32_t *>(dst) = (uint32_t)w;
+	else if (V == 4)
+		*reinterpret_cast<uint16_t *>(dst) = (uint16_t)w;
+	else
+		*dst = (uint8_t)w;
 }
 
 // Rowwise store of one vector y[V] of tensor row r from column c, on the row paths of

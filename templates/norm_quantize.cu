@@ -121,10 +121,8 @@ __device__ __forceinline__ void nq_emit_row(const TgParams &p, long long rows, l
                                             const float (&y)[NQ_VEC], bool valid, float s,
                                             const float *mult)
 {
-	if constexpr (TG_RECIPE == TG_RECIPE_NVFP4)
-		tg_emit_row_nvfp4<NQ_VEC, NQ_COLS, TG_SR>(p, r, c, y, valid, s, mult, TG_SEED);
-	else
-		tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, G, NQ_VEC, NQ_COLS>(p, rows, r, c, y, valid, s, TG_EPS_SCALE, TG_POW2);
+	tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, G, NQ_VEC, NQ_COLS, TG_SR>(p, rows, r, c, y, valid, s, TG_EPS_SCALE, TG_POW2,
+		mult, TG_SEED);
 }
 
 // Lanes per scale block for the rowwise output.

@@ -234,6 +234,20 @@ __device__ __forceinline__ float tg_tensor_scale(const TgParams &p, float eps_sc
 	return s;
 }
 
+// The amax of a scale block held by G consecutive lanes, V values each (0 from a lane whose vector
+// lies outside the tensor); every lane of the group gets it.
+template <int G, int V>
+__device__ __forceinline__ float tg_block_amax(const float (&y)[V], bool valid)
+{
+	float a = 0.0f;
+	if (valid) {
+#pragma unroll
+		for (int k = 0; k < V; k++)
+			a = tg_absmax(a, y[k]);
+	}
+	return tg_group_max<G>(a);
+}
+
 // The NVFP4 element multipliers of a CTA: mult[i] = tg_nvfp4_elem_scale(i, s_enc) for every
 // scale byte i (256 floats of shared memory), so a block costs one shared load instead of two IEEE
 // divisions; every thread of the CTA calls it (it ends in __syncthreads).
@@ -257,14 +271,8 @@ __device__ __forceinline__ void tg_emit_row_nvfp4(const TgParams &p, long long r
                                                   float s_enc, const float *mult_table, unsigned long long seed)
 {
 	static_assert(V >= 2 && 16 % V == 0 && COLS % 16 == 0, "NVFP4 rows: V must divide 16, COLS a multiple of 16");
+	const float a = tg_block_amax<16 / V, V>(y, valid);
 	constexpr int G = 16 / V;
-	float a = 0.0f;
-	if (valid) {
-#pragma unroll
-		for (int k = 0; k < V; k++)
-			a = tg_absmax(a, y[k]);
-	}
-	a = tg_group_max<G>(a);
 	if (!valid)
 		return;
 	const uint8_t sd = tg_nvfp4_block_scale(a, s_enc);
@@ -303,12 +311,18 @@ __device__ __forceinline__ void tg_emit_row_nvfp4(const TgParams &p, long long r
 // norm_quantize.cu and glu_amax.cu: RECIPE 0 in OUT_DTYPE; 1/2 FP8 (format FMT) with the
 // per-tensor scale s; 4 FP8 with a 1x128 block scale (tg_block_scale(amax, eps, pow2);
 // scale_inv [COLS/128][rows]); 6 MXFP8 with an E8M0 scale per 32 elements (scale_inv
-// [rows][ceil(COLS/32)]). The G lanes of one scale block call it together (tg_group_max);
-// valid: this lane's vector lies inside the tensor.
-template <int FMT, int RECIPE, int OUT_DTYPE, int G, int V, int COLS>
+// [rows][ceil(COLS/32)]); 7 NVFP4 (tg_emit_row_nvfp4: s is S_enc, mult the CTA's multiplier
+// table, SR / seed the stochastic rounding). The G lanes of one scale block call it together
+// (tg_group_max); valid: this lane's vector lies inside the tensor.
+template <int FMT, int RECIPE, int OUT_DTYPE, int G, int V, int COLS, int SR = 0>
 __device__ __forceinline__ void tg_emit_row(const TgParams &p, long long rows, long long r, int c, const float (&y)[V],
-                                            bool valid, float s, float eps, int pow2)
+                                            bool valid, float s, float eps, int pow2, const float *mult = nullptr,
+                                            unsigned long long seed = 0)
 {
+	if constexpr (RECIPE == TG_RECIPE_NVFP4) {
+		tg_emit_row_nvfp4<V, COLS, SR>(p, r, c, y, valid, s, mult, seed);
+		return;
+	}
 	long long e = r * COLS + c;
 	if (RECIPE == TG_RECIPE_NONE) {
 		if (valid)
@@ -318,13 +332,7 @@ __device__ __forceinline__ void tg_emit_row(const TgParams &p, long long rows, l
 			tg_store_fp8<FMT, V>(p.p[TG_P_OUT], e, y, s);
 	} else if (RECIPE == TG_RECIPE_BLOCK1X128 || RECIPE == TG_RECIPE_MXFP8) {
 		constexpr float fmax = FMT == TG_FMT_E4M3 ? TG_E4M3_MAX : TG_E5M2_MAX;
-		float a = 0.0f;
-		if (valid) {
-#pragma unroll
-			for (int k = 0; k < V; k++)
-				a = tg_absmax(a, y[k]);
-		}
-		a = tg_group_max<G>(a);
+		const float a = tg_block_amax<G, V>(y, valid);
 		float bs;
 		if (RECIPE == TG_RECIPE_BLOCK1X128) {
 			bs = tg_block_scale(a, fmax, eps, pow2);

@@ -161,17 +161,13 @@ static void adopt_nvfp4(TgLayer *l, const Graph *g, const long *dims, int i, Ref
 	cu.cuMemcpyDtoH_v2(h, (CUdeviceptr)(uintptr_t)dp, bytes);
 	size_t moved = 0, budget = (size_t)(rows * nb + 9999) / 10000;
 	budget = budget < 4 ? 4 : budget;
-	for (long k = 0; k < rows * nb && cols % 16 == 0; k++) {
+	for (long k = 0; k < rows * nb; k++) { /* cols % 16 == 0 (nvfp4's rule): blocks are whole */
 		if (h[k] == sr[k] || abs((int)h[k] - (int)sr[k]) != 1 || ((h[k] | sr[k]) & 0x80) || moved >= budget)
 			continue;
 		sr[k] = h[k];
 		moved++;
-		float m = tg_nvfp4_elem_scale(h[k], r->scale);
-		for (long e = 16 * k; e < 16 * k + 16; e++) {
-			float x = r->value[e] * m;
-			uint8_t c = opt.sr ? tg_f32_to_e2m1_sr(x, tg_philox_rand(opt.seed, opt.offset, (uint64_t)e)) : tg_f32_to_e2m1(x);
-			q[e / 2] = (uint8_t)((q[e / 2] & (e & 1 ? 0x0F : 0xF0)) | (c << (4 * (e & 1))));
-		}
+		long row = k / nb, c0 = (k % nb) * 16;
+		ref_nvfp4_encode(r->value, (size_t)(row * cols), (int)c0, (int)c0 + 16, h[k], r->scale, &opt, q + row * (cols / 2));
 	}
 	free(h);
 	buf_printf(out, "ok %s %s: the reference quantized again with the GPU's global amax (%.9g, reference %.9g)%s\n",

@@ -483,16 +483,21 @@ static void nv_rows_task(void *ctx, size_t r0, size_t r1)
 				am = block_amax(j->x, cols, r, r + 1, c0, c1);
 			}
 			uint8_t sd = tg_nvfp4_block_scale(am, j->s_enc);
-			float m = tg_nvfp4_elem_scale(sd, j->s_enc);
 			j->scale[(size_t)r * nb + b] = sd;
-			for (int c = c0; c < c1; c++) {
-				size_t i = (size_t)r * cols + c;
-				float v = j->x[i] * m;
-				uint8_t q = o->sr ? tg_f32_to_e2m1_sr(v, tg_philox_rand(o->seed, o->offset, i))
-				                  : tg_f32_to_e2m1(v);
-				j->out[(size_t)r * ob + c / 2] |= (uint8_t)(q << (4 * (c & 1)));
-			}
+			ref_nvfp4_encode(j->x, (size_t)r * cols, c0, c1, sd, j->s_enc, o, j->out + (size_t)r * ob);
 		}
+}
+
+void ref_nvfp4_encode(const float *x, size_t row0, int c0, int c1, uint8_t sd, float s_enc, const RefNvfp4 *o,
+                      uint8_t *row)
+{
+	float m = tg_nvfp4_elem_scale(sd, s_enc);
+	for (int c = c0; c < c1; c++) {
+		size_t i = row0 + (size_t)c;
+		float v = x[i] * m;
+		uint8_t q = o->sr ? tg_f32_to_e2m1_sr(v, tg_philox_rand(o->seed, o->offset, i)) : tg_f32_to_e2m1(v);
+		row[c / 2] = (uint8_t)((row[c / 2] & (c & 1 ? 0x0F : 0xF0)) | (q << (4 * (c & 1))));
+	}
 }
 
 void ref_quant_nvfp4(const float *x, int rows, int cols, const RefNvfp4 *o, uint8_t *out,

@@ -96,6 +96,11 @@ typedef struct RefNvfp4 {
  * call on ref_transpose'd input (with nvfp4_rht: then ref_rht_rows'd). */
 void ref_quant_nvfp4(const float *x, int rows, int cols, const RefNvfp4 *o, uint8_t *out,
                      uint8_t *scale, float *s_enc_out);
+/* The codes of one NVFP4 block of a row under scale byte sd: x[row0 + c] for columns c0..c1-1,
+ * E2M1(x * tg_nvfp4_elem_scale(sd, s_enc)) (o->sr: stochastic, element index row0 + c), written
+ * into the packed row (column c's nibble replaced). */
+void ref_nvfp4_encode(const float *x, size_t row0, int c0, int c1, uint8_t sd, float s_enc, const RefNvfp4 *o,
+                      uint8_t *row);
 /* Dequantize NVFP4: y = e2m1(q) * float(S_dec) / S_enc. */
 void ref_dequant_nvfp4(const uint8_t *q, const uint8_t *scale, int rows, int cols, float s_enc,
                        float *y);

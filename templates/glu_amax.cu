@@ -64,11 +64,10 @@ static_assert(TG_THREADS % TG_ROWS_PER_CTA == 0, "TG_ROWS_PER_CTA must divide TG
 // The rowwise store (tg_rowvec.h) with this kernel's slots.
 template <int G>
 __device__ __forceinline__ void gl_emit_row(const TgParams &p, long long rows, long long r, int c,
-                                            const float (&y)[GL_VEC], bool valid, float s,
-                                            const float *mult)
+                                            const float (&y)[GL_VEC], bool valid, float s)
 {
 	tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, G, GL_VEC, GL_COLS, TG_SR>(p, rows, r, c, y, valid, s, TG_EPS_SCALE, TG_POW2,
-		mult, TG_SEED);
+		TG_SEED);
 }
 
 // Lanes per scale block for the rowwise output.
@@ -152,9 +151,6 @@ __device__ __forceinline__ void gl_row_path(const TgParams &p)
 	if (TG_RECIPE == TG_RECIPE_DELAYED || TG_RECIPE == TG_RECIPE_CURRENT_CAST || TG_RECIPE == TG_RECIPE_NVFP4)
 		s = tg_tensor_scale<TG_RECIPE, TG_FMT, TG_POW2>(p, TG_EPS_SCALE);
 	float amax = 0.0f;
-	__shared__ float nvm[TG_RECIPE == TG_RECIPE_NVFP4 ? 256 : 1]; // NVFP4: the element multipliers
-	if (TG_RECIPE == TG_RECIPE_NVFP4)
-		tg_nvfp4_mult_table<TG_THREADS>(nvm, s);
 	const tg_raw<GL_IVB> *in = reinterpret_cast<const tg_raw<GL_IVB> *>(p.p[TG_P_IN]);
 	for (long long rb = (long long)blockIdx.x * TG_ROWS_PER_CTA; rb < rows; rb += (long long)gridDim.x * TG_ROWS_PER_CTA) {
 		const long long r = rb + slot;
@@ -186,7 +182,7 @@ __device__ __forceinline__ void gl_row_path(const TgParams &p)
 					amax = tg_absmax(amax, y[k]);
 			}
 			if (TG_RECIPE != TG_RECIPE_CURRENT_AMAX && TG_ROWWISE)
-				gl_emit_row<gl_group>(p, rows, r, v * GL_VEC, y, ok, s, nvm);
+				gl_emit_row<gl_group>(p, rows, r, v * GL_VEC, y, ok, s);
 		}
 	}
 	if (TG_RECIPE == TG_RECIPE_DELAYED || TG_RECIPE == TG_RECIPE_CURRENT_AMAX) {
@@ -213,7 +209,7 @@ __device__ __forceinline__ void gl_tile_path(const TgParams &p)
 	__shared__ float ared[32];
 	const long long rows = p.n[0];
 	float s = 1.0f;
-	if (TG_RECIPE == TG_RECIPE_DELAYED || TG_RECIPE == TG_RECIPE_CURRENT_CAST || TG_RECIPE == TG_RECIPE_NVFP4)
+	if (TG_RECIPE == TG_RECIPE_DELAYED || TG_RECIPE == TG_RECIPE_CURRENT_CAST)
 		s = tg_tensor_scale<TG_RECIPE, TG_FMT, TG_POW2>(p, TG_EPS_SCALE);
 	float amax = 0.0f;
 	const bool aligned16 = (rows % 16) == 0;
@@ -260,7 +256,7 @@ __device__ __forceinline__ void gl_tile_path(const TgParams &p)
 				*reinterpret_cast<gl_f4 *>(&ys[tr][tv * GL_VEC + k]) = q;
 			}
 			if (TG_ROWWISE)
-				gl_emit_row<gl_group>(p, rows, r, c, y, ok, s, nullptr);
+				gl_emit_row<gl_group>(p, rows, r, c, y, ok, s);
 			tg_colwise_store<TG_FMT, TG_RECIPE, TG_THREADS, GL_COLS, GL_R, GL_CW, GL_PITCH, GL_SEG>(p, ys, r0, c0, rows,
 				s, aligned16);
 			ra = na;

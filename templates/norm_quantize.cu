@@ -118,11 +118,10 @@ __device__ __forceinline__ void nq_input(const TgParams &p, long long e, float (
 // The rowwise store (tg_rowvec.h) with this kernel's slots.
 template <int G>
 __device__ __forceinline__ void nq_emit_row(const TgParams &p, long long rows, long long r, int c,
-                                            const float (&y)[NQ_VEC], bool valid, float s,
-                                            const float *mult)
+                                            const float (&y)[NQ_VEC], bool valid, float s)
 {
 	tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, G, NQ_VEC, NQ_COLS, TG_SR>(p, rows, r, c, y, valid, s, TG_EPS_SCALE, TG_POW2,
-		mult, TG_SEED);
+		TG_SEED);
 }
 
 // Lanes per scale block for the rowwise output.
@@ -190,9 +189,6 @@ __device__ __forceinline__ void nq_row_path_pf(const TgParams &p)
 	if (TG_RECIPE == TG_RECIPE_DELAYED || TG_RECIPE == TG_RECIPE_CURRENT_CAST || TG_RECIPE == TG_RECIPE_NVFP4)
 		s = tg_tensor_scale<TG_RECIPE, TG_FMT, TG_POW2>(p, TG_EPS_SCALE);
 	float amax = 0.0f;
-	__shared__ float nvm[TG_RECIPE == TG_RECIPE_NVFP4 ? 256 : 1]; // NVFP4: the element multipliers
-	if (TG_RECIPE == TG_RECIPE_NVFP4)
-		tg_nvfp4_mult_table<TG_THREADS>(nvm, s);
 	const long long stride = (long long)gridDim.x * TG_ROWS_PER_CTA;
 	long long rb = (long long)blockIdx.x * TG_ROWS_PER_CTA;
 	tg_rvec<TG_IN_DTYPE, NQ_VEC> xr[NQ_NJ], rr[TG_HAS_RESIDUAL ? NQ_NJ : 1];
@@ -290,7 +286,7 @@ __device__ __forceinline__ void nq_row_path_pf(const TgParams &p)
 					amax = tg_absmax(amax, y[k]);
 			}
 			if (TG_RECIPE != TG_RECIPE_CURRENT_AMAX && TG_ROWWISE)
-				nq_emit_row<nq_group>(p, rows, r, v * NQ_VEC, y, rv && ok, s, nvm);
+				nq_emit_row<nq_group>(p, rows, r, v * NQ_VEC, y, rv && ok, s);
 		}
 	}
 	if (TG_RECIPE == TG_RECIPE_DELAYED || TG_RECIPE == TG_RECIPE_CURRENT_AMAX) {
@@ -321,7 +317,7 @@ __device__ __forceinline__ void nq_tile_path(const TgParams &p)
 	const long long rows = p.n[0];
 	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 	float s = 1.0f;
-	if (TG_RECIPE == TG_RECIPE_DELAYED || TG_RECIPE == TG_RECIPE_CURRENT_CAST || TG_RECIPE == TG_RECIPE_NVFP4)
+	if (TG_RECIPE == TG_RECIPE_DELAYED || TG_RECIPE == TG_RECIPE_CURRENT_CAST)
 		s = tg_tensor_scale<TG_RECIPE, TG_FMT, TG_POW2>(p, TG_EPS_SCALE);
 	float amax = 0.0f;
 	const bool aligned16 = (rows % 16) == 0;
@@ -403,7 +399,7 @@ __device__ __forceinline__ void nq_tile_path(const TgParams &p)
 				*reinterpret_cast<nq_f4 *>(&ys[tr][tv * NQ_VEC + k]) = q;
 			}
 			if (TG_ROWWISE)
-				nq_emit_row<nq_group>(p, rows, r, c, y, ok, s, nullptr);
+				nq_emit_row<nq_group>(p, rows, r, c, y, ok, s);
 			tg_colwise_store<TG_FMT, TG_RECIPE, TG_THREADS, NQ_COLS, NQ_R, NQ_CW, NQ_PITCH, NQ_SEG>(p, ys, r0, c0, rows,
 				s, aligned16);
 		}

@@ -248,35 +248,24 @@ __device__ __forceinline__ float tg_block_amax(const float (&y)[V], bool valid)
 	return tg_group_max<G>(a);
 }
 
-// The NVFP4 element multipliers of a CTA: mult[i] = tg_nvfp4_elem_scale(i, s_enc) for every
-// scale byte i (256 floats of shared memory), so a block costs one shared load instead of two IEEE
-// divisions; every thread of the CTA calls it (it ends in __syncthreads).
-template <int THREADS>
-__device__ __forceinline__ void tg_nvfp4_mult_table(float *mult, float s_enc)
-{
-	for (int i = threadIdx.x; i < 256; i += THREADS)
-		mult[i] = tg_nvfp4_elem_scale((uint8_t)i, s_enc);
-	__syncthreads();
-}
-
 // Rowwise NVFP4 store of one vector y[V] (V a divisor of 16) of tensor row r from column c, the
 // numerics of nvfp4_quantize.cu's 1D cast (tg_recipe.h): the G = 16/V lanes of a 16-element block
 // call it together; S_dec = tg_nvfp4_block_scale(block amax, s_enc) to scale_inv [rows][COLS/16],
-// codes E2M1(y * mult[S_dec]) (mult: tg_nvfp4_mult_table's; SR: rounded up with the probability of the
+// codes E2M1(y * tg_nvfp4_elem_scale(S_dec, s_enc)) (SR: rounded up with the probability of the
 // fraction, random number tg_philox_rand(seed, n[3], index of the element in the copy)), two a byte,
 // element 2k in the low nibble, to out [rows][COLS/2]. valid: this lane's vector lies inside the
 // tensor (the whole block does or does not: COLS % 16 == 0).
 template <int V, int COLS, int SR>
 __device__ __forceinline__ void tg_emit_row_nvfp4(const TgParams &p, long long r, int c, const float (&y)[V], bool valid,
-                                                  float s_enc, const float *mult_table, unsigned long long seed)
+                                                  float s_enc, unsigned long long seed)
 {
 	static_assert(V >= 2 && 16 % V == 0 && COLS % 16 == 0, "NVFP4 rows: V must divide 16, COLS a multiple of 16");
-	const float a = tg_block_amax<16 / V, V>(y, valid);
 	constexpr int G = 16 / V;
+	const float a = tg_block_amax<G, V>(y, valid);
 	if (!valid)
 		return;
 	const uint8_t sd = tg_nvfp4_block_scale(a, s_enc);
-	const float mult = mult_table[sd];
+	const float mult = tg_nvfp4_elem_scale(sd, s_enc);
 	const long long e = r * COLS + c;
 	if ((threadIdx.x % G) == 0)
 		((uint8_t *)p.p[TG_P_SCALE_INV])[e / 16] = sd;
@@ -311,16 +300,15 @@ __device__ __forceinline__ void tg_emit_row_nvfp4(const TgParams &p, long long r
 // norm_quantize.cu and glu_amax.cu: RECIPE 0 in OUT_DTYPE; 1/2 FP8 (format FMT) with the
 // per-tensor scale s; 4 FP8 with a 1x128 block scale (tg_block_scale(amax, eps, pow2);
 // scale_inv [COLS/128][rows]); 6 MXFP8 with an E8M0 scale per 32 elements (scale_inv
-// [rows][ceil(COLS/32)]); 7 NVFP4 (tg_emit_row_nvfp4: s is S_enc, mult the CTA's multiplier
-// table, SR / seed the stochastic rounding). The G lanes of one scale block call it together
+// [rows][ceil(COLS/32)]); 7 NVFP4 (tg_emit_row_nvfp4: s is S_enc, SR / seed the stochastic
+// rounding). The G lanes of one scale block call it together
 // (tg_group_max); valid: this lane's vector lies inside the tensor.
 template <int FMT, int RECIPE, int OUT_DTYPE, int G, int V, int COLS, int SR = 0>
 __device__ __forceinline__ void tg_emit_row(const TgParams &p, long long rows, long long r, int c, const float (&y)[V],
-                                            bool valid, float s, float eps, int pow2, const float *mult = nullptr,
-                                            unsigned long long seed = 0)
+                                            bool valid, float s, float eps, int pow2, unsigned long long seed = 0)
 {
 	if constexpr (RECIPE == TG_RECIPE_NVFP4) {
-		tg_emit_row_nvfp4<V, COLS, SR>(p, r, c, y, valid, s, mult, seed);
+		tg_emit_row_nvfp4<V, COLS, SR>(p, r, c, y, valid, s, seed);
 		return;
 	}
 	long long e = r * COLS + c;

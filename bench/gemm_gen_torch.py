@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""gemm_gen_torch.py: torch._scaled_mm (cuBLASLt FP8, BF16 out) at the shapes harness_gemm_gen.cu times,
-the same way (E4M3 operands, TN, median of 20 CUDA-event timings after 5 warm-ups, operands rotated over 3
+"""gemm_gen_torch.py: torch._scaled_mm (cuBLASLt FP8, BF16 out) at the shapes the generated GEMM was tuned on
+(docs/GEMM_GEN.md), timed the way `test_gemm --gen-bench` times it (E4M3 operands, TN, median of 20 CUDA-event timings after 5 warm-ups, operands rotated over 3
 copies), with and without fast accumulation. Prints `torch MxNxK: fast X us Y TFLOP/s, split X us Y TFLOP/s`."""
 import statistics
 import torch

@@ -203,7 +203,7 @@ int cmd_build(int argc, char **argv)
 				fprintf(stderr, "tegen: NVRTC warnings for %s on %s:\n%s\n", p->kernels[ks[i].kernel].name, archs[j], r->log);
 		}
 	for (int i = 0; i < p->nkernels && !quiet; i++)
-		if (p->kernels[i].kind == KERNEL_GEMM)
+		if (p->kernels[i].kind == KERNEL_GEMM && !p->kernels[i].tmpl)
 			printf("%-34s %-8s %s\n", p->kernels[i].name, "-", "cuBLASLt call (no code generated)");
 	if (rc)
 		fprintf(stderr, "%s\n", err);
@@ -472,7 +472,7 @@ int cmd_run(int argc, char **argv)
 		if (kk->kind == KERNEL_GENERATED && !tg_layer_time_kernel(l, k, NULL, NULL, iters, &us, &bytes) && us > 0)
 			snprintf(gbs, sizeof gbs, "%.0f", bytes / us / 1e3);
 		total += us;
-		printf("%-30s %-16s %10.1f %10s\n", kk->name, kk->kind == KERNEL_GEMM ? "cuBLASLt" : kk->variant, us, gbs);
+		printf("%-30s %-16s %10.1f %10s\n", kk->name, kk->kind == KERNEL_GEMM ? tg_layer_gemm_backend(l, k) : kk->variant, us, gbs);
 	}
 	printf("%-30s %-16s %10.1f\n", "total (sum of medians)", "", total);
 	print_whole_time(l, p, iters);

@@ -48,7 +48,7 @@ int pipeline_emit(Arena *a, Diag *d, const Plan *p, KernelSource **out)
 	int n = 0;
 	for (int i = 0; i < p->nkernels; i++) {
 		const Kernel *k = &p->kernels[i];
-		if (k->kind != KERNEL_GENERATED)
+		if (k->kind != KERNEL_GENERATED && !(k->kind == KERNEL_GEMM && k->tmpl)) /* cuBLASLt-only GEMMs have no source */
 			continue;
 		char *code = emit_kernel(a, d, p, k);
 		if (!code)

@@ -1120,6 +1120,68 @@ static GemmCall gemm_call(Planner *pl, const Op *op)
 	return call;
 }
 
+/* Why the generated FP8 GEMM (templates/gemm_fp8.cu) cannot run call c, or NULL if it can. */
+static const char *gemm_generated_why_not(const GemmCall *c)
+{
+	if (c->scaling != SCALING_DELAYED && c->scaling != SCALING_CURRENT)
+		return "per-tensor FP8 scaling only";
+	if (c->emulated || c->a_trans || c->b_trans)
+		return "per-tensor FP8 operands only";
+	if ((c->a_dtype != DT_E4M3 && c->a_dtype != DT_E5M2) || (c->b_dtype != DT_E4M3 && c->b_dtype != DT_E5M2))
+		return "FP8 operands only";
+	if (c->d_dtype != DT_BF16 && c->d_dtype != DT_F16 && c->d_dtype != DT_F32)
+		return "BF16, FP16 or FP32 output only";
+	if (c->bias >= 0 || c->gelu)
+		return "no epilogue yet";
+	if (c->accumulate)
+		return "no accumulate yet";
+	/* measured on the H100 beside cuBLASLt (bench/RESULTS.md, ninth session): the promoting variant (n192s4p)
+	 * ran at 0.63-0.78x cuBLASLt's split accumulator, a 128 x 192 tile with FP32 output at 0.90-0.97x */
+	if (!c->fast_accum)
+		return "split accumulator: generated 0.63-0.78x of cuBLASLt, H100";
+	if (c->d_dtype == DT_F32)
+		return "FP32 output: generated 0.90-0.97x of cuBLASLt, H100";
+	return NULL;
+}
+
+/* The generated GEMM's tile: n<BN>s<stages>, p when the accumulator is promoted every 128 of K
+ * (a split accumulator: twice the registers, BN <= 192). Shared memory a CTA: stages x (16 KB of A +
+ * BN x 128 of B) + the 128 x BN output tile; at most 227 KB. Measured on the H100 (bench/RESULTS.md,
+ * issue 22): n256s3 for fast accumulation with a 2-byte output, the only case planned today
+ * (gemm_generated_why_not); n192s4p / n192s3p are what promotion would take. */
+static void gemm_generated_tile(const GemmCall *c, int *bn, int *stages)
+{
+	bool f32 = c->d_dtype == DT_F32;
+	if (c->fast_accum && !f32)
+		*bn = 256, *stages = 3;
+	else
+		*bn = 192, *stages = f32 ? 3 : 4;
+}
+
+/* Where the GPU is an sm_90 (Hopper), a per-tensor FP8 GEMM runs the generated wgmma + TMA kernel
+ * (templates/gemm_fp8.cu) instead of cuBLASLt; the runtime falls back to cuBLASLt on other GPUs and
+ * for a call the kernel cannot take (K % 16, alignment: runtime/gemm_gen.h). */
+static void plan_gemm_generated(Planner *pl, Kernel *k, const GemmCall *c)
+{
+	const char *why = gemm_generated_why_not(c);
+	if (why) {
+		k->gen_why_not = why;
+		return;
+	}
+	int bn, stages;
+	gemm_generated_tile(c, &bn, &stages);
+	k->tmpl = "gemm_fp8.cu";
+	k->choice = "sm_90a: generated wgmma kernel; cuBLASLt elsewhere";
+	k->variant = arena_printf(pl->a, "n%ds%d%s", bn, stages, c->fast_accum ? "" : "p");
+	slot(pl, k, "TG_KERNEL", emit_entry(pl->a, pl->p, k));
+	slot(pl, k, "TG_BN", istr(pl, bn));
+	slot(pl, k, "TG_STAGES", istr(pl, stages));
+	slot(pl, k, "TG_PROMOTE", c->fast_accum ? "0" : "1");
+	slot(pl, k, "TG_KIND", arena_printf(pl->a, "\"%s.%s\"", dtype_name(c->a_dtype), dtype_name(c->b_dtype)));
+	slot(pl, k, "TG_OUT", c->d_dtype == DT_F32 ? "2" : c->d_dtype == DT_F16 ? "1" : "0");
+	k->threads = 384;
+}
+
 /* A gemm op: first the kernels its call reads (a native block-scaled GEMM: both
  * operands' scales swizzled, NVFP4's alpha; an emulated one: both operands
  * dequantized to BF16; a bias in another dtype: its conversion), then the GEMM. */
@@ -1174,6 +1236,7 @@ static void plan_gemm(Planner *pl, const Op *op)
 	k->rows = c->m;
 	k->cols = c->n.add;
 	k->choice = "cuBLASLt heuristic, cached per shape";
+	plan_gemm_generated(pl, k, c);
 	k->note = note ? note : c->scaling == SCALING_NONE ? arena_printf(pl->a, "cuBLASLt %s", dtype_name(c->a_dtype)) : NULL;
 }
 
@@ -1618,7 +1681,11 @@ void plan_print(const Plan *p, Buf *out)
 		}
 		if (k->kind == KERNEL_GEMM) {
 			const GemmCall *c = &k->gemm;
-			buf_printf(out, " cublaslt m=%s n=%s k=%s a=%s.%s%s b=%s.%s%s d=%s %s->%s%s%s%s", extent_str(a, g, c->m),
+			if (k->tmpl)
+				buf_printf(out, " wgmma=%s (sm_90a; cuBLASLt elsewhere)", k->variant);
+			else
+				buf_printf(out, " cublaslt (not generated: %s)", k->gen_why_not);
+			buf_printf(out, " m=%s n=%s k=%s a=%s.%s%s b=%s.%s%s d=%s %s->%s%s%s%s", extent_str(a, g, c->m),
 				extent_str(a, g, c->n), extent_str(a, g, c->k), g->tensors[c->a].name, comp_name(c->a_comp),
 				c->a_trans ? "^T" : "", g->tensors[c->b].name, comp_name(c->b_comp), c->b_trans ? "^T" : "",
 				g->tensors[c->d].name,

@@ -25,6 +25,9 @@ static void load(void)
 	}
 	CUDRV_FUNCS(X)
 #undef X
+#define X(name, args) *(void **)&cu.name = dlsym(h, #name);
+	CUDRV_OPTIONAL(X)
+#undef X
 	CUresult r = cu.cuInit(0);
 	if (r != 0) {
 		snprintf(load_error, sizeof load_error, "cuInit failed: %s", cudrv_errstr(r));

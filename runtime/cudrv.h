@@ -86,9 +86,24 @@ enum {
 	X(cuEventElapsedTime, (float *ms, CUevent a, CUevent b)) \
 	X(cuGetErrorString, (CUresult r, const char **s))
 
+/* the TMA descriptor (cuda.h's CUtensorMap: 128 opaque bytes, 64-byte aligned) and its enum values */
+typedef struct TgTensorMap { _Alignas(64) unsigned long long opaque[16]; } TgTensorMap;
+enum {
+	TG_CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0, TG_CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6,
+	TG_CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7, TG_CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9,
+	TG_CU_TENSOR_MAP_SWIZZLE_128B = 3, TG_CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3,
+};
+
+/* functions newer drivers have; NULL in the table when this driver lacks them (nothing fails to load) */
+#define CUDRV_OPTIONAL(X) \
+	X(cuTensorMapEncodeTiled, (TgTensorMap *map, int dtype, unsigned rank, void *addr, const unsigned long long *dims, \
+		const unsigned long long *strides, const unsigned *box, const unsigned *elem_strides, int interleave, \
+		int swizzle, int l2promotion, int oobfill))
+
 typedef struct CuDriver {
 #define X(name, args) CUresult (*name) args;
 	CUDRV_FUNCS(X)
+	CUDRV_OPTIONAL(X)
 #undef X
 } CuDriver;
 

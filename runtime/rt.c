@@ -17,6 +17,7 @@
 #include "cache.h"
 #include "cudrv.h"
 #include "gemm.h"
+#include "gemm_gen.h"
 #include "gemm_pad.h"
 #include "gen.h"
 #include "jit.h"
@@ -69,6 +70,7 @@ struct TgContext {
 	bool hp_values;      /* plan layers with PlanOptions.hp_values (tegen numerics) */
 	JitCache *jit;
 	GemmCtx *gemm;
+	bool gemm_gen;       /* per-tensor FP8 GEMMs run the generated kernel (sm_90a; TEGEN_GEMM_GEN=0: cuBLASLt) */
 	TgOptions opts;
 	pthread_mutex_t lock;
 	LoadedModule *mods;
@@ -112,6 +114,8 @@ TgStatus tg_context_create(const TgOptions *opts, TgContext **out)
 	cu.cuDeviceGetName(c->name, sizeof c->name, c->dev);
 	c->cc = maj * 10 + min;
 	snprintf(c->arch, sizeof c->arch, "sm_%d%s", c->cc, c->cc >= 90 ? "a" : "");
+	const char *gen = getenv("TEGEN_GEMM_GEN");
+	c->gemm_gen = c->cc == 90 && !(gen && !strcmp(gen, "0"));
 	char warn[512] = "";
 	c->jit = jit_cache_open(c->opts.cache_dir, c->opts.frozen, warn, sizeof warn);
 	if (!c->jit) {
@@ -337,6 +341,13 @@ TgStatus tg_layer_compile(TgLayer *l)
 	int n = pipeline_emit(l->arena, &l->diag, p, &ks);
 	if (n < 0)
 		return fail(TG_ERR_COMPILE, "%s", l->diag.msg);
+	if (!l->ctx->gemm_gen) { /* the GEMMs' wgmma kernels only run on sm_90a: cuBLASLt elsewhere */
+		int m = 0;
+		for (int i = 0; i < n; i++)
+			if (p->kernels[ks[i].kernel].kind != KERNEL_GEMM)
+				ks[m++] = ks[i];
+		n = m;
+	}
 	const char *const *hn, *const *ht;
 	int nh = emit_headers(&hn, &ht);
 	JitSource *src = arena_alloc(l->arena, sizeof *src * (size_t)(n ? n : 1));
@@ -424,7 +435,7 @@ TgStatus tg_layer_load(TgLayer *l)
 	const Plan *p = l->plan;
 	for (int i = 0; i < p->nkernels; i++) {
 		const Kernel *k = &p->kernels[i];
-		if (k->kind != KERNEL_GENERATED)
+		if (k->kind != KERNEL_GENERATED && !(k->kind == KERNEL_GEMM && k->tmpl && l->ctx->gemm_gen))
 			continue;
 		CUmodule m = NULL;
 		if ((st = module_get(l->ctx, &l->jit[i], &m)))
@@ -433,6 +444,13 @@ TgStatus tg_layer_load(TgLayer *l)
 		CU(cu.cuModuleGetFunction(&l->fn[i], m, entry), entry);
 		if (l->jit[i].regs < 0) /* the compile log had no ptxas report: ask the driver */
 			cu.cuFuncGetAttribute(&l->jit[i].regs, TG_CU_FUNC_ATTRIBUTE_NUM_REGS, l->fn[i]);
+		if (k->kind == KERNEL_GEMM) { /* the generated GEMM's shared-memory ring is over the 48 KB default */
+			GemmGenTile t;
+			if (gemm_gen_tile_parse(k->variant, &t))
+				return fail(TG_ERR_COMPILE, "%s: bad generated GEMM variant '%s'", k->name, k->variant);
+			CU(cu.cuFuncSetAttribute(l->fn[i], TG_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+				(int)gemm_gen_smem_bytes(&t, k->gemm.d_dtype)), k->name);
+		}
 	}
 	/* recipe state: scale = 1, scale_inv = 1, histories 0 */
 	const Graph *g = l->g;
@@ -723,6 +741,12 @@ static TgStatus launch_kernel(TgLayer *l, const Kernel *k, CUfunction fn, CUstre
 	return TG_OK;
 }
 
+const char *tg_layer_gemm_backend(const TgLayer *l, int ki)
+{
+	const Kernel *k = &l->plan->kernels[ki];
+	return k->kind == KERNEL_GEMM && l->fn[ki] ? arena_printf(l->arena, "wgmma %s", k->variant) : "cuBLASLt";
+}
+
 static TgStatus launch_generated(TgLayer *l, int ki, CUstream s) { return launch_kernel(l, &l->plan->kernels[ki], l->fn[ki], s); }
 
 /* The block scales of the operand copy `copy` (data or data_t) of tensor t: component
@@ -813,7 +837,12 @@ static TgStatus launch_gemm(TgLayer *l, int ki, CUstream s)
 	if (st)
 		return st;
 	char err[1024];
-	int r = gemm_run_padded(l->ctx->gemm, &gd, &ga, l->pad, l->pad_cap, s, err, sizeof err);
+	GemmGenTile t;
+	int r;
+	if (l->fn[ki] && !gemm_gen_tile_parse(k->variant, &t) && !gemm_gen_check(&gd, &ga, NULL, 0))
+		r = gemm_gen_launch(l->fn[ki], &t, l->ctx->sms, &gd, &ga, s, err, sizeof err);
+	else
+		r = gemm_run_padded(l->ctx->gemm, &gd, &ga, l->pad, l->pad_cap, s, err, sizeof err);
 	if (r)
 		return fail(r == GEMM_ENOTSUP ? TG_ERR_UNSUPPORTED : r == GEMM_EINVAL ? TG_ERR_BINDING : TG_ERR_CUDA, "%s: %s",
 			k->name, err);

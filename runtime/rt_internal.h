@@ -26,6 +26,9 @@ void tg_context_plan_options(const TgContext *c, long tokens, PlanOptions *o);
 void tg_context_set_hp_values(TgContext *c, bool on);
 /* tg_context_set_tuning_file makes layers created afterwards plan from path (NULL or "": heuristic only). */
 void tg_context_set_tuning_file(TgContext *c, const char *path);
+/* tg_layer_gemm_backend names what runs GEMM kernel ki: "wgmma n256s3" (the generated kernel, this
+ * GPU an sm_90 and TEGEN_GEMM_GEN not 0) or "cuBLASLt" (which a call the kernel cannot take also uses). */
+const char *tg_layer_gemm_backend(const TgLayer *l, int ki);
 /* tg_context_jit is the context's kernel cache (for tools that compile variants). */
 struct JitCache *tg_context_jit(TgContext *c);
 /* tg_context_function loads a compiled cubin into the context (once per key) and returns entry (a CUfunction). */

@@ -50,7 +50,11 @@
 
 #include "cudrv.h"
 #include "gemm.h"
+#include "gemm_gen.h"
 #include "gemm_pad.h"
+#include "gen.h"
+#include "jit.h"
+#include "tg_formats.h"
 
 static int g_failed;
 static int g_cc;
@@ -156,12 +160,13 @@ static const char *dtn(int t)
 	switch (t) {
 	case DT_F32: return "fp32";
 	case DT_BF16: return "bf16";
+	case DT_F16: return "fp16";
 	case DT_E4M3: return "e4m3";
 	case DT_E5M2: return "e5m2";
 	default: return "?";
 	}
 }
-static int dts(int t) { return t == DT_F32 ? 4 : t == DT_BF16 ? 2 : 1; }
+static int dts(int t) { return t == DT_F32 ? 4 : t == DT_BF16 || t == DT_F16 ? 2 : 1; }
 
 /* ---------- operand quantization on the host ---------- */
 
@@ -272,6 +277,7 @@ typedef struct Case {
 	float sa, sb, dscale, alpha, beta;
 	double tol;
 	int may_skip;    /* cuBLASLt may lack this combination: ENOALGO/ENOTSUP -> skip, not FAIL */
+	const char *gen; /* a generated-GEMM variant ("n256s3", templates/gemm_fp8.cu) instead of cuBLASLt; sm_90 only */
 } Case;
 
 static void ok(const char *name, const char *detail) { printf("ok %s%s%s\n", name, detail ? "  " : "", detail ? detail : ""); }
@@ -293,6 +299,53 @@ static void row(const char *name, double err, double tol, const char *st)
 		g_rows[g_nrows].status = st;
 		g_nrows++;
 	}
+}
+
+/* The generated GEMM of variant v for operand dtypes at, bt and output dt, compiled through NVRTC
+ * (emit_template + the kernel cache, as a layer does); NULL with err on failure. */
+static JitCache *g_jit;
+static CUfunction gen_function(const char *v, int at, int bt, int dt, GemmGenTile *t, char *err, size_t errlen)
+{
+	if (gemm_gen_tile_parse(v, t)) {
+		snprintf(err, errlen, "bad variant %s", v);
+		return NULL;
+	}
+	char warn[256] = "";
+	if (!g_jit && !(g_jit = jit_cache_open(NULL, 0, warn, sizeof warn))) {
+		snprintf(err, errlen, "no NVRTC");
+		return NULL;
+	}
+	char bn[8], st[8], kind[32];
+	snprintf(bn, sizeof bn, "%d", t->bn);
+	snprintf(st, sizeof st, "%d", t->stages);
+	snprintf(kind, sizeof kind, "\"%s.%s\"", dtn(at), dtn(bt));
+	Slot slots[] = {{"TG_KERNEL", "tg_gemm_test"}, {"TG_BN", bn}, {"TG_STAGES", st}, {"TG_PROMOTE", t->promote ? "1" : "0"},
+		{"TG_KIND", kind}, {"TG_OUT", dt == DT_F32 ? "2" : dt == DT_F16 ? "1" : "0"}};
+	Arena *a = arena_new();
+	Diag d;
+	memset(&d, 0, sizeof d);
+	char *src = emit_template(a, &d, "gemm_fp8.cu", slots, 6, "test_gemm", "generated GEMM test");
+	CUfunction f = NULL;
+	if (!src) {
+		snprintf(err, errlen, "emit: %.400s", d.msg);
+	} else {
+		const char *const *hn, *const *ht;
+		int nh = emit_headers(&hn, &ht);
+		JitSource js = {"tg_gemm_test", src, "test_gemm_gen.cu", nh, hn, ht};
+		JitResult r;
+		const char *arch = "sm_90a";
+		CUmodule m;
+		if (jit_compile(g_jit, &js, arch, NULL, 0, &r, err, errlen) == 0) {
+			if (cu.cuModuleLoadData(&m, r.cubin) || cu.cuModuleGetFunction(&f, m, "tg_gemm_test") ||
+				cu.cuFuncSetAttribute(f, TG_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+					(int)gemm_gen_smem_bytes(t, dt))) {
+				snprintf(err, errlen, "loading the generated GEMM failed");
+				f = NULL;
+			}
+		}
+	}
+	arena_free(a);
+	return f;
 }
 
 static void run_case(GemmCtx *g, CUstream s, const Case *c)
@@ -361,9 +414,29 @@ static void run_case(GemmCtx *g, CUstream s, const Case *c)
 	GemmArgs a = {.a = P(A.data), .b = P(B.data), .d = P(D), .bias = has_bias ? P(bias) : NULL,
 		.a_scale_inv = A.sinv ? P(A.sinv) : NULL, .b_scale_inv = B.sinv ? P(B.sinv) : NULL,
 		.d_scale = fp8out ? P(dsc) : NULL, .d_amax = c->amax ? P(amax) : NULL, .alpha = c->alpha, .beta = c->beta};
-	size_t padb = gemm_pad_bytes(&d); /* shapes cuBLASLt cannot take run on zero-padded copies */
+	size_t padb = c->gen ? 0 : gemm_pad_bytes(&d); /* shapes cuBLASLt cannot take run on zero-padded copies */
 	CUdeviceptr scratch = padb ? dalloc(padb) : 0;
-	int rc = gemm_run_padded(g, &d, &a, scratch, padb, s, err, sizeof err);
+	int rc;
+	if (c->gen) {
+		GemmGenTile t;
+		CUfunction f = NULL;
+		if (g_cc != 90) {
+			printf("skip %s: the generated GEMM runs on sm_90 only (this GPU is sm_%d)\n", c->name, g_cc);
+			row(c->name, NAN, c->tol, "skip");
+			goto done;
+		}
+		rc = gemm_gen_check(&d, &a, err, sizeof err) ? GEMM_EINVAL : GEMM_OK;
+		if (!rc && !(f = gen_function(c->gen, c->at, c->bt, c->dt, &t, err, sizeof err)))
+			rc = GEMM_ECUDA;
+		if (!rc) {
+			int sms = 0;
+			CUdevice dev;
+			cu.cuCtxGetDevice(&dev);
+			cu.cuDeviceGetAttribute(&sms, TG_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
+			rc = gemm_gen_launch(f, &t, c->m > 2000 ? sms : 8, &d, &a, s, err, sizeof err); /* few CTAs: many tiles each */
+		}
+	} else
+		rc = gemm_run_padded(g, &d, &a, scratch, padb, s, err, sizeof err);
 	if (rc == GEMM_OK) {
 		CUresult r = cu.cuStreamSynchronize(s);
 		if (r) {
@@ -407,6 +480,7 @@ static void run_case(GemmCtx *g, CUstream s, const Case *c)
 		double gv;
 		if (c->dt == DT_F32) { float f; memcpy(&f, hd + 4 * j, 4); gv = f; }
 		else if (c->dt == DT_BF16) { uint16_t h; memcpy(&h, hd + 2 * j, 2); gv = bf16_to_f32(h); }
+		else if (c->dt == DT_F16) { uint16_t h; memcpy(&h, hd + 2 * j, 2); gv = tg_f16_to_f32(h); }
 		else gv = fp8_to_f32(hd[j], c->dt) / c->dscale;
 		double e = gv - ref[j];
 		if (!(fabs(e) <= maxe)) maxe = isnan(e) ? INFINITY : fabs(e);
@@ -416,7 +490,10 @@ static void run_case(GemmCtx *g, CUstream s, const Case *c)
 	double rel = den > 0 ? sqrt(num / den) : sqrt(num);
 	if (isnan(rel)) rel = INFINITY;
 	char plan[160] = "";
-	gemm_describe(g, &d, plan, sizeof plan);
+	if (c->gen)
+		snprintf(plan, sizeof plan, "generated %s", c->gen);
+	else
+		gemm_describe(g, &d, plan, sizeof plan);
 	snprintf(msg, sizeof msg, "M=%d N=%d K=%d %sx%s->%s rel_fro=%.3e (tol %.1e) max_abs_err=%.3e max|ref|=%.3e [%s]",
 		M, N, K, dtn(c->at), dtn(c->bt), dtn(c->dt), rel, c->tol, maxe, ramax, plan);
 	if (rel <= c->tol) ok(c->name, msg); else bad(c->name, msg);
@@ -921,6 +998,88 @@ static int bench_time(GemmCtx *g, const GemmDesc *d, GemmArgs a, const CUdevicep
 	return GEMM_OK;
 }
 
+/* --gen-bench: the generated GEMM's tile variants beside cuBLASLt at the Llama-3 8B MLP's training
+ * shapes (8192 tokens), fast accumulation in fprop and promotion in dgrad/wgrad as TE runs them;
+ * E4M3 operands rotated over 3 copies, median of BENCH_ITERS, CUDA events around each launch. */
+static void gen_bench(GemmCtx *g, CUstream s, int sms)
+{
+	static const struct { int m, n, k, fast, dt; const char *what; const char *variants[4]; } sh[] = {
+		{8192, 28672, 4096, 1, DT_BF16, "up fprop", {"n256s3", "n192s4", "n128s6", NULL}},
+		{8192, 4096, 14336, 1, DT_BF16, "down fprop", {"n256s3", "n192s4", NULL, NULL}},
+		{8192, 6144, 4096, 1, DT_BF16, "QKV fprop", {"n256s3", NULL, NULL, NULL}},
+		{993, 6144, 4096, 1, DT_BF16, "QKV 993 tok", {"n256s3", NULL, NULL, NULL}},
+		{8192, 14336, 4096, 0, DT_BF16, "down dgrad", {"n192s4p", "n128s6p", NULL, NULL}},
+		{4096, 14336, 8192, 0, DT_F32, "down wgrad", {"n192s3p", "n128s4p", NULL, NULL}},
+	};
+	size_t pool_n = (size_t)64 << 20;
+	unsigned char *p8 = malloc(pool_n);
+	for (size_t j = 0; j < pool_n; j++) {
+		uint64_t r = rng_next();
+		p8[j] = (uint8_t)(((r >> 20) & 0x80) | ((4 + (r >> 24) % 6) << 3) | ((r >> 32) & 7));
+	}
+	CUevent ev[BENCH_ITERS + 1];
+	for (int i = 0; i <= BENCH_ITERS; i++) CK(cu.cuEventCreate(&ev[i], 0));
+	float one16 = 1.0f / 16;
+	CUdeviceptr sa = dalloc(4);
+	h2d(sa, &one16, 4);
+	printf("\ngenerated GEMM vs cuBLASLt (median of %d, us; TFLOP/s)\n", BENCH_ITERS);
+	for (size_t si = 0; si < sizeof sh / sizeof sh[0]; si++) {
+		int M = sh[si].m, N = sh[si].n, K = sh[si].k;
+		CUdeviceptr A[3], B[3], D = dalloc((size_t)M * N * dts(sh[si].dt));
+		for (int r = 0; r < 3; r++) {
+			A[r] = dalloc((size_t)M * K);
+			B[r] = dalloc((size_t)N * K);
+			fill_pool(A[r], (size_t)M * K, p8, pool_n, (size_t)r * 7919 * 64);
+			fill_pool(B[r], (size_t)N * K, p8, pool_n, (size_t)r * 104729 * 64 + 12345 * 16);
+		}
+		GemmDesc d = {.m = M, .n = N, .k = K, .a_dtype = DT_E4M3, .b_dtype = DT_E4M3, .d_dtype = sh[si].dt,
+			.scale_mode = GEMM_SCALE_TENSOR, .fast_accum = sh[si].fast};
+		GemmArgs a = {.d = P(D), .a_scale_inv = P(sa), .b_scale_inv = P(sa), .alpha = 1};
+		char err[512], line[1024];
+		float ms[BENCH_ITERS];
+		double med = 0, flop = 2.0 * M * N * K;
+		int n = snprintf(line, sizeof line, "%-11s %5dx%5dx%5d %s", sh[si].what, M, N, K, sh[si].fast ? "fast " : "promo");
+		if (bench_time(g, &d, a, A, B, 3, s, ev, ms, &med, err, sizeof err))
+			n += snprintf(line + n, sizeof line - (size_t)n, " | cuBLASLt FAIL %s", err);
+		else
+			n += snprintf(line + n, sizeof line - (size_t)n, " | cuBLASLt %7.1f %5.0f", med * 1e3, flop / med / 1e9);
+		double cub = med;
+		for (int v = 0; v < 4 && sh[si].variants[v]; v++) {
+			GemmGenTile t;
+			CUfunction f = gen_function(sh[si].variants[v], DT_E4M3, DT_E4M3, sh[si].dt, &t, err, sizeof err);
+			int rc = f ? 0 : -1;
+			for (int i = 0; i < BENCH_WARM + BENCH_ITERS && !rc; i++) {
+				a.a = P(A[i % 3]);
+				a.b = P(B[i % 3]);
+				if (i >= BENCH_WARM) CK(cu.cuEventRecord(ev[i - BENCH_WARM], s));
+				rc = gemm_gen_launch(f, &t, sms, &d, &a, s, err, sizeof err);
+				if (!rc && i == BENCH_WARM + BENCH_ITERS - 1) CK(cu.cuEventRecord(ev[BENCH_ITERS], s));
+			}
+			if (!rc && cu.cuEventSynchronize(ev[BENCH_ITERS]))
+				rc = -1;
+			if (rc) {
+				n += snprintf(line + n, sizeof line - (size_t)n, " | %s FAIL %.80s", sh[si].variants[v], err);
+				bad("gen bench", err);
+				continue;
+			}
+			for (int i = 0; i < BENCH_ITERS; i++) CK(cu.cuEventElapsedTime(&ms[i], ev[i], ev[i + 1]));
+			qsort(ms, BENCH_ITERS, sizeof ms[0], cmp_float);
+			med = (ms[BENCH_ITERS / 2 - 1] + ms[BENCH_ITERS / 2]) / 2;
+			n += snprintf(line + n, sizeof line - (size_t)n, " | %s %7.1f %5.0f %.2fx", sh[si].variants[v], med * 1e3,
+				flop / med / 1e9, cub / med);
+		}
+		printf("%s\n", line);
+		for (int r = 0; r < 3; r++) {
+			cu.cuMemFree_v2(A[r]);
+			cu.cuMemFree_v2(B[r]);
+		}
+		cu.cuMemFree_v2(D);
+	}
+	cu.cuMemFree_v2(sa);
+	for (int i = 0; i <= BENCH_ITERS; i++) cu.cuEventDestroy_v2(ev[i]);
+	free(p8);
+}
+
 /* Each shape and mode is timed twice in the same run on the same buffers:
  * with gfirst (tuning off: the heuristic's first candidate, tegen's old choice)
  * and with g (tuning on: the timed winner, the runtime's default). */
@@ -1103,6 +1262,7 @@ int main(int argc, char **argv)
 		return g_failed;
 	}
 	int no_bench = argc > 1 && !strcmp(argv[1], "--no-bench");
+	int only_gen_bench = argc > 1 && !strcmp(argv[1], "--gen-bench");
 	CUdevice dev;
 	CUcontext ctx;
 	CK(cu.cuDeviceGet(&dev, 0));
@@ -1129,43 +1289,64 @@ int main(int argc, char **argv)
 	const char *tune_env = getenv("TEGEN_GEMM_TUNE");
 	int tune_on = tune_env && (!strcmp(tune_env, "1") || !strcmp(tune_env, "on"));
 	gemm_ctx_set_tuning(g, tune_on);
+	if (only_gen_bench) { /* the generated GEMM's variants beside cuBLASLt, nothing else */
+		if (g_cc == 90)
+			gen_bench(g, s, sms);
+		else
+			printf("skip gen bench: the generated GEMM runs on sm_90 only\n");
+		gemm_ctx_destroy(g);
+		return g_failed;
+	}
 	double t0 = now_s();
 	const int E4 = DT_E4M3, E5 = DT_E5M2, BF = DT_BF16, F32 = DT_F32;
 	const int T = GEMM_SCALE_TENSOR, NS = GEMM_SCALE_NONE, BL = GEMM_SCALE_BLOCK;
 	Case cases[] = {
-		{"bf16->fp32", 128, 256, 512, BF, BF, F32, NS, 0, 0, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 1e-5, 0},
-		{"bf16->bf16", 128, 256, 512, BF, BF, BF, NS, 0, 0, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 4e-3, 0},
-		{"bf16->bf16 odd 37x17x33", 37, 17, 33, BF, BF, BF, NS, 0, 0, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 4e-3, 1},
-		{"bf16->bf16 alpha=0.5 +bias", 128, 256, 512, BF, BF, BF, NS, 0, 0, GEMM_EPI_BIAS, 0, 0, 0, 1, 1, 1, 0.5f, 0, 4e-3, 0},
-		{"bf16->fp32 accumulate beta=0.75", 128, 256, 512, BF, BF, F32, NS, 0, 0, GEMM_EPI_NONE, 0, 1, 0, 1, 1, 1, 1, 0.75f, 1e-5, 0},
-		{"bf16->bf16 gelu+bias", 128, 256, 512, BF, BF, BF, NS, 0, 0, GEMM_EPI_GELU_BIAS, 0, 0, 0, 1, 1, 1, 1, 0, 4e-3, 1},
-		{"fp8 e4m3 tensor->fp32", 128, 256, 512, E4, E4, F32, T, 0, 0, GEMM_EPI_NONE, 0, 0, 0, 200.0f, 37.5f, 1, 1, 0, 5e-4, 0},
-		{"fp8 e4m3 tensor->bf16", 128, 256, 512, E4, E4, BF, T, 0, 0, GEMM_EPI_NONE, 0, 0, 0, 200.0f, 37.5f, 1, 1, 0, 4.5e-3, 0},
-		{"fp8 e5m2(A) x e4m3(B) ->bf16 (dgrad)", 128, 256, 512, E5, E4, BF, T, 0, 0, GEMM_EPI_NONE, 0, 0, 0, 3000.0f, 50.0f, 1, 1, 0, 4.5e-3, 0},
-		{"fp8 e4m3(A) x e5m2(B) ->fp32", 128, 256, 512, E4, E5, F32, T, 0, 0, GEMM_EPI_NONE, 0, 0, 0, 100.0f, 3000.0f, 1, 1, 0, 5e-4, 0},
-		{"fp8 tensor->e4m3 dscale+amax", 128, 256, 512, E4, E4, E4, T, 0, 0, GEMM_EPI_NONE, 0, 0, 1, 200.0f, 37.5f, 8.0f, 1, 0, 0.08, 0},
-		{"fp8 tensor->e4m3 +bias amax", 128, 256, 512, E4, E4, E4, T, 0, 0, GEMM_EPI_BIAS, 0, 0, 1, 200.0f, 37.5f, 8.0f, 1, 0, 0.08, 0},
-		{"fp8 tensor->bf16 +bias", 128, 256, 512, E4, E4, BF, T, 0, 0, GEMM_EPI_BIAS, 0, 0, 0, 200.0f, 37.5f, 1, 1, 0, 4.5e-3, 0},
-		{"fp8 tensor->bf16 gelu+bias", 128, 256, 512, E4, E4, BF, T, 0, 0, GEMM_EPI_GELU_BIAS, 0, 0, 0, 200.0f, 37.5f, 1, 1, 0, 4.5e-3, 1},
-		{"fp8 tensor->bf16 accumulate", 128, 256, 512, E4, E4, BF, T, 0, 0, GEMM_EPI_NONE, 0, 1, 0, 200.0f, 37.5f, 1, 1, 1.0f, 4.5e-3, 0},
-		{"fp8 tensor->fp32 fast_accum", 128, 256, 1024, E4, E4, F32, T, 0, 0, GEMM_EPI_NONE, 1, 0, 0, 200.0f, 37.5f, 1, 1, 0, 5e-3, 0},
-		{"fp8 tensor->bf16 odd M 5x160x64", 5, 160, 64, E4, E4, BF, T, 0, 0, GEMM_EPI_NONE, 0, 0, 0, 200.0f, 37.5f, 1, 1, 0, 4.5e-3, 1},
-		{"fp8 block 1x128 x 128x128 ->bf16 (fprop)", 256, 384, 512, E4, E4, BF, BL, 0, 1, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 4.5e-3, 0},
-		{"fp8 block 1x128 x 128x128 ->fp32", 256, 384, 512, E4, E4, F32, BL, 0, 1, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 5e-4, 0},
-		{"fp8 block 1x128 x 1x128 ->bf16 (wgrad)", 256, 384, 512, E4, E4, BF, BL, 0, 0, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 4.5e-3, 0},
-		{"fp8 block 128x128 x 1x128 ->bf16", 256, 384, 512, E4, E4, BF, BL, 1, 0, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 4.5e-3, 1},
-		{"fp8 block ragged K=640 1x128 x 1x128", 128, 256, 640, E4, E4, BF, BL, 0, 0, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 4.5e-3, 1},
-		{"fp8 block +bias ->bf16", 256, 384, 512, E4, E4, BF, BL, 0, 1, GEMM_EPI_BIAS, 0, 0, 0, 1, 1, 1, 1, 0, 4.5e-3, 1},
+		{"bf16->fp32", 128, 256, 512, BF, BF, F32, NS, 0, 0, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 1e-5, 0, NULL},
+		{"bf16->bf16", 128, 256, 512, BF, BF, BF, NS, 0, 0, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 4e-3, 0, NULL},
+		{"bf16->bf16 odd 37x17x33", 37, 17, 33, BF, BF, BF, NS, 0, 0, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 4e-3, 1, NULL},
+		{"bf16->bf16 alpha=0.5 +bias", 128, 256, 512, BF, BF, BF, NS, 0, 0, GEMM_EPI_BIAS, 0, 0, 0, 1, 1, 1, 0.5f, 0, 4e-3, 0, NULL},
+		{"bf16->fp32 accumulate beta=0.75", 128, 256, 512, BF, BF, F32, NS, 0, 0, GEMM_EPI_NONE, 0, 1, 0, 1, 1, 1, 1, 0.75f, 1e-5, 0, NULL},
+		{"bf16->bf16 gelu+bias", 128, 256, 512, BF, BF, BF, NS, 0, 0, GEMM_EPI_GELU_BIAS, 0, 0, 0, 1, 1, 1, 1, 0, 4e-3, 1, NULL},
+		{"fp8 e4m3 tensor->fp32", 128, 256, 512, E4, E4, F32, T, 0, 0, GEMM_EPI_NONE, 0, 0, 0, 200.0f, 37.5f, 1, 1, 0, 5e-4, 0, NULL},
+		{"fp8 e4m3 tensor->bf16", 128, 256, 512, E4, E4, BF, T, 0, 0, GEMM_EPI_NONE, 0, 0, 0, 200.0f, 37.5f, 1, 1, 0, 4.5e-3, 0, NULL},
+		{"fp8 e5m2(A) x e4m3(B) ->bf16 (dgrad)", 128, 256, 512, E5, E4, BF, T, 0, 0, GEMM_EPI_NONE, 0, 0, 0, 3000.0f, 50.0f, 1, 1, 0, 4.5e-3, 0, NULL},
+		{"fp8 e4m3(A) x e5m2(B) ->fp32", 128, 256, 512, E4, E5, F32, T, 0, 0, GEMM_EPI_NONE, 0, 0, 0, 100.0f, 3000.0f, 1, 1, 0, 5e-4, 0, NULL},
+		{"fp8 tensor->e4m3 dscale+amax", 128, 256, 512, E4, E4, E4, T, 0, 0, GEMM_EPI_NONE, 0, 0, 1, 200.0f, 37.5f, 8.0f, 1, 0, 0.08, 0, NULL},
+		{"fp8 tensor->e4m3 +bias amax", 128, 256, 512, E4, E4, E4, T, 0, 0, GEMM_EPI_BIAS, 0, 0, 1, 200.0f, 37.5f, 8.0f, 1, 0, 0.08, 0, NULL},
+		{"fp8 tensor->bf16 +bias", 128, 256, 512, E4, E4, BF, T, 0, 0, GEMM_EPI_BIAS, 0, 0, 0, 200.0f, 37.5f, 1, 1, 0, 4.5e-3, 0, NULL},
+		{"fp8 tensor->bf16 gelu+bias", 128, 256, 512, E4, E4, BF, T, 0, 0, GEMM_EPI_GELU_BIAS, 0, 0, 0, 200.0f, 37.5f, 1, 1, 0, 4.5e-3, 1, NULL},
+		{"fp8 tensor->bf16 accumulate", 128, 256, 512, E4, E4, BF, T, 0, 0, GEMM_EPI_NONE, 0, 1, 0, 200.0f, 37.5f, 1, 1, 1.0f, 4.5e-3, 0, NULL},
+		{"fp8 tensor->fp32 fast_accum", 128, 256, 1024, E4, E4, F32, T, 0, 0, GEMM_EPI_NONE, 1, 0, 0, 200.0f, 37.5f, 1, 1, 0, 5e-3, 0, NULL},
+		{"fp8 tensor->bf16 odd M 5x160x64", 5, 160, 64, E4, E4, BF, T, 0, 0, GEMM_EPI_NONE, 0, 0, 0, 200.0f, 37.5f, 1, 1, 0, 4.5e-3, 1, NULL},
+		{"fp8 block 1x128 x 128x128 ->bf16 (fprop)", 256, 384, 512, E4, E4, BF, BL, 0, 1, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 4.5e-3, 0, NULL},
+		{"fp8 block 1x128 x 128x128 ->fp32", 256, 384, 512, E4, E4, F32, BL, 0, 1, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 5e-4, 0, NULL},
+		{"fp8 block 1x128 x 1x128 ->bf16 (wgrad)", 256, 384, 512, E4, E4, BF, BL, 0, 0, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 4.5e-3, 0, NULL},
+		{"fp8 block 128x128 x 1x128 ->bf16", 256, 384, 512, E4, E4, BF, BL, 1, 0, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 4.5e-3, 1, NULL},
+		{"fp8 block ragged K=640 1x128 x 1x128", 128, 256, 640, E4, E4, BF, BL, 0, 0, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 4.5e-3, 1, NULL},
+		{"fp8 block +bias ->bf16", 256, 384, 512, E4, E4, BF, BL, 0, 1, GEMM_EPI_BIAS, 0, 0, 0, 1, 1, 1, 1, 0, 4.5e-3, 1, NULL},
 		/* shapes cuBLASLt's FP8 GEMMs cannot take, through gemm_run_padded (zero-padded copies) */
-		{"padded fp8 tensor->fp32 K=217 (wgrad, odd tokens)", 64, 96, 217, E4, E4, F32, T, 0, 0, GEMM_EPI_NONE, 0, 0, 0, 200.0f, 37.5f, 1, 1, 0, 5e-4, 0},
-		{"padded fp8 e5m2 x e4m3 ->bf16 K=5 +bias", 48, 160, 5, E5, E4, BF, T, 0, 0, GEMM_EPI_BIAS, 0, 0, 0, 3000.0f, 50.0f, 1, 1, 0, 4.5e-3, 0},
-		{"padded fp8 tensor->bf16 N=50 (D row stride)", 64, 50, 128, E4, E4, BF, T, 0, 0, GEMM_EPI_BIAS, 0, 0, 0, 200.0f, 37.5f, 1, 1, 0, 4.5e-3, 0},
-		{"padded fp8 tensor->e4m3 N=37 K=33 amax", 16, 37, 33, E4, E4, E4, T, 0, 0, GEMM_EPI_NONE, 0, 0, 1, 200.0f, 37.5f, 8.0f, 1, 0, 0.08, 0},
-		{"padded fp8 tensor->fp32 accumulate N=21 K=40", 24, 21, 40, E4, E4, F32, T, 0, 0, GEMM_EPI_NONE, 0, 1, 0, 200.0f, 37.5f, 1, 1, 0.75f, 5e-4, 0},
-		{"padded fp8 block 1x128 x 1x128 ->bf16 M=5 N=6 K=200", 5, 6, 200, E4, E4, BF, BL, 0, 0, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 4.5e-3, 0},
-		{"padded fp8 block 1x128 x 128x128 ->fp32 M=217 K=500", 217, 384, 500, E4, E4, F32, BL, 0, 1, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 5e-4, 0},
-		{"padded fp8 block 1x128 x 128x128 ->bf16 K=544 (kb 5 -> 8)", 64, 256, 544, E4, E4, BF, BL, 0, 1, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 4.5e-3, 0},
-		{"padded fp8 block 128x128 x 1x128 ->fp32 M=130 N=7 K=300", 130, 7, 300, E4, E4, F32, BL, 1, 0, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 5e-4, 0},
+		{"padded fp8 tensor->fp32 K=217 (wgrad, odd tokens)", 64, 96, 217, E4, E4, F32, T, 0, 0, GEMM_EPI_NONE, 0, 0, 0, 200.0f, 37.5f, 1, 1, 0, 5e-4, 0, NULL},
+		{"padded fp8 e5m2 x e4m3 ->bf16 K=5 +bias", 48, 160, 5, E5, E4, BF, T, 0, 0, GEMM_EPI_BIAS, 0, 0, 0, 3000.0f, 50.0f, 1, 1, 0, 4.5e-3, 0, NULL},
+		{"padded fp8 tensor->bf16 N=50 (D row stride)", 64, 50, 128, E4, E4, BF, T, 0, 0, GEMM_EPI_BIAS, 0, 0, 0, 200.0f, 37.5f, 1, 1, 0, 4.5e-3, 0, NULL},
+		{"padded fp8 tensor->e4m3 N=37 K=33 amax", 16, 37, 33, E4, E4, E4, T, 0, 0, GEMM_EPI_NONE, 0, 0, 1, 200.0f, 37.5f, 8.0f, 1, 0, 0.08, 0, NULL},
+		{"padded fp8 tensor->fp32 accumulate N=21 K=40", 24, 21, 40, E4, E4, F32, T, 0, 0, GEMM_EPI_NONE, 0, 1, 0, 200.0f, 37.5f, 1, 1, 0.75f, 5e-4, 0, NULL},
+		{"padded fp8 block 1x128 x 1x128 ->bf16 M=5 N=6 K=200", 5, 6, 200, E4, E4, BF, BL, 0, 0, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 4.5e-3, 0, NULL},
+		{"padded fp8 block 1x128 x 128x128 ->fp32 M=217 K=500", 217, 384, 500, E4, E4, F32, BL, 0, 1, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 5e-4, 0, NULL},
+		{"padded fp8 block 1x128 x 128x128 ->bf16 K=544 (kb 5 -> 8)", 64, 256, 544, E4, E4, BF, BL, 0, 1, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 4.5e-3, 0, NULL},
+		{"padded fp8 block 128x128 x 1x128 ->fp32 M=130 N=7 K=300", 130, 7, 300, E4, E4, F32, BL, 1, 0, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 5e-4, 0, NULL},
+		/* the generated GEMM (templates/gemm_fp8.cu): odd M and N, K a multiple of 16, mixed kinds, every output
+		 * type, both accumulator modes, each tile; 8 CTAs (a persistent CTA walks many tiles) below M 2000 */
+		{"gen n256s3 fast ->bf16 1x16x16", 1, 16, 16, E4, E4, BF, T, 0, 0, GEMM_EPI_NONE, 1, 0, 0, 200.0f, 37.5f, 1, 1, 0, 4.5e-3, 0, "n256s3"},
+		{"gen n256s3 fast ->bf16 129x200x144", 129, 200, 144, E4, E4, BF, T, 0, 0, GEMM_EPI_NONE, 1, 0, 0, 200.0f, 37.5f, 1, 1, 0, 4.5e-3, 0, "n256s3"},
+		{"gen n256s3 fast e5m2 x e4m3 ->bf16 217x1000x48", 217, 1000, 48, E5, E4, BF, T, 0, 0, GEMM_EPI_NONE, 1, 0, 0, 3000.0f, 50.0f, 1, 1, 0, 4.5e-3, 0, "n256s3"},
+		{"gen n256s3 fast ->bf16 N=300 (register stores) 300x300x1040", 300, 300, 1040, E4, E4, BF, T, 0, 0, GEMM_EPI_NONE, 1, 0, 0, 200.0f, 37.5f, 1, 1, 0, 5e-3, 0, "n256s3"},
+		{"gen n256s3 fast ->bf16 2100x520x512 (tile groups)", 2100, 520, 512, E4, E4, BF, T, 0, 0, GEMM_EPI_NONE, 1, 0, 0, 200.0f, 37.5f, 1, 1, 0, 5e-3, 0, "n256s3"},
+		{"gen n128s4 fast ->fp16 64x136x272", 64, 136, 272, E4, E4, DT_F16, T, 0, 0, GEMM_EPI_NONE, 1, 0, 0, 200.0f, 37.5f, 1, 1, 0, 5e-3, 0, "n128s4"},
+		{"gen n192s4p promote e5m2 x e4m3 ->bf16 257x392x1040 (dgrad)", 257, 392, 1040, E5, E4, BF, T, 0, 0, GEMM_EPI_NONE, 0, 0, 0, 3000.0f, 50.0f, 1, 1, 0, 4.5e-3, 0, "n192s4p"},
+		{"gen n192s3p promote e4m3 x e5m2 ->fp32 993x264x208 (wgrad)", 993, 264, 208, E4, E5, F32, T, 0, 0, GEMM_EPI_NONE, 0, 0, 0, 100.0f, 3000.0f, 1, 1, 0, 5e-4, 0, "n192s3p"},
+		{"gen n192s3p promote ->fp32 N=21 (register stores) 100x21x2048", 100, 21, 2048, E4, E4, F32, T, 0, 0, GEMM_EPI_NONE, 0, 0, 0, 200.0f, 37.5f, 1, 1, 0, 5e-4, 0, "n192s3p"},
+		{"gen n128s4p promote ->fp32 5x4096x4096", 5, 4096, 4096, E4, E4, F32, T, 0, 0, GEMM_EPI_NONE, 0, 0, 0, 200.0f, 37.5f, 1, 1, 0, 5e-4, 0, "n128s4p"},
+		{"gen n256s2 fast ->fp32 130x512x256", 130, 512, 256, E4, E4, F32, T, 0, 0, GEMM_EPI_NONE, 1, 0, 0, 200.0f, 37.5f, 1, 1, 0, 5e-3, 0, "n256s2"},
 	};
 	int ncase = (int)(sizeof cases / sizeof cases[0]);
 	for (int i = 0; i < ncase; i++) run_case(g, s, &cases[i]);

@@ -1,0 +1,92 @@
+/* gemm_gen.c: the generated FP8 GEMM's host side: variant names, shape rules, TMA
+ * descriptors and the launch (see gemm_gen.h and templates/gemm_fp8.cu). */
+#include "gemm_gen.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define GEN_BM 128 /* output rows a tile (two consumer warpgroups of 64) */
+#define GEN_BK 128 /* bytes of K a stage */
+
+static int out_bytes(int t) { return t == DT_F32 ? 4 : 2; }
+
+int gemm_gen_tile_parse(const char *v, GemmGenTile *t)
+{
+	int used = 0;
+	if (!v || sscanf(v, "n%ds%d%n", &t->bn, &t->stages, &used) != 2)
+		return -1;
+	const char *f = v + used;
+	t->promote = *f == 'p';
+	if (f[t->promote])
+		return -1;
+	return (t->bn == 128 || t->bn == 192 || t->bn == 256) && t->stages >= 2 && t->stages <= 8 ? 0 : -1;
+}
+
+size_t gemm_gen_smem_bytes(const GemmGenTile *t, int d_dtype)
+{
+	return (size_t)t->stages * (GEN_BM + t->bn) * GEN_BK + (size_t)GEN_BM * t->bn * out_bytes(d_dtype) + 1024 + 256;
+}
+
+int gemm_gen_check(const GemmDesc *d, const GemmArgs *a, char *why, size_t whylen)
+{
+	const char *no = NULL;
+	if (!cu.cuTensorMapEncodeTiled)
+		no = "the CUDA driver has no cuTensorMapEncodeTiled";
+	else if (d->scale_mode != GEMM_SCALE_TENSOR || !(d->a_dtype == DT_E4M3 || d->a_dtype == DT_E5M2) ||
+		!(d->b_dtype == DT_E4M3 || d->b_dtype == DT_E5M2))
+		no = "per-tensor FP8 operands only";
+	else if (d->d_dtype != DT_BF16 && d->d_dtype != DT_F16 && d->d_dtype != DT_F32)
+		no = "BF16, FP16 or FP32 output only";
+	else if (d->epilogue != GEMM_EPI_NONE || d->accumulate || d->a_trans || d->b_trans)
+		no = "no epilogue, accumulate or transposed operand";
+	else if (d->m < 1 || d->n < 1 || d->k < 1 || d->k % 16)
+		no = "K a multiple of 16 (TMA rows are 16-byte aligned)";
+	else if ((uintptr_t)a->a % 16 || (uintptr_t)a->b % 16 || !a->a_scale_inv || !a->b_scale_inv)
+		no = "16-byte aligned A and B, and their scale_inv";
+	if (no && why && whylen)
+		snprintf(why, whylen, "%s", no);
+	return no ? -1 : 0;
+}
+
+/* A 2D descriptor of a row-major [rows][cols] tensor of esize-byte elements, 128-byte swizzle, box
+ * (128 bytes of columns) x box_rows. */
+static CUresult map2d(TgTensorMap *m, int dtype, const void *p, long rows, long cols, int esize, int box_rows)
+{
+	unsigned long long dims[2] = {(unsigned long long)cols, (unsigned long long)rows};
+	unsigned long long strides[1] = {(unsigned long long)cols * (unsigned long long)esize};
+	unsigned box[2] = {128u / (unsigned)esize, (unsigned)box_rows}, es[2] = {1, 1};
+	return cu.cuTensorMapEncodeTiled(m, dtype, 2, (void *)p, dims, strides, box, es, 0, TG_CU_TENSOR_MAP_SWIZZLE_128B,
+		TG_CU_TENSOR_MAP_L2_PROMOTION_L2_256B, 0);
+}
+
+int gemm_gen_launch(CUfunction f, const GemmGenTile *t, int sms, const GemmDesc *d, const GemmArgs *a, CUstream s,
+	char *err, size_t errlen)
+{
+	const int ob = out_bytes(d->d_dtype);
+	TgTensorMap ta, tb, td = {{0}};
+	CUresult r = map2d(&ta, TG_CU_TENSOR_MAP_DATA_TYPE_UINT8, a->a, d->m, d->k, 1, GEN_BM);
+	if (!r)
+		r = map2d(&tb, TG_CU_TENSOR_MAP_DATA_TYPE_UINT8, a->b, d->n, d->k, 1, t->bn);
+	/* the TMA store needs 16-byte rows and a 16-byte aligned D; else the kernel stores from registers */
+	int use_tma_store = (long)d->n * ob % 16 == 0 && (uintptr_t)a->d % 16 == 0;
+	if (!r && use_tma_store)
+		r = map2d(&td, d->d_dtype == DT_F32 ? TG_CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+			: d->d_dtype == DT_F16 ? TG_CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : TG_CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+			a->d, d->m, d->n, ob, 64);
+	if (r)
+		return gemm_fail(err, errlen, GEMM_ECUDA, "gemm (generated): cuTensorMapEncodeTiled: %s (M=%d N=%d K=%d)",
+			cudrv_errstr(r), d->m, d->n, d->k);
+	long tiles_m = (d->m + GEN_BM - 1) / GEN_BM, tiles = tiles_m * ((d->n + t->bn - 1) / t->bn);
+	/* tile order, measured on the H100 (bench/RESULTS.md, issue 22): groups of 16 M tiles, N fastest
+	 * in a group; M fastest when there are at most two groups (B then streams once) */
+	int raster = tiles_m <= 32 ? 0 : 2;
+	unsigned grid = (unsigned)(tiles < sms ? tiles : sms);
+	void *dp = a->d;
+	int m = d->m, n = d->n, k = d->k;
+	const float *sa = a->a_scale_inv, *sb = a->b_scale_inv;
+	void *args[] = {&ta, &tb, &td, &dp, &m, &n, &k, &sa, &sb, &raster, &use_tma_store};
+	r = cu.cuLaunchKernel(f, grid, 1, 1, 384, 1, 1, (unsigned)gemm_gen_smem_bytes(t, d->d_dtype), s, args, NULL);
+	if (r)
+		return gemm_fail(err, errlen, GEMM_ECUDA, "gemm (generated): launch: %s", cudrv_errstr(r));
+	return GEMM_OK;
+}

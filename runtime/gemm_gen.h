@@ -1,0 +1,35 @@
+/* gemm_gen.h: launching the generated FP8 GEMM (templates/gemm_fp8.cu) on Hopper.
+ *
+ * The planner gives a per-tensor FP8 GEMM a tile variant ("n256s3": 128 x 256 tiles,
+ * 3 stages; "n192s4p": 128 x 192, 4 stages, the accumulator promoted every 128 of K)
+ * and its template slots; the layer compiles it for sm_90a with the other kernels. At
+ * run time gemm_gen_check says whether this call's shapes and pointers suit it (else
+ * the caller takes cuBLASLt), and gemm_gen_launch encodes the TMA descriptors for the
+ * call's pointers and launches one persistent CTA per SM (at most one per tile). The
+ * semantics are gemm.h's (D = a_scale_inv * b_scale_inv * A * B^T, both K-major), for
+ * GEMM_SCALE_TENSOR with FP8 A and B, BF16/FP16/FP32 D, no epilogue or accumulate. */
+#ifndef TG_GEMM_GEN_H
+#define TG_GEMM_GEN_H
+
+#include <stddef.h>
+
+#include "gemm.h"
+
+typedef struct GemmGenTile {
+	int bn, stages, promote;  /* from the variant name n<bn>s<stages>[p] */
+} GemmGenTile;
+
+/* gemm_gen_tile_parse reads a variant name ("n192s4p"); 0, or -1 if it is not one. */
+int gemm_gen_tile_parse(const char *variant, GemmGenTile *t);
+/* gemm_gen_smem_bytes is the dynamic shared memory a CTA of tile t with output dtype d_dtype needs. */
+size_t gemm_gen_smem_bytes(const GemmGenTile *t, int d_dtype);
+/* gemm_gen_check: 0 if the generated kernel can run d with a's pointers (per-tensor FP8, K % 16 == 0,
+ * A and B 16-byte aligned, M, N, K >= 1, the driver has cuTensorMapEncodeTiled), else -1 with why. */
+int gemm_gen_check(const GemmDesc *d, const GemmArgs *a, char *why, size_t whylen);
+/* gemm_gen_launch enqueues f (compiled from gemm_fp8.cu with tile t) for d on stream s over min(tiles, sms)
+ * CTAs; GEMM_OK or GEMM_ECUDA with a message. Call gemm_gen_check first. No allocation, no sync:
+ * graph-capturable (the descriptors are kernel parameters). */
+int gemm_gen_launch(CUfunction f, const GemmGenTile *t, int sms, const GemmDesc *d, const GemmArgs *a, CUstream s,
+	char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,276 @@
+// gemm_fp8.cu: the generated FP8 GEMM for Hopper (sm_90a): wgmma + TMA, per-tensor scales.
+// tegen-slots: TG_KERNEL TG_BN TG_STAGES TG_PROMOTE TG_KIND TG_OUT
+//
+//     D[M][N] = alpha * A[M][K] * B[N][K]^T,   alpha = a_scale_inv[0] * b_scale_inv[0]
+//
+// A and B FP8 (TG_KIND names their wgmma kinds, "e4m3.e5m2": A E4M3, B E5M2), both K-major ("TN",
+// the only FP8 layout Hopper's wgmma reads); FP32 accumulation; D row-major [M][N] in TG_OUT
+// (TG_OUT_BF16, TG_OUT_F16, TG_OUT_F32). Any M, N >= 1; K a multiple of 16 (TMA rows are 16-byte
+// aligned); the loads' tensor maps zero-fill past M, N and K, the stores clip at the edges.
+//
+// TG_PROMOTE 0: the tensor cores' accumulator runs the whole K (cuBLASLt's "fast accumulation",
+// what TE uses in fprop). 1: each 128 of K is summed by the tensor cores, then added into a
+// separate FP32 total (TE's default "split accumulator" for dgrad and wgrad): twice the registers,
+// so TG_BN <= 192.
+//
+// Not the TgParams ABI of the other templates: the runtime's GEMM backend (runtime/gemm_gen.c)
+// launches it with the tensor maps by value:
+//     TG_KERNEL(map_a, map_b, map_d, D, M, N, K, a_scale_inv, b_scale_inv, raster)
+// grid = min(tiles, SMs) (persistent), block 384, dynamic shared memory TG_STAGES x TG_STAGE_BYTES
+// (the ring) + TG_TILE_OUT_BYTES (the output tile) + 1024 (alignment) + 256 (barriers).
+// map_a: A [M][K] bytes, box 128 x 128, 128-byte swizzle; map_b: B [N][K], box 128 x TG_BN;
+// map_d: D [M][N], box (128 bytes) x 64 rows, 128-byte swizzle; used when N * sizeof(out) % 16 == 0
+// and D is 16-byte aligned (the runtime passes use_tma_store), else D is stored from registers.
+//
+// Design: tiles of 128 x TG_BN outputs, K in steps of 128 bytes; a TG_STAGES-deep shared-memory
+// ring (A 16 KB + B TG_BN x 128 bytes a stage) guarded by mbarriers (full: the producer's
+// expect_tx, completed by TMA; empty: one arrive from each consumer warpgroup); warpgroup 0 the
+// producer (setmaxnreg 40, one thread issues the loads), warpgroups 1 and 2 the consumers
+// (setmaxnreg 232), each owning 64 rows of the tile: four wgmma m64nBNk32 a stage, one group kept
+// in flight (TG_PROMOTE 0) or waited for and added into the total (1; the two consumers then take
+// turns issuing, so one's group runs while the other promotes). Persistent CTAs walk the
+// tiles in the raster order the host picks (tg_gemm_tile). Epilogue: acc * alpha in the output
+// type into 128-byte-swizzled shared-memory slabs (chunk c of row r at c ^ (r % 8): conflict-free
+// fragment writes), then TMA stores that run while the next tile's loads and MMAs do.
+#define TG_GEMM_BM 128
+#define TG_GEMM_BK 128
+#define TG_OUT_BF16 0
+#define TG_OUT_F16 1
+#define TG_OUT_F32 2
+#define TG_WGMMA_N TG_BN
+#define TG_WGMMA_KIND TG_KIND
+#include "tg_wgmma.h"
+
+typedef unsigned char u8;
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+// A CUtensorMap (cuda.h's opaque 128-byte, 64-byte-aligned struct), passed by value.
+struct __align__(64) TgTensorMap { u64 opaque[16]; };
+
+#if TG_OUT == TG_OUT_F32
+#define TG_OUT_BYTES 4
+#else
+#define TG_OUT_BYTES 2
+#endif
+#define TG_A_BYTES (TG_GEMM_BM * TG_GEMM_BK)
+#define TG_STAGE_BYTES (TG_A_BYTES + TG_BN * TG_GEMM_BK)
+#define TG_TILE_OUT_BYTES (TG_GEMM_BM * TG_BN * TG_OUT_BYTES)
+#define TG_SLAB_COLS (128 / TG_OUT_BYTES)                    // output columns in a 128-byte slab row
+#define TG_NSLABS (TG_BN * TG_OUT_BYTES / 128)               // slabs of 64 rows x 128 bytes a consumer
+#define TG_ACC (TG_BN / 2)                                   // accumulator registers a thread
+
+__device__ __forceinline__ u32 smem_u32(const void *p) { return (u32)__cvta_generic_to_shared(p); }
+__device__ __forceinline__ void mbar_init(u64 *b, int count)
+{
+	asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_u32(b)), "r"(count));
+}
+__device__ __forceinline__ void mbar_expect_tx(u64 *b, u32 bytes)
+{
+	asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_u32(b)), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(u64 *b)
+{
+	asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_u32(b)) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(u64 *b, u32 parity)
+{
+	asm volatile("{\n.reg .pred ok;\nWAIT_%=:\n"
+	             "mbarrier.try_wait.parity.shared::cta.b64 ok, [%0], %1;\n"
+	             "@!ok bra WAIT_%=;\n}\n" ::"r"(smem_u32(b)), "r"(parity) : "memory");
+}
+// TMA: load box (c0 = K byte offset, c1 = row) into shared memory, completing on bar
+__device__ __forceinline__ void tma_load(const TgTensorMap *map, void *dst, u64 *bar, int c0, int c1)
+{
+	asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];"
+	             ::"r"(smem_u32(dst)), "l"((u64)map), "r"(smem_u32(bar)), "r"(c0), "r"(c1) : "memory");
+}
+// TMA: store a shared-memory box to (c0 = column, c1 = row), clipped at the tensor's edges
+__device__ __forceinline__ void tma_store(const TgTensorMap *map, const void *src, int c0, int c1)
+{
+	asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];"
+	             ::"l"((u64)map), "r"(smem_u32(src)), "r"(c0), "r"(c1) : "memory");
+}
+__device__ __forceinline__ void bar_sync(int id, int n) { asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(n) : "memory"); }
+__device__ __forceinline__ void bar_arrive(int id, int n) { asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(n) : "memory"); }
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+template <int N> __device__ __forceinline__ void wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory"); }
+
+// Shared-memory matrix descriptor: K-major, 128-byte swizzle (8-row atoms of 128 bytes: stride 1024).
+__device__ __forceinline__ u64 sw128_desc(const void *p)
+{
+	u64 a = smem_u32(p);
+	return ((a & 0x3FFFF) >> 4) | (1ull << 16) | ((u64)(1024 >> 4) << 32) | (1ull << 62);
+}
+
+// Tile t's coordinates. raster 0: M fastest (A stays in L2 while B streams once); 2: groups of 16 M
+// tiles, N fastest within a group (the CTAs in flight share about 16 A panels and 8 B panels).
+__device__ __forceinline__ void tg_gemm_tile(int t, int tiles_m, int tiles_n, int raster, int &tm, int &tn)
+{
+	if (raster == 0) {
+		tm = t % tiles_m, tn = t / tiles_m;
+	} else {
+		const int gm = 16, per = gm * tiles_n, g = t / per, in = t % per, rows = min(gm, tiles_m - g * gm);
+		tm = g * gm + in % rows, tn = in / rows;
+	}
+}
+// The output pair (a, b) in TG_OUT's type: 4 bytes (two BF16/FP16, a in the low half) or 8 (two floats).
+// Rounded to nearest even by cvt (NaN: the canonical 0x7FFF of tg_formats.h).
+#if TG_OUT == TG_OUT_F32
+typedef float2 TgOutPair;
+__device__ __forceinline__ TgOutPair out_pair(float a, float b) { return make_float2(a, b); }
+__device__ __forceinline__ void store_one(void *D, size_t i, float x) { ((float *)D)[i] = x; }
+#else
+typedef u32 TgOutPair;
+__device__ __forceinline__ TgOutPair out_pair(float a, float b)
+{
+	u32 r;
+#if TG_OUT == TG_OUT_F16
+	asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(b), "f"(a));
+#else
+	asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(b), "f"(a));
+#endif
+	return r;
+}
+__device__ __forceinline__ void store_one(void *D, size_t i, float x) { ((unsigned short *)D)[i] = (unsigned short)out_pair(x, 0.0f); }
+#endif
+
+extern "C" __global__ void __launch_bounds__(384, 1) TG_KERNEL(const __grid_constant__ TgTensorMap ta,
+	const __grid_constant__ TgTensorMap tb, const __grid_constant__ TgTensorMap td, void *D, int M, int N, int K,
+	const float *sa, const float *sb, int raster, int use_tma_store)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL) // wgmma and setmaxnreg are sm_90a's; the runtime launches this on sm_90 only
+	extern __shared__ u8 smem_raw[];
+	u8 *smem = (u8 *)(((size_t)smem_raw + 1023) & ~(size_t)1023);
+	u8 *sout = smem + TG_STAGES * TG_STAGE_BYTES;
+	u64 *full = (u64 *)(sout + TG_TILE_OUT_BYTES), *empty = full + TG_STAGES;
+	const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
+	if (threadIdx.x == 0) {
+		for (int s = 0; s < TG_STAGES; s++) {
+			mbar_init(&full[s], 1);
+			mbar_init(&empty[s], 2); // one arrive from each consumer warpgroup
+		}
+		asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+	}
+	__syncthreads();
+	const int tiles_m = (M + TG_GEMM_BM - 1) / TG_GEMM_BM, tiles_n = (N + TG_BN - 1) / TG_BN;
+	const int ktiles = (K + TG_GEMM_BK - 1) / TG_GEMM_BK, ntiles = tiles_m * tiles_n;
+	if (wg == 0) { // the producer
+		asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+		if (tid == 0) {
+			int stage = 0;
+			u32 phase = 0;
+			for (int t = blockIdx.x; t < ntiles; t += gridDim.x) {
+				int tm, tn;
+				tg_gemm_tile(t, tiles_m, tiles_n, raster, tm, tn);
+				for (int kt = 0; kt < ktiles; kt++) {
+					mbar_wait(&empty[stage], phase ^ 1);
+					u8 *sA = smem + stage * TG_STAGE_BYTES, *sB = sA + TG_A_BYTES;
+					mbar_expect_tx(&full[stage], TG_STAGE_BYTES);
+					tma_load(&ta, sA, &full[stage], kt * TG_GEMM_BK, tm * TG_GEMM_BM);
+					tma_load(&tb, sB, &full[stage], kt * TG_GEMM_BK, tn * TG_BN);
+					if (++stage == TG_STAGES)
+						stage = 0, phase ^= 1;
+				}
+			}
+		}
+	} else { // the consumers: rows 64 * (wg - 1) of each tile
+		asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
+		const int cw = wg - 1, warp = tid / 32, lane = tid % 32;
+		const float alpha = sa[0] * sb[0];
+		int stage = 0;
+		u32 phase = 0;
+		float acc[TG_ACC];
+#if TG_PROMOTE
+		float total[TG_ACC];
+#else
+		float (&total)[TG_ACC] = acc;
+#endif
+		for (int t = blockIdx.x; t < ntiles; t += gridDim.x) {
+			int tm, tn;
+			tg_gemm_tile(t, tiles_m, tiles_n, raster, tm, tn);
+			int prev = -1; // the stage whose wgmma group may still be in flight
+			for (int kt = 0; kt < ktiles; kt++) {
+				mbar_wait(&full[stage], phase);
+#if TG_PROMOTE
+				// ping-pong: the consumers take turns issuing their groups (named barriers 3 and 4), so the tensor
+				// cores run one warpgroup's group while the other waits for its own and promotes it
+				const bool first = t == (int)blockIdx.x && kt == 0, last = t + (int)gridDim.x >= ntiles && kt == ktiles - 1;
+				if (cw == 1 || !first)
+					bar_sync(3 + cw, 256);
+#endif
+				const u8 *sA = smem + stage * TG_STAGE_BYTES + cw * 64 * TG_GEMM_BK, *sB = smem + stage * TG_STAGE_BYTES + TG_A_BYTES;
+				wgmma_fence();
+#pragma unroll
+				for (int k = 0; k < TG_GEMM_BK / 32; k++)
+					tg_wgmma(acc, sw128_desc(sA + 32 * k), sw128_desc(sB + 32 * k), k > 0 || (!TG_PROMOTE && kt > 0));
+				wgmma_commit();
+#if TG_PROMOTE
+				if (cw == 0 || !last)
+					bar_arrive(3 + (cw ^ 1), 256); // the other consumer's turn
+				wgmma_wait<0>(); // this 128 of K is summed: promote it into the FP32 total
+				if (tid == 0)
+					mbar_arrive(&empty[stage]);
+#pragma unroll
+				for (int i = 0; i < TG_ACC; i++)
+					total[i] = kt > 0 ? total[i] + acc[i] : acc[i];
+#else
+				wgmma_wait<1>(); // the previous k-tile's group is done: its stage goes back to the producer
+				if (prev >= 0 && tid == 0)
+					mbar_arrive(&empty[prev]);
+				prev = stage;
+#endif
+				if (++stage == TG_STAGES)
+					stage = 0, phase ^= 1;
+			}
+			wgmma_wait<0>();
+			if (prev >= 0 && tid == 0)
+				mbar_arrive(&empty[prev]);
+			// fragment i: row 16 warp + lane/4 (+8 for i%4 >= 2), column 8 (i/4) + 2 (lane%4) + (i%2)
+			if (use_tma_store) { // this consumer's 64 x TG_BN as TG_NSLABS slabs of 64 rows x 128 bytes
+				u8 *so = sout + cw * (TG_TILE_OUT_BYTES / 2);
+				if (tid == 0)
+					asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); // the last tile's stores have read so
+				bar_sync(1 + cw, 128);
+#pragma unroll
+				for (int i = 0; i < TG_ACC; i += 2) {
+					const int r = warp * 16 + lane / 4 + ((i % 4) >= 2 ? 8 : 0), c = 8 * (i / 4) + 2 * (lane % 4);
+					const int byte = c * TG_OUT_BYTES, slab = byte / 128, chunk = (byte % 128) / 16;
+					*reinterpret_cast<TgOutPair *>(so + slab * 8192 + r * 128 + ((chunk ^ (r % 8)) * 16) + byte % 16) =
+						out_pair(total[i] * alpha, total[i + 1] * alpha);
+				}
+				asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+				bar_sync(1 + cw, 128);
+				if (tid == 0) {
+#pragma unroll
+					for (int slab = 0; slab < TG_NSLABS; slab++)
+						tma_store(&td, so + slab * 8192, tn * TG_BN + TG_SLAB_COLS * slab, tm * TG_GEMM_BM + cw * 64);
+					asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+				}
+				continue;
+			}
+			const int r0 = tm * TG_GEMM_BM + cw * 64 + warp * 16 + lane / 4;
+#pragma unroll
+			for (int i = 0; i < TG_ACC; i += 2) {
+				const int r = r0 + ((i % 4) >= 2 ? 8 : 0), c = tn * TG_BN + 8 * (i / 4) + 2 * (lane % 4);
+				if (r >= M)
+					continue;
+				if (c + 1 < N && N % 2 == 0 && ((size_t)D % 8) == 0)
+					*reinterpret_cast<TgOutPair *>((u8 *)D + ((size_t)r * N + c) * TG_OUT_BYTES) =
+						out_pair(total[i] * alpha, total[i + 1] * alpha);
+				else {
+					if (c < N)
+						store_one(D, (size_t)r * N + c, total[i] * alpha);
+					if (c + 1 < N)
+						store_one(D, (size_t)r * N + c + 1, total[i + 1] * alpha);
+				}
+			}
+		}
+		if (tid == 0)
+			asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+	}
+#else
+	__trap();
+#endif
+}

@@ -32,13 +32,6 @@ int gemm_gen_check(const GemmDesc *d, const GemmArgs *a, char *why, size_t whyle
 	const char *no = NULL;
 	if (!cu.cuTensorMapEncodeTiled)
 		no = "the CUDA driver has no cuTensorMapEncodeTiled";
-	else if (d->scale_mode != GEMM_SCALE_TENSOR || !(d->a_dtype == DT_E4M3 || d->a_dtype == DT_E5M2) ||
-		!(d->b_dtype == DT_E4M3 || d->b_dtype == DT_E5M2))
-		no = "per-tensor FP8 operands only";
-	else if (d->d_dtype != DT_BF16 && d->d_dtype != DT_F16 && d->d_dtype != DT_F32)
-		no = "BF16, FP16 or FP32 output only";
-	else if (d->epilogue != GEMM_EPI_NONE || d->accumulate || d->a_trans || d->b_trans)
-		no = "no epilogue, accumulate or transposed operand";
 	else if (d->m < 1 || d->n < 1 || d->k < 1 || d->k % 16)
 		no = "K a multiple of 16 (TMA rows are 16-byte aligned)";
 	else if ((uintptr_t)a->a % 16 || (uintptr_t)a->b % 16 || !a->a_scale_inv || !a->b_scale_inv)

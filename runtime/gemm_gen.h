@@ -23,8 +23,10 @@ typedef struct GemmGenTile {
 int gemm_gen_tile_parse(const char *variant, GemmGenTile *t);
 /* gemm_gen_smem_bytes is the dynamic shared memory a CTA of tile t with output dtype d_dtype needs. */
 size_t gemm_gen_smem_bytes(const GemmGenTile *t, int d_dtype);
-/* gemm_gen_check: 0 if the generated kernel can run d with a's pointers (per-tensor FP8, K % 16 == 0,
- * A and B 16-byte aligned, M, N, K >= 1, the driver has cuTensorMapEncodeTiled), else -1 with why. */
+/* gemm_gen_check: 0 if the generated kernel can run this call (K % 16 == 0, M, N, K >= 1, A and B
+ * 16-byte aligned, scale_inv given, the driver has cuTensorMapEncodeTiled), else -1 with why. The
+ * descriptor's form (per-tensor FP8 operands, BF16/FP16/FP32 D, no epilogue, accumulate or transposed
+ * operand) is fixed when the kernel is planned (gen/plan.c gemm_generated_why_not) and not re-checked. */
 int gemm_gen_check(const GemmDesc *d, const GemmArgs *a, char *why, size_t whylen);
 /* gemm_gen_launch enqueues f (compiled from gemm_fp8.cu with tile t) for d on stream s over min(tiles, sms)
  * CTAs; GEMM_OK or GEMM_ECUDA with a message. Call gemm_gen_check first. No allocation, no sync:

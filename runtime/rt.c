@@ -198,6 +198,7 @@ struct TgLayer {
 	char *text;
 	JitResult *jit;      /* per kernel (generated ones) */
 	CUfunction *fn;
+	GemmGenTile *gen_tile;    /* per kernel: a generated GEMM's tile, parsed from its variant at load */
 	int compiled, loaded;
 	TensorRt *t;
 	long *dim;           /* resolved dims for this run */
@@ -260,6 +261,7 @@ TgStatus tg_layer_create(TgContext *c, const char *name, const char *text, size_
 	l->dim = arena_alloc(l->arena, sizeof *l->dim * (size_t)(g->ndims ? g->ndims : 1));
 	l->jit = arena_alloc(l->arena, sizeof *l->jit * (size_t)(p->nkernels ? p->nkernels : 1));
 	l->fn = arena_alloc(l->arena, sizeof *l->fn * (size_t)(p->nkernels ? p->nkernels : 1));
+	l->gen_tile = arena_alloc(l->arena, sizeof *l->gen_tile * (size_t)(p->nkernels ? p->nkernels : 1));
 	*out = l;
 	return TG_OK;
 }
@@ -445,11 +447,10 @@ TgStatus tg_layer_load(TgLayer *l)
 		if (l->jit[i].regs < 0) /* the compile log had no ptxas report: ask the driver */
 			cu.cuFuncGetAttribute(&l->jit[i].regs, TG_CU_FUNC_ATTRIBUTE_NUM_REGS, l->fn[i]);
 		if (k->kind == KERNEL_GEMM) { /* the generated GEMM's shared-memory ring is over the 48 KB default */
-			GemmGenTile t;
-			if (gemm_gen_tile_parse(k->variant, &t))
+			if (gemm_gen_tile_parse(k->variant, &l->gen_tile[i]))
 				return fail(TG_ERR_COMPILE, "%s: bad generated GEMM variant '%s'", k->name, k->variant);
 			CU(cu.cuFuncSetAttribute(l->fn[i], TG_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-				(int)gemm_gen_smem_bytes(&t, k->gemm.d_dtype)), k->name);
+				(int)gemm_gen_smem_bytes(&l->gen_tile[i], k->gemm.d_dtype)), k->name);
 		}
 	}
 	/* recipe state: scale = 1, scale_inv = 1, histories 0 */
@@ -837,10 +838,9 @@ static TgStatus launch_gemm(TgLayer *l, int ki, CUstream s)
 	if (st)
 		return st;
 	char err[1024];
-	GemmGenTile t;
 	int r;
-	if (l->fn[ki] && !gemm_gen_tile_parse(k->variant, &t) && !gemm_gen_check(&gd, &ga, NULL, 0))
-		r = gemm_gen_launch(l->fn[ki], &t, l->ctx->sms, &gd, &ga, s, err, sizeof err);
+	if (l->fn[ki] && !gemm_gen_check(&gd, &ga, NULL, 0)) /* the generated kernel, where this call suits it */
+		r = gemm_gen_launch(l->fn[ki], &l->gen_tile[ki], l->ctx->sms, &gd, &ga, s, err, sizeof err);
 	else
 		r = gemm_run_padded(l->ctx->gemm, &gd, &ga, l->pad, l->pad_cap, s, err, sizeof err);
 	if (r)

@@ -354,6 +354,63 @@ static int bind_inputs(TgLayer *l, const Graph *g, const long *dims, const RefTe
 	return 0;
 }
 
+/* A GEMM kernel with a GLU epilogue writes D (the GLU's input) only when asked: the checked run
+ * kept it (tg_layer_keep_intermediates) to judge each op; here the forward runs again without it,
+ * and the GLU's output must be the same bytes. Skipped (0) where a second forward would change
+ * them: an optimizer's updated weights, or a forward GEMM that accumulates. Returns the failures. */
+static int check_epilogues_without_d(TgLayer *l, const Graph *g, Buf *out)
+{
+	const Plan *p = tg_layer_plan(l);
+	int fused = 0, fails = 0;
+	for (int i = 0; i < p->nkernels; i++)
+		fused += p->kernels[i].kind == KERNEL_GEMM && p->kernels[i].gemm.glu >= 0;
+	for (int i = 0; i < g->nops; i++)
+		if (g->ops[i].kind == OP_GEMM_CAST && g->ops[i].p.accumulate && g->ops[i].phase == PHASE_FORWARD)
+			fused = 0;
+	if (!fused || g->optim.kind != OPTIM_NONE)
+		return 0;
+	unsigned char **before = calloc((size_t)p->nkernels, sizeof *before);
+	size_t *nb = calloc((size_t)p->nkernels, sizeof *nb);
+	for (int i = 0; i < p->nkernels; i++) {
+		const Kernel *k = &p->kernels[i];
+		void *dp;
+		if (k->kind != KERNEL_GEMM || k->gemm.glu < 0 ||
+			tg_layer_tensor_component(l, g->ops[k->gemm.glu].arg[ARG_OUT], COMP_DATA, &dp, &nb[i]))
+			continue;
+		before[i] = malloc(nb[i] + 1);
+		cu.cuMemcpyDtoH_v2(before[i], (CUdeviceptr)(uintptr_t)dp, nb[i]);
+	}
+	tg_layer_keep_intermediates(l, false);
+	if (tg_run(l, NULL) || cu.cuCtxSynchronize()) {
+		buf_printf(out, "  FAIL the forward again without the GLU epilogues' D: %s\n", tg_last_error());
+		fails++;
+	}
+	for (int i = 0; i < p->nkernels && !fails; i++) {
+		void *dp;
+		size_t n;
+		if (!before[i] || tg_layer_tensor_component(l, g->ops[p->kernels[i].gemm.glu].arg[ARG_OUT], COMP_DATA, &dp, &n))
+			continue;
+		unsigned char *after = malloc(n + 1);
+		cu.cuMemcpyDtoH_v2(after, (CUdeviceptr)(uintptr_t)dp, n);
+		size_t diff = 0;
+		for (size_t j = 0; j < n && n == nb[i]; j++)
+			diff += before[i][j] != after[j];
+		const char *name = g->tensors[g->ops[p->kernels[i].gemm.glu].arg[ARG_OUT]].name;
+		if (diff || n != nb[i]) {
+			buf_printf(out, "  FAIL %s: %s from the GLU epilogue without D differs in %zu of %zu bytes\n", p->kernels[i].name,
+				name, diff, n);
+			fails++;
+		} else
+			buf_printf(out, "  ok   %s: %s from the GLU epilogue without D: the same %zu bytes\n", p->kernels[i].name, name, n);
+		free(after);
+	}
+	for (int i = 0; i < p->nkernels; i++)
+		free(before[i]);
+	free(before);
+	free(nb);
+	return fails;
+}
+
 /* The GPU's outputs of op's output slot a (tensor i), every component the reference has, against the
  * reference; then its amax, scale_inv / S_enc and RHT state. pass, trained_cast and amax0: see
  * check_layer (a delayed trained weight's amax holds both casts' maxima). Returns the failures. */
@@ -482,6 +539,7 @@ int check_layer(TgLayer *l, long tokens, unsigned seed, int do_compare, CheckKee
 		}
 	}
 	bool bwd = plan_has_phase(tg_layer_plan(l), PHASE_BACKWARD); /* then tg_backward, as a training step does */
+	tg_layer_keep_intermediates(l, do_compare); /* every op's output, to judge each op from its inputs */
 	if (tg_run(l, NULL) || (bwd && tg_backward(l, NULL)) || cu.cuCtxSynchronize()) {
 		snprintf(err, errlen, "run: %s", tg_last_error());
 		free(hstate);
@@ -536,6 +594,9 @@ int check_layer(TgLayer *l, long tokens, unsigned seed, int do_compare, CheckKee
 			if (op->arg[a] >= 0 && arg_is_output((ArgSlot)a))
 				fails += check_output(l, g, dims, op, a, rt, hstate, &lay, pass, trained_cast, amax0, tokens, out);
 	}
+	if (fails >= 0)
+		fails += check_epilogues_without_d(l, g, out);
+	tg_layer_keep_intermediates(l, false);
 	free(hstate);
 	free(amax0);
 done:

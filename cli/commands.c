@@ -465,6 +465,10 @@ int cmd_run(int argc, char **argv)
 		if (k == p->update_kernel)
 			continue;
 		const Kernel *kk = &p->kernels[k];
+		if (tg_layer_kernel_skipped(l, k)) {
+			printf("%-30s %-16s %10s  (in %s's epilogue)\n", kk->name, kk->variant, "-", p->kernels[kk->epilogue_of].name);
+			continue;
+		}
 		float *v = ms + (size_t)k * iters;
 		float us = median_ms(v, iters) * 1000;
 		double bytes = 0;

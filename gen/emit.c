@@ -15,7 +15,7 @@ typedef struct TgEmbedded { const char *name; const char *text; } TgEmbedded;
 extern const TgEmbedded tg_embedded[];
 
 static const char *const header_names[] = {"tg_codes.h", "tg_formats.h", "tg_recipe.h", "tg_kernel.h", "tg_rowvec.h", "tg_backward.h",
-	"tg_optim.h", "tg_adamw_tile.h", "tg_wgmma.h"};
+	"tg_optim.h", "tg_adamw_tile.h", "tg_wgmma.h", "tg_glu.h"};
 #define NHEADERS ((int)(sizeof header_names / sizeof header_names[0]))
 static const char *header_texts[NHEADERS];
 

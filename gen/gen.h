@@ -449,6 +449,8 @@ typedef struct GemmCall {
 	Component a_senc, b_senc; /* NVFP4: the component holding each operand copy's S_enc (scale, or scale_t) */
 	Component bias_comp;  /* COMP_DATA, or COMP_BIAS when the bias is converted first (gemm_bias_dtype) */
 	bool a_trans, b_trans; /* high-precision dgrad/wgrad: the operand's data read transposed (no columnwise copy) */
+	int glu;              /* the glu_amax op fused as the generated kernel's epilogue (gemm_fp8.cu TG_EPI 1); -1 none */
+	bool keep_d;          /* with glu: D (the GLU's input) is also written, as another op or the caller reads it */
 } GemmCall;
 
 typedef struct Kernel {
@@ -470,6 +472,8 @@ typedef struct Kernel {
 	const char *choice;   /* "tuned" or "heuristic" */
 	const char *note;     /* why it is planned this way (shown by `tegen plan`) */
 	const char *gen_why_not; /* KERNEL_GEMM: why it has no generated kernel (tmpl NULL), for `tegen plan` */
+	int epilogue_of;      /* >= 0: this kernel's op also runs as the epilogue of GEMM kernel epilogue_of (gemm.glu);
+	                         the runtime runs it only where that GEMM ran on cuBLASLt; -1 otherwise */
 	bool cast_in_update;  /* a trained weight's cast that its fused update (adamw_cast.cu) also does: the
 	                         optimizer step skips it; tg_run still runs it while the copies are stale */
 	GemmCall gemm;        /* KERNEL_GEMM */

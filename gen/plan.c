@@ -198,6 +198,7 @@ static Kernel *kernel_new(Planner *pl, const char *what, int op)
 	Kernel *k = &p->kernels[p->nkernels];
 	memset(k, 0, sizeof *k);
 	k->name = arena_printf(pl->a, "k%d_%s", p->nkernels, what);
+	k->epilogue_of = -1;
 	if (op >= 0) {
 		k->ops[k->nops++] = op;
 		k->phase = pl->g->ops[op].phase;
@@ -1081,6 +1082,7 @@ static GemmCall gemm_call(Planner *pl, const Op *op)
 	c->d = d->id;
 	c->bias = op->arg[ARG_BIAS];
 	c->bias_comp = COMP_DATA;
+	c->glu = -1;
 	Extent arows = tensor_rows(pl, a, op->loc), brows = tensor_rows(pl, b, op->loc);
 	long acols = tensor_cols(a), bcols = tensor_cols(b);
 	/* TN: both operands K-contiguous. fprop: A[M][K], B[N][K]; dgrad: dY[M][N] rowwise,
@@ -1166,7 +1168,73 @@ static void plan_gemm_generated(Planner *pl, Kernel *k, const GemmCall *c)
 	slot(pl, k, "TG_PROMOTE", "0");
 	slot(pl, k, "TG_KIND", arena_printf(pl->a, "\"%s.%s\"", dtype_name(c->a_dtype), dtype_name(c->b_dtype)));
 	slot(pl, k, "TG_OUT", c->d_dtype == DT_F16 ? "1" : "0");
+	slot(pl, k, "TG_EPI", "0"); /* no epilogue: plan_glu_epilogue may add the GLU */
+	slot(pl, k, "TG_ACT", "0");
+	slot(pl, k, "TG_ALPHA", "0.0f");
+	slot(pl, k, "TG_LIMIT", "0.0f");
+	slot(pl, k, "TG_FMT", "0");
 	k->threads = 384;
+}
+
+/* Why glu_amax op `op` cannot be the epilogue of the generated GEMM (kernel *kg) that writes its input
+ * (NULL: it can; *kg = -1 and NULL when no generated GEMM writes it). The epilogue writes a rowwise per-tensor FP8 copy with a delayed scale
+ * (known before the GEMM runs; current scaling needs the amax first) and no columnwise copy. */
+static const char *glu_epilogue_why_not(Planner *pl, const Op *op, int *kg)
+{
+	const Graph *g = pl->g;
+	const Tensor *h = &g->tensors[op->arg[ARG_IN]], *out = &g->tensors[op->arg[ARG_OUT]];
+	*kg = -1;
+	for (int i = 0; i < pl->p->nkernels; i++)
+		if (pl->p->kernels[i].kind == KERNEL_GEMM && pl->p->kernels[i].gemm.op == h->producer)
+			*kg = i;
+	if (*kg >= 0 && !pl->p->kernels[*kg].tmpl)
+		*kg = -1; /* a cuBLASLt GEMM */
+	if (*kg < 0)
+		return NULL;
+	const Kernel *k = &pl->p->kernels[*kg];
+	if (k->gemm.glu >= 0 || k->phase != g->ops[op->id].phase)
+		return "the GEMM has an epilogue already";
+	if (!is_quantized(out) || out->recipe.scaling != SCALING_DELAYED || out->dtype == DT_E2M1)
+		return "an FP8 delayed-scaling output only";
+	if (out->columnwise || !out->rowwise)
+		return "a rowwise copy only";
+	if (pl->hp_values)
+		return "hp_values: the op writes its FP32 value";
+	return NULL;
+}
+
+/* glu_amax op `op` as the epilogue of the generated GEMM before it (gemm_fp8.cu TG_EPI 1: the tile holds
+ * 128 columns of the gate half and the same 128 of the linear half), where glu_epilogue_why_not allows.
+ * Its own kernel is still planned (the caller's next step) and runs where the GEMM falls back to
+ * cuBLASLt; returns the GEMM kernel's index, or -1 with *why (NULL when no generated GEMM writes h). */
+static int plan_glu_epilogue(Planner *pl, const Op *op, const char **why)
+{
+	const Graph *g = pl->g;
+	int kg;
+	if ((*why = glu_epilogue_why_not(pl, op, &kg)) || kg < 0)
+		return -1;
+	Kernel *k = &pl->p->kernels[kg];
+	const Tensor *h = &g->tensors[op->arg[ARG_IN]], *out = &g->tensors[op->arg[ARG_OUT]];
+	k->gemm.glu = op->id;
+	k->gemm.keep_d = h->output;
+	for (int i = 0; i < g->nops; i++) /* D is kept when another op reads it (a saved pre-activation) */
+		for (int s = 0; s < ARG_COUNT && i != op->id; s++)
+			if (!arg_is_output((ArgSlot)s) && g->ops[i].arg[s] == h->id)
+				k->gemm.keep_d = true;
+	k->ops[k->nops++] = op->id;
+	/* 4 stages: the act tile (16 KB) leaves room for a fourth 48 KB stage */
+	k->variant = "n256s4";
+	slot_set(k, "TG_STAGES", "4");
+	slot_set(k, "TG_EPI", "1");
+	slot_set(k, "TG_ACT", istr(pl, op->p.act));
+	slot_set(k, "TG_ALPHA", flit(pl, op->p.alpha));
+	slot_set(k, "TG_LIMIT", flit(pl, op->p.limit));
+	slot_set(k, "TG_FMT", out->dtype == DT_E5M2 ? "1" : "0");
+	bind_outputs(pl, k, out, COMP_DATA);
+	k->note = arena_printf(pl->a, "%s fused: act = %s(%s) as FP8 from the accumulators%s", op_name(op->kind),
+		glu_name(op->p.act), h->name, k->gemm.keep_d ? arena_printf(pl->a, ", %s also written", h->name)
+			: arena_printf(pl->a, " (%s not written)", h->name));
+	return kg;
 }
 
 /* A gemm op: first the kernels its call reads (a native block-scaled GEMM: both
@@ -1611,8 +1679,18 @@ Plan *plan_build_opts(Arena *a, Diag *d, const Graph *g, const PlanOptions *o)
 			plan_dbias(&pl, op);
 		else if (op->kind == OP_ADAMW)
 			plan_adamw(&pl, op);
-		else
+		else {
+			const char *why = NULL;
+			int kg = op->kind == OP_GLU_AMAX ? plan_glu_epilogue(&pl, op, &why) : -1;
+			int first = p->nkernels;
 			plan_quantizing_op(&pl, op);
+			for (int k = first; k < p->nkernels && (kg >= 0 || why); k++) {
+				Kernel *kk = &p->kernels[k];
+				kk->epilogue_of = kg;
+				kk->note = kg >= 0 ? arena_printf(a, "runs only where %s runs on cuBLASLt (else its epilogue)", p->kernels[kg].name)
+					: arena_printf(a, "%s%snot the generated GEMM's epilogue: %s", kk->note ? kk->note : "", kk->note ? "; " : "", why);
+			}
+		}
 	}
 	if (g->optim.kind != OPTIM_NONE)
 		plan_optim_step(&pl);

@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #define GEN_BM 128 /* output rows a tile (two consumer warpgroups of 64) */
 #define GEN_BK 128 /* bytes of K a stage */
@@ -17,6 +18,7 @@ int gemm_gen_tile_parse(const char *v, GemmGenTile *t)
 		return -1;
 	const char *f = v + used;
 	t->promote = *f == 'p';
+	t->glu = 0;
 	if (f[t->promote])
 		return -1;
 	return (t->bn == 128 || t->bn == 192 || t->bn == 256) && t->stages >= 2 && t->stages <= 8 ? 0 : -1;
@@ -24,7 +26,8 @@ int gemm_gen_tile_parse(const char *v, GemmGenTile *t)
 
 size_t gemm_gen_smem_bytes(const GemmGenTile *t, int d_dtype)
 {
-	return (size_t)t->stages * (GEN_BM + t->bn) * GEN_BK + (size_t)GEN_BM * t->bn * out_bytes(d_dtype) + 1024 + 256;
+	size_t tile = t->glu ? (size_t)GEN_BM * 128 : (size_t)GEN_BM * t->bn * out_bytes(d_dtype);
+	return (size_t)t->stages * (GEN_BM + t->bn) * GEN_BK + tile + 1024 + 256;
 }
 
 int gemm_gen_check(const GemmDesc *d, const GemmArgs *a, char *why, size_t whylen)
@@ -52,32 +55,45 @@ static CUresult map2d(TgTensorMap *m, int dtype, const void *p, long rows, long 
 		TG_CU_TENSOR_MAP_L2_PROMOTION_L2_256B, 0);
 }
 
-int gemm_gen_launch(CUfunction f, const GemmGenTile *t, int sms, const GemmDesc *d, const GemmArgs *a, CUstream s,
-	char *err, size_t errlen)
+int gemm_gen_launch(CUfunction f, const GemmGenTile *t, int sms, const GemmDesc *d, const GemmArgs *a,
+	const GemmGenEpi *epi, CUstream s, char *err, size_t errlen)
 {
 	const int ob = out_bytes(d->d_dtype);
-	TgTensorMap ta, tb, td = {{0}};
+	TgTensorMap ta, tb, tb2 = {{0}}, td = {{0}}, tact = {{0}};
+	TgParams none;
+	memset(&none, 0, sizeof none);
+	const long cols = t->glu ? d->n / 2 : d->n; /* the output columns: act's with the GLU epilogue */
+	const unsigned char *act = t->glu ? (const unsigned char *)epi->p->p[TG_P_OUT] : NULL;
 	CUresult r = map2d(&ta, TG_CU_TENSOR_MAP_DATA_TYPE_UINT8, a->a, d->m, d->k, 1, GEN_BM);
-	if (!r)
+	if (!r && t->glu) { /* the gate rows [0, N/2) and the linear rows [N/2, N) of B, 128 each a tile */
+		r = map2d(&tb, TG_CU_TENSOR_MAP_DATA_TYPE_UINT8, a->b, cols, d->k, 1, 128);
+		if (!r)
+			r = map2d(&tb2, TG_CU_TENSOR_MAP_DATA_TYPE_UINT8, (const unsigned char *)a->b + (size_t)cols * (size_t)d->k,
+				cols, d->k, 1, 128);
+	} else if (!r)
 		r = map2d(&tb, TG_CU_TENSOR_MAP_DATA_TYPE_UINT8, a->b, d->n, d->k, 1, t->bn);
-	/* the TMA store needs 16-byte rows and a 16-byte aligned D; else the kernel stores from registers */
-	int use_tma_store = (long)d->n * ob % 16 == 0 && (uintptr_t)a->d % 16 == 0;
-	if (!r && use_tma_store)
+	/* the TMA store needs 16-byte rows and a 16-byte aligned output; else the kernel stores from registers */
+	int use_tma_store = t->glu ? cols % 16 == 0 && (uintptr_t)act % 16 == 0
+		: (long)d->n * ob % 16 == 0 && (uintptr_t)a->d % 16 == 0;
+	if (!r && use_tma_store && t->glu)
+		r = map2d(&tact, TG_CU_TENSOR_MAP_DATA_TYPE_UINT8, act, d->m, cols, 1, 64);
+	else if (!r && use_tma_store)
 		r = map2d(&td, d->d_dtype == DT_F32 ? TG_CU_TENSOR_MAP_DATA_TYPE_FLOAT32
 			: d->d_dtype == DT_F16 ? TG_CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : TG_CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
 			a->d, d->m, d->n, ob, 64);
 	if (r)
 		return gemm_fail(err, errlen, GEMM_ECUDA, "gemm (generated): cuTensorMapEncodeTiled: %s (M=%d N=%d K=%d)",
 			cudrv_errstr(r), d->m, d->n, d->k);
-	long tiles_m = (d->m + GEN_BM - 1) / GEN_BM, tiles = tiles_m * ((d->n + t->bn - 1) / t->bn);
+	long tiles_m = (d->m + GEN_BM - 1) / GEN_BM, tiles = tiles_m * (t->glu ? (cols + 127) / 128 : (d->n + t->bn - 1) / t->bn);
 	/* tile order, measured on the H100 (bench/RESULTS.md, issue 22): groups of 16 M tiles, N fastest
 	 * in a group; M fastest when there are at most two groups (B then streams once) */
 	int raster = tiles_m <= 32 ? 0 : 2;
 	unsigned grid = (unsigned)(tiles < sms ? tiles : sms);
-	void *dp = a->d;
+	void *dp = t->glu && !epi->write_d ? NULL : a->d;
 	int m = d->m, n = d->n, k = d->k;
 	const float *sa = a->a_scale_inv, *sb = a->b_scale_inv;
-	void *args[] = {&ta, &tb, &td, &dp, &m, &n, &k, &sa, &sb, &raster, &use_tma_store};
+	TgParams ep = t->glu ? *epi->p : none;
+	void *args[] = {&ta, &tb, &tb2, &td, &tact, &dp, &m, &n, &k, &sa, &sb, &raster, &use_tma_store, &ep};
 	r = cu.cuLaunchKernel(f, grid, 1, 1, 384, 1, 1, (unsigned)gemm_gen_smem_bytes(t, d->d_dtype), s, args, NULL);
 	if (r)
 		return gemm_fail(err, errlen, GEMM_ECUDA, "gemm (generated): launch: %s", cudrv_errstr(r));

@@ -7,21 +7,32 @@
  * the caller takes cuBLASLt), and gemm_gen_launch encodes the TMA descriptors for the
  * call's pointers and launches one persistent CTA per SM (at most one per tile). The
  * semantics are gemm.h's (D = a_scale_inv * b_scale_inv * A * B^T, both K-major), for
- * GEMM_SCALE_TENSOR with FP8 A and B, BF16/FP16/FP32 D, no epilogue or accumulate. */
+ * GEMM_SCALE_TENSOR with FP8 A and B, BF16/FP16/FP32 D, no epilogue or accumulate; or, with a
+ * GLU epilogue (TG_EPI 1, GemmGenEpi), act = glu(D's halves) as FP8 with a delayed scale. */
 #ifndef TG_GEMM_GEN_H
 #define TG_GEMM_GEN_H
 
 #include <stddef.h>
 
 #include "gemm.h"
+#include "tg_kernel.h"
 
 typedef struct GemmGenTile {
 	int bn, stages, promote;  /* from the variant name n<bn>s<stages>[p] */
+	int glu;                  /* compiled with the GLU epilogue (TG_EPI 1; the plan's gemm.glu) */
 } GemmGenTile;
 
-/* gemm_gen_tile_parse reads a variant name ("n192s4p"); 0, or -1 if it is not one. */
+/* A GLU epilogue's arguments: B's rows [0, N/2) are the gate half, [N/2, N) the linear half. */
+typedef struct GemmGenEpi {
+	const TgParams *p;        /* TG_P_OUT: act [M][N/2] FP8; TG_P_SCALE (read), TG_P_SCALE_INV (written),
+	                             TG_P_AMAX (atomic max): act's per-tensor delayed scaling */
+	int write_d;              /* also write D, the GLU's input (else D is not touched) */
+} GemmGenEpi;
+
+/* gemm_gen_tile_parse reads a variant name ("n192s4p"); 0, or -1 if it is not one (glu is set to 0). */
 int gemm_gen_tile_parse(const char *variant, GemmGenTile *t);
-/* gemm_gen_smem_bytes is the dynamic shared memory a CTA of tile t with output dtype d_dtype needs. */
+/* gemm_gen_smem_bytes is the dynamic shared memory a CTA of tile t with output dtype d_dtype needs
+ * (the ring, then the output tile: 128 x bn of d_dtype, or with t->glu the 128 x 128-byte act tile). */
 size_t gemm_gen_smem_bytes(const GemmGenTile *t, int d_dtype);
 /* gemm_gen_check: 0 if the generated kernel can run this call (K % 16 == 0, M, N, K >= 1, A and B
  * 16-byte aligned, scale_inv given, the driver has cuTensorMapEncodeTiled), else -1 with why. The
@@ -29,9 +40,10 @@ size_t gemm_gen_smem_bytes(const GemmGenTile *t, int d_dtype);
  * operand) is fixed when the kernel is planned (gen/plan.c gemm_generated_why_not) and not re-checked. */
 int gemm_gen_check(const GemmDesc *d, const GemmArgs *a, char *why, size_t whylen);
 /* gemm_gen_launch enqueues f (compiled from gemm_fp8.cu with tile t) for d on stream s over min(tiles, sms)
- * CTAs; GEMM_OK or GEMM_ECUDA with a message. Call gemm_gen_check first. No allocation, no sync:
- * graph-capturable (the descriptors are kernel parameters). */
-int gemm_gen_launch(CUfunction f, const GemmGenTile *t, int sms, const GemmDesc *d, const GemmArgs *a, CUstream s,
-	char *err, size_t errlen);
+ * CTAs; GEMM_OK or GEMM_ECUDA with a message. epi: the GLU epilogue's arguments (t->glu; N even), else
+ * NULL. Call gemm_gen_check first. No allocation, no sync: graph-capturable (the descriptors are kernel
+ * parameters). */
+int gemm_gen_launch(CUfunction f, const GemmGenTile *t, int sms, const GemmDesc *d, const GemmArgs *a,
+	const GemmGenEpi *epi, CUstream s, char *err, size_t errlen);
 
 #endif

@@ -199,6 +199,8 @@ struct TgLayer {
 	JitResult *jit;      /* per kernel (generated ones) */
 	CUfunction *fn;
 	GemmGenTile *gen_tile;    /* per kernel: a generated GEMM's tile, parsed from its variant at load */
+	bool *epilogue_ran;       /* per kernel: this run's launch of a GEMM kernel did its GLU epilogue */
+	bool keep_intermediates;  /* GEMMs with an epilogue also write D (tg_layer_keep_intermediates) */
 	int compiled, loaded;
 	TensorRt *t;
 	long *dim;           /* resolved dims for this run */
@@ -262,6 +264,7 @@ TgStatus tg_layer_create(TgContext *c, const char *name, const char *text, size_
 	l->jit = arena_alloc(l->arena, sizeof *l->jit * (size_t)(p->nkernels ? p->nkernels : 1));
 	l->fn = arena_alloc(l->arena, sizeof *l->fn * (size_t)(p->nkernels ? p->nkernels : 1));
 	l->gen_tile = arena_alloc(l->arena, sizeof *l->gen_tile * (size_t)(p->nkernels ? p->nkernels : 1));
+	l->epilogue_ran = arena_alloc(l->arena, sizeof *l->epilogue_ran * (size_t)(p->nkernels ? p->nkernels : 1));
 	*out = l;
 	return TG_OK;
 }
@@ -449,6 +452,7 @@ TgStatus tg_layer_load(TgLayer *l)
 		if (k->kind == KERNEL_GEMM) { /* the generated GEMM's shared-memory ring is over the 48 KB default */
 			if (gemm_gen_tile_parse(k->variant, &l->gen_tile[i]))
 				return fail(TG_ERR_COMPILE, "%s: bad generated GEMM variant '%s'", k->name, k->variant);
+			l->gen_tile[i].glu = k->gemm.glu >= 0;
 			CU(cu.cuFuncSetAttribute(l->fn[i], TG_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
 				(int)gemm_gen_smem_bytes(&l->gen_tile[i], k->gemm.d_dtype)), k->name);
 		}
@@ -711,17 +715,23 @@ static TgStatus prepare(TgLayer *l, CUstream s, unsigned phases)
 }
 
 /* Launch generated kernel k (the plan's, or a variant of it) as function fn. */
-static TgStatus launch_kernel(TgLayer *l, const Kernel *k, CUfunction fn, CUstream s)
+/* k's pointer slots (its bindings) at this run's buffers; the rest NULL. */
+static void bind_params(const TgLayer *l, const Kernel *k, TgParams *prm)
 {
-	TgParams prm;
-	memset(&prm, 0, sizeof prm);
+	memset(prm, 0, sizeof *prm);
 	for (int b = 0; b < k->nbind; b++) {
 		const Binding *bd = &k->bind[b];
 		CUdeviceptr ptr = bd->comp == COMP_STATE ? l->state
 			: bd->comp == COMP_STATE_PARAMS ? l->state_params : bd->comp == COMP_OPTIM ? l->optim
 			: l->t[bd->tensor].ptr[bd->comp];
-		prm.p[bd->slot] = (void *)(uintptr_t)ptr;
+		prm->p[bd->slot] = (void *)(uintptr_t)ptr;
 	}
+}
+
+static TgStatus launch_kernel(TgLayer *l, const Kernel *k, CUfunction fn, CUstream s)
+{
+	TgParams prm;
+	bind_params(l, k, &prm);
 	long rows = extent_val(l, k->rows);
 	prm.n[0] = k->rows_chunk > 0 ? (rows + k->rows_chunk - 1) / k->rows_chunk : rows;
 	prm.n[1] = k->cols;
@@ -742,10 +752,19 @@ static TgStatus launch_kernel(TgLayer *l, const Kernel *k, CUfunction fn, CUstre
 	return TG_OK;
 }
 
+void tg_layer_keep_intermediates(TgLayer *l, bool on) { l->keep_intermediates = on; }
+
 const char *tg_layer_gemm_backend(const TgLayer *l, int ki)
 {
 	const Kernel *k = &l->plan->kernels[ki];
-	return k->kind == KERNEL_GEMM && l->fn[ki] ? arena_printf(l->arena, "wgmma %s", k->variant) : "cuBLASLt";
+	return k->kind == KERNEL_GEMM && l->fn[ki] ? arena_printf(l->arena, "wgmma %s%s", k->variant, k->gemm.glu >= 0 ? "+glu" : "")
+		: "cuBLASLt";
+}
+
+bool tg_layer_kernel_skipped(const TgLayer *l, int ki)
+{
+	const Kernel *k = &l->plan->kernels[ki];
+	return k->epilogue_of >= 0 && l->epilogue_ran[k->epilogue_of];
 }
 
 static TgStatus launch_generated(TgLayer *l, int ki, CUstream s) { return launch_kernel(l, &l->plan->kernels[ki], l->fn[ki], s); }
@@ -839,9 +858,17 @@ static TgStatus launch_gemm(TgLayer *l, int ki, CUstream s)
 		return st;
 	char err[1024];
 	int r;
-	if (l->fn[ki] && !gemm_gen_check(&gd, &ga, NULL, 0)) /* the generated kernel, where this call suits it */
-		r = gemm_gen_launch(l->fn[ki], &l->gen_tile[ki], l->ctx->sms, &gd, &ga, s, err, sizeof err);
-	else
+	/* the generated kernel, where this call suits it; with a GLU epilogue it also does the GLU kernel's work
+	 * (which then does not run), writing D only when kept (or every intermediate is, for the checker) */
+	bool gen = l->fn[ki] && !gemm_gen_check(&gd, &ga, NULL, 0);
+	l->epilogue_ran[ki] = gen && l->gen_tile[ki].glu;
+	if (gen) {
+		TgParams ep;
+		bind_params(l, k, &ep);
+		GemmGenEpi epi = {&ep, k->gemm.keep_d || l->keep_intermediates};
+		r = gemm_gen_launch(l->fn[ki], &l->gen_tile[ki], l->ctx->sms, &gd, &ga, l->gen_tile[ki].glu ? &epi : NULL, s, err,
+			sizeof err);
+	} else
 		r = gemm_run_padded(l->ctx->gemm, &gd, &ga, l->pad, l->pad_cap, s, err, sizeof err);
 	if (r)
 		return fail(r == GEMM_ENOTSUP ? TG_ERR_UNSUPPORTED : r == GEMM_EINVAL ? TG_ERR_BINDING : TG_ERR_CUDA, "%s: %s",
@@ -952,7 +979,7 @@ static TgStatus run_kernels(TgLayer *l, CUstream s, unsigned phases, float *ms, 
 			bool go = stage == OPTIM_RUN ? (phases & PHASE_BIT(k->phase)) && k->phase != PHASE_OPTIMIZER &&
 					(ks == OPTIM_RUN || (ks == OPTIM_WEIGHT_CAST && l->weights_stale))
 				: optimizer && (int)ks == stage && !(ks == OPTIM_WEIGHT_CAST && k->cast_in_update);
-			if (i == l->plan->update_kernel || !go)
+			if (i == l->plan->update_kernel || !go || (k->epilogue_of >= 0 && l->epilogue_ran[k->epilogue_of]))
 				continue;
 			if (k->pass != PASS_AMAX && (st = reduce_pending(l, s)))
 				break; /* the casts after a group of amax passes read the reduced amaxes */

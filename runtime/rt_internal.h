@@ -29,6 +29,12 @@ void tg_context_set_tuning_file(TgContext *c, const char *path);
 /* tg_layer_gemm_backend names what runs GEMM kernel ki: "wgmma n256s3" (the generated kernel, this
  * GPU an sm_90 and TEGEN_GEMM_GEN not 0) or "cuBLASLt" (which a call the kernel cannot take also uses). */
 const char *tg_layer_gemm_backend(const TgLayer *l, int ki);
+/* tg_layer_keep_intermediates: on, a GEMM whose generated kernel fuses a GLU (gemm.glu) also writes its
+ * own output D, which the plan skips when nothing else reads it; the checker judges each op from it. */
+void tg_layer_keep_intermediates(TgLayer *l, bool on);
+/* tg_layer_kernel_skipped: kernel ki did not run in the last run, as the generated GEMM it is the epilogue
+ * of (Kernel.epilogue_of) did its work. */
+bool tg_layer_kernel_skipped(const TgLayer *l, int ki);
 /* tg_context_jit is the context's kernel cache (for tools that compile variants). */
 struct JitCache *tg_context_jit(TgContext *c);
 /* tg_context_function loads a compiled cubin into the context (once per key) and returns entry (a CUfunction). */

@@ -1,5 +1,5 @@
 // gemm_fp8.cu: the generated FP8 GEMM for Hopper (sm_90a): wgmma + TMA, per-tensor scales.
-// tegen-slots: TG_KERNEL TG_BN TG_STAGES TG_PROMOTE TG_KIND TG_OUT
+// tegen-slots: TG_KERNEL TG_BN TG_STAGES TG_PROMOTE TG_KIND TG_OUT TG_EPI TG_ACT TG_ALPHA TG_LIMIT TG_FMT
 //
 //     D[M][N] = alpha * A[M][K] * B[N][K]^T,   alpha = a_scale_inv[0] * b_scale_inv[0]
 //
@@ -13,9 +13,19 @@
 // separate FP32 total (TE's default "split accumulator" for dgrad and wgrad): twice the registers,
 // so TG_BN <= 192.
 //
+// TG_EPI 1 (the GLU epilogue, glu_amax.cu fused): B's rows are a GLU's gate half [0, N/2) and linear
+// half [N/2, N); a tile holds 128 columns of each (TG_BN 256: map_b the gate rows, map_b2 the linear
+// rows, box 128), and the epilogue computes act = tg_glu(gate, linear) from the values D would hold
+// (rounded to TG_OUT first, so the bits equal glu_amax.cu reading D) and writes act as FP8 (TG_FMT)
+// times the delayed scale ep.p[TG_P_SCALE] to ep.p[TG_P_OUT] [M][N/2] (TMA store through map_act
+// when use_tma_store, else from registers), max|act| to ep.p[TG_P_AMAX] (atomic), and 1/scale to
+// ep.p[TG_P_SCALE_INV]. D itself is written (from registers) only when D != NULL.
+//
 // Not the TgParams ABI of the other templates: the runtime's GEMM backend (runtime/gemm_gen.c)
 // launches it with the tensor maps by value:
-//     TG_KERNEL(map_a, map_b, map_d, D, M, N, K, a_scale_inv, b_scale_inv, raster)
+//     TG_KERNEL(map_a, map_b, map_b2, map_d, map_act, D, M, N, K, a_scale_inv, b_scale_inv, raster,
+//               use_tma_store, ep)
+// (map_b2, map_act and ep are used by TG_EPI 1 only)
 // grid = min(tiles, SMs) (persistent), block 384, dynamic shared memory TG_STAGES x TG_STAGE_BYTES
 // (the ring) + TG_TILE_OUT_BYTES (the output tile) + 1024 (alignment) + 256 (barriers).
 // map_a: A [M][K] bytes, box 128 x 128, 128-byte swizzle; map_b: B [N][K], box 128 x TG_BN;
@@ -37,9 +47,16 @@
 #define TG_OUT_BF16 0
 #define TG_OUT_F16 1
 #define TG_OUT_F32 2
+#define TG_EPI_NONE 0
+#define TG_EPI_GLU 1
 #define TG_WGMMA_N TG_BN
 #define TG_WGMMA_KIND TG_KIND
 #include "tg_wgmma.h"
+#include "tg_kernel.h" // TgParams: the GLU epilogue's pointers
+#if TG_EPI == TG_EPI_GLU
+#include "tg_glu.h"
+static_assert(TG_BN == 256 && !TG_PROMOTE && TG_OUT != TG_OUT_F32, "the GLU epilogue: 128 x (128 + 128) tiles, fast accumulation, a 2-byte D");
+#endif
 
 typedef unsigned char u8;
 typedef unsigned int u32;
@@ -55,7 +72,11 @@ struct __align__(64) TgTensorMap { u64 opaque[16]; };
 #endif
 #define TG_A_BYTES (TG_GEMM_BM * TG_GEMM_BK)
 #define TG_STAGE_BYTES (TG_A_BYTES + TG_BN * TG_GEMM_BK)
+#if TG_EPI == TG_EPI_GLU
+#define TG_TILE_OUT_BYTES (TG_GEMM_BM * 128)                 // the FP8 act tile: a 64 x 128-byte slab a consumer
+#else
 #define TG_TILE_OUT_BYTES (TG_GEMM_BM * TG_BN * TG_OUT_BYTES)
+#endif
 #define TG_SLAB_COLS (128 / TG_OUT_BYTES)                    // output columns in a 128-byte slab row
 #define TG_NSLABS (TG_BN * TG_OUT_BYTES / 128)               // slabs of 64 rows x 128 bytes a consumer
 #define TG_ACC (TG_BN / 2)                                   // accumulator registers a thread
@@ -136,9 +157,98 @@ __device__ __forceinline__ TgOutPair out_pair(float a, float b)
 __device__ __forceinline__ void store_one(void *D, size_t i, float x) { ((unsigned short *)D)[i] = (unsigned short)out_pair(x, 0.0f); }
 #endif
 
+#if TG_EPI == TG_EPI_GLU
+// x rounded to D's type (BF16 or FP16) and back: the value glu_amax.cu would read from D.
+__device__ __forceinline__ float round_out(float x)
+{
+	const u32 h = out_pair(x, 0.0f) & 0xFFFFu;
+#if TG_OUT == TG_OUT_F16
+	float f;
+	asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((unsigned short)h));
+	return f;
+#else
+	return __uint_as_float(h << 16);
+#endif
+}
+// Two FP8 bytes (a low) of format TG_FMT.
+__device__ __forceinline__ unsigned short fp8_pair(float a, float b)
+{
+	unsigned short r;
+	if (TG_FMT == TG_FMT_E4M3)
+		asm("cvt.rn.satfinite.e4m3x2.f32 %0, %2, %1;" : "=h"(r) : "f"(a), "f"(b));
+	else
+		asm("cvt.rn.satfinite.e5m2x2.f32 %0, %2, %1;" : "=h"(r) : "f"(a), "f"(b));
+	return r;
+}
+#endif
+
+#if TG_EPI == TG_EPI_GLU
+// The GLU epilogue of one consumer's 64 rows of tile (tm, tn): fragment i < TG_ACC/2 is a gate column,
+// i + TG_ACC/2 the same column of the linear half (wgmma's N order: the gate box first).
+__device__ __forceinline__ void glu_epilogue(const float (&acc)[TG_ACC], float alpha, float s, float &amax, void *D, int M,
+	int C, int tm, int tn, int cw, int warp, int lane, int tid, u8 *sout, int use_tma_store, const TgTensorMap &tact,
+	const TgParams &ep)
+{
+	u8 *so = sout + cw * (TG_TILE_OUT_BYTES / 2);
+	if (use_tma_store) {
+		if (tid == 0)
+			asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); // the last tile's store has read so
+		bar_sync(1 + cw, 128);
+	}
+	const int r0 = tm * TG_GEMM_BM + cw * 64 + warp * 16 + lane / 4;
+	u8 *act = (u8 *)ep.p[TG_P_OUT];
+#pragma unroll
+	for (int i = 0; i < TG_ACC / 2; i += 2) {
+		const int rr = warp * 16 + lane / 4 + ((i % 4) >= 2 ? 8 : 0), j = 8 * (i / 4) + 2 * (lane % 4);
+		const int r = r0 + ((i % 4) >= 2 ? 8 : 0), c = tn * 128 + j;
+		const float g0 = round_out(acc[i] * alpha), g1 = round_out(acc[i + 1] * alpha);
+		const float u0 = round_out(acc[i + TG_ACC / 2] * alpha), u1 = round_out(acc[i + 1 + TG_ACC / 2] * alpha);
+		const float y0 = tg_glu<TG_ACT, float>(g0, u0, (float)(TG_ALPHA), (float)(TG_LIMIT));
+		const float y1 = tg_glu<TG_ACT, float>(g1, u1, (float)(TG_ALPHA), (float)(TG_LIMIT));
+		const bool v0 = r < M && c < C, v1 = r < M && c + 1 < C;
+		if (v0)
+			amax = fmaxf(amax, fabsf(y0)); // NaN ignored, as tg_absmax
+		if (v1)
+			amax = fmaxf(amax, fabsf(y1));
+		const unsigned short q = fp8_pair(y0 * s, y1 * s);
+		if (use_tma_store) // the slab: 16-byte chunk j/16 of row rr at (j/16) ^ (rr % 8)
+			*reinterpret_cast<unsigned short *>(so + rr * 128 + (((j / 16) ^ (rr % 8)) * 16) + j % 16) = q;
+		else if (v1 && C % 2 == 0)
+			*reinterpret_cast<unsigned short *>(act + (size_t)r * C + c) = q;
+		else {
+			if (v0)
+				act[(size_t)r * C + c] = (u8)(q & 0xFF);
+			if (v1)
+				act[(size_t)r * C + c + 1] = (u8)(q >> 8);
+		}
+		if (D && r < M) { // the pre-activation, [M][2C]: gate at c, linear at C + c
+			unsigned short *h = (unsigned short *)D + (size_t)r * 2 * C;
+			if (v1 && C % 2 == 0) {
+				*reinterpret_cast<TgOutPair *>(h + c) = out_pair(acc[i] * alpha, acc[i + 1] * alpha);
+				*reinterpret_cast<TgOutPair *>(h + C + c) = out_pair(acc[i + TG_ACC / 2] * alpha, acc[i + 1 + TG_ACC / 2] * alpha);
+			} else {
+				if (v0)
+					store_one(h, c, acc[i] * alpha), store_one(h, C + c, acc[i + TG_ACC / 2] * alpha);
+				if (v1)
+					store_one(h, c + 1, acc[i + 1] * alpha), store_one(h, C + c + 1, acc[i + 1 + TG_ACC / 2] * alpha);
+			}
+		}
+	}
+	if (use_tma_store) {
+		asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+		bar_sync(1 + cw, 128);
+		if (tid == 0) {
+			tma_store(&tact, so, tn * 128, tm * TG_GEMM_BM + cw * 64);
+			asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+		}
+	}
+}
+#endif
+
 extern "C" __global__ void __launch_bounds__(384, 1) TG_KERNEL(const __grid_constant__ TgTensorMap ta,
-	const __grid_constant__ TgTensorMap tb, const __grid_constant__ TgTensorMap td, void *D, int M, int N, int K,
-	const float *sa, const float *sb, int raster, int use_tma_store)
+	const __grid_constant__ TgTensorMap tb, const __grid_constant__ TgTensorMap tb2, const __grid_constant__ TgTensorMap td,
+	const __grid_constant__ TgTensorMap tact, void *D, int M, int N, int K, const float *sa, const float *sb, int raster,
+	int use_tma_store, const __grid_constant__ TgParams ep)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL) // wgmma and setmaxnreg are sm_90a's; the runtime launches this on sm_90 only
 	extern __shared__ u8 smem_raw[];
@@ -154,7 +264,12 @@ extern "C" __global__ void __launch_bounds__(384, 1) TG_KERNEL(const __grid_cons
 		asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 	}
 	__syncthreads();
+#if TG_EPI == TG_EPI_GLU
+	const int C = N / 2; // act's columns; a tile: 128 of the gate half and the same 128 of the linear half
+	const int tiles_m = (M + TG_GEMM_BM - 1) / TG_GEMM_BM, tiles_n = (C + 127) / 128;
+#else
 	const int tiles_m = (M + TG_GEMM_BM - 1) / TG_GEMM_BM, tiles_n = (N + TG_BN - 1) / TG_BN;
+#endif
 	const int ktiles = (K + TG_GEMM_BK - 1) / TG_GEMM_BK, ntiles = tiles_m * tiles_n;
 	if (wg == 0) { // the producer
 		asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
@@ -169,7 +284,12 @@ extern "C" __global__ void __launch_bounds__(384, 1) TG_KERNEL(const __grid_cons
 					u8 *sA = smem + stage * TG_STAGE_BYTES, *sB = sA + TG_A_BYTES;
 					mbar_expect_tx(&full[stage], TG_STAGE_BYTES);
 					tma_load(&ta, sA, &full[stage], kt * TG_GEMM_BK, tm * TG_GEMM_BM);
+#if TG_EPI == TG_EPI_GLU
+					tma_load(&tb, sB, &full[stage], kt * TG_GEMM_BK, tn * 128);
+					tma_load(&tb2, sB + 128 * TG_GEMM_BK, &full[stage], kt * TG_GEMM_BK, tn * 128);
+#else
 					tma_load(&tb, sB, &full[stage], kt * TG_GEMM_BK, tn * TG_BN);
+#endif
 					if (++stage == TG_STAGES)
 						stage = 0, phase ^= 1;
 				}
@@ -179,6 +299,12 @@ extern "C" __global__ void __launch_bounds__(384, 1) TG_KERNEL(const __grid_cons
 		asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
 		const int cw = wg - 1, warp = tid / 32, lane = tid % 32;
 		const float alpha = sa[0] * sb[0];
+#if TG_EPI == TG_EPI_GLU
+		const float act_scale = *(const float *)ep.p[TG_P_SCALE];
+		if (blockIdx.x == 0 && threadIdx.x == 128)
+			*(float *)ep.p[TG_P_SCALE_INV] = tg_div_rn(1.0f, act_scale);
+		float amax = 0.0f;
+#endif
 		int stage = 0;
 		u32 phase = 0;
 		float acc[TG_ACC];
@@ -228,6 +354,10 @@ extern "C" __global__ void __launch_bounds__(384, 1) TG_KERNEL(const __grid_cons
 			if (prev >= 0 && tid == 0)
 				mbar_arrive(&empty[prev]);
 			// fragment i: row 16 warp + lane/4 (+8 for i%4 >= 2), column 8 (i/4) + 2 (lane%4) + (i%2)
+#if TG_EPI == TG_EPI_GLU
+			glu_epilogue(total, alpha, act_scale, amax, D, M, C, tm, tn, cw, warp, lane, tid, sout, use_tma_store, tact, ep);
+			continue;
+#endif
 			if (use_tma_store) { // this consumer's 64 x TG_BN as TG_NSLABS slabs of 64 rows x 128 bytes
 				u8 *so = sout + cw * (TG_TILE_OUT_BYTES / 2);
 				if (tid == 0)
@@ -267,6 +397,15 @@ extern "C" __global__ void __launch_bounds__(384, 1) TG_KERNEL(const __grid_cons
 				}
 			}
 		}
+#if TG_EPI == TG_EPI_GLU
+		amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, 16));
+		amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, 8));
+		amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, 4));
+		amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, 2));
+		amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, 1));
+		if (lane == 0) // max of non-negative floats == max of their bit patterns as signed ints
+			asm volatile("red.global.max.s32 [%0], %1;" ::"l"(ep.p[TG_P_AMAX]), "r"(__float_as_int(amax)) : "memory");
+#endif
 		if (tid == 0)
 			asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
 	}

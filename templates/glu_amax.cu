@@ -24,6 +24,7 @@
 #include "tg_recipe.h"
 #include "tg_kernel.h"
 #include "tg_rowvec.h" // raw vectors, loads/stores, FP8 stores, reductions, per-tensor scale
+#include "tg_glu.h"    // act(a) * b
 
 #if TG_RECIPE != TG_RECIPE_NONE && TG_RECIPE != TG_RECIPE_DELAYED && TG_RECIPE != TG_RECIPE_CURRENT_CAST && TG_RECIPE != TG_RECIPE_CURRENT_AMAX && TG_RECIPE != TG_RECIPE_BLOCK1X128 && TG_RECIPE != TG_RECIPE_MXFP8 && TG_RECIPE != TG_RECIPE_NVFP4
 #error "glu_amax.cu: unsupported TG_RECIPE (supported: 0 none, 1 delayed, 2 current cast, 3 current amax, 4 block1x128, 6 mxfp8, 7 nvfp4 cast)"
@@ -74,49 +75,13 @@ __device__ __forceinline__ void gl_emit_row(const TgParams &p, long long rows, l
 constexpr int gl_group = TG_RECIPE == TG_RECIPE_BLOCK1X128 ? 128 / GL_VEC : TG_RECIPE == TG_RECIPE_MXFP8 ? 32 / GL_VEC : TG_RECIPE == TG_RECIPE_NVFP4 ? 16 / GL_VEC : 1;
 static_assert(gl_group >= 1 && gl_group <= 32, "block scaling: TG_VEC too small for one block per <= 32 lanes");
 
-// act(a) * b in T: float for BF16/FP8 outputs (1 ulp of the double reference after
-// rounding); double for FP32 and FP16 outputs, where expf's 2-ulp error showed through (up
-// to 3 FP32 ulps on an H100; FP16's 11-bit mantissa flips on more than 1e-4 of the
-// elements): double exp then one rounding to float, as the reference does.
-template <typename T> __device__ __forceinline__ T gl_sigmoid_mul(T a, T z) // a*sigmoid(z)
-{
-	if constexpr (sizeof(T) == 8)
-		return a / (1.0 + exp(-z));
-	else
-		return tg_div_rn(a, 1.0f + expf(-z));
-}
-
-template <typename T> __device__ __forceinline__ float gl_act(float af, float bf)
-{
-	T a = af, b = bf, act;
-	if (TG_ACT == TG_ACT_SWIGLU) {
-		act = gl_sigmoid_mul<T>(a, a);
-	} else if (TG_ACT == TG_ACT_GEGLU) {
-		// 0.5 a (1 + tanh(k(a + 0.044715 a^3))) == a * sigmoid(2k(a + 0.044715 a^3)), no cancellation
-		act = gl_sigmoid_mul<T>(a, (T)1.5957691216057308 * (a + (T)0.044715 * a * a * a));
-	} else if (TG_ACT == TG_ACT_REGLU) {
-		act = a > (T)0 ? a : (T)0;
-	} else if (TG_ACT == TG_ACT_QGEGLU) {
-		act = gl_sigmoid_mul<T>(a, (T)1.702 * a);
-	} else if (TG_ACT == TG_ACT_SREGLU) {
-		act = a > (T)0 ? a * a : (T)0;
-	} else {
-		const T lim = (float)(TG_LIMIT);
-		a = a > lim ? lim : a;
-		b = b > lim ? lim : b;
-		b = b < -lim ? -lim : b;
-		act = gl_sigmoid_mul<T>(a, (T)(float)(TG_ALPHA) * a);
-		b = b + (T)1;
-	}
-	return (float)(act * b);
-}
-
 __device__ __forceinline__ void gl_compute(const float (&a)[GL_VEC], const float (&b)[GL_VEC], float (&y)[GL_VEC])
 {
 	constexpr bool dbl = TG_RECIPE == TG_RECIPE_NONE && TG_OUT_DTYPE != TG_DTYPE_BF16; // FP32 and FP16 outputs
 #pragma unroll
 	for (int k = 0; k < GL_VEC; k++)
-		y[k] = dbl ? gl_act<double>(a[k], b[k]) : gl_act<float>(a[k], b[k]);
+		y[k] = dbl ? tg_glu<TG_ACT, double>(a[k], b[k], (float)(TG_ALPHA), (float)(TG_LIMIT))
+		           : tg_glu<TG_ACT, float>(a[k], b[k], (float)(TG_ALPHA), (float)(TG_LIMIT));
 }
 
 template <int DT, int N>

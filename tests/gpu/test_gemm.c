@@ -320,11 +320,12 @@ static CUfunction gen_function(const char *v, int at, int bt, int dt, GemmGenTil
 	snprintf(st, sizeof st, "%d", t->stages);
 	snprintf(kind, sizeof kind, "\"%s.%s\"", dtn(at), dtn(bt));
 	Slot slots[] = {{"TG_KERNEL", "tg_gemm_test"}, {"TG_BN", bn}, {"TG_STAGES", st}, {"TG_PROMOTE", t->promote ? "1" : "0"},
-		{"TG_KIND", kind}, {"TG_OUT", dt == DT_F32 ? "2" : dt == DT_F16 ? "1" : "0"}};
+		{"TG_KIND", kind}, {"TG_OUT", dt == DT_F32 ? "2" : dt == DT_F16 ? "1" : "0"}, {"TG_EPI", "0"}, {"TG_ACT", "0"},
+		{"TG_ALPHA", "0.0f"}, {"TG_LIMIT", "0.0f"}, {"TG_FMT", "0"}};
 	Arena *a = arena_new();
 	Diag d;
 	memset(&d, 0, sizeof d);
-	char *src = emit_template(a, &d, "gemm_fp8.cu", slots, 6, "test_gemm", "generated GEMM test");
+	char *src = emit_template(a, &d, "gemm_fp8.cu", slots, (int)(sizeof slots / sizeof slots[0]), "test_gemm", "generated GEMM test");
 	CUfunction f = NULL;
 	if (!src) {
 		snprintf(err, errlen, "emit: %.400s", d.msg);
@@ -433,7 +434,7 @@ static void run_case(GemmCtx *g, CUstream s, const Case *c)
 			CUdevice dev;
 			cu.cuCtxGetDevice(&dev);
 			cu.cuDeviceGetAttribute(&sms, TG_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
-			rc = gemm_gen_launch(f, &t, c->m > 2000 ? sms : 8, &d, &a, s, err, sizeof err); /* few CTAs: many tiles each */
+			rc = gemm_gen_launch(f, &t, c->m > 2000 ? sms : 8, &d, &a, NULL, s, err, sizeof err); /* few CTAs: many tiles each */
 		}
 	} else
 		rc = gemm_run_padded(g, &d, &a, scratch, padb, s, err, sizeof err);
@@ -1052,7 +1053,7 @@ static void gen_bench(GemmCtx *g, CUstream s, int sms)
 				a.a = P(A[i % 3]);
 				a.b = P(B[i % 3]);
 				if (i >= BENCH_WARM) CK(cu.cuEventRecord(ev[i - BENCH_WARM], s));
-				rc = gemm_gen_launch(f, &t, sms, &d, &a, s, err, sizeof err);
+				rc = gemm_gen_launch(f, &t, sms, &d, &a, NULL, s, err, sizeof err);
 				if (!rc && i == BENCH_WARM + BENCH_ITERS - 1) CK(cu.cuEventRecord(ev[BENCH_ITERS], s));
 			}
 			if (!rc && cu.cuEventSynchronize(ev[BENCH_ITERS]))

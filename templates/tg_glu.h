@@ -1,0 +1,49 @@
+// tg_glu.h: the gated activations act(a) * b, as glu_amax.cu computes them; shared with the
+// generated GEMM's GLU epilogue (gemm_fp8.cu TG_EPI 1), so that the fused kernel gives the same bits.
+//
+// ACT (tg_codes.h): 0 swiglu silu(a)*b, 1 geglu (tanh-approximate GELU, as TE), 2 reglu,
+// 3 qgeglu a*sigmoid(1.702a)*b, 4 sreglu relu(a)^2*b, 5 clamped_swiglu (GPT-OSS: a <= limit,
+// |b| <= limit, a*sigmoid(alpha*a)*(b+1)).
+#ifndef TG_GLU_H
+#define TG_GLU_H
+
+#include "tg_codes.h"
+#include "tg_formats.h"
+
+// a * sigmoid(z) in T: float (tg_div_rn, expf) or double (exp, then one rounding by the caller).
+template <typename T> __device__ __forceinline__ T tg_sigmoid_mul(T a, T z)
+{
+	if constexpr (sizeof(T) == 8)
+		return a / (1.0 + exp(-z));
+	else
+		return tg_div_rn(a, 1.0f + expf(-z));
+}
+
+// act(a) * b computed in T, rounded to float. T float suits BF16 and FP8 outputs (1 ulp of the
+// double reference after rounding); FP32 and FP16 outputs need T double (expf's 2-ulp error shows).
+template <int ACT, typename T> __device__ __forceinline__ float tg_glu(float af, float bf, float alpha, float limit)
+{
+	T a = af, b = bf, act;
+	if (ACT == TG_ACT_SWIGLU) {
+		act = tg_sigmoid_mul<T>(a, a);
+	} else if (ACT == TG_ACT_GEGLU) {
+		// 0.5 a (1 + tanh(k(a + 0.044715 a^3))) == a * sigmoid(2k(a + 0.044715 a^3)), no cancellation
+		act = tg_sigmoid_mul<T>(a, (T)1.5957691216057308 * (a + (T)0.044715 * a * a * a));
+	} else if (ACT == TG_ACT_REGLU) {
+		act = a > (T)0 ? a : (T)0;
+	} else if (ACT == TG_ACT_QGEGLU) {
+		act = tg_sigmoid_mul<T>(a, (T)1.702 * a);
+	} else if (ACT == TG_ACT_SREGLU) {
+		act = a > (T)0 ? a * a : (T)0;
+	} else {
+		const T lim = limit;
+		a = a > lim ? lim : a;
+		b = b > lim ? lim : b;
+		b = b < -lim ? -lim : b;
+		act = tg_sigmoid_mul<T>(a, (T)alpha * a);
+		b = b + (T)1;
+	}
+	return (float)(act * b);
+}
+
+#endif

@@ -116,8 +116,9 @@ float ref_glu1(int kind, float af, float bf, float limit, float alpha)
 	case REF_SWIGLU:
 		act = a * sigmoid(a);
 		break;
-	case REF_GEGLU: /* tanh-approximate GELU, as TE's gelu */
-		act = 0.5 * a * (1.0 + tanh(0.7978845608028654 * (a + 0.044715 * a * a * a)));
+	case REF_GEGLU: /* tanh-approximate GELU, as TE's gelu: 0.5 a (1 + tanh(k x)) == a sigmoid(2 k x), which keeps
+	                 * the tiny values of a large negative a (1 + tanh cancels to 0 there, in double too) */
+		act = a * sigmoid(1.5957691216057308 * (a + 0.044715 * a * a * a));
 		break;
 	case REF_REGLU:
 		act = a > 0.0 ? a : 0.0;

@@ -16,7 +16,9 @@
 // TG_EPI 1 (the GLU epilogue, glu_amax.cu fused): B's rows are a GLU's gate half [0, N/2) and linear
 // half [N/2, N); a tile holds 128 columns of each (TG_BN 256: map_b the gate rows, map_b2 the linear
 // rows, box 128), and the epilogue computes act = tg_glu(gate, linear) from the values D would hold
-// (rounded to TG_OUT first, so the bits equal glu_amax.cu reading D) and writes act as FP8 (TG_FMT)
+// (rounded to TG_OUT first, as glu_amax.cu reads them), its sigmoid on the SFU (tg_glu_fast: relative
+// error about 2^-20, far below FP8's 2^-4 steps; glu_amax.cu's exact float path took ~20% of the
+// GEMM's time here, as the tensor cores wait for the epilogue), and writes act as FP8 (TG_FMT)
 // times the delayed scale ep.p[TG_P_SCALE] to ep.p[TG_P_OUT] [M][N/2] (TMA store through map_act
 // when use_tma_store, else from registers), max|act| to ep.p[TG_P_AMAX] (atomic), and 1/scale to
 // ep.p[TG_P_SCALE_INV]. D itself is written (from registers) only when D != NULL.
@@ -158,16 +160,15 @@ __device__ __forceinline__ void store_one(void *D, size_t i, float x) { ((unsign
 #endif
 
 #if TG_EPI == TG_EPI_GLU
-// x rounded to D's type (BF16 or FP16) and back: the value glu_amax.cu would read from D.
-__device__ __forceinline__ float round_out(float x)
+// a and b rounded to D's type (BF16 or FP16) and back: the values glu_amax.cu would read from D.
+__device__ __forceinline__ void round_out(float a, float b, float &ra, float &rb)
 {
-	const u32 h = out_pair(x, 0.0f) & 0xFFFFu;
+	const u32 h = out_pair(a, b);
 #if TG_OUT == TG_OUT_F16
-	float f;
-	asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((unsigned short)h));
-	return f;
+	asm("{.reg .b16 lo, hi;\nmov.b32 {lo, hi}, %2;\ncvt.f32.f16 %0, lo;\ncvt.f32.f16 %1, hi;}" : "=f"(ra), "=f"(rb) : "r"(h));
 #else
-	return __uint_as_float(h << 16);
+	ra = __uint_as_float(h << 16);
+	rb = __uint_as_float(h & 0xFFFF0000u);
 #endif
 }
 // Two FP8 bytes (a low) of format TG_FMT.
@@ -201,10 +202,11 @@ __device__ __forceinline__ void glu_epilogue(const float (&acc)[TG_ACC], float a
 	for (int i = 0; i < TG_ACC / 2; i += 2) {
 		const int rr = warp * 16 + lane / 4 + ((i % 4) >= 2 ? 8 : 0), j = 8 * (i / 4) + 2 * (lane % 4);
 		const int r = r0 + ((i % 4) >= 2 ? 8 : 0), c = tn * 128 + j;
-		const float g0 = round_out(acc[i] * alpha), g1 = round_out(acc[i + 1] * alpha);
-		const float u0 = round_out(acc[i + TG_ACC / 2] * alpha), u1 = round_out(acc[i + 1 + TG_ACC / 2] * alpha);
-		const float y0 = tg_glu<TG_ACT, float>(g0, u0, (float)(TG_ALPHA), (float)(TG_LIMIT));
-		const float y1 = tg_glu<TG_ACT, float>(g1, u1, (float)(TG_ALPHA), (float)(TG_LIMIT));
+		float g0, g1, u0, u1;
+		round_out(acc[i] * alpha, acc[i + 1] * alpha, g0, g1);
+		round_out(acc[i + TG_ACC / 2] * alpha, acc[i + 1 + TG_ACC / 2] * alpha, u0, u1);
+		const float y0 = tg_glu_fast<TG_ACT>(g0, u0, (float)(TG_ALPHA), (float)(TG_LIMIT));
+		const float y1 = tg_glu_fast<TG_ACT>(g1, u1, (float)(TG_ALPHA), (float)(TG_LIMIT));
 		const bool v0 = r < M && c < C, v1 = r < M && c + 1 < C;
 		if (v0)
 			amax = fmaxf(amax, fabsf(y0)); // NaN ignored, as tg_absmax

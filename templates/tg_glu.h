@@ -10,13 +10,15 @@
 #include "tg_codes.h"
 #include "tg_formats.h"
 
-// a * sigmoid(z) in T: float (tg_div_rn, expf) or double (exp, then one rounding by the caller).
+// a * sigmoid(z) in T: float (tg_div_rn, expf) or double (exp, then one rounding by the caller). Below
+// z = -80 the float exp(-z) nears overflow (a / inf would be 0 where a * e^z is a normal float down to
+// z = -87 and beyond): there 1 + e^z == 1 in float, so a * e^z it is.
 template <typename T> __device__ __forceinline__ T tg_sigmoid_mul(T a, T z)
 {
 	if constexpr (sizeof(T) == 8)
 		return a / (1.0 + exp(-z));
 	else
-		return tg_div_rn(a, 1.0f + expf(-z));
+		return z < -80.0f ? a * expf(z) : tg_div_rn(a, 1.0f + expf(-z));
 }
 
 // act(a) * b computed in T, rounded to float. T float suits BF16 and FP8 outputs (1 ulp of the
@@ -44,6 +46,39 @@ template <int ACT, typename T> __device__ __forceinline__ float tg_glu(float af,
 		b = b + (T)1;
 	}
 	return (float)(act * b);
+}
+
+// tg_glu with the sigmoid on the SFU: 1 / (1 + 2^(-z log2 e)) by ex2.approx and rcp.approx (relative
+// error about 2^-20; 0 where e^-z overflows or the quotient is below FP32's normals, z < -87). For the
+// generated GEMM's GLU epilogue, whose FP8 output (steps of 2^-4 or coarser) absorbs that error.
+__device__ __forceinline__ float tg_sigmoid_mul_fast(float a, float z)
+{
+	float e, r;
+	asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(z * -1.4426950408889634f));
+	asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(1.0f + e));
+	return a * r;
+}
+template <int ACT> __device__ __forceinline__ float tg_glu_fast(float a, float b, float alpha, float limit)
+{
+	float act;
+	if (ACT == TG_ACT_SWIGLU) {
+		act = tg_sigmoid_mul_fast(a, a);
+	} else if (ACT == TG_ACT_GEGLU) {
+		act = tg_sigmoid_mul_fast(a, 1.5957691216057308f * (a + 0.044715f * a * a * a));
+	} else if (ACT == TG_ACT_REGLU) {
+		act = a > 0.0f ? a : 0.0f;
+	} else if (ACT == TG_ACT_QGEGLU) {
+		act = tg_sigmoid_mul_fast(a, 1.702f * a);
+	} else if (ACT == TG_ACT_SREGLU) {
+		act = a > 0.0f ? a * a : 0.0f;
+	} else {
+		a = a > limit ? limit : a;
+		b = b > limit ? limit : b;
+		b = b < -limit ? -limit : b;
+		act = tg_sigmoid_mul_fast(a, alpha * a);
+		b = b + 1.0f;
+	}
+	return act * b;
 }
 
 #endif

@@ -306,10 +306,17 @@ static void row(const char *name, double err, double tol, const char *st)
 static JitCache *g_jit;
 static CUfunction gen_function(const char *v, int at, int bt, int dt, GemmGenTile *t, char *err, size_t errlen)
 {
-	if (gemm_gen_tile_parse(v, t)) {
+	char tile[32]; /* a trailing 'g': the GLU epilogue (swiglu, E4M3 act) */
+	snprintf(tile, sizeof tile, "%s", v);
+	size_t len = strlen(tile);
+	int glu = len && tile[len - 1] == 'g';
+	if (glu)
+		tile[len - 1] = 0;
+	if (gemm_gen_tile_parse(tile, t)) {
 		snprintf(err, errlen, "bad variant %s", v);
 		return NULL;
 	}
+	t->glu = glu;
 	char warn[256] = "";
 	if (!g_jit && !(g_jit = jit_cache_open(NULL, 0, warn, sizeof warn))) {
 		snprintf(err, errlen, "no NVRTC");
@@ -320,7 +327,7 @@ static CUfunction gen_function(const char *v, int at, int bt, int dt, GemmGenTil
 	snprintf(st, sizeof st, "%d", t->stages);
 	snprintf(kind, sizeof kind, "\"%s.%s\"", dtn(at), dtn(bt));
 	Slot slots[] = {{"TG_KERNEL", "tg_gemm_test"}, {"TG_BN", bn}, {"TG_STAGES", st}, {"TG_PROMOTE", t->promote ? "1" : "0"},
-		{"TG_KIND", kind}, {"TG_OUT", dt == DT_F32 ? "2" : dt == DT_F16 ? "1" : "0"}, {"TG_EPI", "0"}, {"TG_ACT", "0"},
+		{"TG_KIND", kind}, {"TG_OUT", dt == DT_F32 ? "2" : dt == DT_F16 ? "1" : "0"}, {"TG_EPI", glu ? "1" : "0"}, {"TG_ACT", "0"},
 		{"TG_ALPHA", "0.0f"}, {"TG_LIMIT", "0.0f"}, {"TG_FMT", "0"}};
 	Arena *a = arena_new();
 	Diag d;
@@ -1005,7 +1012,8 @@ static int bench_time(GemmCtx *g, const GemmDesc *d, GemmArgs a, const CUdevicep
 static void gen_bench(GemmCtx *g, CUstream s, int sms)
 {
 	static const struct { int m, n, k, fast, dt; const char *what; const char *variants[4]; } sh[] = {
-		{8192, 28672, 4096, 1, DT_BF16, "up fprop", {"n256s3", "n192s4", "n128s6", NULL}},
+		{8192, 28672, 4096, 1, DT_BF16, "up fprop", {"n256s3", "n256s4", "n256s3g", "n256s4g"}},
+		{8192, 28672, 4096, 1, DT_BF16, "up fprop", {"n192s4", "n128s6", NULL, NULL}},
 		{8192, 4096, 14336, 1, DT_BF16, "down fprop", {"n256s3", "n192s4", NULL, NULL}},
 		{8192, 6144, 4096, 1, DT_BF16, "QKV fprop", {"n256s3", NULL, NULL, NULL}},
 		{993, 6144, 4096, 1, DT_BF16, "QKV 993 tok", {"n256s3", NULL, NULL, NULL}},
@@ -1036,6 +1044,17 @@ static void gen_bench(GemmCtx *g, CUstream s, int sms)
 		GemmDesc d = {.m = M, .n = N, .k = K, .a_dtype = DT_E4M3, .b_dtype = DT_E4M3, .d_dtype = sh[si].dt,
 			.scale_mode = GEMM_SCALE_TENSOR, .fast_accum = sh[si].fast};
 		GemmArgs a = {.d = P(D), .a_scale_inv = P(sa), .b_scale_inv = P(sa), .alpha = 1};
+		/* the GLU variants ('g'): act [M][N/2] E4M3 with scale 1, its scale_inv and amax in sa's neighbours */
+		CUdeviceptr act = dalloc((size_t)M * N / 2), st = dalloc(16);
+		float st_init[4] = {1, 1, 0, 0};
+		h2d(st, st_init, 16);
+		TgParams ep;
+		memset(&ep, 0, sizeof ep);
+		ep.p[TG_P_OUT] = P(act);
+		ep.p[TG_P_SCALE] = P(st);
+		ep.p[TG_P_SCALE_INV] = P(st + 4);
+		ep.p[TG_P_AMAX] = P(st + 8);
+		GemmGenEpi epi = {&ep, 0};
 		char err[512], line[1024];
 		float ms[BENCH_ITERS];
 		double med = 0, flop = 2.0 * M * N * K;
@@ -1053,7 +1072,7 @@ static void gen_bench(GemmCtx *g, CUstream s, int sms)
 				a.a = P(A[i % 3]);
 				a.b = P(B[i % 3]);
 				if (i >= BENCH_WARM) CK(cu.cuEventRecord(ev[i - BENCH_WARM], s));
-				rc = gemm_gen_launch(f, &t, sms, &d, &a, NULL, s, err, sizeof err);
+				rc = gemm_gen_launch(f, &t, sms, &d, &a, t.glu ? &epi : NULL, s, err, sizeof err);
 				if (!rc && i == BENCH_WARM + BENCH_ITERS - 1) CK(cu.cuEventRecord(ev[BENCH_ITERS], s));
 			}
 			if (!rc && cu.cuEventSynchronize(ev[BENCH_ITERS]))
@@ -1075,6 +1094,8 @@ static void gen_bench(GemmCtx *g, CUstream s, int sms)
 			cu.cuMemFree_v2(B[r]);
 		}
 		cu.cuMemFree_v2(D);
+		cu.cuMemFree_v2(act);
+		cu.cuMemFree_v2(st);
 	}
 	cu.cuMemFree_v2(sa);
 	for (int i = 0; i <= BENCH_ITERS; i++) cu.cuEventDestroy_v2(ev[i]);

@@ -1,5 +1,5 @@
-// tg_glu.h: the gated activations act(a) * b, as glu_amax.cu computes them; shared with the
-// generated GEMM's GLU epilogue (gemm_fp8.cu TG_EPI 1), so that the fused kernel gives the same bits.
+// tg_glu.h: the gated activations act(a) * b: tg_glu as glu_amax.cu computes them (float or double),
+// tg_glu_fast with the sigmoid on the SFU for the generated GEMM's GLU epilogue (gemm_fp8.cu TG_EPI 1).
 //
 // ACT (tg_codes.h): 0 swiglu silu(a)*b, 1 geglu (tanh-approximate GELU, as TE), 2 reglu,
 // 3 qgeglu a*sigmoid(1.702a)*b, 4 sreglu relu(a)^2*b, 5 clamped_swiglu (GPT-OSS: a <= limit,
@@ -15,10 +15,13 @@
 // z = -87 and beyond): there 1 + e^z == 1 in float, so a * e^z it is.
 template <typename T> __device__ __forceinline__ T tg_sigmoid_mul(T a, T z)
 {
-	if constexpr (sizeof(T) == 8)
+	if constexpr (sizeof(T) == 8) {
 		return a / (1.0 + exp(-z));
-	else
-		return z < -80.0f ? a * expf(z) : tg_div_rn(a, 1.0f + expf(-z));
+	} else {
+		const bool tiny = z < -80.0f;
+		const float e = expf(tiny ? z : -z); // one exponential either way
+		return tiny ? a * e : tg_div_rn(a, 1.0f + e);
+	}
 }
 
 // act(a) * b computed in T, rounded to float. T float suits BF16 and FP8 outputs (1 ulp of the

@@ -10,16 +10,21 @@
 #include "tg_codes.h"
 #include "tg_formats.h"
 
-// a * sigmoid(z) in T: float (tg_div_rn, expf) or double (exp, then one rounding by the caller). Below
-// z = -80 the float exp(-z) nears overflow (a / inf would be 0 where a * e^z is a normal float down to
-// z = -87 and beyond): there 1 + e^z == 1 in float, so a * e^z it is.
-template <typename T> __device__ __forceinline__ T tg_sigmoid_mul(T a, T z)
+// a * sigmoid(z) in T, z given in double: T double (exp, then one rounding by the caller) or float
+// (expf, tg_div_rn). In float the argument is split, z = zf + dz, and e^-z = e^-zf (1 - dz): rounding z to
+// float alone would err by |z| x 2^-24 in e^-z, 20 FP32 ulps at z = -6.5, which flipped BF16 roundings of
+// GEGLU on more than 1e-4 of the elements (conformance, GEMM-sized inputs). Below z = -80 the float
+// e^-z nears overflow (a / inf would be 0 where a e^z is a normal float down to z = -87 and beyond):
+// there 1 + e^z == 1 in float, so a e^z it is.
+template <typename T> __device__ __forceinline__ T tg_sigmoid_mul(T a, double z)
 {
 	if constexpr (sizeof(T) == 8) {
 		return a / (1.0 + exp(-z));
 	} else {
-		const bool tiny = z < -80.0f;
-		const float e = expf(tiny ? z : -z); // one exponential either way
+		const float zf = (float)z, dz = (float)(z - (double)zf);
+		const bool tiny = zf < -80.0f;
+		float e = expf(tiny ? zf : -zf); // one exponential either way
+		e = fmaf(e, tiny ? dz : -dz, e);
 		return tiny ? a * e : tg_div_rn(a, 1.0f + e);
 	}
 }
@@ -29,15 +34,16 @@ template <typename T> __device__ __forceinline__ T tg_sigmoid_mul(T a, T z)
 template <int ACT, typename T> __device__ __forceinline__ float tg_glu(float af, float bf, float alpha, float limit)
 {
 	T a = af, b = bf, act;
+	const double ad = af;
 	if (ACT == TG_ACT_SWIGLU) {
-		act = tg_sigmoid_mul<T>(a, a);
+		act = tg_sigmoid_mul<T>(a, ad);
 	} else if (ACT == TG_ACT_GEGLU) {
 		// 0.5 a (1 + tanh(k(a + 0.044715 a^3))) == a * sigmoid(2k(a + 0.044715 a^3)), no cancellation
-		act = tg_sigmoid_mul<T>(a, (T)1.5957691216057308 * (a + (T)0.044715 * a * a * a));
+		act = tg_sigmoid_mul<T>(a, 1.5957691216057308 * (ad + 0.044715 * ad * ad * ad));
 	} else if (ACT == TG_ACT_REGLU) {
 		act = a > (T)0 ? a : (T)0;
 	} else if (ACT == TG_ACT_QGEGLU) {
-		act = tg_sigmoid_mul<T>(a, (T)1.702 * a);
+		act = tg_sigmoid_mul<T>(a, 1.702 * ad);
 	} else if (ACT == TG_ACT_SREGLU) {
 		act = a > (T)0 ? a * a : (T)0;
 	} else {
@@ -45,7 +51,7 @@ template <int ACT, typename T> __device__ __forceinline__ float tg_glu(float af,
 		a = a > lim ? lim : a;
 		b = b > lim ? lim : b;
 		b = b < -lim ? -lim : b;
-		act = tg_sigmoid_mul<T>(a, (T)alpha * a);
+		act = tg_sigmoid_mul<T>(a, (double)alpha * (double)a);
 		b = b + (T)1;
 	}
 	return (float)(act * b);

@@ -10,51 +10,61 @@
 #include "tg_codes.h"
 #include "tg_formats.h"
 
-// a * sigmoid(z) in T, z given in double: T double (exp, then one rounding by the caller) or float
-// (expf, tg_div_rn). In float the argument is split, z = zf + dz, and e^-z = e^-zf (1 - dz): rounding z to
-// float alone would err by |z| x 2^-24 in e^-z, 20 FP32 ulps at z = -6.5, which flipped BF16 roundings of
-// GEGLU on more than 1e-4 of the elements (conformance, GEMM-sized inputs). Below z = -80 the float
-// e^-z nears overflow (a / inf would be 0 where a e^z is a normal float down to z = -87 and beyond):
-// there 1 + e^z == 1 in float, so a e^z it is.
-template <typename T> __device__ __forceinline__ T tg_sigmoid_mul(T a, double z)
+// p * sigmoid(z) in float, z = zf + dz (a float and its correction), p the product it scales (a * b).
+// e = e^-|z| = e^-|zf| (1 -+ dz): rounding z to float alone would err by |z| x 2^-24 in
+// e, 20 FP32 ulps at z = -6.5. With q = e / (1 + e) = sigmoid(-|z|) (no overflow), p sigmoid(z) is
+// p - p q (one FMA) for z >= 0, p q below. Rounding sigmoid(z) to 1 near saturation first, as
+// p / (1 + e) would, put an exact product p of two 16-bit inputs on a BF16 rounding midpoint where the
+// true value lies just below it: GEGLU's BF16 output was off by one unit on 1.4e-4 of the elements of
+// a GEMM's output (conformance), 1e-5 or fewer this way (an emulation over Gaussian inputs).
+__device__ __forceinline__ float tg_sigmoid_scale(float p, float zf, float dz)
 {
-	if constexpr (sizeof(T) == 8) {
-		return a / (1.0 + exp(-z));
-	} else {
-		const float zf = (float)z, dz = (float)(z - (double)zf);
-		const bool tiny = zf < -80.0f;
-		float e = expf(tiny ? zf : -zf); // one exponential either way
-		e = fmaf(e, tiny ? dz : -dz, e);
-		return tiny ? a * e : tg_div_rn(a, 1.0f + e);
-	}
+	float e = expf(-fabsf(zf));
+	e = fmaf(e, zf >= 0.0f ? -dz : dz, e);
+	const float q = e * tg_rcp_rn(1.0f + e); // q's extra rounding is scaled by q in p - p q
+	const bool neg = zf < 0.0f;
+	return neg || q > 0.0f ? fmaf(neg ? p : -p, q, neg ? 0.0f : p) : p; // q = 0, z >= 0: p (an infinite p too)
 }
 
-// act(a) * b computed in T, rounded to float. T float suits BF16 and FP8 outputs (1 ulp of the
-// double reference after rounding); FP32 and FP16 outputs need T double (expf's 2-ulp error shows).
+// z (computed in double) as a float and its correction.
+__device__ __forceinline__ float tg_sigmoid_arg(double z, float &dz)
+{
+	const float zf = (float)z;
+	dz = (float)(z - (double)zf);
+	return zf;
+}
+
+// act(a) * b, rounded to float: in double (T double, one rounding: FP32 and FP16 outputs, where expf's
+// 2-ulp error showed), or in float (BF16 and FP8 outputs: tg_sigmoid_scale, a few FP32 roundings).
 template <int ACT, typename T> __device__ __forceinline__ float tg_glu(float af, float bf, float alpha, float limit)
 {
-	T a = af, b = bf, act;
 	const double ad = af;
-	if (ACT == TG_ACT_SWIGLU) {
-		act = tg_sigmoid_mul<T>(a, ad);
-	} else if (ACT == TG_ACT_GEGLU) {
-		// 0.5 a (1 + tanh(k(a + 0.044715 a^3))) == a * sigmoid(2k(a + 0.044715 a^3)), no cancellation
-		act = tg_sigmoid_mul<T>(a, 1.5957691216057308 * (ad + 0.044715 * ad * ad * ad));
-	} else if (ACT == TG_ACT_REGLU) {
-		act = a > (T)0 ? a : (T)0;
-	} else if (ACT == TG_ACT_QGEGLU) {
-		act = tg_sigmoid_mul<T>(a, 1.702 * ad);
-	} else if (ACT == TG_ACT_SREGLU) {
-		act = a > (T)0 ? a * a : (T)0;
-	} else {
-		const T lim = limit;
-		a = a > lim ? lim : a;
-		b = b > lim ? lim : b;
-		b = b < -lim ? -lim : b;
-		act = tg_sigmoid_mul<T>(a, (double)alpha * (double)a);
-		b = b + (T)1;
+	if (ACT == TG_ACT_REGLU || ACT == TG_ACT_SREGLU) {
+		const T a = af, act = a > (T)0 ? (ACT == TG_ACT_REGLU ? a : a * a) : (T)0;
+		return (float)(act * (T)bf);
 	}
-	return (float)(act * b);
+	if (ACT == TG_ACT_CLAMPED_SWIGLU) { // GPT-OSS: a <= limit, |b| <= limit, a sigmoid(alpha a) (b + 1)
+		const float a = af > limit ? limit : af, b = (bf > limit ? limit : bf < -limit ? -limit : bf);
+		const double z = (double)alpha * (double)a;
+		if constexpr (sizeof(T) == 8)
+			return (float)((double)a / (1.0 + exp(-z)) * ((double)b + 1.0));
+		float dz, zf = tg_sigmoid_arg(z, dz);
+		return tg_sigmoid_scale(a * (b + 1.0f), zf, dz);
+	}
+	// swiglu: z = a; geglu: 0.5 a (1 + tanh(k(a + 0.044715 a^3))) == a sigmoid(2k(a + 0.044715 a^3)), no
+	// cancellation; qgeglu: z = 1.702 a
+	const double z = ACT == TG_ACT_SWIGLU ? ad : ACT == TG_ACT_GEGLU ? 1.5957691216057308 * (ad + 0.044715 * ad * ad * ad)
+		: 1.702 * ad;
+	if constexpr (sizeof(T) == 8)
+		return (float)(ad / (1.0 + exp(-z)) * (double)bf);
+	if (ACT == TG_ACT_SWIGLU) { // z = a exactly: a / (1 + e^-a), as before (the rows kernels at 72 registers
+		// had no room for tg_sigmoid_scale on sm_100a); a e^a below a = -80, where e^-a nears overflow
+		const bool tiny = af < -80.0f;
+		const float e = expf(tiny ? af : -af);
+		return (tiny ? af * e : tg_div_rn(af, 1.0f + e)) * bf;
+	}
+	float dz, zf = tg_sigmoid_arg(z, dz);
+	return tg_sigmoid_scale(af * bf, zf, dz);
 }
 
 // tg_glu with the sigmoid on the SFU: 1 / (1 + 2^(-z log2 e)) by ex2.approx and rcp.approx (relative

@@ -26,7 +26,8 @@ int gemm_gen_tile_parse(const char *v, GemmGenTile *t)
 
 size_t gemm_gen_smem_bytes(const GemmGenTile *t, int d_dtype)
 {
-	size_t tile = t->glu ? (size_t)GEN_BM * 128 : (size_t)GEN_BM * t->bn * out_bytes(d_dtype);
+	/* the GLU epilogue: the staging tile (128 x bn of d_dtype) and the FP8 act tile (128 x 128 bytes) */
+	size_t tile = (size_t)GEN_BM * t->bn * out_bytes(d_dtype) + (t->glu ? (size_t)GEN_BM * 128 : 0);
 	return (size_t)t->stages * (GEN_BM + t->bn) * GEN_BK + tile + 1024 + 256;
 }
 

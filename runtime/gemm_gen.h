@@ -32,7 +32,7 @@ typedef struct GemmGenEpi {
 /* gemm_gen_tile_parse reads a variant name ("n192s4p"); 0, or -1 if it is not one (glu is set to 0). */
 int gemm_gen_tile_parse(const char *variant, GemmGenTile *t);
 /* gemm_gen_smem_bytes is the dynamic shared memory a CTA of tile t with output dtype d_dtype needs
- * (the ring, then the output tile: 128 x bn of d_dtype, or with t->glu the 128 x 128-byte act tile). */
+ * (the ring, then the output tile: 128 x bn of d_dtype, with t->glu also the 128 x 128-byte act tile). */
 size_t gemm_gen_smem_bytes(const GemmGenTile *t, int d_dtype);
 /* gemm_gen_check: 0 if the generated kernel can run this call (K % 16 == 0, M, N, K >= 1, A and B
  * 16-byte aligned, scale_inv given, the driver has cuTensorMapEncodeTiled), else -1 with why. The

@@ -15,11 +15,11 @@
 //
 // TG_EPI 1 (the GLU epilogue, glu_amax.cu fused): B's rows are a GLU's gate half [0, N/2) and linear
 // half [N/2, N); a tile holds 128 columns of each (TG_BN 256: map_b the gate rows, map_b2 the linear
-// rows, box 128), and the epilogue computes act = tg_glu(gate, linear) from the values D would hold
-// (rounded to TG_OUT first, as glu_amax.cu reads them), its sigmoid on the SFU (tg_glu_fast: relative
-// error about 2^-20, far below FP8's 2^-4 steps; with glu_amax.cu's float path, expf and an IEEE
-// division, the 8B forward layer took 2406-2455 us against 2236-2257: the tensor cores wait while both
-// consumers run the epilogue), and writes act as FP8 (TG_FMT)
+// rows, box 128). The consumers only round their accumulators to TG_OUT into a staging tile in shared
+// memory (the values D would hold, as glu_amax.cu reads them) and go on with the next tile; warps 1-3 of
+// the producer warpgroup compute act = tg_glu_fast(gate, linear) from it (the sigmoid on the SFU:
+// relative error about 2^-20, far below FP8's 2^-4 steps) while the tensor cores run, and write act as
+// FP8 (TG_FMT)
 // times the delayed scale ep.p[TG_P_SCALE] to ep.p[TG_P_OUT] [M][N/2] (TMA store through map_act
 // when use_tma_store, else from registers), max|act| to ep.p[TG_P_AMAX] (atomic), and 1/scale to
 // ep.p[TG_P_SCALE_INV]. D itself is written (from registers) only when D != NULL.
@@ -76,7 +76,8 @@ struct __align__(64) TgTensorMap { u64 opaque[16]; };
 #define TG_A_BYTES (TG_GEMM_BM * TG_GEMM_BK)
 #define TG_STAGE_BYTES (TG_A_BYTES + TG_BN * TG_GEMM_BK)
 #if TG_EPI == TG_EPI_GLU
-#define TG_TILE_OUT_BYTES (TG_GEMM_BM * 128)                 // the FP8 act tile: a 64 x 128-byte slab a consumer
+#define TG_STAGING_BYTES (TG_GEMM_BM * TG_BN * 2)            // the tile's pre-activation, 2-byte values
+#define TG_TILE_OUT_BYTES (TG_STAGING_BYTES + TG_GEMM_BM * 128) // + the FP8 act tile: two 64 x 128-byte slabs
 #else
 #define TG_TILE_OUT_BYTES (TG_GEMM_BM * TG_BN * TG_OUT_BYTES)
 #endif
@@ -161,17 +162,6 @@ __device__ __forceinline__ void store_one(void *D, size_t i, float x) { ((unsign
 #endif
 
 #if TG_EPI == TG_EPI_GLU
-// a and b rounded to D's type (BF16 or FP16) and back: the values glu_amax.cu would read from D.
-__device__ __forceinline__ void round_out(float a, float b, float &ra, float &rb)
-{
-	const u32 h = out_pair(a, b);
-#if TG_OUT == TG_OUT_F16
-	asm("{.reg .b16 lo, hi;\nmov.b32 {lo, hi}, %2;\ncvt.f32.f16 %0, lo;\ncvt.f32.f16 %1, hi;}" : "=f"(ra), "=f"(rb) : "r"(h));
-#else
-	ra = __uint_as_float(h << 16);
-	rb = __uint_as_float(h & 0xFFFF0000u);
-#endif
-}
 // Two FP8 bytes (a low) of format TG_FMT.
 __device__ __forceinline__ unsigned short fp8_pair(float a, float b)
 {
@@ -185,63 +175,106 @@ __device__ __forceinline__ unsigned short fp8_pair(float a, float b)
 #endif
 
 #if TG_EPI == TG_EPI_GLU
-// The GLU epilogue of one consumer's 64 rows of tile (tm, tn): fragment i < TG_ACC/2 is a gate column,
-// i + TG_ACC/2 the same column of the linear half (wgmma's N order: the gate box first).
-__device__ __forceinline__ void glu_epilogue(const float (&acc)[TG_ACC], float alpha, float s, float &amax, void *D, int M,
-	int C, int tm, int tn, int cw, int warp, int lane, int tid, u8 *sout, int use_tma_store, const TgTensorMap &tact,
-	const TgParams &ep)
+// A consumer's half of the GLU epilogue: its 64 rows of the tile, acc * alpha rounded to D's type, into the
+// staging tile (gate columns 0-127, linear 128-255), laid out as the plain epilogue's slabs: consumer cw's
+// 32 KB, slab j (128 bytes of columns: j = 0, 1 gate, 2, 3 linear) of 64 rows x 128 bytes, 16-byte chunk k
+// of row r at k ^ (r % 8) (conflict-free; an XOR over 32 chunks a row made ptxas spill), then an arrive
+// on sfull. The producer warpgroup's warps 1-3 do the rest
+// (glu_finish) while the consumers go on with the next tile's MMAs.
+__device__ __forceinline__ void glu_stage(const float (&acc)[TG_ACC], float alpha, int cw, int warp, int lane, u8 *stg,
+	u64 *sfull, u64 *sempty, u32 parity)
 {
-	u8 *so = sout + cw * (TG_TILE_OUT_BYTES / 2);
-	if (use_tma_store) {
-		if (tid == 0)
-			asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); // the last tile's store has read so
-		bar_sync(1 + cw, 128);
-	}
-	const int r0 = tm * TG_GEMM_BM + cw * 64 + warp * 16 + lane / 4;
-	u8 *act = (u8 *)ep.p[TG_P_OUT];
+	if (warp == 0 && lane == 0)
+		mbar_wait(sempty, parity ^ 1); // the epilogue warps have read the last tile's staging
+	bar_sync(1 + cw, 128);
 #pragma unroll
-	for (int i = 0; i < TG_ACC / 2; i += 2) {
-		const int rr = warp * 16 + lane / 4 + ((i % 4) >= 2 ? 8 : 0), j = 8 * (i / 4) + 2 * (lane % 4);
-		const int r = r0 + ((i % 4) >= 2 ? 8 : 0), c = tn * 128 + j;
-		float g0, g1, u0, u1;
-		round_out(acc[i] * alpha, acc[i + 1] * alpha, g0, g1);
-		round_out(acc[i + TG_ACC / 2] * alpha, acc[i + 1 + TG_ACC / 2] * alpha, u0, u1);
-		const float y0 = tg_glu_fast<TG_ACT>(g0, u0, (float)(TG_ALPHA), (float)(TG_LIMIT));
-		const float y1 = tg_glu_fast<TG_ACT>(g1, u1, (float)(TG_ALPHA), (float)(TG_LIMIT));
-		const bool v0 = r < M && c < C, v1 = r < M && c + 1 < C;
-		if (v0)
-			amax = fmaxf(amax, fabsf(y0)); // NaN ignored, as tg_absmax
-		if (v1)
-			amax = fmaxf(amax, fabsf(y1));
-		const unsigned short q = fp8_pair(y0 * s, y1 * s);
-		if (use_tma_store) // the slab: 16-byte chunk j/16 of row rr at (j/16) ^ (rr % 8)
-			*reinterpret_cast<unsigned short *>(so + rr * 128 + (((j / 16) ^ (rr % 8)) * 16) + j % 16) = q;
-		else if (v1 && C % 2 == 0)
-			*reinterpret_cast<unsigned short *>(act + (size_t)r * C + c) = q;
-		else {
-			if (v0)
-				act[(size_t)r * C + c] = (u8)(q & 0xFF);
-			if (v1)
-				act[(size_t)r * C + c + 1] = (u8)(q >> 8);
+	for (int i = 0; i < TG_ACC; i += 2) {
+		const int r = warp * 16 + lane / 4 + ((i % 4) >= 2 ? 8 : 0), c = 8 * (i / 4) + 2 * (lane % 4);
+		const int byte = c * 2, slab = byte / 128, chunk = (byte % 128) / 16;
+		*reinterpret_cast<TgOutPair *>(stg + cw * 32768 + slab * 8192 + r * 128 + ((chunk ^ (r % 8)) * 16) + byte % 16) =
+			out_pair(acc[i] * alpha, acc[i + 1] * alpha);
+	}
+	mbar_arrive(sfull); // release: the staging writes are visible to the waiting epilogue warps
+}
+
+// 8 values of D's type (16 bytes) to floats.
+__device__ __forceinline__ void unpack8(const uint4 &v, float (&f)[8])
+{
+	const u32 w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+	for (int k = 0; k < 4; k++) {
+#if TG_OUT == TG_OUT_F16
+		asm("{.reg .b16 lo, hi;\nmov.b32 {lo, hi}, %2;\ncvt.f32.f16 %0, lo;\ncvt.f32.f16 %1, hi;}" : "=f"(f[2 * k]), "=f"(f[2 * k + 1]) : "r"(w[k]));
+#else
+		f[2 * k] = __uint_as_float(w[k] << 16);
+		f[2 * k + 1] = __uint_as_float(w[k] & 0xFFFF0000u);
+#endif
+	}
+}
+
+// The epilogue warps' part (96 threads, e = 0..95) of tile (tm, tn): from the staging tile, act = glu(gate,
+// linear) as FP8 (scale s) into the act slabs, TMA-stored (or stored from registers), D written when asked,
+// amax kept; the staging goes back to the consumers as soon as it is read.
+__device__ __forceinline__ void glu_finish(int e, u8 *stg, u8 *sact, u64 *sfull, u64 *sempty, u32 parity, float s,
+	float &amax, void *D, int M, int C, int tm, int tn, int use_tma_store, const TgTensorMap &tact, u8 *act)
+{
+	mbar_wait(sfull, parity);
+	if (use_tma_store) {
+		if (e == 0)
+			asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); // the last tile's store has read sact
+		bar_sync(5, 96);
+	}
+	for (int w = e; w < TG_GEMM_BM * 16; w += 96) { // 128 rows x 16 chunks of 8 columns
+		const int r = w / 16, ch = w % 16, R = tm * TG_GEMM_BM + r, c = tn * 128 + 8 * ch;
+		const u8 *row = stg + (r / 64) * 32768 + (r % 64) * 128 + (((ch % 8) ^ (r % 8)) * 16);
+		const uint4 gv = *reinterpret_cast<const uint4 *>(row + (ch / 8) * 8192);
+		const uint4 uv = *reinterpret_cast<const uint4 *>(row + (2 + ch / 8) * 8192);
+		float g[8], u[8];
+		unpack8(gv, g);
+		unpack8(uv, u);
+		u32 q[2];
+#pragma unroll
+		for (int k = 0; k < 8; k += 2) {
+			const float y0 = tg_glu_fast<TG_ACT>(g[k], u[k], (float)(TG_ALPHA), (float)(TG_LIMIT));
+			const float y1 = tg_glu_fast<TG_ACT>(g[k + 1], u[k + 1], (float)(TG_ALPHA), (float)(TG_LIMIT));
+			if (R < M && c + k < C)
+				amax = fmaxf(amax, fabsf(y0)); // NaN ignored, as tg_absmax
+			if (R < M && c + k + 1 < C)
+				amax = fmaxf(amax, fabsf(y1));
+			const u32 pr = fp8_pair(y0 * s, y1 * s);
+			if (k % 4 == 0)
+				q[k / 4] = pr;
+			else
+				q[k / 4] |= pr << 16;
 		}
-		if (D && r < M) { // the pre-activation, [M][2C]: gate at c, linear at C + c
-			unsigned short *h = (unsigned short *)D + (size_t)r * 2 * C;
-			if (v1 && C % 2 == 0) {
-				*reinterpret_cast<TgOutPair *>(h + c) = out_pair(acc[i] * alpha, acc[i + 1] * alpha);
-				*reinterpret_cast<TgOutPair *>(h + C + c) = out_pair(acc[i + TG_ACC / 2] * alpha, acc[i + 1 + TG_ACC / 2] * alpha);
-			} else {
-				if (v0)
-					store_one(h, c, acc[i] * alpha), store_one(h, C + c, acc[i + TG_ACC / 2] * alpha);
-				if (v1)
-					store_one(h, c + 1, acc[i + 1] * alpha), store_one(h, C + c + 1, acc[i + 1 + TG_ACC / 2] * alpha);
-			}
+		if (use_tma_store) { // slab r / 64, row r % 64: chunk ch / 2 at (ch / 2) ^ (r % 8), half ch % 2
+			*reinterpret_cast<uint2 *>(sact + (r / 64) * 8192 + (r % 64) * 128 + (((ch / 2) ^ (r % 8)) * 16) + (ch % 2) * 8) =
+				make_uint2(q[0], q[1]);
+		} else if (R < M) {
+#pragma unroll
+			for (int k = 0; k < 8; k++)
+				if (c + k < C)
+					act[(size_t)R * C + c + k] = (u8)(q[k / 4] >> (8 * (k % 4)));
+		}
+		if (D && R < M) { // the pre-activation, [M][2C]: gate at c, linear at C + c
+			unsigned short *h = (unsigned short *)D + (size_t)R * 2 * C;
+			const u32 gw[4] = {gv.x, gv.y, gv.z, gv.w}, uw[4] = {uv.x, uv.y, uv.z, uv.w};
+#pragma unroll
+			for (int k = 0; k < 8; k++)
+				if (c + k < C) {
+					h[c + k] = (unsigned short)(gw[k / 2] >> (16 * (k % 2)));
+					h[C + c + k] = (unsigned short)(uw[k / 2] >> (16 * (k % 2)));
+				}
 		}
 	}
+	mbar_arrive(sempty); // the staging is read: the consumers may write the next tile's
 	if (use_tma_store) {
 		asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-		bar_sync(1 + cw, 128);
-		if (tid == 0) {
-			tma_store(&tact, so, tn * 128, tm * TG_GEMM_BM + cw * 64);
+		bar_sync(5, 96);
+		if (e == 0) {
+			tma_store(&tact, sact, tn * 128, tm * TG_GEMM_BM);
+			if (tm * TG_GEMM_BM + 64 < M)
+				tma_store(&tact, sact + 8192, tn * 128, tm * TG_GEMM_BM + 64);
 			asm volatile("cp.async.bulk.commit_group;" ::: "memory");
 		}
 	}
@@ -258,12 +291,15 @@ extern "C" __global__ void __launch_bounds__(384, 1) TG_KERNEL(const __grid_cons
 	u8 *smem = (u8 *)(((size_t)smem_raw + 1023) & ~(size_t)1023);
 	u8 *sout = smem + TG_STAGES * TG_STAGE_BYTES;
 	u64 *full = (u64 *)(sout + TG_TILE_OUT_BYTES), *empty = full + TG_STAGES;
+	u64 *sfull = empty + TG_STAGES, *sempty = sfull + 1; // the GLU epilogue's staging tile
 	const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
 	if (threadIdx.x == 0) {
 		for (int s = 0; s < TG_STAGES; s++) {
 			mbar_init(&full[s], 1);
 			mbar_init(&empty[s], 2); // one arrive from each consumer warpgroup
 		}
+		mbar_init(sfull, 256); // every consumer thread, its staging written
+		mbar_init(sempty, 96); // every epilogue thread, the staging read
 		asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 	}
 	__syncthreads();
@@ -274,8 +310,32 @@ extern "C" __global__ void __launch_bounds__(384, 1) TG_KERNEL(const __grid_cons
 	const int tiles_m = (M + TG_GEMM_BM - 1) / TG_GEMM_BM, tiles_n = (N + TG_BN - 1) / TG_BN;
 #endif
 	const int ktiles = (K + TG_GEMM_BK - 1) / TG_GEMM_BK, ntiles = tiles_m * tiles_n;
-	if (wg == 0) { // the producer
+	if (wg == 0) { // the producer (thread 0) and, with TG_EPI 1, the GLU epilogue (warps 1-3)
+#if TG_EPI == TG_EPI_GLU
+		asm volatile("setmaxnreg.dec.sync.aligned.u32 72;");
+		if (tid >= 32) {
+			const int e = tid - 32;
+			const float s = *(const float *)ep.p[TG_P_SCALE];
+			if (blockIdx.x == 0 && e == 0)
+				*(float *)ep.p[TG_P_SCALE_INV] = tg_div_rn(1.0f, s);
+			float amax = 0.0f;
+			u32 parity = 0;
+			for (int t = blockIdx.x; t < ntiles; t += gridDim.x, parity ^= 1) {
+				int tm, tn;
+				tg_gemm_tile(t, tiles_m, tiles_n, raster, tm, tn);
+				glu_finish(e, sout, sout + TG_STAGING_BYTES, sfull, sempty, parity, s, amax, D, M, C, tm, tn, use_tma_store,
+					tact, (u8 *)ep.p[TG_P_OUT]);
+			}
+			if (e == 0)
+				asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+			for (int o = 16; o > 0; o >>= 1)
+				amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, o));
+			if (tid % 32 == 0) // max of non-negative floats == max of their bit patterns as signed ints
+				asm volatile("red.global.max.s32 [%0], %1;" ::"l"(ep.p[TG_P_AMAX]), "r"(__float_as_int(amax)) : "memory");
+		}
+#else
 		asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+#endif
 		if (tid == 0) {
 			int stage = 0;
 			u32 phase = 0;
@@ -299,15 +359,14 @@ extern "C" __global__ void __launch_bounds__(384, 1) TG_KERNEL(const __grid_cons
 			}
 		}
 	} else { // the consumers: rows 64 * (wg - 1) of each tile
+#if TG_EPI == TG_EPI_GLU
+		asm volatile("setmaxnreg.inc.sync.aligned.u32 216;"); // 72 x 128 + 216 x 256 <= 64K registers
+		u32 sparity = 0;
+#else
 		asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
+#endif
 		const int cw = wg - 1, warp = tid / 32, lane = tid % 32;
 		const float alpha = sa[0] * sb[0];
-#if TG_EPI == TG_EPI_GLU
-		const float act_scale = *(const float *)ep.p[TG_P_SCALE];
-		if (blockIdx.x == 0 && threadIdx.x == 128)
-			*(float *)ep.p[TG_P_SCALE_INV] = tg_div_rn(1.0f, act_scale);
-		float amax = 0.0f;
-#endif
 		int stage = 0;
 		u32 phase = 0;
 		float acc[TG_ACC];
@@ -358,7 +417,8 @@ extern "C" __global__ void __launch_bounds__(384, 1) TG_KERNEL(const __grid_cons
 				mbar_arrive(&empty[prev]);
 			// fragment i: row 16 warp + lane/4 (+8 for i%4 >= 2), column 8 (i/4) + 2 (lane%4) + (i%2)
 #if TG_EPI == TG_EPI_GLU
-			glu_epilogue(total, alpha, act_scale, amax, D, M, C, tm, tn, cw, warp, lane, tid, sout, use_tma_store, tact, ep);
+			glu_stage(total, alpha, cw, warp, lane, sout, sfull, sempty, sparity);
+			sparity ^= 1;
 			continue;
 #endif
 			if (use_tma_store) { // this consumer's 64 x TG_BN as TG_NSLABS slabs of 64 rows x 128 bytes
@@ -400,15 +460,6 @@ extern "C" __global__ void __launch_bounds__(384, 1) TG_KERNEL(const __grid_cons
 				}
 			}
 		}
-#if TG_EPI == TG_EPI_GLU
-		amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, 16));
-		amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, 8));
-		amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, 4));
-		amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, 2));
-		amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, 1));
-		if (lane == 0) // max of non-negative floats == max of their bit patterns as signed ints
-			asm volatile("red.global.max.s32 [%0], %1;" ::"l"(ep.p[TG_P_AMAX]), "r"(__float_as_int(amax)) : "memory");
-#endif
 		if (tid == 0)
 			asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
 	}

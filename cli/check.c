@@ -361,13 +361,13 @@ static int bind_inputs(TgLayer *l, const Graph *g, const long *dims, const RefTe
 static int check_epilogues_without_d(TgLayer *l, const Graph *g, Buf *out)
 {
 	const Plan *p = tg_layer_plan(l);
-	int fused = 0, fails = 0;
+	bool fused = false, accumulates = false;
+	int fails = 0;
 	for (int i = 0; i < p->nkernels; i++)
-		fused += p->kernels[i].kind == KERNEL_GEMM && p->kernels[i].gemm.glu >= 0;
+		fused |= p->kernels[i].kind == KERNEL_GEMM && p->kernels[i].gemm.glu >= 0;
 	for (int i = 0; i < g->nops; i++)
-		if (g->ops[i].kind == OP_GEMM_CAST && g->ops[i].p.accumulate && g->ops[i].phase == PHASE_FORWARD)
-			fused = 0;
-	if (!fused || g->optim.kind != OPTIM_NONE)
+		accumulates |= g->ops[i].kind == OP_GEMM_CAST && g->ops[i].p.accumulate && g->ops[i].phase == PHASE_FORWARD;
+	if (!fused || accumulates || g->optim.kind != OPTIM_NONE)
 		return 0;
 	unsigned char **before = calloc((size_t)p->nkernels, sizeof *before);
 	size_t *nb = calloc((size_t)p->nkernels, sizeof *nb);

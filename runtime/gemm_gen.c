@@ -61,8 +61,6 @@ int gemm_gen_launch(CUfunction f, const GemmGenTile *t, int sms, const GemmDesc 
 {
 	const int ob = out_bytes(d->d_dtype);
 	TgTensorMap ta, tb, tb2 = {{0}}, td = {{0}}, tact = {{0}};
-	TgParams none;
-	memset(&none, 0, sizeof none);
 	const long cols = t->glu ? d->n / 2 : d->n; /* the output columns: act's with the GLU epilogue */
 	const unsigned char *act = t->glu ? (const unsigned char *)epi->p->p[TG_P_OUT] : NULL;
 	CUresult r = map2d(&ta, TG_CU_TENSOR_MAP_DATA_TYPE_UINT8, a->a, d->m, d->k, 1, GEN_BM);
@@ -85,7 +83,7 @@ int gemm_gen_launch(CUfunction f, const GemmGenTile *t, int sms, const GemmDesc 
 	if (r)
 		return gemm_fail(err, errlen, GEMM_ECUDA, "gemm (generated): cuTensorMapEncodeTiled: %s (M=%d N=%d K=%d)",
 			cudrv_errstr(r), d->m, d->n, d->k);
-	long tiles_m = (d->m + GEN_BM - 1) / GEN_BM, tiles = tiles_m * (t->glu ? (cols + 127) / 128 : (d->n + t->bn - 1) / t->bn);
+	long tiles_m = (d->m + GEN_BM - 1) / GEN_BM, tiles = tiles_m * ((d->n + t->bn - 1) / t->bn); /* GLU: ceil(cols / 128) */
 	/* tile order, measured on the H100 (bench/RESULTS.md, issue 22): groups of 16 M tiles, N fastest
 	 * in a group; M fastest when there are at most two groups (B then streams once) */
 	int raster = tiles_m <= 32 ? 0 : 2;
@@ -93,7 +91,11 @@ int gemm_gen_launch(CUfunction f, const GemmGenTile *t, int sms, const GemmDesc 
 	void *dp = t->glu && !epi->write_d ? NULL : a->d;
 	int m = d->m, n = d->n, k = d->k;
 	const float *sa = a->a_scale_inv, *sb = a->b_scale_inv;
-	TgParams ep = t->glu ? *epi->p : none;
+	TgParams ep;
+	if (t->glu)
+		ep = *epi->p;
+	else
+		memset(&ep, 0, sizeof ep);
 	void *args[] = {&ta, &tb, &tb2, &td, &tact, &dp, &m, &n, &k, &sa, &sb, &raster, &use_tma_store, &ep};
 	r = cu.cuLaunchKernel(f, grid, 1, 1, 384, 1, 1, (unsigned)gemm_gen_smem_bytes(t, d->d_dtype), s, args, NULL);
 	if (r)

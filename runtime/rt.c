@@ -714,7 +714,6 @@ static TgStatus prepare(TgLayer *l, CUstream s, unsigned phases)
 	return TG_OK;
 }
 
-/* Launch generated kernel k (the plan's, or a variant of it) as function fn. */
 /* k's pointer slots (its bindings) at this run's buffers; the rest NULL. */
 static void bind_params(const TgLayer *l, const Kernel *k, TgParams *prm)
 {
@@ -728,6 +727,7 @@ static void bind_params(const TgLayer *l, const Kernel *k, TgParams *prm)
 	}
 }
 
+/* Launch generated kernel k (the plan's, or a variant of it) as function fn. */
 static TgStatus launch_kernel(TgLayer *l, const Kernel *k, CUfunction fn, CUstream s)
 {
 	TgParams prm;
@@ -864,8 +864,9 @@ static TgStatus launch_gemm(TgLayer *l, int ki, CUstream s)
 	l->epilogue_ran[ki] = gen && l->gen_tile[ki].glu;
 	if (gen) {
 		TgParams ep;
-		bind_params(l, k, &ep);
 		GemmGenEpi epi = {&ep, k->gemm.keep_d || l->keep_intermediates};
+		if (l->gen_tile[ki].glu)
+			bind_params(l, k, &ep);
 		r = gemm_gen_launch(l->fn[ki], &l->gen_tile[ki], l->ctx->sms, &gd, &ga, l->gen_tile[ki].glu ? &epi : NULL, s, err,
 			sizeof err);
 	} else

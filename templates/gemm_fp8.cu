@@ -19,10 +19,10 @@
 // memory (the values D would hold, as glu_amax.cu reads them) and go on with the next tile; warps 1-3 of
 // the producer warpgroup compute act = tg_glu_fast(gate, linear) from it (the sigmoid on the SFU:
 // relative error about 2^-20, far below FP8's 2^-4 steps) while the tensor cores run, and write act as
-// FP8 (TG_FMT)
-// times the delayed scale ep.p[TG_P_SCALE] to ep.p[TG_P_OUT] [M][N/2] (TMA store through map_act
-// when use_tma_store, else from registers), max|act| to ep.p[TG_P_AMAX] (atomic), and 1/scale to
-// ep.p[TG_P_SCALE_INV]. D itself is written (from registers) only when D != NULL.
+// FP8 (TG_FMT) times the delayed scale ep.p[TG_P_SCALE] to ep.p[TG_P_OUT] [M][N/2] (TMA store through
+// map_act when use_tma_store, else from registers), max|act| to ep.p[TG_P_AMAX] (atomic), and 1/scale
+// to ep.p[TG_P_SCALE_INV]. D itself is written (by those warps, from the staging tile) only when
+// D != NULL.
 //
 // Not the TgParams ABI of the other templates: the runtime's GEMM backend (runtime/gemm_gen.c)
 // launches it with the tensor maps by value:
@@ -166,25 +166,11 @@ __device__ __forceinline__ void store_one(void *D, size_t i, float x) { ((unsign
 #endif
 
 #if TG_EPI == TG_EPI_GLU
-// Two FP8 bytes (a low) of format TG_FMT.
-__device__ __forceinline__ unsigned short fp8_pair(float a, float b)
-{
-	unsigned short r;
-	if (TG_FMT == TG_FMT_E4M3)
-		asm("cvt.rn.satfinite.e4m3x2.f32 %0, %2, %1;" : "=h"(r) : "f"(a), "f"(b));
-	else
-		asm("cvt.rn.satfinite.e5m2x2.f32 %0, %2, %1;" : "=h"(r) : "f"(a), "f"(b));
-	return r;
-}
-#endif
-
-#if TG_EPI == TG_EPI_GLU
 // A consumer's half of the GLU epilogue: its 64 rows of the tile, acc * alpha rounded to D's type, into the
 // staging tile (gate columns 0-127, linear 128-255), laid out as the plain epilogue's slabs: consumer cw's
 // 32 KB, slab j (128 bytes of columns: j = 0, 1 gate, 2, 3 linear) of 64 rows x 128 bytes, 16-byte chunk k
-// of row r at k ^ (r % 8) (conflict-free; an XOR over 32 chunks a row made ptxas spill), then an arrive
-// on sfull. The producer warpgroup's warps 1-3 do the rest
-// (glu_finish) while the consumers go on with the next tile's MMAs.
+// of row r at k ^ (r % 8) (conflict-free), then an arrive on sfull. The producer warpgroup's warps 1-3 do
+// the rest (glu_finish) while the consumers go on with the next tile's MMAs.
 __device__ __forceinline__ void glu_stage(const float (&acc)[TG_ACC], float alpha, int cw, int warp, int lane, u8 *stg,
 	u64 *sfull, u64 *sempty, u32 parity)
 {
@@ -245,7 +231,7 @@ __device__ __forceinline__ void glu_finish(int e, u8 *stg, u8 *sact, u64 *sfull,
 				amax = fmaxf(amax, fabsf(y0)); // NaN ignored, as tg_absmax
 			if (R < M && c + k + 1 < C)
 				amax = fmaxf(amax, fabsf(y1));
-			const u32 pr = fp8_pair(y0 * s, y1 * s);
+			const u32 pr = TG_FMT == TG_FMT_E4M3 ? tg_f32x2_to_e4m3x2(y0 * s, y1 * s) : tg_f32x2_to_e5m2x2(y0 * s, y1 * s);
 			if (k % 4 == 0)
 				q[k / 4] = pr;
 			else
@@ -302,23 +288,21 @@ extern "C" __global__ void __launch_bounds__(384, 1) TG_KERNEL(const __grid_cons
 			mbar_init(&full[s], 1);
 			mbar_init(&empty[s], 2); // one arrive from each consumer warpgroup
 		}
+#if TG_EPI == TG_EPI_GLU
 		mbar_init(sfull, 256); // every consumer thread, its staging written
 		mbar_init(sempty, 96); // every epilogue thread, the staging read
+#endif
 		asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 	}
 	__syncthreads();
-#if TG_EPI == TG_EPI_GLU
-	const int C = N / 2; // act's columns; a tile: 128 of the gate half and the same 128 of the linear half
-	const int tiles_m = (M + TG_GEMM_BM - 1) / TG_GEMM_BM, tiles_n = (C + 127) / 128;
-#else
+	// with TG_EPI 1 (TG_BN 256, N = 2C) these are ceil(C / 128) tiles of 128 gate and 128 linear columns
 	const int tiles_m = (M + TG_GEMM_BM - 1) / TG_GEMM_BM, tiles_n = (N + TG_BN - 1) / TG_BN;
-#endif
 	const int ktiles = (K + TG_GEMM_BK - 1) / TG_GEMM_BK, ntiles = tiles_m * tiles_n;
 	if (wg == 0) { // the producer (thread 0) and, with TG_EPI 1, the GLU epilogue (warps 1-3)
 #if TG_EPI == TG_EPI_GLU
 		asm volatile("setmaxnreg.dec.sync.aligned.u32 72;");
 		if (tid >= 32) {
-			const int e = tid - 32;
+			const int e = tid - 32, C = N / 2; // act's columns
 			const float s = *(const float *)ep.p[TG_P_SCALE];
 			if (blockIdx.x == 0 && e == 0)
 				*(float *)ep.p[TG_P_SCALE_INV] = tg_div_rn(1.0f, s);

@@ -281,7 +281,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) TG_KERNEL(const __grid_cons
 	u8 *smem = (u8 *)(((size_t)smem_raw + 1023) & ~(size_t)1023);
 	u8 *sout = smem + TG_STAGES * TG_STAGE_BYTES;
 	u64 *full = (u64 *)(sout + TG_TILE_OUT_BYTES), *empty = full + TG_STAGES;
+#if TG_EPI == TG_EPI_GLU
 	u64 *sfull = empty + TG_STAGES, *sempty = sfull + 1; // the GLU epilogue's staging tile
+#endif
 	const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
 	if (threadIdx.x == 0) {
 		for (int s = 0; s < TG_STAGES; s++) {

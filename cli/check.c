@@ -361,6 +361,7 @@ static int bind_inputs(TgLayer *l, const Graph *g, const long *dims, const RefTe
 static int check_epilogues_without_d(TgLayer *l, const Graph *g, Buf *out)
 {
 	const Plan *p = tg_layer_plan(l);
+	static const Component comps[2] = {COMP_DATA, COMP_DATA_T}; /* act's rowwise and columnwise copies */
 	bool fused = false, accumulates = false;
 	int fails = 0;
 	for (int i = 0; i < p->nkernels; i++)
@@ -369,13 +370,13 @@ static int check_epilogues_without_d(TgLayer *l, const Graph *g, Buf *out)
 		accumulates |= g->ops[i].kind == OP_GEMM_CAST && g->ops[i].p.accumulate && g->ops[i].phase == PHASE_FORWARD;
 	if (!fused || accumulates || g->optim.kind != OPTIM_NONE)
 		return 0;
-	unsigned char **before = calloc((size_t)p->nkernels, sizeof *before);
-	size_t *nb = calloc((size_t)p->nkernels, sizeof *nb);
-	for (int i = 0; i < p->nkernels; i++) {
-		const Kernel *k = &p->kernels[i];
+	unsigned char **before = calloc((size_t)p->nkernels * 2, sizeof *before);
+	size_t *nb = calloc((size_t)p->nkernels * 2, sizeof *nb);
+	for (int i = 0; i < 2 * p->nkernels; i++) {
+		const Kernel *k = &p->kernels[i / 2];
 		void *dp;
 		if (k->kind != KERNEL_GEMM || k->gemm.glu < 0 ||
-			tg_layer_tensor_component(l, g->ops[k->gemm.glu].arg[ARG_OUT], COMP_DATA, &dp, &nb[i]))
+			tg_layer_tensor_component(l, g->ops[k->gemm.glu].arg[ARG_OUT], comps[i % 2], &dp, &nb[i]) || !dp)
 			continue;
 		before[i] = malloc(nb[i] + 1);
 		cu.cuMemcpyDtoH_v2(before[i], (CUdeviceptr)(uintptr_t)dp, nb[i]);
@@ -385,26 +386,27 @@ static int check_epilogues_without_d(TgLayer *l, const Graph *g, Buf *out)
 		buf_printf(out, "  FAIL the forward again without the GLU epilogues' D: %s\n", tg_last_error());
 		fails++;
 	}
-	for (int i = 0; i < p->nkernels && !fails; i++) {
+	for (int i = 0; i < 2 * p->nkernels && !fails; i++) {
+		const Kernel *k = &p->kernels[i / 2];
 		void *dp;
 		size_t n;
-		if (!before[i] || tg_layer_tensor_component(l, g->ops[p->kernels[i].gemm.glu].arg[ARG_OUT], COMP_DATA, &dp, &n))
+		if (!before[i] || tg_layer_tensor_component(l, g->ops[k->gemm.glu].arg[ARG_OUT], comps[i % 2], &dp, &n))
 			continue;
 		unsigned char *after = malloc(n + 1);
 		cu.cuMemcpyDtoH_v2(after, (CUdeviceptr)(uintptr_t)dp, n);
 		size_t diff = 0;
 		for (size_t j = 0; j < n && n == nb[i]; j++)
 			diff += before[i][j] != after[j];
-		const char *name = g->tensors[g->ops[p->kernels[i].gemm.glu].arg[ARG_OUT]].name;
+		const char *name = g->tensors[g->ops[k->gemm.glu].arg[ARG_OUT]].name, *copy = i % 2 ? " (columnwise)" : "";
 		if (diff || n != nb[i]) {
-			buf_printf(out, "  FAIL %s: %s from the GLU epilogue without D differs in %zu of %zu bytes\n", p->kernels[i].name,
-				name, diff, n);
+			buf_printf(out, "  FAIL %s: %s%s from the GLU epilogue without D differs in %zu of %zu bytes\n", k->name, name, copy,
+				diff, n);
 			fails++;
 		} else
-			buf_printf(out, "  ok   %s: %s from the GLU epilogue without D: the same %zu bytes\n", p->kernels[i].name, name, n);
+			buf_printf(out, "  ok   %s: %s%s from the GLU epilogue without D: the same %zu bytes\n", k->name, name, copy, n);
 		free(after);
 	}
-	for (int i = 0; i < p->nkernels; i++)
+	for (int i = 0; i < 2 * p->nkernels; i++)
 		free(before[i]);
 	free(before);
 	free(nb);

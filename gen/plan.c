@@ -1173,13 +1173,14 @@ static void plan_gemm_generated(Planner *pl, Kernel *k, const GemmCall *c)
 	slot(pl, k, "TG_ALPHA", "0.0f");
 	slot(pl, k, "TG_LIMIT", "0.0f");
 	slot(pl, k, "TG_FMT", "0");
+	slot(pl, k, "TG_ACT_T", "0");
 	k->threads = 384;
 }
 
 /* Why glu_amax op `op` cannot be the epilogue of the generated GEMM (kernel *kg) that writes its input
  * (NULL: it can; *kg = -1 and NULL when no generated GEMM writes it). The epilogue writes a rowwise
  * per-tensor FP8 copy with a delayed scale (known before the GEMM runs; current scaling needs the amax
- * first) and no columnwise copy. */
+ * first) and, where asked, its columnwise copy (the same bytes transposed). */
 static const char *glu_epilogue_why_not(Planner *pl, const Op *op, int *kg)
 {
 	const Graph *g = pl->g;
@@ -1197,8 +1198,8 @@ static const char *glu_epilogue_why_not(Planner *pl, const Op *op, int *kg)
 		return "the GEMM has an epilogue already";
 	if (!is_quantized(out) || out->recipe.scaling != SCALING_DELAYED || out->dtype == DT_E2M1)
 		return "an FP8 delayed-scaling output only";
-	if (out->columnwise || !out->rowwise)
-		return "a rowwise copy only";
+	if (!out->rowwise)
+		return "a rowwise copy (with or without the columnwise one)";
 	if (pl->hp_values)
 		return "hp_values: the op writes its FP32 value";
 	return NULL;
@@ -1231,10 +1232,11 @@ static int plan_glu_epilogue(Planner *pl, const Op *op, const char **why)
 	slot_set(k, "TG_ALPHA", flit(pl, op->p.alpha));
 	slot_set(k, "TG_LIMIT", flit(pl, op->p.limit));
 	slot_set(k, "TG_FMT", out->dtype == DT_E5M2 ? "1" : "0");
+	slot_set(k, "TG_ACT_T", out->columnwise ? "1" : "0");
 	bind_outputs(pl, k, out, COMP_DATA);
-	k->note = arena_printf(pl->a, "%s fused: act = %s(%s) as FP8 from the accumulators%s", op_name(op->kind),
-		glu_name(op->p.act), h->name, k->gemm.keep_d ? arena_printf(pl->a, ", %s also written", h->name)
-			: arena_printf(pl->a, " (%s not written)", h->name));
+	k->note = arena_printf(pl->a, "%s fused: act = %s(%s) as FP8 from the accumulators%s%s", op_name(op->kind),
+		glu_name(op->p.act), h->name, out->columnwise ? " (rowwise and columnwise)" : "",
+		k->gemm.keep_d ? arena_printf(pl->a, ", %s also written", h->name) : arena_printf(pl->a, " (%s not written)", h->name));
 	return kg;
 }
 

@@ -60,9 +60,10 @@ int gemm_gen_launch(CUfunction f, const GemmGenTile *t, int sms, const GemmDesc 
 	const GemmGenEpi *epi, CUstream s, char *err, size_t errlen)
 {
 	const int ob = out_bytes(d->d_dtype);
-	TgTensorMap ta, tb, tb2 = {{0}}, td = {{0}}, tact = {{0}};
+	TgTensorMap ta, tb, tb2 = {{0}}, td = {{0}}, tact = {{0}}, tact_t = {{0}};
 	const long cols = t->glu ? d->n / 2 : d->n; /* the output columns: act's with the GLU epilogue */
 	const unsigned char *act = t->glu ? (const unsigned char *)epi->p->p[TG_P_OUT] : NULL;
+	const unsigned char *act_t = t->glu ? (const unsigned char *)epi->p->p[TG_P_OUT_T] : NULL; /* [cols][M] */
 	CUresult r = map2d(&ta, TG_CU_TENSOR_MAP_DATA_TYPE_UINT8, a->a, d->m, d->k, 1, GEN_BM);
 	if (!r && t->glu) { /* the gate rows [0, N/2) and the linear rows [N/2, N) of B, 128 each a tile */
 		r = map2d(&tb, TG_CU_TENSOR_MAP_DATA_TYPE_UINT8, a->b, cols, d->k, 1, 128);
@@ -71,12 +72,18 @@ int gemm_gen_launch(CUfunction f, const GemmGenTile *t, int sms, const GemmDesc 
 				cols, d->k, 1, 128);
 	} else if (!r)
 		r = map2d(&tb, TG_CU_TENSOR_MAP_DATA_TYPE_UINT8, a->b, d->n, d->k, 1, t->bn);
-	/* the TMA store needs 16-byte rows and a 16-byte aligned output; else the kernel stores from registers */
+	/* a TMA store needs 16-byte rows and a 16-byte aligned output; else the kernel stores from registers
+	 * (bit 1: D, or act's rowwise copy; bit 2: act's columnwise copy; gemm_fp8.cu TG_TMA_D, TG_TMA_ACT_T) */
 	int use_tma_store = t->glu ? cols % 16 == 0 && (uintptr_t)act % 16 == 0
 		: (long)d->n * ob % 16 == 0 && (uintptr_t)a->d % 16 == 0;
-	if (!r && use_tma_store && t->glu)
+	if (act_t && d->m % 16 == 0 && (uintptr_t)act_t % 16 == 0) {
+		use_tma_store |= 2;
+		if (!r)
+			r = map2d(&tact_t, TG_CU_TENSOR_MAP_DATA_TYPE_UINT8, act_t, cols, d->m, 1, 64);
+	}
+	if (!r && (use_tma_store & 1) && t->glu)
 		r = map2d(&tact, TG_CU_TENSOR_MAP_DATA_TYPE_UINT8, act, d->m, cols, 1, 64);
-	else if (!r && use_tma_store)
+	else if (!r && (use_tma_store & 1))
 		r = map2d(&td, d->d_dtype == DT_F32 ? TG_CU_TENSOR_MAP_DATA_TYPE_FLOAT32
 			: d->d_dtype == DT_F16 ? TG_CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : TG_CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
 			a->d, d->m, d->n, ob, 64);
@@ -96,7 +103,7 @@ int gemm_gen_launch(CUfunction f, const GemmGenTile *t, int sms, const GemmDesc 
 		ep = *epi->p;
 	else
 		memset(&ep, 0, sizeof ep);
-	void *args[] = {&ta, &tb, &tb2, &td, &tact, &dp, &m, &n, &k, &sa, &sb, &raster, &use_tma_store, &ep};
+	void *args[] = {&ta, &tb, &tb2, &td, &tact, &tact_t, &dp, &m, &n, &k, &sa, &sb, &raster, &use_tma_store, &ep};
 	r = cu.cuLaunchKernel(f, grid, 1, 1, 384, 1, 1, (unsigned)gemm_gen_smem_bytes(t, d->d_dtype), s, args, NULL);
 	if (r)
 		return gemm_fail(err, errlen, GEMM_ECUDA, "gemm (generated): launch: %s", cudrv_errstr(r));

@@ -24,8 +24,9 @@ typedef struct GemmGenTile {
 
 /* A GLU epilogue's arguments: B's rows [0, N/2) are the gate half, [N/2, N) the linear half. */
 typedef struct GemmGenEpi {
-	const TgParams *p;        /* TG_P_OUT: act [M][N/2] FP8; TG_P_SCALE (read), TG_P_SCALE_INV (written),
-	                             TG_P_AMAX (atomic max): act's per-tensor delayed scaling */
+	const TgParams *p;        /* TG_P_OUT: act [M][N/2] FP8; TG_P_OUT_T: its columnwise copy [N/2][M]
+	                             (kernels compiled with TG_ACT_T 1 only, else NULL); TG_P_SCALE (read),
+	                             TG_P_SCALE_INV (written), TG_P_AMAX (atomic max): act's delayed scaling */
 	int write_d;              /* also write D, the GLU's input (else D is not touched) */
 } GemmGenEpi;
 

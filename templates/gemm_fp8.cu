@@ -1,5 +1,5 @@
 // gemm_fp8.cu: the generated FP8 GEMM for Hopper (sm_90a): wgmma + TMA, per-tensor scales.
-// tegen-slots: TG_KERNEL TG_BN TG_STAGES TG_PROMOTE TG_KIND TG_OUT TG_EPI TG_ACT TG_ALPHA TG_LIMIT TG_FMT
+// tegen-slots: TG_KERNEL TG_BN TG_STAGES TG_PROMOTE TG_KIND TG_OUT TG_EPI TG_ACT TG_ALPHA TG_LIMIT TG_FMT TG_ACT_T
 //
 //     D[M][N] = alpha * A[M][K] * B[N][K]^T,   alpha = a_scale_inv[0] * b_scale_inv[0]
 //
@@ -22,13 +22,15 @@
 // FP8 (TG_FMT) times the delayed scale ep.p[TG_P_SCALE] to ep.p[TG_P_OUT] [M][N/2] (TMA store through
 // map_act when use_tma_store, else from registers), max|act| to ep.p[TG_P_AMAX] (atomic), and 1/scale
 // to ep.p[TG_P_SCALE_INV]. D itself is written (by those warps, from the staging tile) only when
-// D != NULL.
+// D != NULL. TG_ACT_T 1: act's columnwise copy too (the wgrad operand, per-tensor: the same bytes
+// transposed) to ep.p[TG_P_OUT_T] [N/2][M]: the act tile transposed in shared memory once its rowwise
+// store has read it, then TMA-stored through map_act_t (M % 16 == 0 and aligned) or from registers.
 //
 // Not the TgParams ABI of the other templates: the runtime's GEMM backend (runtime/gemm_gen.c)
 // launches it with the tensor maps by value:
-//     TG_KERNEL(map_a, map_b, map_b2, map_d, map_act, D, M, N, K, a_scale_inv, b_scale_inv, raster,
-//               use_tma_store, ep)
-// (map_b2, map_act and ep are used by TG_EPI 1 only)
+//     TG_KERNEL(map_a, map_b, map_b2, map_d, map_act, map_act_t, D, M, N, K, a_scale_inv, b_scale_inv,
+//               raster, use_tma_store, ep)
+// (map_b2, map_act, map_act_t and ep are used by TG_EPI 1 only; use_tma_store: the TG_TMA_D / TG_TMA_ACT_T bits below)
 // grid = min(tiles, SMs) (persistent), block 384, dynamic shared memory TG_STAGES x TG_STAGE_BYTES
 // (the ring) + TG_TILE_OUT_BYTES (the output tile) + 1024 (alignment) + 256 (barriers).
 // map_a: A [M][K] bytes, box 128 x 128, 128-byte swizzle; map_b: B [N][K], box 128 x TG_BN;
@@ -56,6 +58,10 @@
 #define TG_OUT_F32 2
 #define TG_EPI_NONE 0
 #define TG_EPI_GLU 1
+// Bits of the kernel's use_tma_store: which outputs go out by TMA (else from registers).
+#define TG_TMA_D 1     // D (plain epilogue) or act's rowwise copy (GLU epilogue): 16-byte rows, aligned
+#define TG_TMA_ACT_T 2 // act's columnwise copy [C][M] (GLU epilogue with TG_ACT_T): M % 16 == 0, aligned
+
 #define TG_WGMMA_N TG_BN
 #define TG_WGMMA_KIND TG_KIND
 #include "tg_wgmma.h"
@@ -63,6 +69,8 @@
 #if TG_EPI == TG_EPI_GLU
 #include "tg_glu.h"
 static_assert(TG_BN == 256 && !TG_PROMOTE && TG_OUT != TG_OUT_F32, "the GLU epilogue: 128 x (128 + 128) tiles, fast accumulation, a 2-byte D");
+#else
+static_assert(!TG_ACT_T, "TG_ACT_T goes with the GLU epilogue");
 #endif
 
 typedef unsigned char u8;
@@ -202,18 +210,58 @@ __device__ __forceinline__ void unpack8(const uint4 &v, float (&f)[8])
 	}
 }
 
+// Transposes the 128 x 128-byte act tile in place (the slabs' swizzled layout: byte c of row r in slab r / 64,
+// row r % 64, chunk (c / 16) ^ (r % 8)): thread e of 96 swaps 4 x 4-byte blocks (I, J) and (J, I), I <= J, each
+// block's four rows of one 32-bit word transposed by byte permutes. Every block pair is one thread's, so no
+// barrier is needed between the reads and the writes.
+__device__ __forceinline__ u32 *act_word(u8 *sact, int r, int q)
+{
+	return reinterpret_cast<u32 *>(sact + (r / 64) * 8192 + (r % 64) * 128 + (((q / 4) ^ (r % 8)) * 16) + (q % 4) * 4);
+}
+__device__ __forceinline__ void transpose4(const u32 (&a)[4], u32 (&t)[4])
+{
+	const u32 lo0 = __byte_perm(a[0], a[1], 0x5140), lo1 = __byte_perm(a[2], a[3], 0x5140);
+	const u32 hi0 = __byte_perm(a[0], a[1], 0x7362), hi1 = __byte_perm(a[2], a[3], 0x7362);
+	t[0] = __byte_perm(lo0, lo1, 0x5410);
+	t[1] = __byte_perm(lo0, lo1, 0x7632);
+	t[2] = __byte_perm(hi0, hi1, 0x5410);
+	t[3] = __byte_perm(hi0, hi1, 0x7632);
+}
+__device__ __forceinline__ void transpose_act_tile(int e, u8 *sact)
+{
+	for (int w = e; w < 32 * 32; w += 96) {
+		const int I = w / 32, J = w % 32;
+		if (I > J)
+			continue;
+		u32 a[4], b[4], ta[4], tb[4];
+#pragma unroll
+		for (int k = 0; k < 4; k++)
+			a[k] = *act_word(sact, 4 * I + k, J), b[k] = *act_word(sact, 4 * J + k, I);
+		transpose4(a, ta);
+		transpose4(b, tb);
+#pragma unroll
+		for (int k = 0; k < 4; k++) {
+			*act_word(sact, 4 * J + k, I) = ta[k];
+			if (I != J)
+				*act_word(sact, 4 * I + k, J) = tb[k];
+		}
+	}
+}
+
 // The epilogue warps' part (96 threads, e = 0..95) of tile (tm, tn): from the staging tile, act = glu(gate,
 // linear) as FP8 (scale s) into the act slabs, TMA-stored (or stored from registers), D written when asked,
-// amax kept; the staging goes back to the consumers as soon as it is read.
+// amax kept; the staging goes back to the consumers as soon as it is read. With TG_ACT_T the act tile is then
+// transposed in place and stored to act_t [C][M] (rows tn * 128.., columns tm * 128..).
 __device__ __forceinline__ void glu_finish(int e, u8 *stg, u8 *sact, u64 *sfull, u64 *sempty, u32 parity, float s,
-	float &amax, void *D, int M, int C, int tm, int tn, int use_tma_store, const TgTensorMap &tact, u8 *act)
+	float &amax, void *D, int M, int C, int tm, int tn, int use_tma_store, const TgTensorMap &tact,
+	const TgTensorMap &tact_t, u8 *act, u8 *act_t)
 {
+	const bool tma_rows = use_tma_store & TG_TMA_D, tma_t = use_tma_store & TG_TMA_ACT_T;
+	const bool vec_d = C % 8 == 0 && ((size_t)D % 16) == 0; // 16-byte stores of D's 8-column chunks
 	mbar_wait(sfull, parity);
-	if (use_tma_store) {
-		if (e == 0)
-			asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); // the last tile's store has read sact
-		bar_sync(5, 96);
-	}
+	if (e == 0)
+		asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); // the last tile's stores have read sact
+	bar_sync(5, 96); // ... and every thread is done with the last tile's sact
 	for (int w = e; w < TG_GEMM_BM * 16; w += 96) { // 128 rows x 16 chunks of 8 columns
 		const int r = w / 16, ch = w % 16, R = tm * TG_GEMM_BM + r, c = tn * 128 + 8 * ch;
 		const u8 *row = stg + (r / 64) * 32768 + (r % 64) * 128 + (((ch % 8) ^ (r % 8)) * 16);
@@ -237,10 +285,10 @@ __device__ __forceinline__ void glu_finish(int e, u8 *stg, u8 *sact, u64 *sfull,
 			else
 				q[k / 4] |= pr << 16;
 		}
-		if (use_tma_store) { // slab r / 64, row r % 64: chunk ch / 2 at (ch / 2) ^ (r % 8), half ch % 2
+		if (tma_rows || TG_ACT_T) // slab r / 64, row r % 64: chunk ch / 2 at (ch / 2) ^ (r % 8), half ch % 2
 			*reinterpret_cast<uint2 *>(sact + (r / 64) * 8192 + (r % 64) * 128 + (((ch / 2) ^ (r % 8)) * 16) + (ch % 2) * 8) =
 				make_uint2(q[0], q[1]);
-		} else if (R < M) {
+		if (!tma_rows && R < M) {
 #pragma unroll
 			for (int k = 0; k < 8; k++)
 				if (c + k < C)
@@ -248,32 +296,71 @@ __device__ __forceinline__ void glu_finish(int e, u8 *stg, u8 *sact, u64 *sfull,
 		}
 		if (D && R < M) { // the pre-activation, [M][2C]: gate at c, linear at C + c
 			unsigned short *h = (unsigned short *)D + (size_t)R * 2 * C;
-			const u32 gw[4] = {gv.x, gv.y, gv.z, gv.w}, uw[4] = {uv.x, uv.y, uv.z, uv.w};
+			if (vec_d && c + 8 <= C) {
+				*reinterpret_cast<uint4 *>(h + c) = gv;
+				*reinterpret_cast<uint4 *>(h + C + c) = uv;
+			} else {
+				const u32 gw[4] = {gv.x, gv.y, gv.z, gv.w}, uw[4] = {uv.x, uv.y, uv.z, uv.w};
 #pragma unroll
-			for (int k = 0; k < 8; k++)
-				if (c + k < C) {
-					h[c + k] = (unsigned short)(gw[k / 2] >> (16 * (k % 2)));
-					h[C + c + k] = (unsigned short)(uw[k / 2] >> (16 * (k % 2)));
-				}
+				for (int k = 0; k < 8; k++)
+					if (c + k < C) {
+						h[c + k] = (unsigned short)(gw[k / 2] >> (16 * (k % 2)));
+						h[C + c + k] = (unsigned short)(uw[k / 2] >> (16 * (k % 2)));
+					}
+			}
 		}
 	}
 	mbar_arrive(sempty); // the staging is read: the consumers may write the next tile's
-	if (use_tma_store) {
+	if (!tma_rows && !TG_ACT_T)
+		return;
+	if (tma_rows)
+		asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+	bar_sync(5, 96); // the act tile is written
+	if (tma_rows && e == 0) {
+		tma_store(&tact, sact, tn * 128, tm * TG_GEMM_BM);
+		if (tm * TG_GEMM_BM + 64 < M)
+			tma_store(&tact, sact + 8192, tn * 128, tm * TG_GEMM_BM + 64);
+		asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+	}
+#if TG_ACT_T
+	if (tma_rows) {
+		if (e == 0)
+			asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); // the rowwise store has read sact
+		bar_sync(5, 96);
+	}
+	transpose_act_tile(e, sact); // now row c (act_t's row tn * 128 + c) holds the tile's 128 tokens
+	if (tma_t) {
 		asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 		bar_sync(5, 96);
 		if (e == 0) {
-			tma_store(&tact, sact, tn * 128, tm * TG_GEMM_BM);
-			if (tm * TG_GEMM_BM + 64 < M)
-				tma_store(&tact, sact + 8192, tn * 128, tm * TG_GEMM_BM + 64);
+			tma_store(&tact_t, sact, tm * TG_GEMM_BM, tn * 128);
+			if (tn * 128 + 64 < C)
+				tma_store(&tact_t, sact + 8192, tm * TG_GEMM_BM, tn * 128 + 64);
 			asm volatile("cp.async.bulk.commit_group;" ::: "memory");
 		}
+	} else {
+		bar_sync(5, 96);
+		for (int w = e; w < 128 * 32; w += 96) { // act_t row c, tokens 4q..4q+3 of the tile
+			const int cl = w / 32, q = w % 32, cc = tn * 128 + cl;
+			const u32 v = *act_word(sact, cl, q);
+#pragma unroll
+			for (int k = 0; k < 4; k++) {
+				const int R = tm * TG_GEMM_BM + 4 * q + k;
+				if (cc < C && R < M)
+					act_t[(size_t)cc * M + R] = (u8)(v >> (8 * k));
+			}
+		}
 	}
+#else
+	(void)tact_t;
+	(void)act_t;
+#endif
 }
 #endif
 
 extern "C" __global__ void __launch_bounds__(384, 1) TG_KERNEL(const __grid_constant__ TgTensorMap ta,
 	const __grid_constant__ TgTensorMap tb, const __grid_constant__ TgTensorMap tb2, const __grid_constant__ TgTensorMap td,
-	const __grid_constant__ TgTensorMap tact, void *D, int M, int N, int K, const float *sa, const float *sb, int raster,
+	const __grid_constant__ TgTensorMap tact, const __grid_constant__ TgTensorMap tact_t, void *D, int M, int N, int K, const float *sa, const float *sb, int raster,
 	int use_tma_store, const __grid_constant__ TgParams ep)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL) // wgmma and setmaxnreg are sm_90a's; the runtime launches this on sm_90 only
@@ -314,7 +401,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) TG_KERNEL(const __grid_cons
 				int tm, tn;
 				tg_gemm_tile(t, tiles_m, tiles_n, raster, tm, tn);
 				glu_finish(e, sout, sout + TG_STAGING_BYTES, sfull, sempty, parity, s, amax, D, M, C, tm, tn, use_tma_store,
-					tact, (u8 *)ep.p[TG_P_OUT]);
+					tact, tact_t, (u8 *)ep.p[TG_P_OUT], (u8 *)ep.p[TG_P_OUT_T]);
 			}
 			if (e == 0)
 				asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
@@ -411,7 +498,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) TG_KERNEL(const __grid_cons
 			sparity ^= 1;
 			continue;
 #endif
-			if (use_tma_store) { // this consumer's 64 x TG_BN as TG_NSLABS slabs of 64 rows x 128 bytes
+			if (use_tma_store & TG_TMA_D) { // this consumer's 64 x TG_BN as TG_NSLABS slabs of 64 rows x 128 bytes
 				u8 *so = sout + cw * (TG_TILE_OUT_BYTES / 2);
 				if (tid == 0)
 					asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); // the last tile's stores have read so

@@ -306,12 +306,13 @@ static void row(const char *name, double err, double tol, const char *st)
 static JitCache *g_jit;
 static CUfunction gen_function(const char *v, int at, int bt, int dt, GemmGenTile *t, char *err, size_t errlen)
 {
-	char tile[32]; /* a trailing 'g': the GLU epilogue (swiglu, E4M3 act) */
+	char tile[32]; /* a trailing 'g': the GLU epilogue (swiglu, E4M3 act); 'gt': with act's columnwise copy */
 	snprintf(tile, sizeof tile, "%s", v);
 	size_t len = strlen(tile);
-	int glu = len && tile[len - 1] == 'g';
+	int act_t = len > 2 && !strcmp(tile + len - 2, "gt");
+	int glu = act_t || (len && tile[len - 1] == 'g');
 	if (glu)
-		tile[len - 1] = 0;
+		tile[len - 1 - act_t] = 0;
 	if (gemm_gen_tile_parse(tile, t)) {
 		snprintf(err, errlen, "bad variant %s", v);
 		return NULL;
@@ -328,7 +329,7 @@ static CUfunction gen_function(const char *v, int at, int bt, int dt, GemmGenTil
 	snprintf(kind, sizeof kind, "\"%s.%s\"", dtn(at), dtn(bt));
 	Slot slots[] = {{"TG_KERNEL", "tg_gemm_test"}, {"TG_BN", bn}, {"TG_STAGES", st}, {"TG_PROMOTE", t->promote ? "1" : "0"},
 		{"TG_KIND", kind}, {"TG_OUT", dt == DT_F32 ? "2" : dt == DT_F16 ? "1" : "0"}, {"TG_EPI", glu ? "1" : "0"}, {"TG_ACT", "0"},
-		{"TG_ALPHA", "0.0f"}, {"TG_LIMIT", "0.0f"}, {"TG_FMT", "0"}};
+		{"TG_ALPHA", "0.0f"}, {"TG_LIMIT", "0.0f"}, {"TG_FMT", "0"}, {"TG_ACT_T", act_t ? "1" : "0"}};
 	Arena *a = arena_new();
 	Diag d;
 	memset(&d, 0, sizeof d);
@@ -1012,7 +1013,7 @@ static int bench_time(GemmCtx *g, const GemmDesc *d, GemmArgs a, const CUdevicep
 static void gen_bench(GemmCtx *g, CUstream s, int sms)
 {
 	static const struct { int m, n, k, fast, dt; const char *what; const char *variants[4]; } sh[] = {
-		{8192, 28672, 4096, 1, DT_BF16, "up fprop", {"n256s3", "n256s4", "n256s3g", "n256s4g"}},
+		{8192, 28672, 4096, 1, DT_BF16, "up fprop", {"n256s3", "n256s3g", "n256s3gt", NULL}},
 		{8192, 28672, 4096, 1, DT_BF16, "up fprop", {"n192s4", "n128s6", NULL, NULL}},
 		{8192, 4096, 14336, 1, DT_BF16, "down fprop", {"n256s3", "n192s4", NULL, NULL}},
 		{8192, 6144, 4096, 1, DT_BF16, "QKV fprop", {"n256s3", NULL, NULL, NULL}},
@@ -1045,7 +1046,7 @@ static void gen_bench(GemmCtx *g, CUstream s, int sms)
 			.scale_mode = GEMM_SCALE_TENSOR, .fast_accum = sh[si].fast};
 		GemmArgs a = {.d = P(D), .a_scale_inv = P(sa), .b_scale_inv = P(sa), .alpha = 1};
 		/* the GLU variants ('g'): act [M][N/2] E4M3 with scale 1, its scale_inv and amax in sa's neighbours */
-		CUdeviceptr act = dalloc((size_t)M * N / 2), st = dalloc(16);
+		CUdeviceptr act = dalloc((size_t)M * N / 2), act_t = dalloc((size_t)M * N / 2), st = dalloc(16);
 		float st_init[4] = {1, 1, 0, 0};
 		h2d(st, st_init, 16);
 		TgParams ep;
@@ -1068,6 +1069,10 @@ static void gen_bench(GemmCtx *g, CUstream s, int sms)
 			GemmGenTile t;
 			CUfunction f = gen_function(sh[si].variants[v], DT_E4M3, DT_E4M3, sh[si].dt, &t, err, sizeof err);
 			int rc = f ? 0 : -1;
+			/* 'gt' as a training layer runs it: act's columnwise copy too, and D (h, saved for dglu) written */
+			int gt = strstr(sh[si].variants[v], "gt") != NULL;
+			ep.p[TG_P_OUT_T] = gt ? P(act_t) : 0;
+			epi.write_d = gt;
 			for (int i = 0; i < BENCH_WARM + BENCH_ITERS && !rc; i++) {
 				a.a = P(A[i % 3]);
 				a.b = P(B[i % 3]);
@@ -1095,6 +1100,7 @@ static void gen_bench(GemmCtx *g, CUstream s, int sms)
 		}
 		cu.cuMemFree_v2(D);
 		cu.cuMemFree_v2(act);
+		cu.cuMemFree_v2(act_t);
 		cu.cuMemFree_v2(st);
 	}
 	cu.cuMemFree_v2(sa);

@@ -61,8 +61,6 @@
 // Bits of the kernel's use_tma_store: which outputs go out by TMA (else from registers).
 #define TG_TMA_D 1     // D (plain epilogue) or act's rowwise copy (GLU epilogue): 16-byte rows, aligned
 #define TG_TMA_ACT_T 2 // act's columnwise copy [C][M] (GLU epilogue with TG_ACT_T): M % 16 == 0, aligned
-#define TG_TMA_H 4     // the GLU epilogue's D (h [M][2C]) from the staging tile through map_d, a 3D view
-                       // (C, 2 halves, M) with box (64, 1, 64): C % 8 == 0, D aligned
 
 #define TG_WGMMA_N TG_BN
 #define TG_WGMMA_KIND TG_KIND
@@ -194,7 +192,6 @@ __device__ __forceinline__ void glu_stage(const float (&acc)[TG_ACC], float alph
 		*reinterpret_cast<TgOutPair *>(stg + cw * 32768 + slab * 8192 + r * 128 + ((chunk ^ (r % 8)) * 16) + byte % 16) =
 			out_pair(acc[i] * alpha, acc[i + 1] * alpha);
 	}
-	asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); // for the TMA store of D from the staging
 	mbar_arrive(sfull); // release: the staging writes are visible to the waiting epilogue warps
 }
 
@@ -257,20 +254,11 @@ __device__ __forceinline__ void transpose_act_tile(int e, u8 *sact)
 // transposed in place and stored to act_t [C][M] (rows tn * 128.., columns tm * 128..).
 __device__ __forceinline__ void glu_finish(int e, u8 *stg, u8 *sact, u64 *sfull, u64 *sempty, u32 parity, float s,
 	float &amax, void *D, int M, int C, int tm, int tn, int use_tma_store, const TgTensorMap &tact,
-	const TgTensorMap &tact_t, const TgTensorMap &td, u8 *act, u8 *act_t)
+	const TgTensorMap &tact_t, u8 *act, u8 *act_t)
 {
-	const bool tma_rows = use_tma_store & TG_TMA_D, tma_t = use_tma_store & TG_TMA_ACT_T, tma_h = D && (use_tma_store & TG_TMA_H);
+	const bool tma_rows = use_tma_store & TG_TMA_D, tma_t = use_tma_store & TG_TMA_ACT_T;
 	const bool vec_d = C % 8 == 0 && ((size_t)D % 16) == 0; // 16-byte stores of D's 8-column chunks
 	mbar_wait(sfull, parity);
-	if (tma_h && e == 0) { // D: staging slab 2 j + s of rows 64 rh -> h columns j C + tn 128 + 64 s
-		for (int rh = 0; rh < 2 && tm * TG_GEMM_BM + 64 * rh < M; rh++)
-			for (int j = 0; j < 2; j++)
-				for (int sl = 0; sl < 2 && tn * 128 + 64 * sl < C; sl++)
-					asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];"
-					             ::"l"((u64)&td), "r"(smem_u32(stg + rh * 32768 + (2 * j + sl) * 8192)), "r"(tn * 128 + 64 * sl),
-					             "r"(j), "r"(tm * TG_GEMM_BM + 64 * rh) : "memory");
-		asm volatile("cp.async.bulk.commit_group;" ::: "memory");
-	}
 	if (e == 0)
 		asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); // the last tile's stores have read sact
 	bar_sync(5, 96); // ... and every thread is done with the last tile's sact
@@ -306,7 +294,7 @@ __device__ __forceinline__ void glu_finish(int e, u8 *stg, u8 *sact, u64 *sfull,
 				if (c + k < C)
 					act[(size_t)R * C + c + k] = (u8)(q[k / 4] >> (8 * (k % 4)));
 		}
-		if (D && !tma_h && R < M) { // the pre-activation, [M][2C]: gate at c, linear at C + c
+		if (D && R < M) { // the pre-activation, [M][2C]: gate at c, linear at C + c
 			unsigned short *h = (unsigned short *)D + (size_t)R * 2 * C;
 			if (vec_d && c + 8 <= C) {
 				*reinterpret_cast<uint4 *>(h + c) = gv;
@@ -322,8 +310,6 @@ __device__ __forceinline__ void glu_finish(int e, u8 *stg, u8 *sact, u64 *sfull,
 			}
 		}
 	}
-	if (tma_h && e == 0)
-		asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); // D's store has read the staging
 	mbar_arrive(sempty); // the staging is read: the consumers may write the next tile's
 	if (!tma_rows && !TG_ACT_T)
 		return;
@@ -415,7 +401,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) TG_KERNEL(const __grid_cons
 				int tm, tn;
 				tg_gemm_tile(t, tiles_m, tiles_n, raster, tm, tn);
 				glu_finish(e, sout, sout + TG_STAGING_BYTES, sfull, sempty, parity, s, amax, D, M, C, tm, tn, use_tma_store,
-					tact, tact_t, td, (u8 *)ep.p[TG_P_OUT], (u8 *)ep.p[TG_P_OUT_T]);
+					tact, tact_t, (u8 *)ep.p[TG_P_OUT], (u8 *)ep.p[TG_P_OUT_T]);
 			}
 			if (e == 0)
 				asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");

@@ -306,13 +306,14 @@ static void row(const char *name, double err, double tol, const char *st)
 static JitCache *g_jit;
 static CUfunction gen_function(const char *v, int at, int bt, int dt, GemmGenTile *t, char *err, size_t errlen)
 {
-	char tile[32]; /* a trailing 'g': the GLU epilogue (swiglu, E4M3 act); 'gt': with act's columnwise copy */
+	/* a trailing 'g': the GLU epilogue (swiglu, E4M3 act); 'gd': D written too; 'gt': D and act's columnwise copy */
+	char tile[32];
 	snprintf(tile, sizeof tile, "%s", v);
 	size_t len = strlen(tile);
-	int act_t = len > 2 && !strcmp(tile + len - 2, "gt");
-	int glu = act_t || (len && tile[len - 1] == 'g');
+	int act_t = len > 2 && !strcmp(tile + len - 2, "gt"), gd = len > 2 && !strcmp(tile + len - 2, "gd");
+	int glu = act_t || gd || (len && tile[len - 1] == 'g');
 	if (glu)
-		tile[len - 1 - act_t] = 0;
+		tile[len - 1 - act_t - gd] = 0;
 	if (gemm_gen_tile_parse(tile, t)) {
 		snprintf(err, errlen, "bad variant %s", v);
 		return NULL;
@@ -1013,7 +1014,7 @@ static int bench_time(GemmCtx *g, const GemmDesc *d, GemmArgs a, const CUdevicep
 static void gen_bench(GemmCtx *g, CUstream s, int sms)
 {
 	static const struct { int m, n, k, fast, dt; const char *what; const char *variants[4]; } sh[] = {
-		{8192, 28672, 4096, 1, DT_BF16, "up fprop", {"n256s3", "n256s3g", "n256s3gt", NULL}},
+		{8192, 28672, 4096, 1, DT_BF16, "up fprop", {"n256s3", "n256s3g", "n256s3gd", "n256s3gt"}},
 		{8192, 28672, 4096, 1, DT_BF16, "up fprop", {"n192s4", "n128s6", NULL, NULL}},
 		{8192, 4096, 14336, 1, DT_BF16, "down fprop", {"n256s3", "n192s4", NULL, NULL}},
 		{8192, 6144, 4096, 1, DT_BF16, "QKV fprop", {"n256s3", NULL, NULL, NULL}},
@@ -1070,9 +1071,9 @@ static void gen_bench(GemmCtx *g, CUstream s, int sms)
 			CUfunction f = gen_function(sh[si].variants[v], DT_E4M3, DT_E4M3, sh[si].dt, &t, err, sizeof err);
 			int rc = f ? 0 : -1;
 			/* 'gt' as a training layer runs it: act's columnwise copy too, and D (h, saved for dglu) written */
-			int gt = strstr(sh[si].variants[v], "gt") != NULL;
+			int gt = strstr(sh[si].variants[v], "gt") != NULL, gd = strstr(sh[si].variants[v], "gd") != NULL;
 			ep.p[TG_P_OUT_T] = gt ? P(act_t) : 0;
-			epi.write_d = gt;
+			epi.write_d = gt || gd;
 			for (int i = 0; i < BENCH_WARM + BENCH_ITERS && !rc; i++) {
 				a.a = P(A[i % 3]);
 				a.b = P(B[i % 3]);

@@ -83,7 +83,7 @@ int gemm_gen_launch(CUfunction f, const GemmGenTile *t, int sms, const GemmDesc 
 			r = map2d(&tact_t, TG_CU_TENSOR_MAP_DATA_TYPE_UINT8, act_t, cols, d->m, 1, 64);
 	}
 	void *dp = t->glu && !epi->write_d ? NULL : a->d;
-	if (dp && t->glu && cols % 8 == 0 && (uintptr_t)dp % 16 == 0) { /* h [M][2C] as (C, 2 halves, M), box (64, 1, 64) */
+	if (dp && t->glu && !epi->d_from_registers && cols % 8 == 0 && (uintptr_t)dp % 16 == 0) { /* h [M][2C] as (C, 2 halves, M), box (64, 1, 64) */
 		use_tma_store |= 4;
 		unsigned long long dims[3] = {(unsigned long long)cols, 2, (unsigned long long)d->m};
 		unsigned long long strides[2] = {(unsigned long long)cols * 2, (unsigned long long)cols * 4};

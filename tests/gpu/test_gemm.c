@@ -306,18 +306,14 @@ static void row(const char *name, double err, double tol, const char *st)
 static JitCache *g_jit;
 static CUfunction gen_function(const char *v, int at, int bt, int dt, GemmGenTile *t, char *err, size_t errlen)
 {
-	/* a trailing 'g': the GLU epilogue (swiglu, E4M3 act); 'gd': D written too; 'gt': D and act's columnwise copy */
+	/* a suffix from 'g': the GLU epilogue (swiglu, E4M3 act); its letters: 'd' D written too, 't' D and act's
+	 * columnwise copy (the 'gt' kernel is compiled with TG_ACT_T), 'r' D from registers (GemmGenEpi) */
 	char tile[32];
 	snprintf(tile, sizeof tile, "%s", v);
-	size_t len = strlen(tile);
-	int act_t = len > 2 && !strcmp(tile + len - 2, "gt"), gd = len > 2 && !strcmp(tile + len - 2, "gd");
-	int glu = act_t || gd || (len && tile[len - 1] == 'g');
-	if (glu)
-		tile[len - 1 - act_t - gd] = 0;
-	if (gemm_gen_tile_parse(tile, t)) {
-		snprintf(err, errlen, "bad variant %s", v);
-		return NULL;
-	}
+	char *suffix = strchr(tile, 'g');
+	int glu = suffix != NULL, act_t = suffix && strchr(suffix, 't');
+	if (suffix)
+		*suffix = 0;
 	t->glu = glu;
 	char warn[256] = "";
 	if (!g_jit && !(g_jit = jit_cache_open(NULL, 0, warn, sizeof warn))) {
@@ -1011,10 +1007,11 @@ static int bench_time(GemmCtx *g, const GemmDesc *d, GemmArgs a, const CUdevicep
 /* --gen-bench: the generated GEMM's tile variants beside cuBLASLt at the Llama-3 8B MLP's training
  * shapes (8192 tokens), fast accumulation in fprop and promotion in dgrad/wgrad as TE runs them;
  * E4M3 operands rotated over 3 copies, median of BENCH_ITERS, CUDA events around each launch. */
-static void gen_bench(GemmCtx *g, CUstream s, int sms)
+static void gen_bench(GemmCtx *g, CUstream s, int sms, int rows)
 {
 	static const struct { int m, n, k, fast, dt; const char *what; const char *variants[4]; } sh[] = {
-		{8192, 28672, 4096, 1, DT_BF16, "up fprop", {"n256s3", "n256s3g", "n256s3gd", "n256s3gt"}},
+		{8192, 28672, 4096, 1, DT_BF16, "up fprop", {"n256s3g", "n256s3gd", "n256s3gdr", "n256s3gt"}},
+		{8192, 28672, 4096, 1, DT_BF16, "up fprop", {"n256s3gtr", "n256s3", NULL, NULL}},
 		{8192, 28672, 4096, 1, DT_BF16, "up fprop", {"n192s4", "n128s6", NULL, NULL}},
 		{8192, 4096, 14336, 1, DT_BF16, "down fprop", {"n256s3", "n192s4", NULL, NULL}},
 		{8192, 6144, 4096, 1, DT_BF16, "QKV fprop", {"n256s3", NULL, NULL, NULL}},
@@ -1034,7 +1031,7 @@ static void gen_bench(GemmCtx *g, CUstream s, int sms)
 	CUdeviceptr sa = dalloc(4);
 	h2d(sa, &one16, 4);
 	printf("\ngenerated GEMM vs cuBLASLt (median of %d, us; TFLOP/s)\n", BENCH_ITERS);
-	for (size_t si = 0; si < sizeof sh / sizeof sh[0]; si++) {
+	for (size_t si = 0; si < sizeof sh / sizeof sh[0] && (rows <= 0 || (int)si < rows); si++) {
 		int M = sh[si].m, N = sh[si].n, K = sh[si].k;
 		CUdeviceptr A[3], B[3], D = dalloc((size_t)M * N * dts(sh[si].dt));
 		for (int r = 0; r < 3; r++) {
@@ -1056,7 +1053,7 @@ static void gen_bench(GemmCtx *g, CUstream s, int sms)
 		ep.p[TG_P_SCALE] = P(st);
 		ep.p[TG_P_SCALE_INV] = P(st + 4);
 		ep.p[TG_P_AMAX] = P(st + 8);
-		GemmGenEpi epi = {&ep, 0};
+		GemmGenEpi epi = {&ep, 0, 0};
 		char err[512], line[1024];
 		float ms[BENCH_ITERS];
 		double med = 0, flop = 2.0 * M * N * K;
@@ -1071,9 +1068,11 @@ static void gen_bench(GemmCtx *g, CUstream s, int sms)
 			CUfunction f = gen_function(sh[si].variants[v], DT_E4M3, DT_E4M3, sh[si].dt, &t, err, sizeof err);
 			int rc = f ? 0 : -1;
 			/* 'gt' as a training layer runs it: act's columnwise copy too, and D (h, saved for dglu) written */
-			int gt = strstr(sh[si].variants[v], "gt") != NULL, gd = strstr(sh[si].variants[v], "gd") != NULL;
+			const char *sfx = strchr(sh[si].variants[v], 'g');
+			int gt = sfx && strchr(sfx, 't'), gd = sfx && strchr(sfx, 'd');
 			ep.p[TG_P_OUT_T] = gt ? P(act_t) : 0;
 			epi.write_d = gt || gd;
+			epi.d_from_registers = sfx && strchr(sfx, 'r');
 			for (int i = 0; i < BENCH_WARM + BENCH_ITERS && !rc; i++) {
 				a.a = P(A[i % 3]);
 				a.b = P(B[i % 3]);
@@ -1320,7 +1319,7 @@ int main(int argc, char **argv)
 	gemm_ctx_set_tuning(g, tune_on);
 	if (only_gen_bench) { /* the generated GEMM's variants beside cuBLASLt, nothing else */
 		if (g_cc == 90)
-			gen_bench(g, s, sms);
+			gen_bench(g, s, sms, argc > 2 ? atoi(argv[2]) : 0);
 		else
 			printf("skip gen bench: the generated GEMM runs on sm_90 only\n");
 		gemm_ctx_destroy(g);

@@ -314,6 +314,10 @@ static CUfunction gen_function(const char *v, int at, int bt, int dt, GemmGenTil
 	int glu = suffix != NULL, act_t = suffix && strchr(suffix, 't');
 	if (suffix)
 		*suffix = 0;
+	if (gemm_gen_tile_parse(tile, t)) {
+		snprintf(err, errlen, "bad variant %s", v);
+		return NULL;
+	}
 	t->glu = glu;
 	char warn[256] = "";
 	if (!g_jit && !(g_jit = jit_cache_open(NULL, 0, warn, sizeof warn))) {

@@ -73,8 +73,7 @@ int gemm_gen_launch(CUfunction f, const GemmGenTile *t, int sms, const GemmDesc 
 	} else if (!r)
 		r = map2d(&tb, TG_CU_TENSOR_MAP_DATA_TYPE_UINT8, a->b, d->n, d->k, 1, t->bn);
 	/* a TMA store needs 16-byte rows and a 16-byte aligned output; else the kernel stores from registers
-	 * (bit 1: D, or act's rowwise copy; bit 2: act's columnwise copy; bit 4: the GLU epilogue's D;
-	 * gemm_fp8.cu TG_TMA_D, TG_TMA_ACT_T, TG_TMA_H) */
+	 * (bit 1: D, or act's rowwise copy; bit 2: act's columnwise copy; gemm_fp8.cu TG_TMA_D, TG_TMA_ACT_T) */
 	int use_tma_store = t->glu ? cols % 16 == 0 && (uintptr_t)act % 16 == 0
 		: (long)d->n * ob % 16 == 0 && (uintptr_t)a->d % 16 == 0;
 	if (act_t && d->m % 16 == 0 && (uintptr_t)act_t % 16 == 0) {
@@ -82,6 +81,7 @@ int gemm_gen_launch(CUfunction f, const GemmGenTile *t, int sms, const GemmDesc 
 		if (!r)
 			r = map2d(&tact_t, TG_CU_TENSOR_MAP_DATA_TYPE_UINT8, act_t, cols, d->m, 1, 64);
 	}
+<<<<<<< HEAD
 	void *dp = t->glu && !epi->write_d ? NULL : a->d;
 	if (dp && t->glu && !epi->d_from_registers && cols % 8 == 0 && (uintptr_t)dp % 16 == 0) { /* h [M][2C] as (C, 2 halves, M), box (64, 1, 64) */
 		use_tma_store |= 4;
@@ -93,6 +93,8 @@ int gemm_gen_launch(CUfunction f, const GemmGenTile *t, int sms, const GemmDesc 
 				: TG_CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, dp, dims, strides, box, es, 0, TG_CU_TENSOR_MAP_SWIZZLE_128B,
 				TG_CU_TENSOR_MAP_L2_PROMOTION_L2_256B, 0);
 	}
+=======
+>>>>>>> parent of 572a9b8 (GLU epilogue: D (h) TMA-stored by the consumers from the staging (3D view of h), waited for before the next staging write)
 	if (!r && (use_tma_store & 1) && t->glu)
 		r = map2d(&tact, TG_CU_TENSOR_MAP_DATA_TYPE_UINT8, act, d->m, cols, 1, 64);
 	else if (!r && (use_tma_store & 1))
@@ -107,6 +109,7 @@ int gemm_gen_launch(CUfunction f, const GemmGenTile *t, int sms, const GemmDesc 
 	 * in a group; M fastest when there are at most two groups (B then streams once) */
 	int raster = tiles_m <= 32 ? 0 : 2;
 	unsigned grid = (unsigned)(tiles < sms ? tiles : sms);
+	void *dp = t->glu && !epi->write_d ? NULL : a->d;
 	int m = d->m, n = d->n, k = d->k;
 	const float *sa = a->a_scale_inv, *sb = a->b_scale_inv;
 	TgParams ep;

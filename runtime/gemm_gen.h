@@ -28,8 +28,6 @@ typedef struct GemmGenEpi {
 	                             (kernels compiled with TG_ACT_T 1 only, else NULL); TG_P_SCALE (read),
 	                             TG_P_SCALE_INV (written), TG_P_AMAX (atomic max): act's delayed scaling */
 	int write_d;              /* also write D, the GLU's input (else D is not touched) */
-	int d_from_registers;     /* measurement only (test_gemm): D stored from the epilogue warps' registers,
-	                             not TMA-stored by the consumers (the runtime passes 0) */
 } GemmGenEpi;
 
 /* gemm_gen_tile_parse reads a variant name ("n192s4p"); 0, or -1 if it is not one (glu is set to 0). */

@@ -864,7 +864,7 @@ static TgStatus launch_gemm(TgLayer *l, int ki, CUstream s)
 	l->epilogue_ran[ki] = gen && l->gen_tile[ki].glu;
 	if (gen) {
 		TgParams ep;
-		GemmGenEpi epi = {&ep, k->gemm.keep_d || l->keep_intermediates, 0};
+		GemmGenEpi epi = {&ep, k->gemm.keep_d || l->keep_intermediates};
 		if (l->gen_tile[ki].glu)
 			bind_params(l, k, &ep);
 		r = gemm_gen_launch(l->fn[ki], &l->gen_tile[ki], l->ctx->sms, &gd, &ga, l->gen_tile[ki].glu ? &epi : NULL, s, err,

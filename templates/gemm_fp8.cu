@@ -61,8 +61,6 @@
 // Bits of the kernel's use_tma_store: which outputs go out by TMA (else from registers).
 #define TG_TMA_D 1     // D (plain epilogue) or act's rowwise copy (GLU epilogue): 16-byte rows, aligned
 #define TG_TMA_ACT_T 2 // act's columnwise copy [C][M] (GLU epilogue with TG_ACT_T): M % 16 == 0, aligned
-#define TG_TMA_H 4     // the GLU epilogue's D (h [M][2C]), stored by the consumers from the staging tile through
-                       // map_d, a 3D view (C, 2 halves, M) of h with box (64, 1, 64): C % 8 == 0, D aligned
 
 #define TG_WGMMA_N TG_BN
 #define TG_WGMMA_KIND TG_KIND
@@ -180,19 +178,12 @@ __device__ __forceinline__ void store_one(void *D, size_t i, float x) { ((unsign
 // staging tile (gate columns 0-127, linear 128-255), laid out as the plain epilogue's slabs: consumer cw's
 // 32 KB, slab j (128 bytes of columns: j = 0, 1 gate, 2, 3 linear) of 64 rows x 128 bytes, 16-byte chunk k
 // of row r at k ^ (r % 8) (conflict-free), then an arrive on sfull. The producer warpgroup's warps 1-3 do
-// the rest (glu_finish) while the consumers go on with the next tile's MMAs. With tma_h the consumer also
-// TMA-stores its 64 rows of D from the staging (as the plain epilogue does: the store's read of the staging
-// is waited for only before the next tile's staging writes; storing D from the epilogue warps' registers
-// measured +49 us on the 8192 x 28672 x 4096 up-projection, and a TMA store issued by them, which had to
-// finish before the staging went back, +110 us).
+// the rest (glu_finish) while the consumers go on with the next tile's MMAs.
 __device__ __forceinline__ void glu_stage(const float (&acc)[TG_ACC], float alpha, int cw, int warp, int lane, u8 *stg,
-	u64 *sfull, u64 *sempty, u32 parity, bool tma_h, const TgTensorMap &td, int M, int C, int tm, int tn)
+	u64 *sfull, u64 *sempty, u32 parity)
 {
-	if (warp == 0 && lane == 0) {
-		if (tma_h)
-			asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); // this consumer's last D store has read it
+	if (warp == 0 && lane == 0)
 		mbar_wait(sempty, parity ^ 1); // the epilogue warps have read the last tile's staging
-	}
 	bar_sync(1 + cw, 128);
 #pragma unroll
 	for (int i = 0; i < TG_ACC; i += 2) {
@@ -200,18 +191,6 @@ __device__ __forceinline__ void glu_stage(const float (&acc)[TG_ACC], float alph
 		const int byte = c * 2, slab = byte / 128, chunk = (byte % 128) / 16;
 		*reinterpret_cast<TgOutPair *>(stg + cw * 32768 + slab * 8192 + r * 128 + ((chunk ^ (r % 8)) * 16) + byte % 16) =
 			out_pair(acc[i] * alpha, acc[i + 1] * alpha);
-	}
-	if (tma_h) { // slab 2 j + sl of this consumer's rows -> h columns j C + tn 128 + 64 sl
-		asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-		bar_sync(1 + cw, 128);
-		if (warp == 0 && lane == 0 && tm * TG_GEMM_BM + 64 * cw < M) {
-			for (int j = 0; j < 2; j++)
-				for (int sl = 0; sl < 2 && tn * 128 + 64 * sl < C; sl++)
-					asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];"
-					             ::"l"((u64)&td), "r"(smem_u32(stg + cw * 32768 + (2 * j + sl) * 8192)), "r"(tn * 128 + 64 * sl),
-					             "r"(j), "r"(tm * TG_GEMM_BM + 64 * cw) : "memory");
-			asm volatile("cp.async.bulk.commit_group;" ::: "memory");
-		}
 	}
 	mbar_arrive(sfull); // release: the staging writes are visible to the waiting epilogue warps
 }
@@ -320,7 +299,7 @@ __device__ __forceinline__ void glu_finish(int e, u8 *stg, u8 *sact, u64 *sfull,
 					if (c + k < C)
 						act[(size_t)R * C + c + k] = (u8)(q[k / 4] >> (8 * (k % 4)));
 		}
-		if (D && !(use_tma_store & TG_TMA_H) && R < M) { // the pre-activation, [M][2C]: gate at c, linear at C + c
+		if (D && R < M) { // the pre-activation, [M][2C]: gate at c, linear at C + c
 			unsigned short *h = (unsigned short *)D + (size_t)R * 2 * C;
 			if (vec_d && c + 8 <= C) {
 				*reinterpret_cast<uint4 *>(h + c) = gv;
@@ -515,8 +494,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) TG_KERNEL(const __grid_cons
 				mbar_arrive(&empty[prev]);
 			// fragment i: row 16 warp + lane/4 (+8 for i%4 >= 2), column 8 (i/4) + 2 (lane%4) + (i%2)
 #if TG_EPI == TG_EPI_GLU
-			glu_stage(total, alpha, cw, warp, lane, sout, sfull, sempty, sparity, D && (use_tma_store & TG_TMA_H), td, M, N / 2,
-				tm, tn);
+			glu_stage(total, alpha, cw, warp, lane, sout, sfull, sempty, sparity);
 			sparity ^= 1;
 			continue;
 #endif

@@ -307,7 +307,7 @@ static JitCache *g_jit;
 static CUfunction gen_function(const char *v, int at, int bt, int dt, GemmGenTile *t, char *err, size_t errlen)
 {
 	/* a suffix from 'g': the GLU epilogue (swiglu, E4M3 act); its letters: 'd' D written too, 't' D and act's
-	 * columnwise copy (the 'gt' kernel is compiled with TG_ACT_T), 'r' D from registers (GemmGenEpi) */
+	 * columnwise copy (the 'gt' kernel is compiled with TG_ACT_T) */
 	char tile[32];
 	snprintf(tile, sizeof tile, "%s", v);
 	char *suffix = strchr(tile, 'g');
@@ -1014,8 +1014,7 @@ static int bench_time(GemmCtx *g, const GemmDesc *d, GemmArgs a, const CUdevicep
 static void gen_bench(GemmCtx *g, CUstream s, int sms, int rows)
 {
 	static const struct { int m, n, k, fast, dt; const char *what; const char *variants[4]; } sh[] = {
-		{8192, 28672, 4096, 1, DT_BF16, "up fprop", {"n256s3g", "n256s3gd", "n256s3gdr", "n256s3gt"}},
-		{8192, 28672, 4096, 1, DT_BF16, "up fprop", {"n256s3gtr", "n256s3", NULL, NULL}},
+		{8192, 28672, 4096, 1, DT_BF16, "up fprop", {"n256s3", "n256s3g", "n256s3gd", "n256s3gt"}},
 		{8192, 28672, 4096, 1, DT_BF16, "up fprop", {"n192s4", "n128s6", NULL, NULL}},
 		{8192, 4096, 14336, 1, DT_BF16, "down fprop", {"n256s3", "n192s4", NULL, NULL}},
 		{8192, 6144, 4096, 1, DT_BF16, "QKV fprop", {"n256s3", NULL, NULL, NULL}},
@@ -1057,7 +1056,7 @@ static void gen_bench(GemmCtx *g, CUstream s, int sms, int rows)
 		ep.p[TG_P_SCALE] = P(st);
 		ep.p[TG_P_SCALE_INV] = P(st + 4);
 		ep.p[TG_P_AMAX] = P(st + 8);
-		GemmGenEpi epi = {&ep, 0, 0};
+		GemmGenEpi epi = {&ep, 0};
 		char err[512], line[1024];
 		float ms[BENCH_ITERS];
 		double med = 0, flop = 2.0 * M * N * K;
@@ -1076,7 +1075,6 @@ static void gen_bench(GemmCtx *g, CUstream s, int sms, int rows)
 			int gt = sfx && strchr(sfx, 't'), gd = sfx && strchr(sfx, 'd');
 			ep.p[TG_P_OUT_T] = gt ? P(act_t) : 0;
 			epi.write_d = gt || gd;
-			epi.d_from_registers = sfx && strchr(sfx, 'r');
 			for (int i = 0; i < BENCH_WARM + BENCH_ITERS && !rc; i++) {
 				a.a = P(A[i % 3]);
 				a.b = P(B[i % 3]);

@@ -1,5 +1,5 @@
 #!/bin/sh
-# session 11 call 4: D stored by the consumers (TMA) in the GLU epilogue
+# session 11 call 3: act rowwise from registers with act_t (no mid-tile wait)
 O=$OUT; export TEGEN_CACHE_DIR=/tmp/tc PATH="$PATH:/usr/local/cuda/bin"
 S=$O/summary.txt; : > $S
 for h in 256 320; do sed "s/@H@/$h/" tests/gpu/specs/gemm_glu_epilogue.yaml > /tmp/ge$h.yaml; done

@@ -81,20 +81,6 @@ int gemm_gen_launch(CUfunction f, const GemmGenTile *t, int sms, const GemmDesc 
 		if (!r)
 			r = map2d(&tact_t, TG_CU_TENSOR_MAP_DATA_TYPE_UINT8, act_t, cols, d->m, 1, 64);
 	}
-<<<<<<< HEAD
-	void *dp = t->glu && !epi->write_d ? NULL : a->d;
-	if (dp && t->glu && !epi->d_from_registers && cols % 8 == 0 && (uintptr_t)dp % 16 == 0) { /* h [M][2C] as (C, 2 halves, M), box (64, 1, 64) */
-		use_tma_store |= 4;
-		unsigned long long dims[3] = {(unsigned long long)cols, 2, (unsigned long long)d->m};
-		unsigned long long strides[2] = {(unsigned long long)cols * 2, (unsigned long long)cols * 4};
-		unsigned box[3] = {64, 1, 64}, es[3] = {1, 1, 1};
-		if (!r)
-			r = cu.cuTensorMapEncodeTiled(&td, d->d_dtype == DT_F16 ? TG_CU_TENSOR_MAP_DATA_TYPE_FLOAT16
-				: TG_CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, dp, dims, strides, box, es, 0, TG_CU_TENSOR_MAP_SWIZZLE_128B,
-				TG_CU_TENSOR_MAP_L2_PROMOTION_L2_256B, 0);
-	}
-=======
->>>>>>> parent of 572a9b8 (GLU epilogue: D (h) TMA-stored by the consumers from the staging (3D view of h), waited for before the next staging write)
 	if (!r && (use_tma_store & 1) && t->glu)
 		r = map2d(&tact, TG_CU_TENSOR_MAP_DATA_TYPE_UINT8, act, d->m, cols, 1, 64);
 	else if (!r && (use_tma_store & 1))

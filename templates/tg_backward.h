@@ -78,9 +78,10 @@ TG_HD float tg_bwd_pow2(int k) { return tg_u2f((uint32_t)(k + 127) << 23); }
  * n = RNE(x * log2(e)) by the 1.5*2^23 add (integer read from the bits);
  * r = (x - n*ln2_hi) - n*ln2_lo (ln2_hi has 15 significant bits, so n*ln2_hi
  * is exact); e^r by the degree-7 Taylor polynomial in Horner form with one
- * FMA a step (truncation below 0.1 ulp for |r| <= ln2/2); times 2^(n/2)
- * (exact, stays normal), then times 2^(n - n/2) (one rounding: correct
- * gradual underflow and overflow to inf). x > 89 gives inf, x < -104 gives
+ * FMA a step (truncation below 0.1 ulp for |r| <= ln2/2); times 2^n where
+ * that is normal (exact), else times 2^(n/2) (exact, stays normal), then
+ * times 2^(n - n/2) (one rounding: correct gradual underflow and overflow to
+ * inf); both give the same bits where both apply. x > 89 gives inf, x < -104 gives
  * +0, NaN gives NaN. The FMAs halve the instruction count of the multiply-
  * then-add form (dglu is issue-bound on this function). */
 TG_HD float tg_bwd_exp(float x)
@@ -103,6 +104,8 @@ TG_HD float tg_bwd_exp(float x)
 	p = tg_bwd_fma(p, r, 0.5f);
 	p = tg_bwd_fma(p, r, 1.0f);
 	p = tg_bwd_fma(p, r, 1.0f);
+	if (n >= -125 && n <= 127) /* p * 2^n normal (p in [0.7, 1.42]): exact, the two-step product's value */
+		return tg__mul_rn(p, tg_bwd_pow2(n));
 	int n1 = n / 2;
 	return tg__mul_rn(tg__mul_rn(p, tg_bwd_pow2(n1)), tg_bwd_pow2(n - n1));
 }

@@ -407,6 +407,10 @@ static bool variant_legal(const Kernel *k, const PlanVariant *v, bool sane)
 			if (tr % 32 || (tr * tc / 16) % t || (tc / 4 * 2 * (tr / 32)) % t || 2 * tr * tc > 48 * 1024)
 				return false;
 		}
+		if (slot_long(k, "TG_DBIAS", 0)) { /* so does a fused dbias (2-byte elements: StageTiling) */
+			if (tr % 32 || (tr * tc / 8) % t || (tc / 2 * 2 * (tr / 32)) % t || 4 * tr * tc > 48 * 1024)
+				return false;
+		}
 		long nb = tr / cbr > 0 ? tr / cbr : 1;
 		long smem = (col ? tr * tc * osz : 16) + (colam ? g * tc * 4 + nb * tc * 4 : 8) + 32 * 4;
 		if (smem > 48 * 1024)
@@ -593,7 +597,9 @@ static void tile_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, 
 	 * sweep, short copies want 32-row tiles and copies of 2^29+ elements 128-row
 	 * tiles (longer runs per column of the transpose); 64 rows in between */
 	long nrows = rows.dim < 0 || pl->tokens > 0 ? extent_at(rows, pl->tokens) : 0, elems;
-	if (sc == SCALING_BLOCK1X128 || sc == SCALING_BLOCK128X128)
+	if (slot_long(k, "TG_DBIAS", 0))
+		name = "t256r64c128"; /* the staged path (its tiling: variant_legal), which the fused dbias needs */
+	else if (sc == SCALING_BLOCK1X128 || sc == SCALING_BLOCK128X128)
 		name = "t256r128c128";
 	else if (!out->columnwise || !is_quantized(out))
 		name = "t256r32c128";
@@ -687,6 +693,37 @@ static void apply_tuning(Planner *pl, const PlanOptions *o)
 }
 
 /* One or two kernels (current scaling) for a quantizing op. */
+/* Whether cast op `op` (cast_transpose or quantize) writes its copies on cast_transpose.cu's staged
+ * path, where a dbias of its input can run inside it: a BF16/FP16 input, per-tensor delayed or current
+ * scaling or MXFP8 with a columnwise copy, rows of a multiple of 16; not a trained weight's cast (the
+ * optimizer step may run it after the backward). */
+static bool cast_takes_dbias(const Graph *g, const Op *op)
+{
+	if (op->kind != OP_CAST_TRANSPOSE && op->kind != OP_QUANTIZE)
+		return false;
+	const Tensor *in = &g->tensors[op->arg[ARG_IN]], *out = &g->tensors[op->arg[ARG_OUT]];
+	Scaling sc = is_quantized(out) ? out->recipe.scaling : SCALING_NONE;
+	return (sc == SCALING_DELAYED || sc == SCALING_CURRENT || sc == SCALING_MXFP8) && out->columnwise &&
+		(in->dtype == DT_BF16 || in->dtype == DT_F16) && tensor_cols(in) % 16 == 0 && !op_casts_trained_weight(g, op);
+}
+
+/* The dbias op whose stage 1 (the chunk partials of the column sums, dbias.cu's work) runs inside cast
+ * op `op`'s kernel (cast_transpose.cu TG_DBIAS: one read of the gradient for its copies and its bias
+ * gradient), or -1: the first later dbias op of the same phase that reads op's input, where op is the
+ * first cast of that input that can take it. */
+static int fused_dbias_op(const Graph *g, const Op *op)
+{
+	if (!cast_takes_dbias(g, op))
+		return -1;
+	for (int j = 0; j < op->id; j++)
+		if (g->ops[j].arg[ARG_IN] == op->arg[ARG_IN] && g->ops[j].phase == op->phase && cast_takes_dbias(g, &g->ops[j]))
+			return -1; /* an earlier cast of the same input takes it */
+	for (int i = op->id + 1; i < g->nops; i++)
+		if (g->ops[i].kind == OP_DBIAS && g->ops[i].arg[ARG_IN] == op->arg[ARG_IN] && g->ops[i].phase == op->phase)
+			return i;
+	return -1;
+}
+
 /* The columnwise copy of a per-tensor FP8 tensor is its rowwise bytes transposed
  * (one scale): a byte transpose after the fused kernel (faster than the fused
  * tile path, which re-reads the input from L2: bench/RESULTS.md, "Planner heuristics"). */
@@ -705,6 +742,7 @@ static void plan_byte_transpose(Planner *pl, const Op *op, const Tensor *out, Ex
 	slot(pl, k, "TG_COLS", istr(pl, cols));
 	slot(pl, k, "TG_EPS_SCALE", "0.0f");
 	slot(pl, k, "TG_POW2", "0");
+	slot(pl, k, "TG_DBIAS", "0");
 	bind(pl, k, TG_P_IN, out->id, COMP_DATA);
 	bind(pl, k, TG_P_OUT_T, out->id, COMP_DATA_T);
 	heuristic_launch(pl, k, find_variant(tile_variants, NELEMS(tile_variants), "t256r128c128"), FAM_TILE, rows, cols);
@@ -838,6 +876,12 @@ static void plan_op_kernels(Planner *pl, const Op *op, const Tensor *in, const T
 			slot(pl, k, "TG_ALPHA", flit(pl, op->p.alpha));
 			slot(pl, k, "TG_LIMIT", flit(pl, op->p.limit));
 		}
+		int dbias = tiled && pass != PASS_AMAX && in == &g->tensors[op->arg[ARG_IN]] ? fused_dbias_op(g, op) : -1;
+		if (tiled) {
+			slot(pl, k, "TG_DBIAS", dbias >= 0 ? "1" : "0");
+			if (dbias >= 0) /* the dbias op's chunk partials, in its input's workspace (as dbias.cu writes them) */
+				bind(pl, k, TG_PB_DW, in->id, COMP_PART);
+		}
 		if (pass == PASS_AMAX || nv) /* NVFP4's cast pass reads the global amax (S_enc) */
 			bind(pl, k, TG_P_AMAX, out->id, COMP_AMAX);
 		if (pass != PASS_AMAX)
@@ -851,6 +895,9 @@ static void plan_op_kernels(Planner *pl, const Op *op, const Tensor *in, const T
 			: pass == PASS_CAST ? (nv ? "NVFP4, pass 2 of 2: S_enc from the global amax, re-read the input, E4M3 block scales, E2M1 data"
 				: "current scaling, pass 2 of 2: scale from the amax, re-read the input, cast")
 			: NULL;
+		if (dbias >= 0)
+			k->note = arena_printf(pl->a, "%s%s%s fused: the chunk partials of %s's column sums (stage 1 of 2)",
+				k->note ? k->note : "", k->note ? "; " : "", op_name(OP_DBIAS), in->name);
 	}
 	if (op->kind == OP_DGLU && op->arg[ARG_DBIAS_OUT] >= 0) /* the fused dbias's stage 2 */
 		plan_dreduce(pl, op, op->arg[ARG_OUT], COMP_PART, op->arg[ARG_DBIAS_OUT], rows, 2 * cols);
@@ -1407,6 +1454,11 @@ static void plan_dbias(Planner *pl, const Op *op)
 	const Tensor *in = &g->tensors[op->arg[ARG_IN]];
 	Extent rows = tensor_rows(pl, in, op->loc);
 	long cols = tensor_cols(in);
+	for (int j = 0; j < op->id; j++)
+		if (fused_dbias_op(g, &g->ops[j]) == op->id) { /* stage 1 in that cast's kernel */
+			plan_dreduce(pl, op, in->id, COMP_PART, op->arg[ARG_OUT], rows, cols);
+			return;
+		}
 	int sz[] = {4, dtype_bytes(in->dtype)}; /* the FP32 partial vector and the input's: 4..32 bytes */
 	int vec = backward_vec(cols, sz, 2, true);
 	Kernel *k = kernel_new(pl, "dbias", op->id);

@@ -1,10 +1,14 @@
-// tegen-slots: TG_KERNEL TG_IN_DTYPE TG_OUT_DTYPE TG_FMT TG_RECIPE TG_ROWWISE TG_COLWISE TG_COLS TG_THREADS TG_TILE_ROWS TG_TILE_COLS TG_EPS_SCALE TG_POW2
+// tegen-slots: TG_KERNEL TG_IN_DTYPE TG_OUT_DTYPE TG_FMT TG_RECIPE TG_ROWWISE TG_COLWISE TG_COLS TG_THREADS TG_TILE_ROWS TG_TILE_COLS TG_EPS_SCALE TG_POW2 TG_DBIAS
 /* cast_transpose.cu: one read of x [rows][cols], every requested output.
  *
  * Outputs (pointer slots of tg_kernel.h):
  *   OUT    rowwise copy [rows][cols]            (TG_ROWWISE = 1)
  *   OUT_T  columnwise copy, transposed [cols][rows] (TG_COLWISE = 1)
  *   SCALE / SCALE_INV / SCALE_INV_T / AMAX per recipe, layouts as tg_kernel.h.
+ *   p[13] (TG_DBIAS = 1): the chunk partials of x's column sums (a bias gradient, stage 1 of 2:
+ *          tg_backward.h's order, TG_BWD_CHUNK rows a chunk, FP32 [ceil(rows/32)][cols]; dreduce.cu
+ *          sums them). Staged path only (a static_assert says so); the planner gives such a kernel a
+ *          variant that takes it.
  *
  * Recipes (TG_RECIPE):
  *   0 none: high-precision cast to TG_OUT_DTYPE (0 fp32, 1 bf16, 2 fp16), and/or
@@ -626,7 +630,8 @@ __device__ __forceinline__ void put_col16(unsigned char *out_t, long long rows, 
 	}
 }
 
-template <int IN_DT, int FMT, int RECIPE, int ROWW, int COLS, int THREADS, int TR, int TC, int POW2>
+#define CT_P_DBIAS_PART 13 /* = tg_backward.h's TG_PB_DW: the dbias chunk partials */
+template <int IN_DT, int FMT, int RECIPE, int ROWW, int COLS, int THREADS, int TR, int TC, int POW2, int DBIAS>
 __device__ __forceinline__ void body_stage(const TgParams &p, const float eps)
 {
 	typedef StageTiling<IN_DT, TR, TC, THREADS> ST;
@@ -776,6 +781,29 @@ __device__ __forceinline__ void body_stage(const TgParams &p, const float eps)
 					cvt2q<IN_DT>(x[i], a[i], b[i]);
 				float sa = scale, sb = scale;
 				const int c = col0 + wc * 2;
+				if constexpr (DBIAS) { /* chunk rb's partials of columns c, c + 1: lane h = 0 sums rows 0-15, h = 1 goes on */
+					const long long left = rows - r;     /* rows of this half inside the tensor (may be <= 0) */
+					float pa = -0.0f, pb = -0.0f;
+#pragma unroll
+					for (int i = 0; i < 16; i++)
+						if (h == 0 && i < left) {
+							pa = __fadd_rn(pa, a[i]);
+							pb = __fadd_rn(pb, b[i]);
+						}
+					pa = __shfl_xor_sync(0xFFFFFFFFu, pa, 1); /* lane h = 1 takes its neighbour's rows 0-15 */
+					pb = __shfl_xor_sync(0xFFFFFFFFu, pb, 1);
+#pragma unroll
+					for (int i = 0; i < 16; i++)
+						if (h == 1 && i < left) {
+							pa = __fadd_rn(pa, a[i]);
+							pb = __fadd_rn(pb, b[i]);
+						}
+					float *part = (float *)p.p[CT_P_DBIAS_PART] + (row0 / 32 + rb) * (long long)COLS;
+					if (h == 1 && c < COLS) {
+						part[c] = pa;
+						part[c + 1] = pb; /* COLS % 16 == 0: c + 1 < COLS */
+					}
+				}
 				if (MX || (want_amax && !ROW)) {
 					float ma = 0.0f, mb = 0.0f;
 #pragma unroll
@@ -860,18 +888,22 @@ template <int IN_DT, int THREADS> __device__ __forceinline__ void body_amax(cons
 /* Path choice. LEGACY (harness only, not a slot): 1 = the shared-tile body for
  * every 1- and 2-byte-element recipe (the staged path's predecessor), for side-by-side timing. */
 template <int IN_DT, int OUT_DT, int FMT, int RECIPE, int ROWW, int COLW, int COLS, int THREADS, int TR, int TC,
-          int POW2, int LEGACY>
+          int POW2, int LEGACY, int DBIAS>
 __device__ __forceinline__ void dispatch(const TgParams &p, const float eps)
 {
+	constexpr bool staged = !LEGACY && COLW && (IN_DT == TG_DTYPE_BF16 || IN_DT == TG_DTYPE_F16) &&
+		(RECIPE == TG_RECIPE_DELAYED || RECIPE == TG_RECIPE_CURRENT_CAST || RECIPE == TG_RECIPE_MXFP8) && COLS % 16 == 0 &&
+		StageTiling<IN_DT, TR, TC, THREADS>::ok;
+	static_assert(!DBIAS || staged, "TG_DBIAS: the staged path only (2-byte input, recipe 1, 2 or 6 with a columnwise "
+	                                "copy, TG_COLS % 16 == 0, a staged tiling)");
 	if constexpr (IN_DT == TG_DTYPE_BYTES) {
 		static_assert(RECIPE == TG_RECIPE_NONE && COLW, "TG_IN_DTYPE 3 (raw bytes): byte transpose, TG_RECIPE 0 and TG_COLWISE 1");
-		body_stage<IN_DT, FMT, TG_RECIPE_NONE, ROWW, COLS, THREADS, TR, TC, POW2>(p, eps);
+		body_stage<IN_DT, FMT, TG_RECIPE_NONE, ROWW, COLS, THREADS, TR, TC, POW2, 0>(p, eps);
 	} else if constexpr (!LEGACY && RECIPE == TG_RECIPE_CURRENT_AMAX) {
 		static_assert(COLS % 8 == 0, "TG_COLS must be a multiple of 8");
 		body_amax<IN_DT, THREADS>(p, p.n[0] * COLS);
-	} else if constexpr (!LEGACY && COLW && (IN_DT == TG_DTYPE_BF16 || IN_DT == TG_DTYPE_F16) && (RECIPE == TG_RECIPE_DELAYED || RECIPE == TG_RECIPE_CURRENT_CAST || RECIPE == TG_RECIPE_MXFP8) &&
-	                     COLS % 16 == 0 && StageTiling<IN_DT, TR, TC, THREADS>::ok) {
-		body_stage<IN_DT, FMT, RECIPE, ROWW, COLS, THREADS, TR, TC, POW2>(p, eps);
+	} else if constexpr (staged) {
+		body_stage<IN_DT, FMT, RECIPE, ROWW, COLS, THREADS, TR, TC, POW2, DBIAS>(p, eps);
 	} else {
 		body<IN_DT, OUT_DT, FMT, RECIPE, ROWW, COLW, COLS, THREADS, TR, TC, POW2>(p, eps);
 	}
@@ -889,6 +921,6 @@ __device__ __forceinline__ void dispatch(const TgParams &p, const float eps)
 extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParams p)
 {
 	tgct::dispatch<TG_IN_DTYPE, TG_OUT_DTYPE, TG_FMT, TG_RECIPE, TG_ROWWISE, TG_COLWISE, TG_COLS, TG_THREADS,
-	               TG_TILE_ROWS, TG_TILE_COLS, TG_POW2, CT_LEGACY_SEL_>(p, TG_EPS_SCALE);
+	               TG_TILE_ROWS, TG_TILE_COLS, TG_POW2, CT_LEGACY_SEL_, TG_DBIAS>(p, TG_EPS_SCALE);
 }
 #undef CT_LEGACY_SEL_

@@ -150,7 +150,10 @@ def dbias_configs():
 def tile_configs(op):
     for role in ["activation", "gradient"]:
         for din in HP:
-            yield dict(op=op, role=role, din=din)
+            # a gradient's cast with the bias gradient of its input after it (fused into the cast's
+            # kernel where cast_transpose.cu's staged path takes the copies)
+            for dbias in ([False, True] if role == "gradient" else [False]):
+                yield dict(op=op, role=role, din=din, dbias=dbias)
 
 
 def gemm_configs():
@@ -293,7 +296,7 @@ def case_name(c):
     elif c["op"] == "dbias":
         parts += [c["din"]]
     else:
-        parts += [c["role"][:4], c["din"]]
+        parts += [c["role"][:4], c["din"]] + (["db"] if c.get("dbias") else [])
     parts += [c["recipe"] + ("~pow2" if c.get("sopt") == "flip" else ""), c["fmt"] or "-", c["layout"] or (c["prec"] or "-")]
     parts += ["w%d" % c["width"] + ("x%d" % c["width2"] if c["op"] in ("gemm_cast", "gemm_glu") else ""), "t%d" % c["tokens"],
               c["target"]]
@@ -371,7 +374,7 @@ def expected_rejections(c):
             out.append("row_width")
     if op == "dglu":
         out += dglu_rejections(c, w, cols)
-    if (op == "dnorm" or (op == "dbias" and c["din"] != "fp32")) and w % 2:
+    if (op == "dnorm" or ((op == "dbias" or c.get("dbias")) and c["din"] != "fp32")) and w % 2:
         out.append("row_width")
     if c["target"] != "hb" and (q or (op == "gemm_cast" and c["dout"] == "fp8")):
         if c["target"] == "sm80":
@@ -478,6 +481,8 @@ def spec_text(c):
         dims = {"tokens": "dynamic", "hidden": w}
         tensors.append(("x", {"shape": ["tokens", "hidden"], "dtype": c["din"], "role": c["role"]}))
         ops.append((op, dict({"in": "x", "out": "y"}, **common)))
+        if c.get("dbias"):
+            ops.append(("dbias", {"in": "x", "out": "db"}))
     elif op == "gemm_glu":
         dims = {"tokens": "dynamic", "k": w, "ffn": w2}
         tensors.append(("x", {"shape": ["tokens", "k"], "dtype": c["din"]}))

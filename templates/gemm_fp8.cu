@@ -258,7 +258,7 @@ __device__ __forceinline__ void glu_finish(int e, u8 *stg, u8 *sact, u64 *sfull,
 {
 	// with TG_ACT_T the rowwise copy goes from registers: a TMA store of it would have to finish reading the
 	// act tile before the in-place transpose (a wait mid-tile that measured 1345 us against 1264 without act_t)
-	const bool tma_rows = !TG_ACT_T && (use_tma_store & TG_TMA_D), tma_t = use_tma_store & TG_TMA_ACT_T;
+	const bool tma_rows = !TG_ACT_T && (use_tma_store & TG_TMA_D);
 	const bool vec_d = C % 8 == 0 && ((size_t)D % 16) == 0; // 16-byte stores of D's 8-column chunks
 	mbar_wait(sfull, parity);
 	if (e == 0)
@@ -329,7 +329,7 @@ __device__ __forceinline__ void glu_finish(int e, u8 *stg, u8 *sact, u64 *sfull,
 	}
 #if TG_ACT_T
 	transpose_act_tile(e, sact); // now row c (act_t's row tn * 128 + c) holds the tile's 128 tokens
-	if (tma_t) {
+	if (use_tma_store & TG_TMA_ACT_T) {
 		asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 		bar_sync(5, 96);
 		if (e == 0) {

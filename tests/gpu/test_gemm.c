@@ -1008,20 +1008,42 @@ static int bench_time(GemmCtx *g, const GemmDesc *d, GemmArgs a, const CUdevicep
 	return GEMM_OK;
 }
 
+/* The shapes of a --gen-bench table: M x N x K, fast accumulation or promotion, D's dtype, up to four
+ * generated variants (a 'g' suffix: the GLU epilogue, see gen_function). */
+typedef struct GenShape { int m, n, k, fast, dt; const char *what; const char *variants[4]; } GenShape;
+
 /* --gen-bench: the generated GEMM's tile variants beside cuBLASLt at the Llama-3 8B MLP's training
- * shapes (8192 tokens), fast accumulation in fprop and promotion in dgrad/wgrad as TE runs them;
- * E4M3 operands rotated over 3 copies, median of BENCH_ITERS, CUDA events around each launch. */
-static void gen_bench(GemmCtx *g, CUstream s, int sms, int rows)
+ * shapes (8192 tokens), fast accumulation in fprop and promotion in dgrad/wgrad as TE runs them. */
+static const GenShape gen_shapes[] = {
+	{8192, 28672, 4096, 1, DT_BF16, "up fprop", {"n256s3", "n256s3g", "n256s3gd", "n256s3gt"}},
+	{8192, 28672, 4096, 1, DT_BF16, "up fprop", {"n192s4", "n128s6", NULL, NULL}},
+	{8192, 4096, 14336, 1, DT_BF16, "down fprop", {"n256s3", "n192s4", NULL, NULL}},
+	{8192, 6144, 4096, 1, DT_BF16, "QKV fprop", {"n256s3", NULL, NULL, NULL}},
+	{993, 6144, 4096, 1, DT_BF16, "QKV 993 tok", {"n256s3", NULL, NULL, NULL}},
+	{8192, 14336, 4096, 0, DT_BF16, "down dgrad", {"n192s4p", "n128s6p", NULL, NULL}},
+	{4096, 14336, 8192, 0, DT_F32, "down wgrad", {"n192s3p", "n128s4p", NULL, NULL}},
+};
+/* --gen-sweep: the planned tile (n256s3) beside cuBLASLt over token counts at the Llama-3 8B fprop shapes
+ * (QKV, attention out, MLP up and down): where the generated kernel loses (few tiles a SM). */
+static const GenShape gen_sweep[] = {
+	{128, 6144, 4096, 1, DT_BF16, "QKV", {"n256s3"}}, {256, 6144, 4096, 1, DT_BF16, "QKV", {"n256s3"}},
+	{512, 6144, 4096, 1, DT_BF16, "QKV", {"n256s3"}}, {993, 6144, 4096, 1, DT_BF16, "QKV", {"n256s3"}},
+	{2048, 6144, 4096, 1, DT_BF16, "QKV", {"n256s3"}}, {4096, 6144, 4096, 1, DT_BF16, "QKV", {"n256s3"}},
+	{128, 4096, 4096, 1, DT_BF16, "attn out", {"n256s3"}}, {256, 4096, 4096, 1, DT_BF16, "attn out", {"n256s3"}},
+	{512, 4096, 4096, 1, DT_BF16, "attn out", {"n256s3"}}, {993, 4096, 4096, 1, DT_BF16, "attn out", {"n256s3"}},
+	{2048, 4096, 4096, 1, DT_BF16, "attn out", {"n256s3"}}, {4096, 4096, 4096, 1, DT_BF16, "attn out", {"n256s3"}},
+	{128, 28672, 4096, 1, DT_BF16, "up", {"n256s3"}}, {256, 28672, 4096, 1, DT_BF16, "up", {"n256s3"}},
+	{512, 28672, 4096, 1, DT_BF16, "up", {"n256s3"}}, {993, 28672, 4096, 1, DT_BF16, "up", {"n256s3"}},
+	{2048, 28672, 4096, 1, DT_BF16, "up", {"n256s3"}}, {4096, 28672, 4096, 1, DT_BF16, "up", {"n256s3"}},
+	{128, 4096, 14336, 1, DT_BF16, "down", {"n256s3"}}, {256, 4096, 14336, 1, DT_BF16, "down", {"n256s3"}},
+	{512, 4096, 14336, 1, DT_BF16, "down", {"n256s3"}}, {993, 4096, 14336, 1, DT_BF16, "down", {"n256s3"}},
+	{2048, 4096, 14336, 1, DT_BF16, "down", {"n256s3"}}, {4096, 4096, 14336, 1, DT_BF16, "down", {"n256s3"}},
+};
+
+/* Times table sh (its first `rows` shapes; all when rows <= 0): E4M3 operands rotated over 3 copies,
+ * median of BENCH_ITERS, CUDA events around each launch, cuBLASLt first. */
+static void gen_bench(GemmCtx *g, CUstream s, int sms, const GenShape *sh, int nsh, int rows)
 {
-	static const struct { int m, n, k, fast, dt; const char *what; const char *variants[4]; } sh[] = {
-		{8192, 28672, 4096, 1, DT_BF16, "up fprop", {"n256s3", "n256s3g", "n256s3gd", "n256s3gt"}},
-		{8192, 28672, 4096, 1, DT_BF16, "up fprop", {"n192s4", "n128s6", NULL, NULL}},
-		{8192, 4096, 14336, 1, DT_BF16, "down fprop", {"n256s3", "n192s4", NULL, NULL}},
-		{8192, 6144, 4096, 1, DT_BF16, "QKV fprop", {"n256s3", NULL, NULL, NULL}},
-		{993, 6144, 4096, 1, DT_BF16, "QKV 993 tok", {"n256s3", NULL, NULL, NULL}},
-		{8192, 14336, 4096, 0, DT_BF16, "down dgrad", {"n192s4p", "n128s6p", NULL, NULL}},
-		{4096, 14336, 8192, 0, DT_F32, "down wgrad", {"n192s3p", "n128s4p", NULL, NULL}},
-	};
 	size_t pool_n = (size_t)64 << 20;
 	unsigned char *p8 = malloc(pool_n);
 	for (size_t j = 0; j < pool_n; j++) {
@@ -1034,7 +1056,7 @@ static void gen_bench(GemmCtx *g, CUstream s, int sms, int rows)
 	CUdeviceptr sa = dalloc(4);
 	h2d(sa, &one16, 4);
 	printf("\ngenerated GEMM vs cuBLASLt (median of %d, us; TFLOP/s)\n", BENCH_ITERS);
-	for (size_t si = 0; si < sizeof sh / sizeof sh[0] && (rows <= 0 || (int)si < rows); si++) {
+	for (int si = 0; si < nsh && (rows <= 0 || si < rows); si++) {
 		int M = sh[si].m, N = sh[si].n, K = sh[si].k;
 		CUdeviceptr A[3], B[3], D = dalloc((size_t)M * N * dts(sh[si].dt));
 		for (int r = 0; r < 3; r++) {
@@ -1292,7 +1314,8 @@ int main(int argc, char **argv)
 		return g_failed;
 	}
 	int no_bench = argc > 1 && !strcmp(argv[1], "--no-bench");
-	int only_gen_bench = argc > 1 && !strcmp(argv[1], "--gen-bench");
+	int only_gen_bench = argc > 1 && !strcmp(argv[1], "--gen-bench"), gen_sweep_only = argc > 1 && !strcmp(argv[1], "--gen-sweep");
+	only_gen_bench |= gen_sweep_only;
 	CUdevice dev;
 	CUcontext ctx;
 	CK(cu.cuDeviceGet(&dev, 0));
@@ -1321,7 +1344,8 @@ int main(int argc, char **argv)
 	gemm_ctx_set_tuning(g, tune_on);
 	if (only_gen_bench) { /* the generated GEMM's variants beside cuBLASLt, nothing else */
 		if (g_cc == 90)
-			gen_bench(g, s, sms, argc > 2 ? atoi(argv[2]) : 0);
+			gen_bench(g, s, sms, gen_sweep_only ? gen_sweep : gen_shapes,
+				gen_sweep_only ? (int)(sizeof gen_sweep / sizeof gen_sweep[0]) : (int)(sizeof gen_shapes / sizeof gen_shapes[0]), argc > 2 ? atoi(argv[2]) : 0);
 		else
 			printf("skip gen bench: the generated GEMM runs on sm_90 only\n");
 		gemm_ctx_destroy(g);

@@ -1207,7 +1207,7 @@ static void plan_gemm_generated(Planner *pl, Kernel *k, const GemmCall *c)
 	 * 64 KB output tile, measured best on the H100 (docs/GEMM_GEN.md); the template's promoting and
 	 * smaller tiles are tested (test_gemm) but slower than cuBLASLt, so not planned */
 	k->tmpl = "gemm_fp8.cu";
-	k->choice = "sm_90a: generated wgmma kernel; cuBLASLt elsewhere";
+	k->choice = "sm_90a: generated wgmma kernel (without an epilogue where it pays: gemm_gen_pays); cuBLASLt elsewhere";
 	k->variant = "n256s3";
 	slot(pl, k, "TG_KERNEL", emit_entry(pl->a, pl->p, k));
 	slot(pl, k, "TG_BN", "256");
@@ -1802,7 +1802,8 @@ void plan_print(const Plan *p, Buf *out)
 		if (k->kind == KERNEL_GEMM) {
 			const GemmCall *c = &k->gemm;
 			if (k->tmpl)
-				buf_printf(out, " wgmma=%s (sm_90a; cuBLASLt elsewhere)", k->variant);
+				buf_printf(out, " wgmma=%s (sm_90a%s; cuBLASLt elsewhere)", k->variant,
+					k->gemm.glu >= 0 ? "" : " where it pays: N >= 16384, 4 waves of tiles");
 			else
 				buf_printf(out, " cublaslt (not generated: %s)", k->gen_why_not);
 			buf_printf(out, " m=%s n=%s k=%s a=%s.%s%s b=%s.%s%s d=%s %s->%s%s%s%s", extent_str(a, g, c->m),

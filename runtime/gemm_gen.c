@@ -45,6 +45,12 @@ int gemm_gen_check(const GemmDesc *d, const GemmArgs *a, char *why, size_t whyle
 	return no ? -1 : 0;
 }
 
+int gemm_gen_pays(const GemmDesc *d, const GemmGenTile *t, int sms)
+{
+	long tiles = (long)((d->m + GEN_BM - 1) / GEN_BM) * ((d->n + t->bn - 1) / t->bn);
+	return d->n >= 16384 && tiles >= 4L * (sms > 0 ? sms : 1);
+}
+
 /* A 2D descriptor of a row-major [rows][cols] tensor of esize-byte elements, 128-byte swizzle, box
  * (128 bytes of columns) x box_rows. */
 static CUresult map2d(TgTensorMap *m, int dtype, const void *p, long rows, long cols, int esize, int box_rows)

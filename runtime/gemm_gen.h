@@ -40,6 +40,12 @@ size_t gemm_gen_smem_bytes(const GemmGenTile *t, int d_dtype);
  * descriptor's form (per-tensor FP8 operands, BF16/FP16/FP32 D, no epilogue, accumulate or transposed
  * operand) is fixed when the kernel is planned (gen/plan.c gemm_generated_why_not) and not re-checked. */
 int gemm_gen_check(const GemmDesc *d, const GemmArgs *a, char *why, size_t whylen);
+/* gemm_gen_pays: whether the generated kernel without an epilogue (tile t) is worth taking over cuBLASLt
+ * for d on `sms` SMs, by the measured rule (H100, test_gemm --gen-sweep, bench/RESULTS.md eleventh
+ * session): at N = 4096 and 6144 it ran 0.96-0.99x of cuBLASLt from 993-2048 tokens and 0.31-0.84x
+ * below; at N = 28672 1.02-1.10x from 993 tokens, 0.87-0.99x below. So: N >= 16384 and at least four
+ * waves of tiles. A GLU epilogue is taken regardless (it removes a kernel and the BF16 round trip). */
+int gemm_gen_pays(const GemmDesc *d, const GemmGenTile *t, int sms);
 /* gemm_gen_launch enqueues f (compiled from gemm_fp8.cu with tile t) for d on stream s over min(tiles, sms)
  * CTAs; GEMM_OK or GEMM_ECUDA with a message. epi: the GLU epilogue's arguments (t->glu; N even), else
  * NULL. Call gemm_gen_check first. No allocation, no sync: graph-capturable (the descriptors are kernel

@@ -71,6 +71,7 @@ struct TgContext {
 	JitCache *jit;
 	GemmCtx *gemm;
 	bool gemm_gen;       /* per-tensor FP8 GEMMs run the generated kernel (sm_90a; TEGEN_GEMM_GEN=0: cuBLASLt) */
+	bool gemm_gen_all;   /* TEGEN_GEMM_GEN=2 (tests): also where gemm_gen_pays says cuBLASLt is as fast */
 	TgOptions opts;
 	pthread_mutex_t lock;
 	LoadedModule *mods;
@@ -116,6 +117,7 @@ TgStatus tg_context_create(const TgOptions *opts, TgContext **out)
 	snprintf(c->arch, sizeof c->arch, "sm_%d%s", c->cc, c->cc >= 90 ? "a" : "");
 	const char *gen = getenv("TEGEN_GEMM_GEN");
 	c->gemm_gen = c->cc == 90 && !(gen && !strcmp(gen, "0"));
+	c->gemm_gen_all = c->gemm_gen && gen && !strcmp(gen, "2");
 	char warn[512] = "";
 	c->jit = jit_cache_open(c->opts.cache_dir, c->opts.frozen, warn, sizeof warn);
 	if (!c->jit) {
@@ -200,6 +202,7 @@ struct TgLayer {
 	CUfunction *fn;
 	GemmGenTile *gen_tile;    /* per kernel: a generated GEMM's tile, parsed from its variant at load */
 	bool *epilogue_ran;       /* per kernel: this run's launch of a GEMM kernel did its GLU epilogue */
+	signed char *gen_ran;     /* per GEMM kernel: its last launch ran the generated kernel (1) or cuBLASLt (0); -1 none yet */
 	bool keep_intermediates;  /* GEMMs with an epilogue also write D (tg_layer_keep_intermediates) */
 	int compiled, loaded;
 	TensorRt *t;
@@ -265,6 +268,8 @@ TgStatus tg_layer_create(TgContext *c, const char *name, const char *text, size_
 	l->fn = arena_alloc(l->arena, sizeof *l->fn * (size_t)(p->nkernels ? p->nkernels : 1));
 	l->gen_tile = arena_alloc(l->arena, sizeof *l->gen_tile * (size_t)(p->nkernels ? p->nkernels : 1));
 	l->epilogue_ran = arena_alloc(l->arena, sizeof *l->epilogue_ran * (size_t)(p->nkernels ? p->nkernels : 1));
+	l->gen_ran = arena_alloc(l->arena, (size_t)(p->nkernels ? p->nkernels : 1));
+	memset(l->gen_ran, -1, (size_t)(p->nkernels ? p->nkernels : 1));
 	*out = l;
 	return TG_OK;
 }
@@ -757,8 +762,8 @@ void tg_layer_keep_intermediates(TgLayer *l, bool on) { l->keep_intermediates = 
 const char *tg_layer_gemm_backend(const TgLayer *l, int ki)
 {
 	const Kernel *k = &l->plan->kernels[ki];
-	return k->kind == KERNEL_GEMM && l->fn[ki] ? arena_printf(l->arena, "wgmma %s%s", k->variant, k->gemm.glu >= 0 ? "+glu" : "")
-		: "cuBLASLt";
+	return k->kind == KERNEL_GEMM && l->fn[ki] && l->gen_ran[ki] != 0
+		? arena_printf(l->arena, "wgmma %s%s", k->variant, k->gemm.glu >= 0 ? "+glu" : "") : "cuBLASLt";
 }
 
 bool tg_layer_kernel_skipped(const TgLayer *l, int ki)
@@ -860,8 +865,10 @@ static TgStatus launch_gemm(TgLayer *l, int ki, CUstream s)
 	int r;
 	/* the generated kernel, where this call suits it; with a GLU epilogue it also does the GLU kernel's work
 	 * (which then does not run), writing D only when kept (or every intermediate is, for the checker) */
-	bool gen = l->fn[ki] && !gemm_gen_check(&gd, &ga, NULL, 0);
+	bool gen = l->fn[ki] && !gemm_gen_check(&gd, &ga, NULL, 0) &&
+		(l->gen_tile[ki].glu || l->ctx->gemm_gen_all || gemm_gen_pays(&gd, &l->gen_tile[ki], l->ctx->sms));
 	l->epilogue_ran[ki] = gen && l->gen_tile[ki].glu;
+	l->gen_ran[ki] = gen;
 	if (gen) {
 		TgParams ep;
 		GemmGenEpi epi = {&ep, k->gemm.keep_d || l->keep_intermediates};

@@ -391,6 +391,9 @@ static void print_whole_time(TgLayer *l, const Plan *p, int iters)
 }
 
 static const char run_usage[] = "usage: tegen run SPEC [--tokens N] [--check] [--iters K] [--in DIR] [--out DIR] [--cpu]\n"
+	"       [--cache-weights]\n"
+	"  --cache-weights: cast the weights on the first run only (tg_layer_cache_weights: inference, frozen\n"
+	"         weights); the timed runs after it have no weight casts\n"
 	"  --cpu: no GPU; the CPU reference interpreter writes --out (slow: the Llama-3 8B MLP training layer\n"
 	"         takes about 10 s of CPU time plus 0.1 s per token, over all cores; TEGEN_THREADS caps them)\n";
 
@@ -398,11 +401,11 @@ int cmd_run(int argc, char **argv)
 {
 	const char *spec = NULL, *in_dir = NULL, *out_dir = NULL;
 	long tokens = 1024;
-	int check = 0, iters = 20, cpu = 0;
+	int check = 0, iters = 20, cpu = 0, cache = 0;
 	const CliFlag flags[] = {{"--tokens", FLAG_TOKENS, &tokens, 0}, {"--iters", FLAG_INT, &iters, 0},
 		{"--in", FLAG_STRING, &in_dir, 0}, {"--out", FLAG_STRING, &out_dir, 0}, {"--check", FLAG_SWITCH, &check, 1},
-		{"--cpu", FLAG_SWITCH, &cpu, 1}};
-	const CliArgs args = {run_usage, flags, 6, &spec, true, false};
+		{"--cpu", FLAG_SWITCH, &cpu, 1}, {"--cache-weights", FLAG_SWITCH, &cache, 1}};
+	const CliArgs args = {run_usage, flags, 7, &spec, true, false};
 	if (cli_parse(&args, argc, argv))
 		return 2;
 	if (tokens < 1 || iters < 1)
@@ -425,7 +428,7 @@ int cmd_run(int argc, char **argv)
 		tg_context_destroy(ctx);
 		return 1;
 	}
-	if (tg_layer_set_tokens(l, tokens) || tg_layer_load(l)) {
+	if (tg_layer_set_tokens(l, tokens) || tg_layer_load(l) || (cache && tg_layer_cache_weights(l, 1))) {
 		fprintf(stderr, "tegen: %s\n", tg_last_error());
 		goto out;
 	}
@@ -466,7 +469,10 @@ int cmd_run(int argc, char **argv)
 			continue;
 		const Kernel *kk = &p->kernels[k];
 		if (tg_layer_kernel_skipped(l, k)) {
-			printf("%-30s %-16s %10s  (in %s's epilogue)\n", kk->name, kk->variant, "-", p->kernels[kk->epilogue_of].name);
+			if (kk->epilogue_of >= 0)
+				printf("%-30s %-16s %10s  (in %s's epilogue)\n", kk->name, kk->variant, "-", p->kernels[kk->epilogue_of].name);
+			else
+				printf("%-30s %-16s %10s  (weight cast cached: --cache-weights)\n", kk->name, kk->variant, "-");
 			continue;
 		}
 		float *v = ms + (size_t)k * iters;

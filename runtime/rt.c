@@ -217,6 +217,7 @@ struct TgLayer {
 	CUdeviceptr optim;   /* the optimizer state (optim.h), 0: the layer has no optimizer */
 	int ran;             /* a tg_run has launched (the optimizer step reads its gradients) */
 	int weights_stale;   /* the trained weights' quantized copies do not match the bound weights */
+	bool cache_weights;  /* tg_layer_cache_weights: tg_run casts the weights only while stale */
 	void *comm;          /* NCCL communicator the amaxes are reduced over (tg_layer_set_comm), NULL: none */
 	unsigned reduce;     /* TG_REDUCE_* bits: which amaxes */
 	CUdeviceptr *pending; int npending, cap_pending; /* amaxes the last amax passes wrote, not yet reduced */
@@ -757,6 +758,8 @@ static TgStatus launch_kernel(TgLayer *l, const Kernel *k, CUfunction fn, CUstre
 	return TG_OK;
 }
 
+static bool casts_weight(const Graph *g, const Kernel *k);
+
 void tg_layer_keep_intermediates(TgLayer *l, bool on) { l->keep_intermediates = on; }
 
 const char *tg_layer_gemm_backend(const TgLayer *l, int ki)
@@ -769,7 +772,8 @@ const char *tg_layer_gemm_backend(const TgLayer *l, int ki)
 bool tg_layer_kernel_skipped(const TgLayer *l, int ki)
 {
 	const Kernel *k = &l->plan->kernels[ki];
-	return k->epilogue_of >= 0 && l->epilogue_ran[k->epilogue_of];
+	return (k->epilogue_of >= 0 && l->epilogue_ran[k->epilogue_of]) ||
+		(l->cache_weights && !l->weights_stale && optim_stage(l->plan, k) == OPTIM_RUN && casts_weight(l->g, k));
 }
 
 static TgStatus launch_generated(TgLayer *l, int ki, CUstream s) { return launch_kernel(l, &l->plan->kernels[ki], l->fn[ki], s); }
@@ -943,6 +947,28 @@ static TgStatus reduce_pending(TgLayer *l, CUstream s)
 	return bad ? fail(TG_ERR_CUDA, "%s", err) : TG_OK;
 }
 
+/* Whether kernel k casts a weight (a quantize or cast_transpose of a role: weight layer input). */
+static bool casts_weight(const Graph *g, const Kernel *k)
+{
+	if (!k->nops)
+		return false;
+	const Op *op = &g->ops[k->ops[0]];
+	if (op->kind != OP_QUANTIZE && op->kind != OP_CAST_TRANSPOSE)
+		return false;
+	const Tensor *w = &g->tensors[op->arg[ARG_IN]];
+	return w->role == ROLE_WEIGHT && w->producer < 0;
+}
+
+TgStatus tg_layer_cache_weights(TgLayer *l, int on)
+{
+	if (!l)
+		return fail(TG_ERR_ARG, "tg_layer_cache_weights: NULL layer");
+	if (on && !l->cache_weights)
+		l->weights_stale = 1; /* copies made before (without the promise) are not trusted */
+	l->cache_weights = on != 0;
+	return TG_OK;
+}
+
 /* Launch the kernels of the phases in `phases` (PHASE_BIT mask), in plan order, on s;
  * ms non-NULL: kernel i's time in ms[i] (i < nms; synchronizes). The optimizer phase runs
  * in stages (rt_optim.h): the updates, the trained weights' casts (forward kernels, which
@@ -984,8 +1010,9 @@ static TgStatus run_kernels(TgLayer *l, CUstream s, unsigned phases, float *ms, 
 		for (int i = 0; i < l->plan->nkernels && !st; i++) {
 			const Kernel *k = &l->plan->kernels[i];
 			OptimStage ks = optim_stage(l->plan, k);
+			bool cached = l->cache_weights && !l->weights_stale && ks == OPTIM_RUN && casts_weight(l->g, k);
 			bool go = stage == OPTIM_RUN ? (phases & PHASE_BIT(k->phase)) && k->phase != PHASE_OPTIMIZER &&
-					(ks == OPTIM_RUN || (ks == OPTIM_WEIGHT_CAST && l->weights_stale))
+					((ks == OPTIM_RUN && !cached) || (ks == OPTIM_WEIGHT_CAST && l->weights_stale))
 				: optimizer && (int)ks == stage && !(ks == OPTIM_WEIGHT_CAST && k->cast_in_update);
 			if (i == l->plan->update_kernel || !go || (k->epilogue_of >= 0 && l->epilogue_ran[k->epilogue_of]))
 				continue;
@@ -1082,6 +1109,8 @@ TgStatus tg_step(TgLayer *l, TgStream s)
 	if (!l->loaded)
 		return fail(TG_ERR_ARG, "tg_step: layer %s has not run yet", l->g->layer);
 	l->steps++;
+	if (l->cache_weights)
+		l->weights_stale = 1; /* new delayed scales: the cached weight copies are cast again */
 	if (l->plan->update_kernel < 0)
 		return TG_OK;
 	if (l->comm && (l->reduce & TG_REDUCE_DELAYED) && l->plan->ndelayed > 0) { /* the delayed amaxes: slots 0.. */

@@ -26,14 +26,15 @@ void tg_context_plan_options(const TgContext *c, long tokens, PlanOptions *o);
 void tg_context_set_hp_values(TgContext *c, bool on);
 /* tg_context_set_tuning_file makes layers created afterwards plan from path (NULL or "": heuristic only). */
 void tg_context_set_tuning_file(TgContext *c, const char *path);
-/* tg_layer_gemm_backend names what runs GEMM kernel ki: "wgmma n256s3" (the generated kernel, this
- * GPU an sm_90 and TEGEN_GEMM_GEN not 0) or "cuBLASLt" (which a call the kernel cannot take also uses). */
+/* tg_layer_gemm_backend names what ran GEMM kernel ki at its last launch (before any: what the plan
+ * holds): "wgmma n256s3" (the generated kernel: an sm_90, TEGEN_GEMM_GEN not 0, the call suits it and,
+ * without an epilogue, gemm_gen_pays) or "cuBLASLt". */
 const char *tg_layer_gemm_backend(const TgLayer *l, int ki);
 /* tg_layer_keep_intermediates: on, a GEMM whose generated kernel fuses a GLU (gemm.glu) also writes its
  * own output D, which the plan skips when nothing else reads it; the checker judges each op from it. */
 void tg_layer_keep_intermediates(TgLayer *l, bool on);
-/* tg_layer_kernel_skipped: kernel ki did not run in the last run, as the generated GEMM it is the epilogue
- * of (Kernel.epilogue_of) did its work. */
+/* tg_layer_kernel_skipped: kernel ki does not run in a tg_run now: the generated GEMM it is the epilogue
+ * of (Kernel.epilogue_of) did its work, or it casts a weight whose copies are cached (tg_layer_cache_weights). */
 bool tg_layer_kernel_skipped(const TgLayer *l, int ki);
 /* tg_context_jit is the context's kernel cache (for tools that compile variants). */
 struct JitCache *tg_context_jit(TgContext *c);

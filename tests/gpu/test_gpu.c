@@ -310,6 +310,72 @@ static int bind_inputs(TgLayer *l, long tokens, CUdeviceptr *bufs, bool gradient
 	return 0;
 }
 
+/* tg_layer_cache_weights: a weight changed in place is not cast again until it is bound again (or the
+ * cache is off); the output follows the weight's copy. */
+static void test_cache_weights(TgContext *ctx)
+{
+	static const char spec[] = "layer: cache_w\ndims: {tokens: dynamic, h: 256, f: 384}\n"
+		"recipe: {scaling: delayed, format: hybrid}\ntensors:\n  x: {shape: [tokens, h], dtype: bf16}\n"
+		"  w: {shape: [f, h], dtype: bf16, role: weight}\nops:\n  - quantize: {in: x, out: xq}\n"
+		"  - quantize: {in: w, out: wq}\n  - gemm_cast: {a: xq, b: wq, out: y, dtype: bf16}\noutputs: [y]\n";
+	const char *name = "gpu/cache-weights";
+	const long tokens = 64;
+	TgLayer *l = NULL;
+	if (tg_layer_create(ctx, "cache_w", spec, strlen(spec), &l) || tg_layer_set_tokens(l, tokens) || tg_layer_load(l) ||
+		tg_layer_cache_weights(l, 1)) {
+		printf("FAIL %s: %s\n", name, tg_last_error());
+		failed = 1;
+		tg_layer_destroy(l);
+		return;
+	}
+	const Graph *g = tg_layer_plan(l)->g;
+	CUdeviceptr *bufs = calloc((size_t)g->ntensors, sizeof *bufs);
+	int w = -1;
+	for (int i = 0; i < g->ntensors; i++)
+		if (!strcmp(g->tensors[i].name, "w"))
+			w = i;
+	size_t wbytes = 384 * 256 * 2, ybytes = (size_t)tokens * 384 * 2;
+	unsigned short *y[4] = {NULL, NULL, NULL, NULL};
+	const char *why = NULL;
+	for (int r = 0; r < 4 && !why; r++) {
+		y[r] = malloc(ybytes);
+		if (r == 0 && bind_inputs(l, tokens, bufs, false))
+			why = tg_last_error();
+		if (r == 1 || r == 3) /* the weight's contents change in place: 3.0 (0x4040) in run 1, 0.185 (0x3E3E) in run 3 */
+			cu.cuMemsetD8_v2(bufs[w], r == 1 ? 0x40 : 0x3E, wbytes);
+		if (r == 2) { /* bound again: the next run casts it */
+			TgTensorDesc desc = {(void *)(uintptr_t)bufs[w], TG_BF16, 2, {384, 256}, {0}};
+			if (tg_bind(l, "w", &desc))
+				why = tg_last_error();
+		}
+		if (r == 3)
+			tg_layer_cache_weights(l, 0);
+		void *dp;
+		size_t n;
+		if (!why && (tg_run(l, NULL) || cu.cuCtxSynchronize() || tg_tensor_ptr(l, "y", "data", &dp, &n) || n != ybytes))
+			why = tg_last_error();
+		if (!why)
+			cu.cuMemcpyDtoH_v2(y[r], (CUdeviceptr)(uintptr_t)dp, ybytes);
+	}
+	/* run 1 (weight changed, not bound again) = run 0; run 2 (bound again: 3.0) != run 0; run 3 (cache off,
+	 * weight back to 0.185) = run 0 */
+	if (!why && memcmp(y[1], y[0], ybytes))
+		why = "a weight changed in place was cast again while cached";
+	if (!why && !memcmp(y[2], y[0], ybytes))
+		why = "a weight bound again was not cast again";
+	if (!why && memcmp(y[3], y[0], ybytes))
+		why = "with the cache off the weight was not cast";
+	printf(why ? "FAIL %s: %s\n" : "ok   %s\n", name, why ? why : "");
+	failed |= why != NULL;
+	for (int r = 0; r < 4; r++)
+		free(y[r]);
+	for (int i = 0; i < g->ntensors; i++)
+		if (bufs[i])
+			cu.cuMemFree_v2(bufs[i]);
+	free(bufs);
+	tg_layer_destroy(l);
+}
+
 /* The phase entry points of a training layer (derived_text) and a forward layer (fwd_text). */
 static void test_phases(TgContext *ctx, const char *derived_text, const char *fwd_text)
 {
@@ -481,6 +547,7 @@ int main(int argc, char **argv)
 		free(delayed_text);
 	} else
 		printf("skip gpu/delayed-10-steps: no *delayed* spec in %s\n", dir);
+	test_cache_weights(ctx);
 	if (optim_text) {
 		test_optimizer_schedule(ctx, optim_text);
 		free(optim_text);

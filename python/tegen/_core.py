@@ -303,6 +303,11 @@ class Layer:
         check(need("tg_set_learning_rate")(self._ptr, ctypes.c_float(lr), self._stream(stream)),
               "tg_set_learning_rate")
 
+    def cache_weights(self, on=True):
+        """tg_layer_cache_weights: cast the weights only while stale (first run, after a bind of a weight
+        or a step); for inference with frozen weights (bind a weight again after changing it in place)."""
+        check(need("tg_layer_cache_weights")(self._ptr, ctypes.c_int(1 if on else 0)), "tg_layer_cache_weights")
+
     def step(self, stream=None):
         """tg_step: roll the amax histories and compute the next scales on the device."""
         check(self._lib.tg_step(self._ptr, self._stream(stream)), "tg_step")

@@ -146,8 +146,9 @@ TgStatus tg_optimizer_step(TgLayer *layer, TgStream stream);
 /* tg_layer_cache_weights (on != 0): inference and frozen weights. tg_run then casts a weight (a
  * role: weight input) only while its quantized copies are stale: the first run, the run after a
  * tg_bind of a weight (bind it again after changing its contents in place), the run after a tg_step
- * (which may change the scales); later runs read the copies made then, and a CUDA graph captured from
- * such a run contains no weight cast. Off (the default), every tg_run casts every weight. Layers with
+ * (which may change the scales); later runs read the copies made then (a current-scaling or NVFP4
+ * weight's amax in tg_state reads 0 after such a run: its amax pass did not run), and a CUDA graph
+ * captured from such a run contains no weight cast. Off (the default), every tg_run casts every weight. Layers with
  * an optimizer already cast their trained weights once per tg_optimizer_step. TG_ERR_ARG for NULL. */
 TgStatus tg_layer_cache_weights(TgLayer *layer, int on);
 /* tg_set_learning_rate writes the learning rate the next tg_optimizer_step reads (the spec's

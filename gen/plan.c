@@ -692,11 +692,10 @@ static void apply_tuning(Planner *pl, const PlanOptions *o)
 	}
 }
 
-/* One or two kernels (current scaling) for a quantizing op. */
 /* Whether cast op `op` (cast_transpose or quantize) writes its copies on cast_transpose.cu's staged
  * path, where a dbias of its input can run inside it: a BF16/FP16 input, per-tensor delayed or current
- * scaling or MXFP8 with a columnwise copy, rows of a multiple of 16; not a trained weight's cast (the
- * optimizer step may run it after the backward). */
+ * scaling or MXFP8 with a columnwise copy, a row length of a multiple of 16; not a weight's cast (the
+ * optimizer step or a cached cast, tg_layer_cache_weights, may not run it when the dbias does). */
 static bool cast_takes_dbias(const Graph *g, const Op *op)
 {
 	if (op->kind != OP_CAST_TRANSPOSE && op->kind != OP_QUANTIZE)
@@ -704,7 +703,7 @@ static bool cast_takes_dbias(const Graph *g, const Op *op)
 	const Tensor *in = &g->tensors[op->arg[ARG_IN]], *out = &g->tensors[op->arg[ARG_OUT]];
 	Scaling sc = is_quantized(out) ? out->recipe.scaling : SCALING_NONE;
 	return (sc == SCALING_DELAYED || sc == SCALING_CURRENT || sc == SCALING_MXFP8) && out->columnwise &&
-		(in->dtype == DT_BF16 || in->dtype == DT_F16) && tensor_cols(in) % 16 == 0 && !op_casts_trained_weight(g, op);
+		(in->dtype == DT_BF16 || in->dtype == DT_F16) && tensor_cols(in) % 16 == 0 && in->role != ROLE_WEIGHT;
 }
 
 /* The dbias op whose stage 1 (the chunk partials of the column sums, dbias.cu's work) runs inside cast
@@ -781,6 +780,8 @@ static void plan_unfused_cast(Planner *pl, const Op *op, const Tensor *in, const
 	}
 }
 
+/* The kernels of a quantizing op: its own (one, or two under current scaling), or the unfused and
+ * NVFP4 forms, or the fused kernel and a byte transpose for the columnwise copy. */
 static void plan_quantizing_op(Planner *pl, const Op *op)
 {
 	const Graph *g = pl->g;

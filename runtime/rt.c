@@ -758,7 +758,23 @@ static TgStatus launch_kernel(TgLayer *l, const Kernel *k, CUfunction fn, CUstre
 	return TG_OK;
 }
 
-static bool casts_weight(const Graph *g, const Kernel *k);
+/* Whether kernel k casts a weight (a quantize or cast_transpose of a role: weight layer input). */
+static bool casts_weight(const Graph *g, const Kernel *k)
+{
+	if (!k->nops)
+		return false;
+	const Op *op = &g->ops[k->ops[0]];
+	if (op->kind != OP_QUANTIZE && op->kind != OP_CAST_TRANSPOSE)
+		return false;
+	const Tensor *w = &g->tensors[op->arg[ARG_IN]];
+	return w->role == ROLE_WEIGHT && w->producer < 0;
+}
+
+/* Whether tg_run skips kernel k now: a weight's cast whose copies tg_layer_cache_weights keeps. */
+static bool weight_cast_cached(const TgLayer *l, const Kernel *k)
+{
+	return l->cache_weights && !l->weights_stale && optim_stage(l->plan, k) == OPTIM_RUN && casts_weight(l->g, k);
+}
 
 void tg_layer_keep_intermediates(TgLayer *l, bool on) { l->keep_intermediates = on; }
 
@@ -773,7 +789,7 @@ bool tg_layer_kernel_skipped(const TgLayer *l, int ki)
 {
 	const Kernel *k = &l->plan->kernels[ki];
 	return (k->epilogue_of >= 0 && l->epilogue_ran[k->epilogue_of]) ||
-		(l->cache_weights && !l->weights_stale && optim_stage(l->plan, k) == OPTIM_RUN && casts_weight(l->g, k));
+		weight_cast_cached(l, k);
 }
 
 static TgStatus launch_generated(TgLayer *l, int ki, CUstream s) { return launch_kernel(l, &l->plan->kernels[ki], l->fn[ki], s); }
@@ -947,18 +963,6 @@ static TgStatus reduce_pending(TgLayer *l, CUstream s)
 	return bad ? fail(TG_ERR_CUDA, "%s", err) : TG_OK;
 }
 
-/* Whether kernel k casts a weight (a quantize or cast_transpose of a role: weight layer input). */
-static bool casts_weight(const Graph *g, const Kernel *k)
-{
-	if (!k->nops)
-		return false;
-	const Op *op = &g->ops[k->ops[0]];
-	if (op->kind != OP_QUANTIZE && op->kind != OP_CAST_TRANSPOSE)
-		return false;
-	const Tensor *w = &g->tensors[op->arg[ARG_IN]];
-	return w->role == ROLE_WEIGHT && w->producer < 0;
-}
-
 TgStatus tg_layer_cache_weights(TgLayer *l, int on)
 {
 	if (!l)
@@ -1010,7 +1014,7 @@ static TgStatus run_kernels(TgLayer *l, CUstream s, unsigned phases, float *ms, 
 		for (int i = 0; i < l->plan->nkernels && !st; i++) {
 			const Kernel *k = &l->plan->kernels[i];
 			OptimStage ks = optim_stage(l->plan, k);
-			bool cached = l->cache_weights && !l->weights_stale && ks == OPTIM_RUN && casts_weight(l->g, k);
+			bool cached = weight_cast_cached(l, k);
 			bool go = stage == OPTIM_RUN ? (phases & PHASE_BIT(k->phase)) && k->phase != PHASE_OPTIMIZER &&
 					((ks == OPTIM_RUN && !cached) || (ks == OPTIM_WEIGHT_CAST && l->weights_stale))
 				: optimizer && (int)ks == stage && !(ks == OPTIM_WEIGHT_CAST && k->cast_in_update);

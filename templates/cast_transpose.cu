@@ -478,14 +478,11 @@ __device__ __forceinline__ void body(const TgParams &p, const float eps)
 				if (OES == 1) {
 #pragma unroll
 					for (int q = 0; q < 4; q++) {
-						const uint32_t a = x[(4 * q) % R], b2 = x[(4 * q + 1) % R];
-						const uint32_t c = x[(4 * q + 2) % R], d = x[(4 * q + 3) % R];
-						const uint32_t t0 = __byte_perm(a, b2, 0x5140), t1 = __byte_perm(c, d, 0x5140);
-						const uint32_t t2 = __byte_perm(a, b2, 0x7362), t3 = __byte_perm(c, d, 0x7362);
-						y[0][q] = __byte_perm(t0, t1, 0x5410);
-						y[1 % CPW][q] = __byte_perm(t0, t1, 0x7632);
-						y[2 % CPW][q] = __byte_perm(t2, t3, 0x5410);
-						y[3 % CPW][q] = __byte_perm(t2, t3, 0x7632);
+						uint32_t t[4];
+						tg_transpose_4x4_bytes(x[(4 * q) % R], x[(4 * q + 1) % R], x[(4 * q + 2) % R], x[(4 * q + 3) % R], t);
+#pragma unroll
+						for (int j = 0; j < 4; j++)
+							y[j % CPW][q] = t[j];
 					}
 				} else if (OES == 2) {
 #pragma unroll
@@ -761,12 +758,11 @@ __device__ __forceinline__ void body_stage(const TgParams &p, const float eps)
 				uint32_t y[4][4];
 #pragma unroll
 				for (int q = 0; q < 4; q++) {
-					const uint32_t t0 = __byte_perm(x[4 * q], x[4 * q + 1], 0x5140), t1 = __byte_perm(x[4 * q + 2], x[4 * q + 3], 0x5140);
-					const uint32_t t2 = __byte_perm(x[4 * q], x[4 * q + 1], 0x7362), t3 = __byte_perm(x[4 * q + 2], x[4 * q + 3], 0x7362);
-					y[0][q] = __byte_perm(t0, t1, 0x5410);
-					y[1][q] = __byte_perm(t0, t1, 0x7632);
-					y[2][q] = __byte_perm(t2, t3, 0x5410);
-					y[3][q] = __byte_perm(t2, t3, 0x7632);
+					uint32_t t[4];
+					tg_transpose_4x4_bytes(x[4 * q], x[4 * q + 1], x[4 * q + 2], x[4 * q + 3], t);
+#pragma unroll
+					for (int j = 0; j < 4; j++)
+						y[j][q] = t[j];
 				}
 #pragma unroll
 				for (int j = 0; j < 4; j++) {

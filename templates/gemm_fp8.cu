@@ -23,8 +23,9 @@
 // map_act when use_tma_store, else from registers), max|act| to ep.p[TG_P_AMAX] (atomic), and 1/scale
 // to ep.p[TG_P_SCALE_INV]. D itself is written (by those warps, from the staging tile) only when
 // D != NULL. TG_ACT_T 1: act's columnwise copy too (the wgrad operand, per-tensor: the same bytes
-// transposed) to ep.p[TG_P_OUT_T] [N/2][M]: the act tile transposed in shared memory once its rowwise
-// store has read it, then TMA-stored through map_act_t (M % 16 == 0 and aligned) or from registers.
+// transposed) to ep.p[TG_P_OUT_T] [N/2][M]: the act tile transposed in place in shared memory (the
+// rowwise copy then goes out from registers), then TMA-stored through map_act_t (M % 16 == 0 and
+// aligned) or from registers.
 //
 // Not the TgParams ABI of the other templates: the runtime's GEMM backend (runtime/gemm_gen.c)
 // launches it with the tensor maps by value:
@@ -212,20 +213,11 @@ __device__ __forceinline__ void unpack8(const uint4 &v, float (&f)[8])
 
 // Transposes the 128 x 128-byte act tile in place (the slabs' swizzled layout: byte c of row r in slab r / 64,
 // row r % 64, chunk (c / 16) ^ (r % 8)): thread e of 96 swaps 4 x 4-byte blocks (I, J) and (J, I), I <= J, each
-// block's four rows of one 32-bit word transposed by byte permutes. Every block pair is one thread's, so no
+// block's four rows of one 32-bit word transposed by tg_transpose_4x4_bytes. Every block pair is one thread's, so no
 // barrier is needed between the reads and the writes.
 __device__ __forceinline__ u32 *act_word(u8 *sact, int r, int q)
 {
 	return reinterpret_cast<u32 *>(sact + (r / 64) * 8192 + (r % 64) * 128 + (((q / 4) ^ (r % 8)) * 16) + (q % 4) * 4);
-}
-__device__ __forceinline__ void transpose4(const u32 (&a)[4], u32 (&t)[4])
-{
-	const u32 lo0 = __byte_perm(a[0], a[1], 0x5140), lo1 = __byte_perm(a[2], a[3], 0x5140);
-	const u32 hi0 = __byte_perm(a[0], a[1], 0x7362), hi1 = __byte_perm(a[2], a[3], 0x7362);
-	t[0] = __byte_perm(lo0, lo1, 0x5410);
-	t[1] = __byte_perm(lo0, lo1, 0x7632);
-	t[2] = __byte_perm(hi0, hi1, 0x5410);
-	t[3] = __byte_perm(hi0, hi1, 0x7632);
 }
 __device__ __forceinline__ void transpose_act_tile(int e, u8 *sact)
 {
@@ -237,8 +229,8 @@ __device__ __forceinline__ void transpose_act_tile(int e, u8 *sact)
 #pragma unroll
 		for (int k = 0; k < 4; k++)
 			a[k] = *act_word(sact, 4 * I + k, J), b[k] = *act_word(sact, 4 * J + k, I);
-		transpose4(a, ta);
-		transpose4(b, tb);
+		tg_transpose_4x4_bytes(a[0], a[1], a[2], a[3], ta);
+		tg_transpose_4x4_bytes(b[0], b[1], b[2], b[3], tb);
 #pragma unroll
 		for (int k = 0; k < 4; k++) {
 			*act_word(sact, 4 * J + k, I) = ta[k];

@@ -261,6 +261,20 @@ TG_HD uint16_t tg_f32x2_to_e5m2x2(float lo, float hi)
 }
 #endif
 
+#ifdef __CUDACC__
+/* A 4 x 4 byte transpose: byte j of t[k] = byte k of a[j] (four rows of 4 bytes in, four columns out),
+ * six byte permutes; the FP8 column copies (cast_transpose.cu, the GEMM's GLU epilogue) use it. */
+__device__ __forceinline__ void tg_transpose_4x4_bytes(uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t (&t)[4])
+{
+	const uint32_t lo0 = __byte_perm(a0, a1, 0x5140), lo1 = __byte_perm(a2, a3, 0x5140);
+	const uint32_t hi0 = __byte_perm(a0, a1, 0x7362), hi1 = __byte_perm(a2, a3, 0x7362);
+	t[0] = __byte_perm(lo0, lo1, 0x5410);
+	t[1] = __byte_perm(lo0, lo1, 0x7632);
+	t[2] = __byte_perm(hi0, hi1, 0x5410);
+	t[3] = __byte_perm(hi0, hi1, 0x7632);
+}
+#endif
+
 /* ---- FP4 E2M1 (values 0, .5, 1, 1.5, 2, 3, 4, 6; no inf/NaN) ---- */
 /* RNE to the 8 magnitudes, saturating, by ranges: |x| in [0, 2) has code RNE(2|x|),
  * [2, 4) 4 + RNE(|x| - 2), [4, inf] 6 + RNE((|x| - 4) / 2), at most 7. Each argument

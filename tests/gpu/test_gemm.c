@@ -1025,20 +1025,11 @@ static const GenShape gen_shapes[] = {
 };
 /* --gen-sweep: the planned tile (n256s3) beside cuBLASLt over token counts at the Llama-3 8B fprop shapes
  * (QKV, attention out, MLP up and down): where the generated kernel loses (few tiles a SM). */
-static const GenShape gen_sweep[] = {
-	{128, 6144, 4096, 1, DT_BF16, "QKV", {"n256s3"}}, {256, 6144, 4096, 1, DT_BF16, "QKV", {"n256s3"}},
-	{512, 6144, 4096, 1, DT_BF16, "QKV", {"n256s3"}}, {993, 6144, 4096, 1, DT_BF16, "QKV", {"n256s3"}},
-	{2048, 6144, 4096, 1, DT_BF16, "QKV", {"n256s3"}}, {4096, 6144, 4096, 1, DT_BF16, "QKV", {"n256s3"}},
-	{128, 4096, 4096, 1, DT_BF16, "attn out", {"n256s3"}}, {256, 4096, 4096, 1, DT_BF16, "attn out", {"n256s3"}},
-	{512, 4096, 4096, 1, DT_BF16, "attn out", {"n256s3"}}, {993, 4096, 4096, 1, DT_BF16, "attn out", {"n256s3"}},
-	{2048, 4096, 4096, 1, DT_BF16, "attn out", {"n256s3"}}, {4096, 4096, 4096, 1, DT_BF16, "attn out", {"n256s3"}},
-	{128, 28672, 4096, 1, DT_BF16, "up", {"n256s3"}}, {256, 28672, 4096, 1, DT_BF16, "up", {"n256s3"}},
-	{512, 28672, 4096, 1, DT_BF16, "up", {"n256s3"}}, {993, 28672, 4096, 1, DT_BF16, "up", {"n256s3"}},
-	{2048, 28672, 4096, 1, DT_BF16, "up", {"n256s3"}}, {4096, 28672, 4096, 1, DT_BF16, "up", {"n256s3"}},
-	{128, 4096, 14336, 1, DT_BF16, "down", {"n256s3"}}, {256, 4096, 14336, 1, DT_BF16, "down", {"n256s3"}},
-	{512, 4096, 14336, 1, DT_BF16, "down", {"n256s3"}}, {993, 4096, 14336, 1, DT_BF16, "down", {"n256s3"}},
-	{2048, 4096, 14336, 1, DT_BF16, "down", {"n256s3"}}, {4096, 4096, 14336, 1, DT_BF16, "down", {"n256s3"}},
-};
+static const int sweep_tokens[] = {128, 256, 512, 993, 2048, 4096};
+static const GenShape sweep_shapes[] = {{0, 6144, 4096, 1, DT_BF16, "QKV", {"n256s3"}},
+	{0, 4096, 4096, 1, DT_BF16, "attn out", {"n256s3"}}, {0, 28672, 4096, 1, DT_BF16, "up", {"n256s3"}},
+	{0, 4096, 14336, 1, DT_BF16, "down", {"n256s3"}}};
+#define NSWEEP (sizeof sweep_shapes / sizeof sweep_shapes[0] * (sizeof sweep_tokens / sizeof sweep_tokens[0]))
 
 /* Times table sh (its first `rows` shapes; all when rows <= 0): E4M3 operands rotated over 3 copies,
  * median of BENCH_ITERS, CUDA events around each launch, cuBLASLt first. */
@@ -1343,9 +1334,15 @@ int main(int argc, char **argv)
 	int tune_on = tune_env && (!strcmp(tune_env, "1") || !strcmp(tune_env, "on"));
 	gemm_ctx_set_tuning(g, tune_on);
 	if (only_gen_bench) { /* the generated GEMM's variants beside cuBLASLt, nothing else */
+		const size_t ntok = sizeof sweep_tokens / sizeof sweep_tokens[0];
+		GenShape sweep[NSWEEP]; /* every sweep shape at every token count */
+		for (size_t i = 0; i < NSWEEP; i++) {
+			sweep[i] = sweep_shapes[i / ntok];
+			sweep[i].m = sweep_tokens[i % ntok];
+		}
 		if (g_cc == 90)
-			gen_bench(g, s, sms, gen_sweep_only ? gen_sweep : gen_shapes,
-				gen_sweep_only ? (int)(sizeof gen_sweep / sizeof gen_sweep[0]) : (int)(sizeof gen_shapes / sizeof gen_shapes[0]), argc > 2 ? atoi(argv[2]) : 0);
+			gen_bench(g, s, sms, gen_sweep_only ? sweep : gen_shapes,
+				gen_sweep_only ? (int)NSWEEP : (int)(sizeof gen_shapes / sizeof gen_shapes[0]), argc > 2 ? atoi(argv[2]) : 0);
 		else
 			printf("skip gen bench: the generated GEMM runs on sm_90 only\n");
 		gemm_ctx_destroy(g);

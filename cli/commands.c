@@ -353,41 +353,96 @@ static void print_graph_time(TgLayer *l, bool bwd, int iters)
 	free(t);
 }
 
-/* The whole layer as a program runs it: CUDA events around tg_run (and tg_backward where the
- * layer has a backward phase) back to back on the NULL stream, L2 warm, median of iters. This is
- * the number to compare with a framework's step; the per-kernel medians above (cold L2) sum higher. */
-static void print_whole_time(TgLayer *l, const Plan *p, int iters)
+/* One run of the whole layer as a program runs it: CUDA events around tg_run (and tg_backward
+ * where the layer has a backward phase) back to back on the NULL stream, L2 warm; fwd and bwd in ms.
+ * This is the number to compare with a framework's step. */
+static bool whole_once(TgLayer *l, bool bwd, CUevent *e, float *fwd, float *back)
+{
+	bool ok = !cu.cuEventRecord(e[0], NULL) && !tg_run(l, NULL) && !cu.cuEventRecord(e[1], NULL) &&
+		(!bwd || !tg_backward(l, NULL)) && !cu.cuEventRecord(e[2], NULL) && !cu.cuEventSynchronize(e[2]);
+	if (ok) {
+		cu.cuEventElapsedTime(fwd, e[0], e[1]);
+		cu.cuEventElapsedTime(back, e[1], e[2]);
+	}
+	return ok;
+}
+
+/* Timing for `tegen run`: iters rounds (after two warm-up rounds), each one whole-layer run
+ * (whole_once) and one tg_run_timed run, interleaved so that both see the GPU in the same state
+ * (clocks and power drift over seconds); then the kernel table (each kernel's median share of the
+ * run, and for generated kernels the median alone from a cold L2), the whole layer, its graph. */
+static void print_times(TgLayer *l, const Plan *p, int iters)
 {
 	bool bwd = plan_has_phase(p, PHASE_BACKWARD);
-	CUevent e[3];
-	float *t = calloc((size_t)iters * 2, sizeof *t);
-	if (!t || cu.cuEventCreate(&e[0], 0) || cu.cuEventCreate(&e[1], 0) || cu.cuEventCreate(&e[2], 0)) {
-		free(t);
-		return;
-	}
-	bool ok = true;
-	for (int it = -2; it < iters && ok; it++) { /* two warm-up iterations */
-		ok = !cu.cuEventRecord(e[0], NULL) && !tg_run(l, NULL) && !cu.cuEventRecord(e[1], NULL) &&
-		     (!bwd || !tg_backward(l, NULL)) && !cu.cuEventRecord(e[2], NULL) && !cu.cuEventSynchronize(e[2]);
-		if (ok && it >= 0) {
-			cu.cuEventElapsedTime(&t[it], e[0], e[1]);
-			cu.cuEventElapsedTime(&t[iters + it], e[1], e[2]);
+	int nk = tg_layer_kernel_count(l);
+	float *ms = calloc((size_t)nk * (size_t)iters, sizeof *ms), *one = calloc((size_t)nk, sizeof *one);
+	float *t = calloc((size_t)iters * 4, sizeof *t), *sum = t + 2 * iters, *whole = t + 3 * iters;
+	CUevent e[3] = {NULL, NULL, NULL};
+	bool ok = ms && one && t && !cu.cuEventCreate(&e[0], 0) && !cu.cuEventCreate(&e[1], 0) && !cu.cuEventCreate(&e[2], 0);
+	for (int it = -2; it < iters && ok; it++) {
+		float f = 0, b = 0;
+		ok = whole_once(l, bwd, e, &f, &b) && !tg_run_timed(l, NULL, one, nk);
+		if (!ok || it < 0)
+			continue;
+		t[it] = f;
+		t[iters + it] = b;
+		whole[it] = f + b;
+		sum[it] = 0;
+		for (int k = 0; k < nk; k++) {
+			ms[(size_t)k * iters + it] = one[k];
+			sum[it] += one[k];
 		}
 	}
-	if (ok) {
-		float f = median_ms(t, iters) * 1000, b = bwd ? median_ms(t + iters, iters) * 1000 : 0;
+	if (!ok)
+		fprintf(stderr, "tegen: timing: %s\n", tg_last_error());
+	else {
+		printf("%-30s %-16s %10s %10s %8s\n", "kernel", "variant", "in layer", "alone", "GB/s");
+		for (int k = 0; k < nk; k++) {
+			if (k == p->update_kernel)
+				continue;
+			const Kernel *kk = &p->kernels[k];
+			if (tg_layer_kernel_skipped(l, k)) {
+				if (kk->epilogue_of >= 0)
+					printf("%-30s %-16s %10s  (in %s's epilogue)\n", kk->name, kk->variant, "-",
+						p->kernels[kk->epilogue_of].name);
+				else
+					printf("%-30s %-16s %10s  (weight cast cached: --cache-weights)\n", kk->name, kk->variant, "-");
+				continue;
+			}
+			float in_layer = median_ms(ms + (size_t)k * iters, iters) * 1000, us = 0;
+			double bytes = 0;
+			char alone[32] = "-", gbs[32] = "";
+			if (kk->kind == KERNEL_GENERATED && !tg_layer_time_kernel(l, k, NULL, NULL, iters, &us, &bytes) && us > 0) {
+				snprintf(alone, sizeof alone, "%.1f", us);
+				snprintf(gbs, sizeof gbs, "%.0f", bytes / us / 1e3);
+			}
+			printf("%-30s %-16s %10.1f %10s %8s\n", kk->name,
+				kk->kind == KERNEL_GEMM ? tg_layer_gemm_backend(l, k) : kk->variant, in_layer, alone, gbs);
+		}
+		float sm = median_ms(sum, iters) * 1000;
+		printf("%-30s %-16s %10.1f  (in layer: each kernel's start to the next one's, summed per run; "
+			"min %.1f, max %.1f)\n", "kernels, per run", "", sm, sum[0] * 1000, sum[iters - 1] * 1000);
+		for (int k = 0; k < nk; k++) {
+			char what[400];
+			if (p->kernels[k].kind == KERNEL_GEMM && !tg_layer_gemm_choice(l, k, what, sizeof what))
+				printf("%s cuBLASLt: %s\n", p->kernels[k].name, what);
+		}
+		float w = median_ms(whole, iters) * 1000, f = median_ms(t, iters) * 1000;
+		float b = bwd ? median_ms(t + iters, iters) * 1000 : 0;
 		if (bwd)
-			printf("%-30s %-16s %10.1f  (tg_run %.1f + tg_backward %.1f, events, median of %d)\n", "whole layer",
-				"", f + b, f, b, iters);
+			printf("%-30s %-16s %10.1f  (tg_run %.1f + tg_backward %.1f, events, median of %d; min %.1f, max %.1f)\n",
+				"whole layer", "", w, f, b, iters, whole[0] * 1000, whole[iters - 1] * 1000);
 		else
-			printf("%-30s %-16s %10.1f  (tg_run, events, median of %d)\n", "whole layer", "", f, iters);
-	} else
-		fprintf(stderr, "tegen: whole-layer timing: %s\n", tg_last_error());
-	for (int i = 0; i < 3; i++)
-		cu.cuEventDestroy_v2(e[i]);
-	free(t);
-	if (ok)
+			printf("%-30s %-16s %10.1f  (tg_run, events, median of %d; min %.1f, max %.1f)\n", "whole layer", "", w,
+				iters, whole[0] * 1000, whole[iters - 1] * 1000);
 		print_graph_time(l, bwd, iters);
+	}
+	for (int i = 0; i < 3; i++)
+		if (e[i])
+			cu.cuEventDestroy_v2(e[i]);
+	free(ms);
+	free(one);
+	free(t);
 }
 
 static const char run_usage[] = "usage: tegen run SPEC [--tokens N] [--check] [--iters K] [--in DIR] [--out DIR] [--cpu]\n"
@@ -450,44 +505,7 @@ int cmd_run(int argc, char **argv)
 		check_keep_free(&keep);
 		goto out;
 	}
-	/* per kernel: median time with a cold L2 (generated kernels) or of the whole call (GEMMs) */
-	const Plan *p = tg_layer_plan(l);
-	int nk = tg_layer_kernel_count(l);
-	float *ms = calloc((size_t)nk * (size_t)iters, sizeof *ms), *one = calloc((size_t)nk, sizeof *one);
-	for (int it = 0; it < iters; it++) {
-		if (tg_run_timed(l, NULL, one, nk)) {
-			fprintf(stderr, "tegen: %s\n", tg_last_error());
-			break;
-		}
-		for (int k = 0; k < nk; k++)
-			ms[(size_t)k * iters + it] = one[k];
-	}
-	printf("%-30s %-16s %10s %10s\n", "kernel", "variant", "median us", "GB/s");
-	double total = 0;
-	for (int k = 0; k < nk; k++) {
-		if (k == p->update_kernel)
-			continue;
-		const Kernel *kk = &p->kernels[k];
-		if (tg_layer_kernel_skipped(l, k)) {
-			if (kk->epilogue_of >= 0)
-				printf("%-30s %-16s %10s  (in %s's epilogue)\n", kk->name, kk->variant, "-", p->kernels[kk->epilogue_of].name);
-			else
-				printf("%-30s %-16s %10s  (weight cast cached: --cache-weights)\n", kk->name, kk->variant, "-");
-			continue;
-		}
-		float *v = ms + (size_t)k * iters;
-		float us = median_ms(v, iters) * 1000;
-		double bytes = 0;
-		char gbs[32] = "";
-		if (kk->kind == KERNEL_GENERATED && !tg_layer_time_kernel(l, k, NULL, NULL, iters, &us, &bytes) && us > 0)
-			snprintf(gbs, sizeof gbs, "%.0f", bytes / us / 1e3);
-		total += us;
-		printf("%-30s %-16s %10.1f %10s\n", kk->name, kk->kind == KERNEL_GEMM ? tg_layer_gemm_backend(l, k) : kk->variant, us, gbs);
-	}
-	printf("%-30s %-16s %10.1f\n", "total (sum of medians)", "", total);
-	print_whole_time(l, p, iters);
-	free(ms);
-	free(one);
+	print_times(l, tg_layer_plan(l), iters);
 	check_keep_free(&keep);
 	rc = check && fails ? 1 : 0;
 	printf("%s: tokens=%ld, %s\n", spec, tokens, check ? (fails ? "CHECK FAILED" : "check passed") : "ran");

@@ -904,6 +904,18 @@ static TgStatus launch_gemm(TgLayer *l, int ki, CUstream s)
 	return TG_OK;
 }
 
+int tg_layer_gemm_choice(TgLayer *l, int ki, char *buf, size_t len)
+{
+	GemmDesc gd;
+	GemmArgs ga;
+	if (!l || ki < 0 || ki >= l->plan->nkernels || l->plan->kernels[ki].kind != KERNEL_GEMM || !l->loaded ||
+		gemm_setup(l, &l->plan->kernels[ki], &gd, &ga))
+		return -1;
+	return gemm_describe(l->ctx->gemm, &gd, buf, len);
+}
+
+void tg_context_set_gemm_tuning(TgContext *c, bool on) { gemm_ctx_set_tuning(c->gemm, on); }
+
 /* After an amax pass k (current scaling or NVFP4): the state floats it wrote join the pending
  * ones, when a communicator reduces that kind of amax (tg_layer_set_comm). */
 static TgStatus note_amaxes(TgLayer *l, const Kernel *k)
@@ -974,7 +986,7 @@ TgStatus tg_layer_cache_weights(TgLayer *l, int on)
 }
 
 /* Launch the kernels of the phases in `phases` (PHASE_BIT mask), in plan order, on s;
- * ms non-NULL: kernel i's time in ms[i] (i < nms; synchronizes). The optimizer phase runs
+ * ms non-NULL: kernel i's share of the run in ms[i] (i < nms; see tg_run_timed; synchronizes once). The optimizer phase runs
  * in stages (rt_optim.h): the updates, the trained weights' casts (forward kernels, which
  * the forward runs only while the copies are stale), the step count. */
 static TgStatus run_kernels(TgLayer *l, CUstream s, unsigned phases, float *ms, int nms)
@@ -995,10 +1007,20 @@ static TgStatus run_kernels(TgLayer *l, CUstream s, unsigned phases, float *ms, 
 		if (phases & PHASE_BIT(l->zero_amax[i].phase))
 			CU(cu.cuMemsetD32Async(l->state + (TG_STATE_HISTORY(n) + l->zero_amax[i].first) * sizeof(float), 0,
 				l->zero_amax[i].count, s), "clearing amaxes");
-	CUevent ev[2] = {0, 0};
+	/* ms: an event before each launched kernel and one after the last, no sync between them, so
+	 * kernel i's time is its share of the run as it runs: from its start to the next kernel's start */
+	int nk = l->plan->nkernels, *started = NULL, nstarted = 0;
+	CUevent *ev = NULL;
 	if (ms) {
-		CU(cu.cuEventCreate(&ev[0], 0), "cuEventCreate");
-		CU(cu.cuEventCreate(&ev[1], 0), "cuEventCreate");
+		for (int i = 0; i < nms; i++)
+			ms[i] = 0;
+		ev = calloc((size_t)nk + 1, sizeof *ev);
+		started = calloc((size_t)nk + 1, sizeof *started);
+		if (!ev || !started) {
+			free(ev);
+			free(started);
+			return fail(TG_ERR_NOMEM, "out of host memory");
+		}
 	}
 	bool optimizer = phases & PHASE_BIT(PHASE_OPTIMIZER);
 	if (optimizer) /* the trained weights' current/NVFP4 amaxes restart from 0 for their casts after the update */
@@ -1022,23 +1044,31 @@ static TgStatus run_kernels(TgLayer *l, CUstream s, unsigned phases, float *ms, 
 				continue;
 			if (k->pass != PASS_AMAX && (st = reduce_pending(l, s)))
 				break; /* the casts after a group of amax passes read the reduced amaxes */
-			if (ms && i < nms)
-				cu.cuEventRecord(ev[0], s);
-			st = k->kind == KERNEL_GEMM ? launch_gemm(l, i, s) : launch_generated(l, i, s);
+			if (ms && nstarted < nk) {
+				if (cu.cuEventCreate(&ev[nstarted], 0) || cu.cuEventRecord(ev[nstarted], s))
+					st = fail(TG_ERR_CUDA, "timing %s: cuEventCreate/cuEventRecord failed", k->name);
+				started[nstarted++] = i;
+			}
+			if (!st)
+				st = k->kind == KERNEL_GEMM ? launch_gemm(l, i, s) : launch_generated(l, i, s);
 			if (!st && k->pass == PASS_AMAX)
 				st = note_amaxes(l, k);
-			if (ms && i < nms) {
-				cu.cuEventRecord(ev[1], s);
-				cu.cuEventSynchronize(ev[1]);
-				cu.cuEventElapsedTime(&ms[i], ev[0], ev[1]);
-			}
 		}
 	if (!st)
 		st = reduce_pending(l, s);
 	l->npending = 0;
 	if (ms) {
-		cu.cuEventDestroy_v2(ev[0]);
-		cu.cuEventDestroy_v2(ev[1]);
+		if (!st && (cu.cuEventCreate(&ev[nstarted], 0) || cu.cuEventRecord(ev[nstarted], s) ||
+			cu.cuEventSynchronize(ev[nstarted])))
+			st = fail(TG_ERR_CUDA, "timing the kernels: the closing event failed");
+		for (int j = 0; j < nstarted && !st; j++)
+			if (started[j] < nms)
+				cu.cuEventElapsedTime(&ms[started[j]], ev[j], ev[j + 1]);
+		for (int j = 0; j <= nstarted; j++)
+			if (ev[j])
+				cu.cuEventDestroy_v2(ev[j]);
+		free(ev);
+		free(started);
 	}
 	if (!st && !optimizer)
 		l->ran = 1;

@@ -208,8 +208,11 @@ TgStatus tg_layer_tensor_info(const TgLayer *layer, int i, long long tokens, TgT
 int tg_layer_kernel_count(const TgLayer *layer);
 /* tg_layer_kernel_info describes kernel i: name, whether it was a cache hit, registers, spills. */
 TgStatus tg_layer_kernel_info(const TgLayer *layer, int i, const char **name, int *cache_hit, int *regs, int *spills);
-/* tg_run_timed is tg_run, then tg_backward where the layer has one, with a CUDA event pair
- * around each kernel; ms[i] gets kernel i's time (synchronizes). */
+/* tg_run_timed is tg_run, then tg_backward where the layer has one, with a CUDA event before
+ * each kernel and one after the last, nothing synchronized between them: ms[i] gets kernel i's
+ * share of the run as it runs (its start to the next kernel's start: the kernel, the amax
+ * clearing or reduction before the next, and any launch gap), 0 for a kernel that did not run;
+ * the shares sum to the run's time. Synchronizes once at the end. */
 TgStatus tg_run_timed(TgLayer *layer, TgStream stream, float *ms, int n);
 
 /* Device memory for host programs that include no CUDA header. They act in the

@@ -26,8 +26,8 @@
 // all its a, b and g vectors of the row before the math (many loads in flight).
 // Tile path (TG_COLWISE or TG_DBIAS): TG_ROWS_PER_CTA rows (a multiple of 32; else 32) by
 // TG_THREADS*TG_VEC/rows columns of the gate half per step (that width must divide
-// TG_COLS); d_a, then d_b, staged as FP32 in shared memory for tg_colwise_store. The next
-// step's a, b, g are loaded before this step's math (one step of register prefetch).
+// TG_COLS); d_a, then d_b, staged as FP32 in shared memory for tg_colwise_store. The a, b, g
+// of the next DG_PF steps are loaded before this step's math (register prefetch).
 #include "tg_formats.h"
 #include "tg_recipe.h"
 #include "tg_kernel.h"
@@ -168,6 +168,10 @@ constexpr int DG_SLICE_STEPS = 16;
 constexpr int DG_SW = DG_CW * DG_SLICE_STEPS;
 constexpr int DG_NS = (DG_COLS + DG_SW - 1) / DG_SW;
 constexpr int DG_PITCH = DG_CW + 4;
+// Steps of loads in flight ahead of the math (register prefetch), about 512 threads' worth a CTA.
+// H100, dSwiGLU 8192 x 2x14336 both copies (us, prefetch 1 / 2 / 3): t128r32 724 / 677 / 603,
+// t256r32 534 / 506 / 525, t512r32 544 / 556 / 573, t512r64 531 / 555 / 571.
+constexpr int DG_PF = TG_THREADS >= 512 ? 1 : TG_THREADS >= 256 ? 2 : 3;
 struct alignas(16) dg_f4 { float a[4]; };
 static_assert(TG_THREADS % DG_R == 0 && DG_VPR >= 1, "columnwise: TG_THREADS must be a multiple of the tile rows");
 static_assert(DG_VEC % 4 == 0, "columnwise: TG_VEC must be a multiple of 4");
@@ -232,19 +236,18 @@ __device__ __forceinline__ void dg_tile_path(const TgParams &p)
 		const int cs = (int)(it % DG_NS) * DG_SW, ce = cs + DG_SW < DG_COLS ? cs + DG_SW : DG_COLS;
 		const long long r = r0 + tr;
 		const bool rv = r < rows;
-		tg_rvec<TG_IN_DTYPE, DG_VEC> ra, rb;
-		tg_rvec<TG_G_DTYPE, DG_VEC> rg;
-		dg_load(p, r, cs / DG_VEC + tv, rv, ra, rb, rg);
+		// DG_PF steps of loads in flight ahead of the math: q[0] is this step's, q[DG_PF] the
+		// one issued now, before this step's math and (synchronizing) stores
+		tg_rvec<TG_IN_DTYPE, DG_VEC> qa[DG_PF + 1], qb[DG_PF + 1];
+		tg_rvec<TG_G_DTYPE, DG_VEC> qg[DG_PF + 1];
+#pragma unroll
+		for (int i = 0; i < DG_PF; i++)
+			dg_load(p, r, cs / DG_VEC + tv + i * DG_VPR, rv && cs + i * DG_CW < ce, qa[i], qb[i], qg[i]);
 		for (int c0 = cs; c0 < ce; c0 += DG_CW) {
 			const int v = c0 / DG_VEC + tv;
-			// the next step's loads go out before this step's math and the (synchronizing)
-			// stores, so the memory system stays busy while the CTA computes and transposes
-			const bool more = c0 + DG_CW < ce;
-			tg_rvec<TG_IN_DTYPE, DG_VEC> na, nb;
-			tg_rvec<TG_G_DTYPE, DG_VEC> ng;
-			dg_load(p, r, v + DG_VPR, rv && more, na, nb, ng);
+			dg_load(p, r, v + DG_PF * DG_VPR, rv && c0 + DG_PF * DG_CW < ce, qa[DG_PF], qb[DG_PF], qg[DG_PF]);
 			float da[DG_VEC], db[DG_VEC];
-			dg_compute(ra, rb, rg, rv, da, db, amax);
+			dg_compute(qa[0], qb[0], qg[0], rv, da, db, amax);
 			if (TG_ROWWISE) {
 				tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, DG_VEC, 2 * DG_COLS>(
 					p, rows, r, v * DG_VEC, da, rv, s, TG_EPS_SCALE, TG_POW2);
@@ -255,9 +258,12 @@ __device__ __forceinline__ void dg_tile_path(const TgParams &p)
 			dg_flush(p, ys, r0, c0, rows, s, aligned16);
 			dg_stage(ys, tr, tv, db);
 			dg_flush(p, ys, r0, DG_COLS + c0, rows, s, aligned16);
-			ra = na;
-			rb = nb;
-			rg = ng;
+#pragma unroll
+			for (int i = 0; i < DG_PF; i++) {
+				qa[i] = qa[i + 1];
+				qb[i] = qb[i + 1];
+				qg[i] = qg[i + 1];
+			}
 		}
 	}
 	if (TG_RECIPE == TG_RECIPE_DELAYED) {

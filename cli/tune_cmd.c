@@ -15,10 +15,7 @@
  * runtime would now pick is checked against the CPU reference at each token
  * count first (from a temporary copy of the DB); only then are all timings
  * appended to the tuning DB ($CACHE/tuning/v1.txt, gen/tune.c), in one
- * O_APPEND write. The layer's runs also time every cuBLASLt GEMM configuration's
- * candidates (gemm.c: a screen, then a final of the fastest beside the heuristic's
- * first) and record the winner in $CACHE/tuning/gemm-v1.txt, which every later
- * run reuses; each GEMM's choice is printed. Exit 0 ok, 1 no GPU / failure / check failed (nothing
+ * O_APPEND write. Exit 0 ok, 1 no GPU / failure / check failed (nothing
  * recorded), 2 usage. With --compile-only [--arch A] (no GPU needed) it only
  * NVRTC-compiles every variant and reports failures and spills. */
 #include "commands.h"
@@ -271,7 +268,6 @@ static int open_gpu_context(const char *cachedir, char *dir, size_t dirsz, char 
 		return 1;
 	}
 	tg_context_set_tuning_file(*ctx, NULL); /* time against the heuristic plan */
-	tg_context_set_gemm_tuning(*ctx, true);  /* the layer's runs time each GEMM's cuBLASLt candidates and record the fastest */
 	return 0;
 }
 
@@ -373,11 +369,6 @@ static int time_at_tokens(TgContext *ctx, const char *spec, const char *layer, A
 		check_keep_free(&keep);
 		tg_layer_destroy(l);
 		return -1;
-	}
-	for (int k = 0; k < pt->nkernels; k++) {
-		char what[400];
-		if (pt->kernels[k].kind == KERNEL_GEMM && !tg_layer_gemm_choice(l, k, what, sizeof what))
-			printf("%s tokens=%ld %s (cuBLASLt): %s\n", layer, tokens, pt->kernels[k].name, what);
 	}
 	printf("%s tokens=%ld on %s, median of %d launches from a cold L2\n", layer, tokens, gpu->gpu, iters);
 	printf("%-30s %-14s %7s %10s %8s\n", "kernel", "variant", "bucket", "us", "GB/s");

@@ -33,14 +33,10 @@
  * the plan's first run a timed choice recorded on disk is reused; else, with
  * tuning on (the default) and the stream not capturing, every candidate that
  * passes cublasLtMatmulAlgoCheck is launched on the caller's inputs with a
- * scratch D and amax (the screen: one launch to load it, 3 warm-up, then the
- * median of 10 between CUDA events; one whose warm-up is 1.5x slower than the
- * best so far is dropped early); then the final: the heuristic's first and the
- * screen's three fastest in 9 interleaved rounds of 3 launches each (so a clock
- * drift moves them all alike), a finalist's time the median of its rounds; the
- * fastest wins unless the heuristic's first is within 1% of it (then the first).
- * The winner is recorded on disk with both times, and the caller's GEMM runs
- * once with it. While capturing, or with tuning off, the
+ * scratch D and amax (one launch to load it, 3 warm-up, then the median of 10
+ * between CUDA events; one whose warm-up is 1.5x slower than the best so far is
+ * dropped early), the fastest is recorded on disk with its median, and the
+ * caller's GEMM runs once with it. While capturing, or with tuning off, the
  * first candidate that checks and launches is taken, as tegen did before
  * tuning; a capture's choice is timed at the plan's next call outside capture.
  *
@@ -68,11 +64,6 @@
 #define GEMM_TUNE_WARMUP 3   /* warm-up launches per candidate (after one launch that loads its kernel) */
 #define GEMM_TUNE_ITERS 10   /* timed launches per candidate; its time is their median */
 #define GEMM_TUNE_SKIP 1.5   /* a candidate whose warm-up mean exceeds the best median so far by this factor is not timed further */
-#define GEMM_TUNE_FINALISTS 3 /* the screen's fastest, timed again in interleaved rounds beside the heuristic's first */
-#define GEMM_TUNE_ROUNDS 9    /* interleaved rounds; a finalist's time is the median of its rounds */
-#define GEMM_TUNE_REPS 3      /* back-to-back launches of one finalist per round */
-#define GEMM_TUNE_MARGIN 0.01 /* the heuristic's first stays unless a finalist beats it by more than this fraction */
-_Static_assert(2 * (GEMM_TUNE_FINALISTS + 1) <= GEMM_TUNE_ITERS + 1, "the final's events come from the screen's");
 
 typedef struct GemmPlan {
 	/* key */
@@ -808,69 +799,6 @@ cuda:
 	return TIME_CUDA;
 }
 
-/* The final of tune_plan: the heuristic's first usable candidate (index first) and the GEMM_TUNE_FINALISTS
- * fastest of the screen (screen[i] >= 0: timed) run GEMM_TUNE_ROUNDS rounds, each finalist
- * GEMM_TUNE_REPS launches a round between events ev[2j], ev[2j+1]; a finalist's time is the median of its
- * rounds' means. *best is the fastest, unless the first is within GEMM_TUNE_MARGIN of it (then the first);
- * *best_us and *first_us their times. 0, or TIME_CUDA with why. */
-static int final_round(GemmCtx *g, const GemmPlan *p, const double *screen, int first, const GemmArgs *t,
-	const Scalars *sc, CUstream s, CUevent *ev, int *best, double *best_us, double *first_us, char *why, size_t whylen)
-{
-	int fin[GEMM_TUNE_FINALISTS + 1], nfin = 0;
-	fin[nfin++] = first;
-	for (int f = 0; f < GEMM_TUNE_FINALISTS; f++) { /* the next fastest not yet in */
-		int pick = -1;
-		for (int i = 0; i < p->algo_count; i++) {
-			int in = 0;
-			for (int j = 0; j < nfin; j++)
-				in |= fin[j] == i;
-			if (!in && screen[i] >= 0 && (pick < 0 || screen[i] < screen[pick]))
-				pick = i;
-		}
-		if (pick >= 0)
-			fin[nfin++] = pick;
-	}
-	float rounds[GEMM_TUNE_FINALISTS + 1][GEMM_TUNE_ROUNDS];
-	CUresult r = 0;
-	for (int k = 0; k < GEMM_TUNE_ROUNDS; k++) {
-		for (int j = 0; j < nfin; j++) {
-			if ((r = cu.cuEventRecord(ev[2 * j], s)))
-				goto cuda;
-			for (int i = 0; i < GEMM_TUNE_REPS; i++)
-				if (matmul(g, p, &p->cand[fin[j]].algo, t, sc, (cudaStream_t)s) != CUBLAS_STATUS_SUCCESS) {
-					gemm_fail(why, whylen, TIME_CUDA, "candidate %d refused a launch it took in the screen", fin[j]);
-					return TIME_CUDA;
-				}
-			if ((r = cu.cuEventRecord(ev[2 * j + 1], s)))
-				goto cuda;
-		}
-		if ((r = cu.cuEventSynchronize(ev[2 * nfin - 1])))
-			goto cuda;
-		for (int j = 0; j < nfin; j++) {
-			if ((r = cu.cuEventElapsedTime(&rounds[j][k], ev[2 * j], ev[2 * j + 1])))
-				goto cuda;
-			rounds[j][k] *= 1e3f / GEMM_TUNE_REPS;
-		}
-	}
-	double med[GEMM_TUNE_FINALISTS + 1];
-	int win = 0;
-	for (int j = 0; j < nfin; j++) {
-		qsort(rounds[j], GEMM_TUNE_ROUNDS, sizeof rounds[j][0], cmp_float);
-		med[j] = rounds[j][GEMM_TUNE_ROUNDS / 2];
-		if (med[j] < med[win])
-			win = j;
-	}
-	if (med[0] <= med[win] * (1 + GEMM_TUNE_MARGIN))
-		win = 0;
-	*best = fin[win];
-	*best_us = med[win];
-	*first_us = med[0];
-	return 0;
-cuda:
-	gemm_fail(why, whylen, TIME_CUDA, "timing: %s", cudrv_errstr(r));
-	return TIME_CUDA;
-}
-
 /* Times every usable candidate of p on s (not capturing) with the caller's
  * inputs but a scratch D and amax, so the caller's output is never written
  * (a C the GEMM reads starts as a copy of the caller's D); the fastest becomes
@@ -912,13 +840,9 @@ static int tune_plan(GemmCtx *g, GemmPlan *p, const GemmArgs *a, const Scalars *
 	}
 	if (set_pointers(p, &t, why, whylen))
 		goto out;
-	/* the screen: every usable candidate once (time_algo), slow ones dropped early */
-	double screen[GEMM_CANDIDATES];
-	size_t wss[GEMM_CANDIDATES];
-	int first = -1;
 	for (int i = 0; i < p->algo_count; i++) {
-		screen[i] = -1;
-		if (cand_check(g, p, i, &wss[i]) != CUBLAS_STATUS_SUCCESS)
+		size_t ws = 0;
+		if (cand_check(g, p, i, &ws) != CUBLAS_STATUS_SUCCESS)
 			continue;
 		double us = time_algo(g, p, &p->cand[i].algo, &t, &ts, s, ev, best >= 0 ? GEMM_TUNE_SKIP * best_us : 0, why,
 			whylen);
@@ -926,25 +850,19 @@ static int tune_plan(GemmCtx *g, GemmPlan *p, const GemmArgs *a, const Scalars *
 			goto out;
 		if (us < 0)
 			continue;
-		screen[i] = us;
-		if (first < 0)
-			first = i; /* the first usable candidate: what an untimed choice takes */
+		if (best < 0)
+			first_us = us; /* the first usable candidate: what an untimed choice takes */
 		ntimed++;
 		if (best < 0 || us < best_us) {
 			best = i;
 			best_us = us;
+			best_ws = ws;
 		}
 	}
 	if (best < 0) {
 		gemm_fail(why, whylen, TUNE_UNTIMED, "none of %d candidates launched", p->algo_count);
 		goto out;
 	}
-	/* the final: the heuristic's first and the screen's fastest, in interleaved rounds (a drift of the
-	 * clocks between candidates moves them all alike), median of the rounds; the first keeps its place
-	 * unless beaten by more than GEMM_TUNE_MARGIN */
-	if (final_round(g, p, screen, first, &t, &ts, s, ev, &best, &best_us, &first_us, why, whylen))
-		goto out;
-	best_ws = wss[best];
 	p->algo = p->cand[best].algo;
 	p->ws = best_ws;
 	p->algo_index = best;

@@ -49,14 +49,13 @@
  *
  * Algorithm choice (tuning): the first gemm_run of a configuration (the plan key:
  * GemmDesc, amax wanted, device alpha/beta, pointer alignment) asks cuBLASLt's
- * heuristic for up to 32 candidates. With tuning on, it times each
+ * heuristic for up to 32 candidates. With tuning on (default), it times each
  * one that passes cublasLtMatmulAlgoCheck on the call's own inputs (a few
- * warm-up launches, then the median of 10, CUDA events), then the heuristic's
- * first and the three fastest again in interleaved rounds (gemm.c), writing a
- * scratch D and a scratch amax it allocates and frees, so the caller's D and d_amax are
+ * warm-up launches, then the median of 10, CUDA events) writing a scratch D
+ * and a scratch amax it allocates and frees, so the caller's D and d_amax are
  * only written by the one real GEMM that follows, with the fastest candidate.
  * That first call therefore allocates, synchronizes the stream and takes
- * roughly 30 x (1 + 3 + 10) + 4 x 9 x 3 GEMM times. A configuration seen first while the
+ * roughly 30 x (1 + 3 + 10) GEMM times. A configuration seen first while the
  * stream is capturing a graph is never timed there: the heuristic's first usable
  * candidate is captured, and the timing happens at the configuration's next
  * call outside capture. With an algo file (gemm_ctx_set_algo_file) the winner

@@ -914,8 +914,6 @@ int tg_layer_gemm_choice(TgLayer *l, int ki, char *buf, size_t len)
 	return gemm_describe(l->ctx->gemm, &gd, buf, len);
 }
 
-void tg_context_set_gemm_tuning(TgContext *c, bool on) { gemm_ctx_set_tuning(c->gemm, on); }
-
 /* After an amax pass k (current scaling or NVFP4): the state floats it wrote join the pending
  * ones, when a communicator reduces that kind of amax (tg_layer_set_comm). */
 static TgStatus note_amaxes(TgLayer *l, const Kernel *k)

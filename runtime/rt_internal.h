@@ -33,9 +33,6 @@ const char *tg_layer_gemm_backend(const TgLayer *l, int ki);
 /* tg_layer_gemm_choice describes the cuBLASLt algorithm GEMM kernel ki ran with (gemm_describe: timed or
  * not, candidate, times) into buf; -1 when it has no cuBLASLt plan yet (not run, generated, or padded). */
 int tg_layer_gemm_choice(TgLayer *l, int ki, char *buf, size_t len);
-/* tg_context_set_gemm_tuning turns cuBLASLt candidate timing on a GEMM configuration's first use on or off
- * (gemm_ctx_set_tuning; `tegen tune` turns it on, so its runs record the timed choices on disk). */
-void tg_context_set_gemm_tuning(TgContext *c, bool on);
 /* tg_layer_keep_intermediates: on, a GEMM whose generated kernel fuses a GLU (gemm.glu) also writes its
  * own output D, which the plan skips when nothing else reads it; the checker judges each op from it. */
 void tg_layer_keep_intermediates(TgLayer *l, bool on);

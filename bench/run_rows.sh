@@ -3,7 +3,7 @@
 # glu_amax.cu: correctness against ref/, then bandwidth). Every variant in the
 # harness's table is compiled from the template with -D slots, in parallel.
 # Log: ${OUT:-/tmp}/rows.log. Exit status: the harness's (1 = correctness failure).
-# Usage: bench/run_rows.sh [--build-only] [--quick]
+# Usage: bench/run_rows.sh [--build-only] [--quick] [--only SUBSTR]
 set -e
 cd "$(dirname "$0")/.."
 CUDA=${CUDA:-/usr/local/cuda}

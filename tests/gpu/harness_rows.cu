@@ -623,12 +623,21 @@ static void bench(const std::vector<const Variant *> &vs, long rows, bool capped
 
 int main(int argc, char **argv)
 {
-	int quick = argc > 1 && !strcmp(argv[1], "--quick");
+	int quick = 0;
+	const char *only = nullptr; /* --only SUBSTR: the variants whose name holds it */
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--quick"))
+			quick = 1;
+		else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+			only = argv[++i];
+	}
 	cudaDeviceProp prop;
 	CK(cudaGetDeviceProperties(&prop, 0));
 	g_sms = prop.multiProcessorCount;
 	printf("device: %s, %d SMs, L2 %d MB\n", prop.name, g_sms, prop.l2CacheSize >> 20);
 	std::vector<Variant> vs = variants();
+	if (only)
+		vs.erase(std::remove_if(vs.begin(), vs.end(), [&](const Variant &V) { return !strstr(V.name, only); }), vs.end());
 
 	printf("== correctness (outputs poisoned; contract: >1 ulp on <= 1e-4 of elements) ==\n");
 	const long small_rows[] = {1, 5, 217, 993, 1024};
@@ -653,6 +662,8 @@ int main(int argc, char **argv)
 		const Variant *V = nullptr;
 		for (const Variant &x : vs) if (!strcmp(x.name, pr[0])) V = &x;
 		const T8 *t = find_t8(pr[1]);
+		if (!V && only)
+			continue; /* filtered out by --only */
 		if (!V || !t || t->cols != V->cols) { printf("pair %s+%s: missing or cols differ FAIL\n", pr[0], pr[1]); g_fail = 1; continue; }
 		int before = g_fail;
 		for (long rows : small_rows) {

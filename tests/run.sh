@@ -34,6 +34,7 @@ part numerics build/tests/test_numerics
 part golden sh tests/golden.sh
 part cli sh tests/cli.sh
 part nvrtc sh tests/nvrtc.sh
+part harness-slots sh tests/harness_slots.sh
 part tune sh tests/tune.sh
 part gemm build/tests/test_gemm --no-bench
 part gpu build/tests/test_gpu

@@ -125,6 +125,9 @@ static const PlanVariant colwise_variants[] = {
 	{"t1024v8r64", 1024, 8, 64, 0, 0},
 	{"t512v8r64", 512, 8, 64, 0, 0},
 	{"t1024v4r64", 1024, 4, 64, 0, 0},
+	/* glu_amax.cu's block tile path (1x128 blocks both ways): 128 x 128 tiles, only these */
+	{"t256v8r128", 256, 8, 128, 0, 0},
+	{"t512v8r128", 512, 8, 128, 0, 0},
 };
 
 /* cast_transpose.cu (quantize, cast_transpose): TG_TILE_ROWS x TG_TILE_COLS
@@ -327,12 +330,22 @@ static bool row_tile_path(const Kernel *k)
 		slot_long(k, "TG_RECIPE", 0) != TG_RECIPE_CURRENT_AMAX;
 }
 
+/* glu_amax.cu with a columnwise 1x128 copy: its block tile path (128 x 128 tiles). */
+static bool glu_block_tile(const Kernel *k)
+{
+	return !strcmp(k->tmpl, "glu_amax.cu") && slot_long(k, "TG_COLWISE", 0) &&
+		slot_long(k, "TG_RECIPE", 0) == TG_RECIPE_BLOCK1X128;
+}
+
 /* grid_cols of a row-family kernel: 0 (a CTA per row block), except dglu.cu's tile path,
- * whose work items are slices of 16 steps of the gate half (DG_SW in the template). */
+ * whose work items are slices of 16 steps of the gate half (DG_SW in the template), and
+ * glu_amax.cu's block tile path (128-column tiles). */
 static int row_grid_cols(const Kernel *k, const PlanVariant *v)
 {
 	if (!strcmp(k->tmpl, "dglu.cu") && row_tile_path(k) && v->rows_per_cta > 0)
 		return v->threads / v->rows_per_cta * v->vec * 16;
+	if (glu_block_tile(k))
+		return 128;
 	return 0;
 }
 
@@ -369,7 +382,11 @@ static bool variant_legal(const Kernel *k, const PlanVariant *v, bool sane)
 			: recipe == TG_RECIPE_NVFP4 ? 16 / vec : 1;
 		if (group < 1 || group > 32)
 			return false;
+		if (glu_block_tile(k)) /* glu_amax.cu's block tile path: 128-row tiles, 16 lanes a row block */
+			return r == 128 && vec == 8 && t >= 256 && 128 % (t / 16) == 0;
 		if (row_tile_path(k)) {
+			if (r == 128)
+				return false; /* the 128-row variants are the block tile path's */
 			long vpr = t / r; /* vectors per row of a column chunk */
 			long smem = r * (vpr * vec + 4) * 4 + (glu ? 0 : 2 * r * 4) + 32 * 4;
 			return r % 32 == 0 && vec % 4 == 0 && vpr >= 1 && vpr % group == 0 && smem <= 48 * 1024;
@@ -561,7 +578,8 @@ static void row_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, l
 		bool pertensor = rec == TG_RECIPE_DELAYED || rec == TG_RECIPE_CURRENT_CAST;
 		/* dglu: t256v8r32 (t1024, t512v8 spill on sm_100a); per-tensor glu_amax: t512v8r32 (269 us vs
 		 * t1024's 275 at 8192 x 14336, H100); the rest t1024v8r32 */
-		v = &colwise_variants[!strcmp(k->tmpl, "dglu.cu") ? 2 : !strcmp(k->tmpl, "glu_amax.cu") && pertensor ? 1 : 0];
+		v = glu_block_tile(k) ? find_variant(colwise_variants, NELEMS(colwise_variants), "t256v8r128")
+			: &colwise_variants[!strcmp(k->tmpl, "dglu.cu") ? 2 : !strcmp(k->tmpl, "glu_amax.cu") && pertensor ? 1 : 0];
 	} else if (strcmp(k->tmpl, "norm_quantize.cu") && cols > glu_heuristic[NELEMS(glu_heuristic) - 1].max_cols) {
 		bool dglu = !strcmp(k->tmpl, "dglu.cu");
 		bool block = !dglu && slot_long(k, "TG_RECIPE", 0) == TG_RECIPE_BLOCK1X128;

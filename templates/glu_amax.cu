@@ -19,7 +19,8 @@
 // vectors (a and b, 16 bytes each) before the math, so that many loads are in
 // flight. Tile path (TG_COLWISE): TG_ROWS_PER_CTA rows (multiple of 32) by
 // TG_THREADS*TG_VEC/TG_ROWS_PER_CTA columns per step, staged as FP32 in shared
-// memory for the transposed copy.
+// memory for the transposed copy. Block tile path (TG_COLWISE with recipe 4): tiles of
+// 128 rows x 128 columns, the values kept in registers (below).
 #include "tg_formats.h"
 #include "tg_recipe.h"
 #include "tg_kernel.h"
@@ -35,8 +36,8 @@
 #if TG_COLWISE && TG_RECIPE == TG_RECIPE_NONE
 #error "glu_amax.cu: a columnwise copy needs a quantized recipe (TG_RECIPE != TG_RECIPE_NONE)"
 #endif
-#if TG_COLWISE && TG_RECIPE == TG_RECIPE_BLOCK1X128
-#error "glu_amax.cu: columnwise block1x128 output is not implemented (use cast_transpose on the rowwise result)"
+#if TG_COLWISE && TG_RECIPE == TG_RECIPE_BLOCK1X128 && (TG_ROWS_PER_CTA != 128 || TG_VEC != 8)
+#error "glu_amax.cu: a columnwise block1x128 copy takes the block tile path: TG_ROWS_PER_CTA 128, TG_VEC 8"
 #endif
 #if !TG_ROWWISE && !TG_COLWISE && TG_RECIPE != TG_RECIPE_CURRENT_AMAX
 #error "glu_amax.cu: neither TG_ROWWISE nor TG_COLWISE set"
@@ -100,7 +101,10 @@ __device__ __forceinline__ void gl_unpack(const tg_raw<N * (DT == TG_DTYPE_F32 ?
 
 constexpr int GL_IVB = GL_VEC * gl_isz; // bytes per input vector
 
-#if !(TG_COLWISE && TG_RECIPE != TG_RECIPE_CURRENT_AMAX)
+#define GL_BLOCK_TILE (TG_COLWISE && TG_RECIPE == TG_RECIPE_BLOCK1X128)
+#define GL_TILE (TG_COLWISE && TG_RECIPE != TG_RECIPE_CURRENT_AMAX && !GL_BLOCK_TILE)
+
+#if !GL_TILE && !GL_BLOCK_TILE
 /* ---------------- row path ---------------- */
 constexpr int GL_TPR = TG_THREADS / TG_ROWS_PER_CTA;
 constexpr int GL_NJ = (GL_NVEC + GL_TPR - 1) / GL_TPR;
@@ -156,7 +160,7 @@ __device__ __forceinline__ void gl_row_path(const TgParams &p)
 			tg_red_max((float *)p.p[TG_P_AMAX], m);
 	}
 }
-#else
+#elif GL_TILE
 /* ---------------- tile path (columnwise) ---------------- */
 // rows per tile: TG_ROWS_PER_CTA when a multiple of 32, else 32 (still correct for any grid)
 constexpr int GL_R = TG_ROWS_PER_CTA % 32 == 0 ? TG_ROWS_PER_CTA : 32;
@@ -234,11 +238,137 @@ __device__ __forceinline__ void gl_tile_path(const TgParams &p)
 			tg_red_max((float *)p.p[TG_P_AMAX], m);
 	}
 }
+#else
+/* ---------------- block tile path (1x128 blocks, rowwise and columnwise) ---------------- */
+// Work items: tiles of 128 rows x 128 output columns (the last ones shorter). A tile runs in
+// GB_NS steps of GB_SR rows x 128 columns, GB_L = 128 / TG_VEC lanes a row, so a step row is one
+// rowwise 1x128 block (tg_emit_row's lane group). Every thread loads all its steps' a and b
+// vectors first and keeps its GB_NS vectors of y in registers; then the rowwise copy (per step,
+// as the row path writes it), the columnwise block amax (per thread over its steps, then over
+// the step-row lanes through shared memory), the codes under each column's block scale into a
+// byte tile [column][row] in shared memory (16-byte chunks XOR-swizzled by column group), and
+// that tile out as 16-byte pieces of out_t [COLS][rows]. The next tile's loads go out before
+// this one's stores. Scales as cast_transpose.cu's 1x128 columnwise copy: scale_inv_t
+// [ceil(rows/128)][COLS], the block scale from the block amax (tg_block_scale).
+constexpr int GB_L = 128 / GL_VEC;
+constexpr int GB_SR = TG_THREADS / GB_L;
+constexpr int GB_NS = 128 / GB_SR;
+constexpr int GB_NCT = (GL_COLS + 127) / 128;
+static_assert(TG_THREADS % GB_L == 0 && 128 % GB_SR == 0 && 32 % GB_L == 0,
+	"block columnwise: whole row blocks a warp, step rows dividing 128");
+
+__device__ __forceinline__ void gl_block_tile_path(const TgParams &p)
+{
+	__shared__ alignas(16) uint8_t qt[128][128]; // codes, [column][row], chunk (row / 16) ^ (column / 8 % 8)
+	__shared__ float cam[GB_SR][128];             // column amax partials of the step-row lanes
+	__shared__ float csc[128];                    // the tile's column block scales
+	const long long rows = p.n[0];
+	constexpr float fmax = TG_FMT == TG_FMT_E4M3 ? TG_E4M3_MAX : TG_E5M2_MAX;
+	const bool aligned16 = (rows % 16) == 0;
+	const tg_raw<GL_IVB> *in = reinterpret_cast<const tg_raw<GL_IVB> *>(p.p[TG_P_IN]);
+	const int lr = threadIdx.x / GB_L, lc = threadIdx.x % GB_L;
+	const long long items = (rows + 127) / 128 * GB_NCT;
+	tg_raw<GL_IVB> ra[GB_NS], rb[GB_NS];
+	// the a and b vectors of this thread's steps of item it (zeros outside the tensor)
+	auto load = [&](long long it) {
+		const long long r0 = it / GB_NCT * 128;
+		const int c = (int)(it % GB_NCT) * 128 + lc * GL_VEC;
+#pragma unroll
+		for (int st = 0; st < GB_NS; st++) {
+			const long long r = r0 + st * GB_SR + lr;
+#pragma unroll
+			for (int k = 0; k < GL_IVB / 4; k++)
+				ra[st].w[k] = rb[st].w[k] = 0u;
+			if (it < items && r < rows && c < GL_COLS) {
+				ra[st] = in[r * (2 * GL_NVEC) + c / GL_VEC];
+				rb[st] = in[r * (2 * GL_NVEC) + GL_NVEC + c / GL_VEC];
+			}
+		}
+	};
+	load(blockIdx.x);
+	for (long long it = blockIdx.x; it < items; it += gridDim.x) {
+		const long long r0 = it / GB_NCT * 128;
+		const int c0 = (int)(it % GB_NCT) * 128, c = c0 + lc * GL_VEC;
+		const bool cv = c < GL_COLS; // GL_COLS % GL_VEC == 0: a vector is wholly in or out
+		float y[GB_NS][GL_VEC];
+#pragma unroll
+		for (int st = 0; st < GB_NS; st++) {
+			float a[GL_VEC], b[GL_VEC];
+			gl_unpack<TG_IN_DTYPE, GL_VEC>(ra[st], a);
+			gl_unpack<TG_IN_DTYPE, GL_VEC>(rb[st], b);
+			gl_compute(a, b, y[st]);
+			const bool ok = cv && r0 + st * GB_SR + lr < rows;
+#pragma unroll
+			for (int k = 0; k < GL_VEC; k++)
+				if (!ok)
+					y[st][k] = 0.0f;
+		}
+		load(it + gridDim.x);
+		float cm[GL_VEC];
+#pragma unroll
+		for (int k = 0; k < GL_VEC; k++)
+			cm[k] = 0.0f;
+#pragma unroll
+		for (int st = 0; st < GB_NS; st++) {
+			const long long r = r0 + st * GB_SR + lr;
+			if (TG_ROWWISE)
+				gl_emit_row<GB_L>(p, rows, r, c, y[st], cv && r < rows, 1.0f);
+#pragma unroll
+			for (int k = 0; k < GL_VEC; k++)
+				cm[k] = tg_absmax(cm[k], y[st][k]);
+		}
+#pragma unroll
+		for (int k = 0; k < GL_VEC; k++)
+			cam[lr][lc * GL_VEC + k] = cm[k];
+		__syncthreads();
+		if (threadIdx.x < 128) {
+			float a = 0.0f;
+#pragma unroll
+			for (int j = 0; j < GB_SR; j++)
+				a = tg_absmax(a, cam[j][threadIdx.x]);
+			const float bs = tg_block_scale(a, fmax, TG_EPS_SCALE, TG_POW2);
+			csc[threadIdx.x] = bs;
+			if (c0 + (int)threadIdx.x < GL_COLS)
+				((float *)p.p[TG_P_SCALE_INV_T])[r0 / 128 * GL_COLS + c0 + threadIdx.x] = tg_scale_inv(bs);
+		}
+		__syncthreads();
+#pragma unroll
+		for (int k = 0; k < GL_VEC; k += 2) {
+			const int cc = lc * GL_VEC + k; // cc and cc + 1 share cc / 8
+			const float s0 = csc[cc], s1 = csc[cc + 1];
+#pragma unroll
+			for (int st = 0; st < GB_NS; st++) {
+				const int row = st * GB_SR + lr;
+				const int at = (((row >> 4) ^ ((cc >> 3) & 7)) << 4) | (row & 15);
+				const uint32_t q = tg_fp8x2<TG_FMT>(y[st][k] * s0, y[st][k + 1] * s1);
+				qt[cc][at] = (uint8_t)(q & 0xFFu);
+				qt[cc + 1][at] = (uint8_t)(q >> 8);
+			}
+		}
+		__syncthreads();
+		for (int q = threadIdx.x; q < 128 * 8; q += TG_THREADS) {
+			const int cc = q / 8, part = q % 8;
+			const long long rs = r0 + part * 16;
+			if (c0 + cc >= GL_COLS || rs >= rows)
+				continue;
+			const uint8_t *src = &qt[cc][(part ^ ((cc >> 3) & 7)) << 4];
+			uint8_t *dst = (uint8_t *)p.p[TG_P_OUT_T] + (long long)(c0 + cc) * rows + rs;
+			if (aligned16 && rs + 16 <= rows)
+				*reinterpret_cast<uint4 *>(dst) = *reinterpret_cast<const uint4 *>(src);
+			else
+				for (int k = 0; k < 16 && rs + k < rows; k++)
+					dst[k] = src[k];
+		}
+		__syncthreads(); // qt, cam and csc are rewritten by the next tile
+	}
+}
 #endif
 
 extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParams p)
 {
-#if TG_COLWISE && TG_RECIPE != TG_RECIPE_CURRENT_AMAX
+#if GL_BLOCK_TILE
+	gl_block_tile_path(p);
+#elif GL_TILE
 	gl_tile_path(p);
 #else
 	gl_row_path(p);

@@ -313,7 +313,9 @@ class Layer:
         check(self._lib.tg_step(self._ptr, self._stream(stream)), "tg_step")
 
     def run_timed(self):
-        """tg_run_timed on the default stream: per-kernel milliseconds (synchronizes)."""
+        """tg_run_timed on the default stream: each kernel's share of the run in milliseconds (its
+        start to the next kernel's start, no sync between kernels; 0 for a kernel that did not run;
+        synchronizes once at the end)."""
         n = self._lib.tg_layer_kernel_count(self._ptr)
         ms = (ctypes.c_float * max(n, 1))()
         check(self._lib.tg_run_timed(self._ptr, self._stream(None), ms, n), "tg_run_timed")

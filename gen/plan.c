@@ -913,7 +913,7 @@ static void plan_op_kernels(Planner *pl, const Op *op, const Tensor *in, const T
 				: "current scaling, pass 1 of 2: amax of the output, nothing written")
 			: pass == PASS_CAST ? (nv ? "NVFP4, pass 2 of 2: S_enc from the global amax, re-read the input, E4M3 block scales, E2M1 data"
 				: "current scaling, pass 2 of 2: scale from the amax, re-read the input, cast")
-			: NULL;
+			: glu_block_tile(k) ? "both 1x128 copies from one kernel (block tile path: 128 x 128 tiles)" : NULL;
 		if (dbias >= 0)
 			k->note = arena_printf(pl->a, "%s%s%s fused: the chunk partials of %s's column sums (stage 1 of 2)",
 				k->note ? k->note : "", k->note ? "; " : "", op_name(OP_DBIAS), in->name);

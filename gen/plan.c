@@ -382,8 +382,9 @@ static bool variant_legal(const Kernel *k, const PlanVariant *v, bool sane)
 			: recipe == TG_RECIPE_NVFP4 ? 16 / vec : 1;
 		if (group < 1 || group > 32)
 			return false;
-		if (glu_block_tile(k)) /* glu_amax.cu's block tile path: 128-row tiles, 16 lanes a row block */
-			return r == 128 && vec == 8 && t >= 256 && 128 % (t / 16) == 0;
+		if (glu_block_tile(k)) /* glu_amax.cu's block tile path: 128-row tiles, 16 lanes a row block; 256 threads
+		                        * hold 177 registers, 512 99 (no spill); 1024 need 49.6 KB of static shared memory */
+			return r == 128 && vec == 8 && (t == 256 || t == 512);
 		if (row_tile_path(k)) {
 			if (r == 128)
 				return false; /* the 128-row variants are the block tile path's */

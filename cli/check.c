@@ -22,6 +22,7 @@
  * weight, its master, m and v bit for bit (ref/optim.c), then the weights' quantized
  * copies the step remade, against the reference cast of the updated weights.
  * Used by `tegen run --check` and tests/gpu/test_gpu.c. */
+#include "block_scales.h"
 #include "check.h"
 #include "compare.h"
 
@@ -64,30 +65,15 @@ static int check_unfused_hp(TgLayer *l, const Graph *g, const long *dims, int i,
 	return fails;
 }
 
-/* ulps between two positive finite floats */
-static long ulps_apart(float a, float b)
-{
-	int32_t x, y;
-	memcpy(&x, &a, 4);
-	memcpy(&y, &b, 4);
-	return labs((long)x - (long)y);
-}
-
-/* Block scales of a fused norm or GLU. The kernel computes the op's value in float, the
- * reference in double (README), so a block's amax can differ by an FP32 rounding, and with it the
- * block's scale: by a few ulps (1x128 without pow2), or by one power of two where the amax straddles
- * one (1x128 with pow2, MXFP8's E8M0). Such a scale is taken into the reference, and a block whose
- * scale moved a power of two is quantized again from the reference value with the GPU's scale, so the
- * data comparison that follows judges the codes under one scale (a few-ulp scale moves at most a code
- * here and there, which that comparison allows). Power-of-two moves have the data comparison's budget
- * (1e-4 of the blocks, at least 4); more, or scales further apart, are left to fail. Rowwise copies
- * (blocks along a row: scale_inv MXFP8 [rows][nb], 1x128 [nb][rows]) and columnwise ones (blocks
- * along a column: scale_inv_t [nb][cols] for both, data_t [cols][rows]). */
+/* Block scales of a fused norm or GLU (rowwise or, col, columnwise copy): the GPU's scales are taken
+ * into the reference where block_scales.h's rule allows (a few ulps, or one power of two with the
+ * block quantized again), so the data comparison that follows judges the codes under one scale (a
+ * few-ulp scale moves at most a code here and there, which that comparison allows); more, or scales
+ * further apart, are left to fail. */
 static void adopt_block_scales_of(TgLayer *l, const Graph *g, const long *dims, int i, RefTensor *r, long tokens,
 	bool col, Buf *out)
 {
 	const Tensor *t = &g->tensors[i];
-	bool mx = t->recipe.scaling == SCALING_MXFP8;
 	Component sc = col ? COMP_SCALE_INV_T : COMP_SCALE_INV, dc = col ? COMP_DATA_T : COMP_DATA;
 	void *dp;
 	size_t bytes;
@@ -96,50 +82,15 @@ static void adopt_block_scales_of(TgLayer *l, const Graph *g, const long *dims, 
 		return;
 	unsigned char *h = malloc(bytes ? bytes : 1);
 	cu.cuMemcpyDtoH_v2(h, (CUdeviceptr)(uintptr_t)dp, bytes);
-	long rows = layout_rows(dims, t), cols = layout_cols(t), bw = mx ? 32 : 128;
-	long lines = col ? cols : rows, len = col ? rows : cols, nb = (len + bw - 1) / bw; /* blocks along a line */
-	int fmt = t->dtype == DT_E5M2 ? TG_FMT_E5M2 : TG_FMT_E4M3;
-	size_t close = 0, moved = 0, budget = (size_t)(lines * nb + 9999) / 10000;
-	budget = budget < 4 ? 4 : budget;
-	uint8_t *q = r->comp[dc];
-	for (long ln = 0; ln < lines; ln++)
-		for (long b = 0; b < nb; b++) {
-			size_t k = col ? (size_t)(b * cols + ln) : mx ? (size_t)(ln * nb + b) : (size_t)(b * rows + ln);
-			float m; /* the GPU's multiplier, when the block is quantized again */
-			if (mx) {
-				uint8_t eg = h[k], er = ((uint8_t *)r->comp[sc])[k];
-				if (eg == er || abs(eg - er) != 1 || moved >= budget)
-					continue;
-				((uint8_t *)r->comp[sc])[k] = eg;
-				m = tg_e8m0_rcp(eg);
-			} else {
-				float sg, sr;
-				memcpy(&sg, h + 4 * k, 4);
-				memcpy(&sr, (uint8_t *)r->comp[sc] + 4 * k, 4);
-				if (sg == sr || !(sg > 0) || !(sr > 0) || isinf(sg) || isinf(sr))
-					continue;
-				if (!t->recipe.pow2) {
-					if (ulps_apart(sg, sr) <= 4) {
-						memcpy((uint8_t *)r->comp[sc] + 4 * k, &sg, 4);
-						close++;
-					}
-					continue;
-				}
-				if ((sg != 2 * sr && sr != 2 * sg) || moved >= budget)
-					continue;
-				memcpy((uint8_t *)r->comp[sc] + 4 * k, &sg, 4);
-				m = 1.0f / sg; /* a power of two: exact */
-			}
-			moved++;
-			for (long e = b * bw; e < len && e < (b + 1) * bw; e++) /* element e of line ln */
-				q[ln * len + e] = tg_f32_to_fmt(r->value[col ? e * cols + ln : ln * cols + e] * m, fmt);
-		}
+	long rows = layout_rows(dims, t), cols = layout_cols(t);
+	size_t close, moved;
+	block_scales_adopt(t, rows, cols, col, h, r, &close, &moved);
 	free(h);
+	long bw = t->recipe.scaling == SCALING_MXFP8 ? 32 : 128, lines = col ? cols : rows, len = col ? rows : cols;
 	if (close || moved)
 		buf_printf(out, "ok %s %s.%s [tokens=%ld]: %zu of %ld block scales %s the reference's (the block amax "
 			"in float on the GPU, in double in the reference)\n", g->layer, t->name, col ? "scale_inv_t" : "scale_inv",
-			tokens, close + moved, lines * nb,
-			moved ? "one power of two from" : "within 4 ulps of");
+			tokens, close + moved, lines * ((len + bw - 1) / bw), moved ? "one power of two from" : "within 4 ulps of");
 }
 
 static void adopt_block_scales(TgLayer *l, const Graph *g, const long *dims, int i, RefTensor *r, long tokens, Buf *out)

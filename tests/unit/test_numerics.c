@@ -3,6 +3,7 @@
  * Each case builds a one-op layer (quantize x -> xq, both copies) with the
  * recipe under test, sets xq's FP32 value by hand, quantizes it through the
  * interpreter and checks the numbers. */
+#include "block_scales.h"
 #include "check.h"
 #include "interp.h"
 #include "layout.h"
@@ -301,6 +302,87 @@ static void test_hp_values_plan(void)
 	}
 }
 
+/* block_scales_adopt (the checker's rule for a fused kernel's block scales; the arrays hold scale_inv,
+ * codes are value * (1 / scale_inv)): a columnwise 1x128 copy
+ * without pow2 (a scale 2 ulps off is adopted, one 10 ulps off is not, no code moves), with pow2 (a
+ * scale twice the reference's is adopted and that column block re-quantized from the value), and a
+ * rowwise MXFP8 copy (one E8M0 step: adopted, the row block re-quantized). */
+static float ulps_up(float x, int n)
+{
+	uint32_t u;
+	memcpy(&u, &x, 4);
+	u += (uint32_t)n;
+	memcpy(&x, &u, 4);
+	return x;
+}
+
+static void test_block_scales_adopt(void)
+{
+	enum { R = 200, C = 3 }; /* two row blocks of 1x128 (the second partial), three columns */
+	static float val[R * C];
+	for (int i = 0; i < R * C; i++)
+		val[i] = (float)((i * 37) % 101 - 50) / 7.0f;
+	for (int pow2 = 0; pow2 < 2; pow2++) {
+		Tensor t;
+		memset(&t, 0, sizeof t);
+		t.dtype = DT_E4M3;
+		t.recipe.scaling = SCALING_BLOCK1X128;
+		t.recipe.pow2 = pow2;
+		t.columnwise = true;
+		RefTensor r;
+		memset(&r, 0, sizeof r);
+		static uint8_t data_t[C * R];
+		static float ref_s[2 * C], gpu_s[2 * C];
+		for (int k = 0; k < 2 * C; k++)
+			ref_s[k] = gpu_s[k] = pow2 ? 4.0f : 3.3f;
+		for (int c = 0; c < C; c++)
+			for (int row = 0; row < R; row++)
+				data_t[c * R + row] = tg_f32_to_fmt(val[row * C + c] * (1.0f / ref_s[row / 128 * C + c]), TG_FMT_E4M3);
+		r.value = val;
+		r.comp[COMP_DATA_T] = data_t;
+		r.comp[COMP_SCALE_INV_T] = ref_s;
+		/* column 1, row block 1 (rows 128..199) moves; column 2, row block 0 moves too far */
+		gpu_s[1 * C + 1] = pow2 ? 8.0f : ulps_up(3.3f, 2);
+		gpu_s[0 * C + 2] = pow2 ? 32.0f : ulps_up(3.3f, 10);
+		size_t close, moved;
+		block_scales_adopt(&t, R, C, true, (const unsigned char *)gpu_s, &r, &close, &moved);
+		bool ok = ref_s[1 * C + 1] == gpu_s[1 * C + 1] && ref_s[0 * C + 2] != gpu_s[0 * C + 2] &&
+			close == (size_t)!pow2 && moved == (size_t)pow2;
+		for (int row = 0; row < R && ok; row++) /* column 1's codes: block 1 under the GPU's scale when moved */
+			ok = data_t[1 * R + row] == tg_f32_to_fmt(val[row * C + 1] * (1.0f / (row >= 128 && pow2 ? 8.0f : ref_s[0])),
+				TG_FMT_E4M3);
+		check_line("numerics/", ok, pow2 ? "block-scales columnwise 1x128 pow2" : "block-scales columnwise 1x128",
+			"close %zu moved %zu, scales %g / %g", close, moved, ref_s[1 * C + 1], ref_s[0 * C + 2]);
+	}
+	/* rowwise MXFP8: [rows][nb] E8M0, blocks of 32 along a row of 64 */
+	enum { MR = 3, MC = 64 };
+	static float mval[MR * MC];
+	for (int i = 0; i < MR * MC; i++)
+		mval[i] = (float)(i % 13) - 6.0f;
+	Tensor t;
+	memset(&t, 0, sizeof t);
+	t.dtype = DT_E4M3;
+	t.recipe.scaling = SCALING_MXFP8;
+	t.rowwise = true;
+	RefTensor r;
+	memset(&r, 0, sizeof r);
+	static uint8_t data[MR * MC], ref_e[MR * 2], gpu_e[MR * 2];
+	memset(ref_e, 127, sizeof ref_e);
+	memset(gpu_e, 127, sizeof gpu_e);
+	for (int i = 0; i < MR * MC; i++)
+		data[i] = tg_f32_to_fmt(mval[i], TG_FMT_E4M3);
+	r.value = mval;
+	r.comp[COMP_DATA] = data;
+	r.comp[COMP_SCALE_INV] = ref_e;
+	gpu_e[2 * 2 + 1] = 126; /* row 2, block 1: one step */
+	size_t close, moved;
+	block_scales_adopt(&t, MR, MC, false, gpu_e, &r, &close, &moved);
+	bool ok = ref_e[5] == 126 && moved == 1 && close == 0;
+	for (int c = 0; c < MC && ok; c++)
+		ok = data[2 * MC + c] == tg_f32_to_fmt(mval[2 * MC + c] * (c >= 32 ? tg_e8m0_rcp(126) : 1.0f), TG_FMT_E4M3);
+	check_line("numerics/", ok, "block-scales rowwise mxfp8", "close %zu moved %zu, scale %u", close, moved, ref_e[5]);
+}
+
 int main(void)
 {
 	test_hp_values_plan();
@@ -312,5 +394,6 @@ int main(void)
 	test_block_sqnr();
 	test_error();
 	test_generators();
+	test_block_scales_adopt();
 	return check_failures ? 1 : 0;
 }

@@ -1,0 +1,64 @@
+/* block_scales.c: block_scales_adopt (block_scales.h), host arrays only. */
+#include "block_scales.h"
+
+#include "tg_formats.h"
+#include "tg_recipe.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ulps between two positive finite floats */
+static long ulps_apart(float a, float b)
+{
+	int32_t x, y;
+	memcpy(&x, &a, 4);
+	memcpy(&y, &b, 4);
+	return labs((long)x - (long)y);
+}
+
+void block_scales_adopt(const Tensor *t, long rows, long cols, bool col, const unsigned char *gpu, RefTensor *r,
+	size_t *close, size_t *moved)
+{
+	bool mx = t->recipe.scaling == SCALING_MXFP8;
+	Component sc = col ? COMP_SCALE_INV_T : COMP_SCALE_INV, dc = col ? COMP_DATA_T : COMP_DATA;
+	long bw = mx ? 32 : 128, lines = col ? cols : rows, len = col ? rows : cols, nb = (len + bw - 1) / bw;
+	int fmt = t->dtype == DT_E5M2 ? TG_FMT_E5M2 : TG_FMT_E4M3;
+	size_t budget = (size_t)(lines * nb + 9999) / 10000;
+	budget = budget < 4 ? 4 : budget;
+	uint8_t *q = r->comp[dc], *rs = r->comp[sc];
+	*close = *moved = 0;
+	for (long ln = 0; ln < lines; ln++) /* a line: a row of the rowwise copy, a column of the columnwise one */
+		for (long b = 0; b < nb; b++) {
+			size_t k = col ? (size_t)(b * cols + ln) : mx ? (size_t)(ln * nb + b) : (size_t)(b * rows + ln);
+			float m; /* the GPU's multiplier, when the block is quantized again */
+			if (mx) {
+				uint8_t eg = gpu[k], er = rs[k];
+				if (eg == er || abs(eg - er) != 1 || *moved >= budget)
+					continue;
+				rs[k] = eg;
+				m = tg_e8m0_rcp(eg);
+			} else {
+				float sg, sr;
+				memcpy(&sg, gpu + 4 * k, 4);
+				memcpy(&sr, rs + 4 * k, 4);
+				if (sg == sr || !(sg > 0) || !(sr > 0) || isinf(sg) || isinf(sr))
+					continue;
+				if (!t->recipe.pow2) {
+					if (ulps_apart(sg, sr) <= 4) {
+						memcpy(rs + 4 * k, &sg, 4);
+						(*close)++;
+					}
+					continue;
+				}
+				if ((sg != 2 * sr && sr != 2 * sg) || *moved >= budget)
+					continue;
+				memcpy(rs + 4 * k, &sg, 4);
+				m = 1.0f / sg; /* a power of two: exact */
+			}
+			(*moved)++;
+			for (long e = b * bw; e < len && e < (b + 1) * bw; e++) /* element e of line ln */
+				q[ln * len + e] = tg_f32_to_fmt(r->value[col ? e * cols + ln : ln * cols + e] * m, fmt);
+		}
+}

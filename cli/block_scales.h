@@ -1,0 +1,24 @@
+/* block_scales.h: the checker's rule for the block scales of a fused norm's or GLU's copies.
+ * The kernel computes the op's value in float, the reference in double (README, Numerics),
+ * so a block's amax, and with it its scale, can differ: by a few ulps (1x128 without pow2),
+ * or by one power of two where the amax straddles one (1x128 with pow2, MXFP8's E8M0). */
+#ifndef TG_BLOCK_SCALES_H
+#define TG_BLOCK_SCALES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "gen.h"
+#include "interp.h"
+
+/* block_scales_adopt takes the GPU's block scales gpu (host copy of t's scale_inv, or of scale_inv_t
+ * when col) into the reference r where the rule allows: a 1x128 scale within 4 ulps (no pow2) is
+ * copied; a power-of-two move (1x128 with pow2, MXFP8 one E8M0 step) is copied and that block's
+ * codes are quantized again from r->value with the GPU's scale, at most max(4, 1e-4 of the blocks)
+ * such blocks. Layouts: rowwise MXFP8 scale_inv [rows][nb], 1x128 [nb][rows]; columnwise
+ * scale_inv_t [nb][cols] for both, data_t [cols][rows]. *close and *moved count the two kinds;
+ * further differences are left for the comparison to fail. */
+void block_scales_adopt(const Tensor *t, long rows, long cols, bool col, const unsigned char *gpu, RefTensor *r,
+	size_t *close, size_t *moved);
+
+#endif

@@ -18,7 +18,7 @@ static long ulps_apart(float a, float b)
 	return labs((long)x - (long)y);
 }
 
-void block_scales_adopt(const Tensor *t, long rows, long cols, bool col, const unsigned char *gpu, RefTensor *r,
+long block_scales_adopt(const Tensor *t, long rows, long cols, bool col, const unsigned char *gpu, RefTensor *r,
 	size_t *close, size_t *moved)
 {
 	bool mx = t->recipe.scaling == SCALING_MXFP8;
@@ -61,4 +61,5 @@ void block_scales_adopt(const Tensor *t, long rows, long cols, bool col, const u
 			for (long e = b * bw; e < len && e < (b + 1) * bw; e++) /* element e of line ln */
 				q[ln * len + e] = tg_f32_to_fmt(r->value[col ? e * cols + ln : ln * cols + e] * m, fmt);
 		}
+	return lines * nb;
 }

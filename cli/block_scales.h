@@ -17,8 +17,8 @@
  * codes are quantized again from r->value with the GPU's scale, at most max(4, 1e-4 of the blocks)
  * such blocks. Layouts: rowwise MXFP8 scale_inv [rows][nb], 1x128 [nb][rows]; columnwise
  * scale_inv_t [nb][cols] for both, data_t [cols][rows]. *close and *moved count the two kinds;
- * further differences are left for the comparison to fail. */
-void block_scales_adopt(const Tensor *t, long rows, long cols, bool col, const unsigned char *gpu, RefTensor *r,
+ * further differences are left for the comparison to fail. Returns the number of blocks. */
+long block_scales_adopt(const Tensor *t, long rows, long cols, bool col, const unsigned char *gpu, RefTensor *r,
 	size_t *close, size_t *moved);
 
 #endif

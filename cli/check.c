@@ -82,15 +82,13 @@ static void adopt_block_scales_of(TgLayer *l, const Graph *g, const long *dims, 
 		return;
 	unsigned char *h = malloc(bytes ? bytes : 1);
 	cu.cuMemcpyDtoH_v2(h, (CUdeviceptr)(uintptr_t)dp, bytes);
-	long rows = layout_rows(dims, t), cols = layout_cols(t);
 	size_t close, moved;
-	block_scales_adopt(t, rows, cols, col, h, r, &close, &moved);
+	long blocks = block_scales_adopt(t, layout_rows(dims, t), layout_cols(t), col, h, r, &close, &moved);
 	free(h);
-	long bw = t->recipe.scaling == SCALING_MXFP8 ? 32 : 128, lines = col ? cols : rows, len = col ? rows : cols;
 	if (close || moved)
 		buf_printf(out, "ok %s %s.%s [tokens=%ld]: %zu of %ld block scales %s the reference's (the block amax "
 			"in float on the GPU, in double in the reference)\n", g->layer, t->name, col ? "scale_inv_t" : "scale_inv",
-			tokens, close + moved, lines * ((len + bw - 1) / bw), moved ? "one power of two from" : "within 4 ulps of");
+			tokens, close + moved, blocks, moved ? "one power of two from" : "within 4 ulps of");
 }
 
 static void adopt_block_scales(TgLayer *l, const Graph *g, const long *dims, int i, RefTensor *r, long tokens, Buf *out)

@@ -380,7 +380,7 @@ OpFamily op_family(OpKind k);
  * separate kernels quantize it (unfused): an NVFP4 output with a columnwise copy, 16x16 blocks or
  * from dglu (the row kernels write only a norm's or GLU's rowwise 1D NVFP4 copy), or a block1x128
  * output with a columnwise copy from a norm or dglu (their kernels write no columnwise 1x128 blocks;
- * a GLU's do, through glu_amax.cu's block tile path, when its row is a multiple of 8). */
+ * a GLU's do, through glu_amax.cu's block tile path). */
 bool op_writes_hp(const Graph *g, const Op *op);
 /* op_tolerance is how the checker judges k's outputs against the reference. */
 Tolerance op_tolerance(OpKind k);

@@ -260,10 +260,9 @@ bool op_writes_hp(const Graph *g, const Op *op)
 		return false;
 	if (t->recipe.scaling == SCALING_NVFP4) /* the row kernels write rowwise 1D NVFP4 of a norm or GLU */
 		return t->columnwise || t->recipe.nvfp4_2d || (op->kind != OP_NORM_QUANTIZE && op->kind != OP_GLU_AMAX);
-	/* a GLU's 1x128 copies come from glu_amax.cu's block tile path (8-element vectors of the row) */
-	if (op->kind == OP_GLU_AMAX && t->rank && t->shape[t->rank - 1].add % 8 == 0)
-		return false;
-	return t->recipe.scaling == SCALING_BLOCK1X128 && t->columnwise;
+	/* a GLU writes both 1x128 copies itself (glu_amax.cu's block tile path; ir.c holds its row to a
+	 * multiple of 8) */
+	return t->recipe.scaling == SCALING_BLOCK1X128 && t->columnwise && op->kind != OP_GLU_AMAX;
 }
 unsigned op_required_args(OpKind k) { return ops[k].req; }
 unsigned op_optional_args(OpKind k) { return ops[k].opt; }

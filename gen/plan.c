@@ -578,9 +578,10 @@ static void row_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, l
 		long rec = slot_long(k, "TG_RECIPE", 0);
 		bool pertensor = rec == TG_RECIPE_DELAYED || rec == TG_RECIPE_CURRENT_CAST;
 		/* dglu: t256v8r32 (t1024, t512v8 spill on sm_100a); per-tensor glu_amax: t512v8r32 (269 us vs
-		 * t1024's 275 at 8192 x 14336, H100); a GLU's 1x128 copies: t256v8r128 (the block tile path's
-		 * one measured variant); the rest t1024v8r32 */
-		v = glu_block_tile(k) ? find_variant(colwise_variants, NELEMS(colwise_variants), "t256v8r128")
+		 * t1024's 275 at 8192 x 14336, H100); a GLU's 1x128 copies: t512v8r128 (the block tile path at
+		 * 97 registers, two CTAs a SM: 721 us against t256's 1024 at 8192 x 2x28672, H100, `tegen
+		 * tune`, thirteenth session); the rest t1024v8r32 */
+		v = glu_block_tile(k) ? find_variant(colwise_variants, NELEMS(colwise_variants), "t512v8r128")
 			: &colwise_variants[!strcmp(k->tmpl, "dglu.cu") ? 2 : !strcmp(k->tmpl, "glu_amax.cu") && pertensor ? 1 : 0];
 	} else if (strcmp(k->tmpl, "norm_quantize.cu") && cols > glu_heuristic[NELEMS(glu_heuristic) - 1].max_cols) {
 		bool dglu = !strcmp(k->tmpl, "dglu.cu");

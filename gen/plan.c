@@ -1191,10 +1191,24 @@ static GemmCall gemm_call(Planner *pl, const Op *op)
 	return call;
 }
 
-/* Why the generated FP8 GEMM (templates/gemm_fp8.cu) cannot run call c, or NULL if it can. */
-static const char *gemm_generated_why_not(const GemmCall *c)
+/* gemm_fp8.cu's TG_SCALE for call c: 0 per-tensor, 1 block (A 1x128, B 128x128: fprop, dgrad),
+ * 2 block (A 1x128, B 1x128: wgrad); -1 for scalings the kernel lacks (runtime/gemm_gen.h). */
+static int gemm_generated_scale(const Graph *g, const GemmCall *c)
 {
-	if (c->scaling != SCALING_DELAYED && c->scaling != SCALING_CURRENT)
+	if (c->scaling == SCALING_DELAYED || c->scaling == SCALING_CURRENT)
+		return 0;
+	if (c->scaling != SCALING_BLOCK1X128 && c->scaling != SCALING_BLOCK128X128)
+		return -1;
+	if (g->tensors[c->a].recipe.scaling != SCALING_BLOCK1X128)
+		return -1;
+	return g->tensors[c->b].recipe.scaling == SCALING_BLOCK128X128 ? 1 : 2;
+}
+
+/* Why the generated FP8 GEMM (templates/gemm_fp8.cu) cannot run call c, or NULL if it can. */
+static const char *gemm_generated_why_not(const Graph *g, const GemmCall *c)
+{
+	int scale = gemm_generated_scale(g, c);
+	if (scale < 0)
 		return "per-tensor FP8 scaling only";
 	if (c->emulated || c->a_trans || c->b_trans)
 		return "per-tensor FP8 operands only";
@@ -1204,10 +1218,14 @@ static const char *gemm_generated_why_not(const GemmCall *c)
 		return "no epilogue yet";
 	if (c->accumulate)
 		return "no accumulate yet";
-	/* measured on the H100 beside cuBLASLt (bench/RESULTS.md, ninth session): the promoting variant (n192s4p)
-	 * ran at 0.63-0.78x cuBLASLt's split accumulator, a 128 x 192 tile with FP32 output at 0.90-0.97x */
+	/* measured on the H100 beside cuBLASLt (test_gemm --gen-bench, bench/RESULTS.md thirteenth session): the
+	 * promoting 128 x 192 tile at the Llama-3 8B shapes ran 0.90-0.95x cuBLASLt's split accumulator and, with
+	 * block scales (TG_SCALE 1 and 2), 0.83-0.87x cuBLASLt's block-scaled GEMM; a 128 x 192 tile with FP32 output
+	 * and fast accumulation 0.90-0.97x (ninth session). The kernel is tested (test_gemm) but not planned there. */
+	if (scale)
+		return "block scales: generated 0.83-0.87x of cuBLASLt, H100";
 	if (!c->fast_accum)
-		return "split accumulator: generated 0.63-0.78x of cuBLASLt, H100";
+		return "split accumulator: generated 0.90-0.95x of cuBLASLt, H100";
 	if (c->d_dtype == DT_F32)
 		return "FP32 output: generated 0.90-0.97x of cuBLASLt, H100";
 	if (c->d_dtype != DT_BF16 && c->d_dtype != DT_F16)
@@ -1220,14 +1238,14 @@ static const char *gemm_generated_why_not(const GemmCall *c)
  * for a call the kernel cannot take (K % 16, alignment: runtime/gemm_gen.h). */
 static void plan_gemm_generated(Planner *pl, Kernel *k, const GemmCall *c)
 {
-	const char *why = gemm_generated_why_not(c);
+	const char *why = gemm_generated_why_not(pl->g, c);
 	if (why) {
 		k->gen_why_not = why;
 		return;
 	}
 	/* the one tile planned (fast accumulation, 2-byte output): 128 x 256, 3 stages of 48 KB plus the
-	 * 64 KB output tile, measured best on the H100 (docs/GEMM_GEN.md); the template's promoting and
-	 * smaller tiles are tested (test_gemm) but slower than cuBLASLt, so not planned */
+	 * 64 KB output tile, measured best on the H100 (docs/GEMM_GEN.md); the template's promoting, block-scaled
+	 * and smaller tiles are tested (test_gemm) but slower than cuBLASLt, so not planned */
 	k->tmpl = "gemm_fp8.cu";
 	k->choice = "sm_90a: generated wgmma kernel (without an epilogue where it pays: gemm_gen_pays); cuBLASLt elsewhere";
 	k->variant = "n256s3";
@@ -1243,6 +1261,7 @@ static void plan_gemm_generated(Planner *pl, Kernel *k, const GemmCall *c)
 	slot(pl, k, "TG_LIMIT", "0.0f");
 	slot(pl, k, "TG_FMT", "0");
 	slot(pl, k, "TG_ACT_T", "0");
+	slot(pl, k, "TG_SCALE", "0"); /* per-tensor scales */
 	k->threads = 384;
 }
 

@@ -19,6 +19,7 @@ int gemm_gen_tile_parse(const char *v, GemmGenTile *t)
 	const char *f = v + used;
 	t->promote = *f == 'p';
 	t->glu = 0;
+	t->scale = 0;
 	if (f[t->promote])
 		return -1;
 	return (t->bn == 128 || t->bn == 192 || t->bn == 256) && t->stages >= 2 && t->stages <= 8 ? 0 : -1;
@@ -28,7 +29,17 @@ size_t gemm_gen_smem_bytes(const GemmGenTile *t, int d_dtype)
 {
 	/* the GLU epilogue: the staging tile (128 x bn of d_dtype) and the FP8 act tile (128 x 128 bytes) */
 	size_t tile = (size_t)GEN_BM * t->bn * out_bytes(d_dtype) + (t->glu ? (size_t)GEN_BM * 128 : 0);
-	return (size_t)t->stages * (GEN_BM + t->bn) * GEN_BK + tile + 1024 + 256;
+	size_t scales = t->scale ? (size_t)t->stages * (GEN_BM + t->bn) * sizeof(float) : 0; /* A's and B's, a stage */
+	return (size_t)t->stages * (GEN_BM + t->bn) * GEN_BK + tile + scales + 1024 + 256;
+}
+
+int gemm_gen_scale_of(const GemmDesc *d)
+{
+	if (d->scale_mode == GEMM_SCALE_TENSOR)
+		return 0;
+	if (d->scale_mode == GEMM_SCALE_BLOCK && !d->a_block128x128)
+		return d->b_block128x128 ? 1 : 2;
+	return -1;
 }
 
 int gemm_gen_check(const GemmDesc *d, const GemmArgs *a, char *why, size_t whylen)
@@ -40,6 +51,9 @@ int gemm_gen_check(const GemmDesc *d, const GemmArgs *a, char *why, size_t whyle
 		no = "K a multiple of 16 (TMA rows are 16-byte aligned)";
 	else if ((uintptr_t)a->a % 16 || (uintptr_t)a->b % 16 || !a->a_scale_inv || !a->b_scale_inv)
 		no = "16-byte aligned A and B, and their scale_inv";
+	else if (gemm_gen_scale_of(d) < 0)
+		no = "per-tensor scales, or block scales 1x128 on A";
+
 	if (no && why && whylen)
 		snprintf(why, whylen, "%s", no);
 	return no ? -1 : 0;
@@ -47,6 +61,8 @@ int gemm_gen_check(const GemmDesc *d, const GemmArgs *a, char *why, size_t whyle
 
 int gemm_gen_pays(const GemmDesc *d, const GemmGenTile *t, int sms)
 {
+	if (t->scale)
+		return 0; /* block scales: 0.83-0.87x of cuBLASLt's block-scaled GEMM (H100, thirteenth session) */
 	long tiles = (long)((d->m + GEN_BM - 1) / GEN_BM) * ((d->n + t->bn - 1) / t->bn);
 	return d->n >= 16384 && tiles >= 4L * (sms > 0 ? sms : 1);
 }

@@ -8,7 +8,8 @@
  * call's pointers and launches one persistent CTA per SM (at most one per tile). The
  * semantics are gemm.h's (D = a_scale_inv * b_scale_inv * A * B^T, both K-major), for
  * GEMM_SCALE_TENSOR with FP8 A and B, BF16/FP16/FP32 D, no epilogue or accumulate; or, with a
- * GLU epilogue (TG_EPI 1, GemmGenEpi), act = glu(D's halves) as FP8 with a delayed scale. */
+ * GLU epilogue (TG_EPI 1, GemmGenEpi), act = glu(D's halves) as FP8 with a delayed scale; or
+ * GEMM_SCALE_BLOCK with A's scales 1x128 and B's 128x128 or 1x128 (a promoting tile, TG_SCALE). */
 #ifndef TG_GEMM_GEN_H
 #define TG_GEMM_GEN_H
 
@@ -20,7 +21,13 @@
 typedef struct GemmGenTile {
 	int bn, stages, promote;  /* from the variant name n<bn>s<stages>[p] */
 	int glu;                  /* compiled with the GLU epilogue (TG_EPI 1; the plan's gemm.glu) */
+	int scale;                /* gemm_fp8.cu's TG_SCALE: 0 per-tensor, 1 block (A 1x128, B 128x128),
+	                             2 block (A 1x128, B 1x128); gemm_gen_scale_of gives a call's */
 } GemmGenTile;
+
+/* gemm_gen_scale_of: the TG_SCALE a call needs (0, 1, 2), or -1 for scalings the kernel lacks
+ * (128x128 scales on A, MXFP8, NVFP4, no scales). */
+int gemm_gen_scale_of(const GemmDesc *d);
 
 /* A GLU epilogue's arguments: B's rows [0, N/2) are the gate half, [N/2, N) the linear half. */
 typedef struct GemmGenEpi {
@@ -30,13 +37,15 @@ typedef struct GemmGenEpi {
 	int write_d;              /* also write D, the GLU's input (else D is not touched) */
 } GemmGenEpi;
 
-/* gemm_gen_tile_parse reads a variant name ("n192s4p"); 0, or -1 if it is not one (glu is set to 0). */
+/* gemm_gen_tile_parse reads a variant name ("n192s4p"); 0, or -1 if it is not one (glu and scale set to 0). */
 int gemm_gen_tile_parse(const char *variant, GemmGenTile *t);
 /* gemm_gen_smem_bytes is the dynamic shared memory a CTA of tile t with output dtype d_dtype needs
- * (the ring, then the output tile: 128 x bn of d_dtype, with t->glu also the 128 x 128-byte act tile). */
+ * (the ring, then the output tile: 128 x bn of d_dtype, with t->glu also the 128 x 128-byte act tile;
+ * with block scales (t->scale) also A's and B's scales, 128 + bn floats a stage). */
 size_t gemm_gen_smem_bytes(const GemmGenTile *t, int d_dtype);
 /* gemm_gen_check: 0 if the generated kernel can run this call (K % 16 == 0, M, N, K >= 1, A and B
- * 16-byte aligned, scale_inv given, the driver has cuTensorMapEncodeTiled), else -1 with why. The
+ * 16-byte aligned, scale_inv given, per-tensor or block scales with A's 1x128, the driver has
+ * cuTensorMapEncodeTiled), else -1 with why. The
  * descriptor's form (per-tensor FP8 operands, BF16/FP16/FP32 D, no epilogue, accumulate or transposed
  * operand) is fixed when the kernel is planned (gen/plan.c gemm_generated_why_not) and not re-checked. */
 int gemm_gen_check(const GemmDesc *d, const GemmArgs *a, char *why, size_t whylen);

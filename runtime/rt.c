@@ -459,6 +459,8 @@ TgStatus tg_layer_load(TgLayer *l)
 			if (gemm_gen_tile_parse(k->variant, &l->gen_tile[i]))
 				return fail(TG_ERR_COMPILE, "%s: bad generated GEMM variant '%s'", k->name, k->variant);
 			l->gen_tile[i].glu = k->gemm.glu >= 0;
+			const char *sc = plan_slot(k, "TG_SCALE");
+			l->gen_tile[i].scale = sc ? atoi(sc) : 0;
 			CU(cu.cuFuncSetAttribute(l->fn[i], TG_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
 				(int)gemm_gen_smem_bytes(&l->gen_tile[i], k->gemm.d_dtype)), k->name);
 		}
@@ -885,7 +887,7 @@ static TgStatus launch_gemm(TgLayer *l, int ki, CUstream s)
 	int r;
 	/* the generated kernel, where this call suits it; with a GLU epilogue it also does the GLU kernel's work
 	 * (which then does not run), writing D only when kept (or every intermediate is, for the checker) */
-	bool gen = l->fn[ki] && !gemm_gen_check(&gd, &ga, NULL, 0) &&
+	bool gen = l->fn[ki] && !gemm_gen_check(&gd, &ga, NULL, 0) && gemm_gen_scale_of(&gd) == l->gen_tile[ki].scale &&
 		(l->gen_tile[ki].glu || l->ctx->gemm_gen_all || gemm_gen_pays(&gd, &l->gen_tile[ki], l->ctx->sms));
 	l->epilogue_ran[ki] = gen && l->gen_tile[ki].glu;
 	l->gen_ran[ki] = gen;

@@ -1,7 +1,18 @@
-// gemm_fp8.cu: the generated FP8 GEMM for Hopper (sm_90a): wgmma + TMA, per-tensor scales.
-// tegen-slots: TG_KERNEL TG_BN TG_STAGES TG_PROMOTE TG_KIND TG_OUT TG_EPI TG_ACT TG_ALPHA TG_LIMIT TG_FMT TG_ACT_T
+// gemm_fp8.cu: the generated FP8 GEMM for Hopper (sm_90a): wgmma + TMA, per-tensor or block scales.
+// tegen-slots: TG_KERNEL TG_BN TG_STAGES TG_PROMOTE TG_KIND TG_OUT TG_EPI TG_ACT TG_ALPHA TG_LIMIT TG_FMT TG_ACT_T TG_SCALE
 //
 //     D[M][N] = alpha * A[M][K] * B[N][K]^T,   alpha = a_scale_inv[0] * b_scale_inv[0]
+//
+// TG_SCALE (gemm.h's block scaling, the layouts cuBLASLt reads): 0 per-tensor (above); 1 A 1x128, B 128x128;
+// 2 A 1x128, B 1x128. Block scaling sums each 128 of K on the tensor cores, then adds it times its two scales
+// into the FP32 total (TG_PROMOTE 1):
+//     D[m][n] = sum over k blocks b of  a_scale_inv[b][m] * sb(n, b) * (A[m][128b..] . B[n][128b..])
+// with a_scale_inv [ceil(K/128)][M], sb(n, b) = b_scale_inv[n / 128][b] of [ceil(N/128)][ceil(K/128)] (1) or
+// b_scale_inv[b][n] of [ceil(K/128)][N] (2). The producer warp copies each k block's scales of the tile (A's 128
+// rows; B's TG_BN columns, or its one or two 128-column blocks) into the stage beside the operands with
+// cp.async (4 bytes a copy, zero past M and N: no alignment rule), whose completion the stage's full barrier
+// tracks; the consumers read them from shared memory once their MMAs are done. (Loading them from global
+// memory in the consumers put an L2 round trip on every k block's critical path: 0.60-0.68x cuBLASLt.)
 //
 // A and B FP8 (TG_KIND names their wgmma kinds, "e4m3.e5m2": A E4M3, B E5M2), both K-major ("TN",
 // the only FP8 layout Hopper's wgmma reads); FP32 accumulation; D row-major [M][N] in TG_OUT
@@ -62,6 +73,10 @@
 // Bits of the kernel's use_tma_store: which outputs go out by TMA (else from registers).
 #define TG_TMA_D 1     // D (plain epilogue) or act's rowwise copy (GLU epilogue): 16-byte rows, aligned
 #define TG_TMA_ACT_T 2 // act's columnwise copy [C][M] (GLU epilogue with TG_ACT_T): M % 16 == 0, aligned
+#define TG_SCALE_TENSOR 0
+#define TG_SCALE_BLOCK_W 1 // A 1x128, B 128x128 (fprop, dgrad: B is a weight)
+#define TG_SCALE_BLOCK_V 2 // A 1x128, B 1x128 (wgrad)
+static_assert(TG_SCALE == TG_SCALE_TENSOR || (TG_PROMOTE && TG_EPI == TG_EPI_NONE), "block scales promote each 128 of K, no epilogue");
 
 #define TG_WGMMA_N TG_BN
 #define TG_WGMMA_KIND TG_KIND
@@ -97,6 +112,7 @@ struct __align__(64) TgTensorMap { u64 opaque[16]; };
 #define TG_SLAB_COLS (128 / TG_OUT_BYTES)                    // output columns in a 128-byte slab row
 #define TG_NSLABS (TG_BN * TG_OUT_BYTES / 128)               // slabs of 64 rows x 128 bytes a consumer
 #define TG_ACC (TG_BN / 2)                                   // accumulator registers a thread
+#define TG_SC_STAGE (TG_SCALE ? 128 + TG_BN : 0)             // a stage's scales (floats, after the ring): A's, then B's
 
 __device__ __forceinline__ u32 smem_u32(const void *p) { return (u32)__cvta_generic_to_shared(p); }
 __device__ __forceinline__ void mbar_init(u64 *b, int count)
@@ -134,6 +150,17 @@ __device__ __forceinline__ void bar_arrive(int id, int n) { asm volatile("bar.ar
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
 template <int N> __device__ __forceinline__ void wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory"); }
+
+// cp.async of one float, src[i] if ok else 0 (no read), into shared memory; tracked by cp_async_arrive
+__device__ __forceinline__ void cp_async_f32(float *dst, const float *src, bool ok)
+{
+	asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(smem_u32(dst)), "l"((u64)src), "r"(ok ? 4 : 0) : "memory");
+}
+// one arrival on bar once this thread's earlier cp.async copies have landed (counted in bar's arrivals)
+__device__ __forceinline__ void cp_async_arrive(u64 *bar)
+{
+	asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(smem_u32(bar)) : "memory");
+}
 
 // Shared-memory matrix descriptor: K-major, 128-byte swizzle (8-row atoms of 128 bytes: stride 1024).
 __device__ __forceinline__ u64 sw128_desc(const void *p)
@@ -359,15 +386,16 @@ extern "C" __global__ void __launch_bounds__(384, 1) TG_KERNEL(const __grid_cons
 	extern __shared__ u8 smem_raw[];
 	u8 *smem = (u8 *)(((size_t)smem_raw + 1023) & ~(size_t)1023);
 	u8 *sout = smem + TG_STAGES * TG_STAGE_BYTES;
-	u64 *full = (u64 *)(sout + TG_TILE_OUT_BYTES), *empty = full + TG_STAGES;
+	float *ssc = (float *)(sout + TG_TILE_OUT_BYTES); // block scales: TG_SC_STAGE floats a stage
+	u64 *full = (u64 *)(ssc + TG_STAGES * TG_SC_STAGE), *empty = full + TG_STAGES;
 #if TG_EPI == TG_EPI_GLU
 	u64 *sfull = empty + TG_STAGES, *sempty = sfull + 1; // the GLU epilogue's staging tile
 #endif
 	const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
 	if (threadIdx.x == 0) {
 		for (int s = 0; s < TG_STAGES; s++) {
-			mbar_init(&full[s], 1);
-			mbar_init(&empty[s], 2); // one arrive from each consumer warpgroup
+			mbar_init(&full[s], TG_SCALE ? 33 : 1);   // the producer's expect_tx (block scales: + each lane's cp.async)
+			mbar_init(&empty[s], TG_SCALE ? 8 : 2); // each consumer warpgroup (block scales: each consumer warp, done with them)
 		}
 #if TG_EPI == TG_EPI_GLU
 		mbar_init(sfull, 256); // every consumer thread, its staging written
@@ -405,15 +433,43 @@ extern "C" __global__ void __launch_bounds__(384, 1) TG_KERNEL(const __grid_cons
 #else
 		asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
 #endif
-		if (tid == 0) {
+		if (TG_SCALE ? tid < 32 : tid == 0) { // the producer: thread 0 (block scales: warp 0, lane 0 issuing the TMA)
 			int stage = 0;
 			u32 phase = 0;
+#if TG_SCALE == TG_SCALE_BLOCK_W
+			const int kblocks = ktiles; // B's scales: [ceil(N/128)][kblocks]
+#endif
 			for (int t = blockIdx.x; t < ntiles; t += gridDim.x) {
 				int tm, tn;
 				tg_gemm_tile(t, tiles_m, tiles_n, raster, tm, tn);
 				for (int kt = 0; kt < ktiles; kt++) {
 					mbar_wait(&empty[stage], phase ^ 1);
 					u8 *sA = smem + stage * TG_STAGE_BYTES, *sB = sA + TG_A_BYTES;
+#if TG_SCALE != TG_SCALE_TENSOR
+					{ // this k block's scales: A's 128 rows, then B's columns (2) or blocks (1), 0 past the edges
+						float *sc = ssc + stage * TG_SC_STAGE;
+						const float *sak = sa + (size_t)kt * M;
+#pragma unroll
+						for (int j = 0; j < 4; j++) {
+							const int r = tm * TG_GEMM_BM + tid + 32 * j;
+							cp_async_f32(sc + tid + 32 * j, sak + (r < M ? r : 0), r < M);
+						}
+#if TG_SCALE == TG_SCALE_BLOCK_V
+						const float *sbk = sb + (size_t)kt * N;
+#pragma unroll
+						for (int j = 0; j < TG_BN / 32; j++) {
+							const int c = tn * TG_BN + tid + 32 * j;
+							cp_async_f32(sc + 128 + tid + 32 * j, sbk + (c < N ? c : 0), c < N);
+						}
+#else
+						const int nb = tn * TG_BN / 128 + tid; // lanes 0, 1: the first and the second block
+						if (tid < 2)
+							cp_async_f32(sc + 128 + tid, sb + (nb * 128 < N ? (size_t)nb * kblocks + kt : 0), nb * 128 < N);
+#endif
+						cp_async_arrive(&full[stage]);
+					}
+					if (tid == 0) {
+#endif
 					mbar_expect_tx(&full[stage], TG_STAGE_BYTES);
 					tma_load(&ta, sA, &full[stage], kt * TG_GEMM_BK, tm * TG_GEMM_BM);
 #if TG_EPI == TG_EPI_GLU
@@ -421,6 +477,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) TG_KERNEL(const __grid_cons
 					tma_load(&tb2, sB + 128 * TG_GEMM_BK, &full[stage], kt * TG_GEMM_BK, tn * 128);
 #else
 					tma_load(&tb, sB, &full[stage], kt * TG_GEMM_BK, tn * TG_BN);
+#endif
+#if TG_SCALE != TG_SCALE_TENSOR
+					}
 #endif
 					if (++stage == TG_STAGES)
 						stage = 0, phase ^= 1;
@@ -435,7 +494,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) TG_KERNEL(const __grid_cons
 		asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
 #endif
 		const int cw = wg - 1, warp = tid / 32, lane = tid % 32;
+#if TG_SCALE == TG_SCALE_TENSOR
 		const float alpha = sa[0] * sb[0];
+#else
+		const float alpha = 1.0f; // the scales are applied as each 128 of K is promoted
+#endif
 		int stage = 0;
 		u32 phase = 0;
 		float acc[TG_ACC];
@@ -448,6 +511,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) TG_KERNEL(const __grid_cons
 			int tm, tn;
 			tg_gemm_tile(t, tiles_m, tiles_n, raster, tm, tn);
 			int prev = -1; // the stage whose wgmma group may still be in flight
+#if TG_PROMOTE
+#pragma unroll
+			for (int i = 0; i < TG_ACC; i++)
+				total[i] = 0.0f; // once a tile: a select per element in every k block cost more than the adds
+#endif
 			for (int kt = 0; kt < ktiles; kt++) {
 				mbar_wait(&full[stage], phase);
 #if TG_PROMOTE
@@ -467,11 +535,50 @@ extern "C" __global__ void __launch_bounds__(384, 1) TG_KERNEL(const __grid_cons
 				if (cw == 0 || !last)
 					bar_arrive(3 + (cw ^ 1), 256); // the other consumer's turn
 				wgmma_wait<0>(); // this 128 of K is summed: promote it into the FP32 total
+#if TG_SCALE == TG_SCALE_TENSOR
 				if (tid == 0)
 					mbar_arrive(&empty[stage]);
 #pragma unroll
 				for (int i = 0; i < TG_ACC; i++)
-					total[i] = kt > 0 ? total[i] + acc[i] : acc[i];
+					total[i] += acc[i];
+#else
+				{ // the k block's scales from the stage: A's for this thread's rows, B's for its columns
+					const float *sc = ssc + stage * TG_SC_STAGE;
+					const float a0 = sc[cw * 64 + warp * 16 + lane / 4], a1 = sc[cw * 64 + warp * 16 + lane / 4 + 8];
+#if TG_SCALE == TG_SCALE_BLOCK_W
+					// column c of the tile is in B's block nb + (c >= bnd): bnd 128 or 64 (tn * TG_BN % 128 is 0 or 64)
+					const int bnd = 128 - (tn * TG_BN) % 128;
+					const float b_lo = sc[128], b_hi = sc[129];
+					__syncwarp(); // the warp's scales are read: one arrival a warp (256 arrivals a stage cost 35%)
+					if (lane == 0)
+						mbar_arrive(&empty[stage]);
+					// fragment i's columns 8 (i/4) + ..: below 64 in the low block, from 128 in the high one, 64-127 in
+					// the low one when bnd is 128 (one select a k block, not one an element: 35% of the time)
+					const float l0 = a0 * b_lo, l1 = a1 * b_lo, h0 = a0 * b_hi, h1 = a1 * b_hi;
+					const float m0 = bnd == 128 ? l0 : h0, m1 = bnd == 128 ? l1 : h1;
+#pragma unroll
+					for (int i = 0; i < TG_ACC; i++) {
+						const int j = i / 4;
+						const bool r1 = (i % 4) >= 2;
+						total[i] = fmaf(acc[i], j < 8 ? (r1 ? l1 : l0) : j < 16 ? (r1 ? m1 : m0) : (r1 ? h1 : h0), total[i]);
+					}
+#else
+					const float *bs = sc + 128 + 2 * (lane % 4); // fragment i's columns 8 (i/4) + 2 (lane%4) + (0, 1)
+#pragma unroll
+					for (int j = 0; j < TG_ACC / 4; j++) {
+						const float2 b = *reinterpret_cast<const float2 *>(bs + 8 * j);
+						const int i = 4 * j;
+						total[i] = fmaf(acc[i], a0 * b.x, total[i]);
+						total[i + 1] = fmaf(acc[i + 1], a0 * b.y, total[i + 1]);
+						total[i + 2] = fmaf(acc[i + 2], a1 * b.x, total[i + 2]);
+						total[i + 3] = fmaf(acc[i + 3], a1 * b.y, total[i + 3]);
+					}
+					__syncwarp(); // the warp's scales are read: one arrival a warp
+					if (lane == 0)
+						mbar_arrive(&empty[stage]);
+#endif
+				}
+#endif
 #else
 				wgmma_wait<1>(); // the previous k-tile's group is done: its stage goes back to the producer
 				if (prev >= 0 && tid == 0)

@@ -40,6 +40,7 @@
  *  - BF16 out: add 4e-3 (rounding to BF16 is 2^-9 relative per element; RMS below).
  *  - E4M3 out: 0.08 (E4M3 rounding is 2^-4 relative per element, RMS ~0.036).
  *  - amax: relative 1e-3 against max|reference| (accumulation-order noise only). */
+#include <ctype.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -304,7 +305,7 @@ static void row(const char *name, double err, double tol, const char *st)
 /* The generated GEMM of variant v for operand dtypes at, bt and output dt, compiled through NVRTC
  * (emit_template + the kernel cache, as a layer does); NULL with err on failure. */
 static JitCache *g_jit;
-static CUfunction gen_function(const char *v, int at, int bt, int dt, GemmGenTile *t, char *err, size_t errlen)
+static CUfunction gen_function(const char *v, int at, int bt, int dt, int scale, GemmGenTile *t, char *err, size_t errlen)
 {
 	/* a suffix from 'g': the GLU epilogue (swiglu, E4M3 act); its letters: 'd' D written too, 't' D and act's
 	 * columnwise copy (the 'gt' kernel is compiled with TG_ACT_T) */
@@ -319,6 +320,7 @@ static CUfunction gen_function(const char *v, int at, int bt, int dt, GemmGenTil
 		return NULL;
 	}
 	t->glu = glu;
+	t->scale = scale;
 	char warn[256] = "";
 	if (!g_jit && !(g_jit = jit_cache_open(NULL, 0, warn, sizeof warn))) {
 		snprintf(err, errlen, "no NVRTC");
@@ -330,7 +332,8 @@ static CUfunction gen_function(const char *v, int at, int bt, int dt, GemmGenTil
 	snprintf(kind, sizeof kind, "\"%s.%s\"", dtn(at), dtn(bt));
 	Slot slots[] = {{"TG_KERNEL", "tg_gemm_test"}, {"TG_BN", bn}, {"TG_STAGES", st}, {"TG_PROMOTE", t->promote ? "1" : "0"},
 		{"TG_KIND", kind}, {"TG_OUT", dt == DT_F32 ? "2" : dt == DT_F16 ? "1" : "0"}, {"TG_EPI", glu ? "1" : "0"}, {"TG_ACT", "0"},
-		{"TG_ALPHA", "0.0f"}, {"TG_LIMIT", "0.0f"}, {"TG_FMT", "0"}, {"TG_ACT_T", act_t ? "1" : "0"}};
+		{"TG_ALPHA", "0.0f"}, {"TG_LIMIT", "0.0f"}, {"TG_FMT", "0"}, {"TG_ACT_T", act_t ? "1" : "0"},
+		{"TG_SCALE", scale == 2 ? "2" : scale == 1 ? "1" : "0"}};
 	Arena *a = arena_new();
 	Diag d;
 	memset(&d, 0, sizeof d);
@@ -436,7 +439,7 @@ static void run_case(GemmCtx *g, CUstream s, const Case *c)
 			goto done;
 		}
 		rc = gemm_gen_check(&d, &a, err, sizeof err) ? GEMM_EINVAL : GEMM_OK;
-		if (!rc && !(f = gen_function(c->gen, c->at, c->bt, c->dt, &t, err, sizeof err)))
+		if (!rc && !(f = gen_function(c->gen, c->at, c->bt, c->dt, gemm_gen_scale_of(&d), &t, err, sizeof err)))
 			rc = GEMM_ECUDA;
 		if (!rc) {
 			int sms = 0;
@@ -1010,30 +1013,36 @@ static int bench_time(GemmCtx *g, const GemmDesc *d, GemmArgs a, const CUdevicep
 
 /* The shapes of a --gen-bench table: M x N x K, fast accumulation or promotion, D's dtype, up to four
  * generated variants (a 'g' suffix: the GLU epilogue, see gen_function). */
-typedef struct GenShape { int m, n, k, fast, dt; const char *what; const char *variants[4]; } GenShape;
+typedef struct GenShape { int m, n, k, fast, dt; const char *what; const char *variants[4]; int block; } GenShape;
 
 /* --gen-bench: the generated GEMM's tile variants beside cuBLASLt at the Llama-3 8B MLP's training
  * shapes (8192 tokens), fast accumulation in fprop and promotion in dgrad/wgrad as TE runs them. */
 static const GenShape gen_shapes[] = {
-	{8192, 28672, 4096, 1, DT_BF16, "up fprop", {"n256s3", "n256s3g", "n256s3gd", "n256s3gt"}},
-	{8192, 28672, 4096, 1, DT_BF16, "up fprop", {"n192s4", "n128s6", NULL, NULL}},
-	{8192, 4096, 14336, 1, DT_BF16, "down fprop", {"n256s3", "n192s4", NULL, NULL}},
-	{8192, 6144, 4096, 1, DT_BF16, "QKV fprop", {"n256s3", NULL, NULL, NULL}},
-	{993, 6144, 4096, 1, DT_BF16, "QKV 993 tok", {"n256s3", NULL, NULL, NULL}},
-	{8192, 14336, 4096, 0, DT_BF16, "down dgrad", {"n192s4p", "n128s6p", NULL, NULL}},
-	{4096, 14336, 8192, 0, DT_F32, "down wgrad", {"n192s3p", "n128s4p", NULL, NULL}},
+	{8192, 28672, 4096, 1, DT_BF16, "up fprop", {"n256s3", "n256s3g", "n256s3gd", "n256s3gt"}, 0},
+	{8192, 28672, 4096, 1, DT_BF16, "up fprop", {"n192s4", "n128s6", NULL, NULL}, 0},
+	{8192, 4096, 14336, 1, DT_BF16, "down fprop", {"n256s3", "n192s4", NULL, NULL}, 0},
+	{8192, 6144, 4096, 1, DT_BF16, "QKV fprop", {"n256s3", NULL, NULL, NULL}, 0},
+	{993, 6144, 4096, 1, DT_BF16, "QKV 993 tok", {"n256s3", NULL, NULL, NULL}, 0},
+	{8192, 14336, 4096, 0, DT_BF16, "down dgrad", {"n192s4p", "n128s6p", NULL, NULL}, 0},
+	{4096, 14336, 8192, 0, DT_F32, "down wgrad", {"n192s3p", "n128s4p", NULL, NULL}, 0},
+	/* block scaling (1: A 1x128, B 128x128; 2: both 1x128), cuBLASLt's block-scaled GEMM first */
+	{8192, 28672, 4096, 0, DT_BF16, "up fprop blk", {"n192s4p", "n128s5p", NULL, NULL}, 1},
+	{8192, 4096, 14336, 0, DT_BF16, "dn fprop blk", {"n192s4p", "n128s5p", NULL, NULL}, 1},
+	{8192, 14336, 4096, 0, DT_BF16, "dn dgrad blk", {"n192s4p", NULL, NULL, NULL}, 1},
+	{4096, 14336, 8192, 0, DT_F32, "dn wgrad blk", {"n192s3p", "n128s4p", NULL, NULL}, 2},
+	{14336, 4096, 8192, 0, DT_F32, "up wgrad blk", {"n192s3p", NULL, NULL, NULL}, 2},
 };
 /* --gen-sweep: the planned tile (n256s3) beside cuBLASLt over token counts at the Llama-3 8B fprop shapes
  * (QKV, attention out, MLP up and down): where the generated kernel loses (few tiles a SM). */
 static const int sweep_tokens[] = {128, 256, 512, 993, 2048, 4096};
-static const GenShape sweep_shapes[] = {{0, 6144, 4096, 1, DT_BF16, "QKV", {"n256s3"}},
-	{0, 4096, 4096, 1, DT_BF16, "attn out", {"n256s3"}}, {0, 28672, 4096, 1, DT_BF16, "up", {"n256s3"}},
-	{0, 4096, 14336, 1, DT_BF16, "down", {"n256s3"}}};
+static const GenShape sweep_shapes[] = {{0, 6144, 4096, 1, DT_BF16, "QKV", {"n256s3"}, 0},
+	{0, 4096, 4096, 1, DT_BF16, "attn out", {"n256s3"}, 0}, {0, 28672, 4096, 1, DT_BF16, "up", {"n256s3"}, 0},
+	{0, 4096, 14336, 1, DT_BF16, "down", {"n256s3"}, 0}};
 #define NSWEEP (sizeof sweep_shapes / sizeof sweep_shapes[0] * (sizeof sweep_tokens / sizeof sweep_tokens[0]))
 
 /* Times table sh (its first `rows` shapes; all when rows <= 0): E4M3 operands rotated over 3 copies,
  * median of BENCH_ITERS, CUDA events around each launch, cuBLASLt first. */
-static void gen_bench(GemmCtx *g, CUstream s, int sms, const GenShape *sh, int nsh, int rows)
+static void gen_bench(GemmCtx *g, CUstream s, int sms, const GenShape *sh, int nsh, int rows, const char *only)
 {
 	size_t pool_n = (size_t)64 << 20;
 	unsigned char *p8 = malloc(pool_n);
@@ -1048,6 +1057,8 @@ static void gen_bench(GemmCtx *g, CUstream s, int sms, const GenShape *sh, int n
 	h2d(sa, &one16, 4);
 	printf("\ngenerated GEMM vs cuBLASLt (median of %d, us; TFLOP/s)\n", BENCH_ITERS);
 	for (int si = 0; si < nsh && (rows <= 0 || si < rows); si++) {
+		if (only && !strstr(sh[si].what, only))
+			continue;
 		int M = sh[si].m, N = sh[si].n, K = sh[si].k;
 		CUdeviceptr A[3], B[3], D = dalloc((size_t)M * N * dts(sh[si].dt));
 		for (int r = 0; r < 3; r++) {
@@ -1057,8 +1068,20 @@ static void gen_bench(GemmCtx *g, CUstream s, int sms, const GenShape *sh, int n
 			fill_pool(B[r], (size_t)N * K, p8, pool_n, (size_t)r * 104729 * 64 + 12345 * 16);
 		}
 		GemmDesc d = {.m = M, .n = N, .k = K, .a_dtype = DT_E4M3, .b_dtype = DT_E4M3, .d_dtype = sh[si].dt,
-			.scale_mode = GEMM_SCALE_TENSOR, .fast_accum = sh[si].fast};
-		GemmArgs a = {.d = P(D), .a_scale_inv = P(sa), .b_scale_inv = P(sa), .alpha = 1};
+			.scale_mode = sh[si].block ? GEMM_SCALE_BLOCK : GEMM_SCALE_TENSOR, .fast_accum = sh[si].fast,
+			.b_block128x128 = sh[si].block == 1};
+		/* block scales: one array of 1/16 long enough for either operand's layout */
+		size_t nsc = (size_t)((K + 127) / 128) * (size_t)(M > N ? M : N);
+		CUdeviceptr sblk = 0;
+		if (sh[si].block) {
+			float *h = malloc(nsc * sizeof *h);
+			for (size_t j = 0; j < nsc; j++)
+				h[j] = one16;
+			sblk = dalloc(nsc * sizeof *h);
+			h2d(sblk, h, nsc * sizeof *h);
+			free(h);
+		}
+		GemmArgs a = {.d = P(D), .a_scale_inv = P(sblk ? sblk : sa), .b_scale_inv = P(sblk ? sblk : sa), .alpha = 1};
 		/* the GLU variants ('g'): act [M][N/2] E4M3 with scale 1, its scale_inv and amax in sa's neighbours */
 		CUdeviceptr act = dalloc((size_t)M * N / 2), act_t = dalloc((size_t)M * N / 2), st = dalloc(16);
 		float st_init[4] = {1, 1, 0, 0};
@@ -1073,7 +1096,7 @@ static void gen_bench(GemmCtx *g, CUstream s, int sms, const GenShape *sh, int n
 		char err[512], line[1024];
 		float ms[BENCH_ITERS];
 		double med = 0, flop = 2.0 * M * N * K;
-		int n = snprintf(line, sizeof line, "%-11s %5dx%5dx%5d %s", sh[si].what, M, N, K, sh[si].fast ? "fast " : "promo");
+		int n = snprintf(line, sizeof line, "%-12s %5dx%5dx%5d %s", sh[si].what, M, N, K, sh[si].fast ? "fast " : "promo");
 		if (bench_time(g, &d, a, A, B, 3, s, ev, ms, &med, err, sizeof err))
 			n += snprintf(line + n, sizeof line - (size_t)n, " | cuBLASLt FAIL %s", err);
 		else
@@ -1081,7 +1104,7 @@ static void gen_bench(GemmCtx *g, CUstream s, int sms, const GenShape *sh, int n
 		double cub = med;
 		for (int v = 0; v < 4 && sh[si].variants[v]; v++) {
 			GemmGenTile t;
-			CUfunction f = gen_function(sh[si].variants[v], DT_E4M3, DT_E4M3, sh[si].dt, &t, err, sizeof err);
+			CUfunction f = gen_function(sh[si].variants[v], DT_E4M3, DT_E4M3, sh[si].dt, gemm_gen_scale_of(&d), &t, err, sizeof err);
 			int rc = f ? 0 : -1;
 			/* 'gt' as a training layer runs it: act's columnwise copy too, and D (h, saved for dglu) written */
 			const char *sfx = strchr(sh[si].variants[v], 'g');
@@ -1117,6 +1140,8 @@ static void gen_bench(GemmCtx *g, CUstream s, int sms, const GenShape *sh, int n
 		cu.cuMemFree_v2(act);
 		cu.cuMemFree_v2(act_t);
 		cu.cuMemFree_v2(st);
+		if (sblk)
+			cu.cuMemFree_v2(sblk);
 	}
 	cu.cuMemFree_v2(sa);
 	for (int i = 0; i <= BENCH_ITERS; i++) cu.cuEventDestroy_v2(ev[i]);
@@ -1342,7 +1367,8 @@ int main(int argc, char **argv)
 		}
 		if (g_cc == 90)
 			gen_bench(g, s, sms, gen_sweep_only ? sweep : gen_shapes,
-				gen_sweep_only ? (int)NSWEEP : (int)(sizeof gen_shapes / sizeof gen_shapes[0]), argc > 2 ? atoi(argv[2]) : 0);
+				gen_sweep_only ? (int)NSWEEP : (int)(sizeof gen_shapes / sizeof gen_shapes[0]), argc > 2 ? atoi(argv[2]) : 0,
+				argc > 2 && !isdigit((unsigned char)argv[2][0]) ? argv[2] : NULL); /* a number: the first N rows; else rows whose name holds it */
 		else
 			printf("skip gen bench: the generated GEMM runs on sm_90 only\n");
 		gemm_ctx_destroy(g);
@@ -1398,6 +1424,14 @@ int main(int argc, char **argv)
 		{"gen n192s3p promote ->fp32 N=21 (register stores) 100x21x2048", 100, 21, 2048, E4, E4, F32, T, 0, 0, GEMM_EPI_NONE, 0, 0, 0, 200.0f, 37.5f, 1, 1, 0, 5e-4, 0, "n192s3p"},
 		{"gen n128s4p promote ->fp32 5x4096x4096", 5, 4096, 4096, E4, E4, F32, T, 0, 0, GEMM_EPI_NONE, 0, 0, 0, 200.0f, 37.5f, 1, 1, 0, 5e-4, 0, "n128s4p"},
 		{"gen n256s2 fast ->fp32 130x512x256", 130, 512, 256, E4, E4, F32, T, 0, 0, GEMM_EPI_NONE, 1, 0, 0, 200.0f, 37.5f, 1, 1, 0, 5e-3, 0, "n256s2"},
+		/* the generated GEMM with block scales (TG_SCALE 1: B 128x128, 2: B 1x128): tiles straddling B's 128-column
+		 * blocks (n192), a partial last block of K, odd M, mixed kinds, every output type */
+		{"gen n192s4p block 1x128 x 128x128 ->bf16 257x392x1040 (fprop)", 257, 392, 1040, E4, E4, BF, BL, 0, 1, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 4.5e-3, 0, "n192s4p"},
+		{"gen n192s4p block e5m2 x e4m3 128x128 ->fp16 993x768x4096 (dgrad)", 993, 768, 4096, E5, E4, DT_F16, BL, 0, 1, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 4.5e-3, 0, "n192s4p"},
+		{"gen n128s4p block 1x128 x 128x128 ->fp32 5x200x144", 5, 200, 144, E4, E4, F32, BL, 0, 1, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 5e-4, 0, "n128s4p"},
+		{"gen n192s3p block 1x128 x 1x128 ->fp32 993x264x208 (wgrad)", 993, 264, 208, E4, E5, F32, BL, 0, 0, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 5e-4, 0, "n192s3p"},
+		{"gen n192s3p block 1x128 x 1x128 ->fp32 4200x392x256 (tile groups)", 4200, 392, 256, E4, E4, F32, BL, 0, 0, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 5e-4, 0, "n192s3p"},
+		{"gen n192s4p block 1x128 x 1x128 ->bf16 N=20 (register stores) 217x20x1000", 217, 20, 1008, E4, E4, BF, BL, 0, 0, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 4.5e-3, 0, "n192s4p"},
 	};
 	int ncase = (int)(sizeof cases / sizeof cases[0]);
 	for (int i = 0; i < ncase; i++) run_case(g, s, &cases[i]);

@@ -156,6 +156,19 @@ __device__ __forceinline__ void cp_async_f32(float *dst, const float *src, bool 
 {
 	asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(smem_u32(dst)), "l"((u64)src), "r"(ok ? 4 : 0) : "memory");
 }
+// shared-memory loads by address (the ring's pointers are generic: a plain load would be a generic LD)
+__device__ __forceinline__ float lds_f32(const float *p)
+{
+	float v;
+	asm volatile("ld.shared.f32 %0, [%1];" : "=f"(v) : "r"(smem_u32(p)));
+	return v;
+}
+__device__ __forceinline__ float2 lds_f32x2(const float *p)
+{
+	float2 v;
+	asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];" : "=f"(v.x), "=f"(v.y) : "r"(smem_u32(p)));
+	return v;
+}
 // one arrival on bar once this thread's earlier cp.async copies have landed (counted in bar's arrivals)
 __device__ __forceinline__ void cp_async_arrive(u64 *bar)
 {
@@ -534,6 +547,20 @@ extern "C" __global__ void __launch_bounds__(384, 1) TG_KERNEL(const __grid_cons
 #if TG_PROMOTE
 				if (cw == 0 || !last)
 					bar_arrive(3 + (cw ^ 1), 256); // the other consumer's turn
+#if TG_SCALE != TG_SCALE_TENSOR
+				// the k block's scales from the stage, read while the MMAs run (read after them, their latency sat
+				// between this warpgroup's MMAs and its next ones: ncu, thirteenth session): A's for this thread's rows
+				const float *sc = ssc + stage * TG_SC_STAGE;
+				const float a0 = lds_f32(sc + cw * 64 + warp * 16 + lane / 4), a1 = lds_f32(sc + cw * 64 + warp * 16 + lane / 4 + 8);
+#if TG_SCALE == TG_SCALE_BLOCK_W
+				// fragment i's columns 8 (i/4) + ..: below 64 in B's low block, from 128 in the high one, 64-127 in the
+				// low one when bnd is 128 (tn * TG_BN % 128 is 0 or 64; one select a k block, not one an element)
+				const int bnd = 128 - (tn * TG_BN) % 128;
+				const float b_lo = lds_f32(sc + 128), b_hi = lds_f32(sc + 129);
+				const float l0 = a0 * b_lo, l1 = a1 * b_lo, h0 = a0 * b_hi, h1 = a1 * b_hi;
+				const float m0 = bnd == 128 ? l0 : h0, m1 = bnd == 128 ? l1 : h1;
+#endif
+#endif
 				wgmma_wait<0>(); // this 128 of K is summed: promote it into the FP32 total
 #if TG_SCALE == TG_SCALE_TENSOR
 				if (tid == 0)
@@ -541,32 +568,22 @@ extern "C" __global__ void __launch_bounds__(384, 1) TG_KERNEL(const __grid_cons
 #pragma unroll
 				for (int i = 0; i < TG_ACC; i++)
 					total[i] += acc[i];
-#else
-				{ // the k block's scales from the stage: A's for this thread's rows, B's for its columns
-					const float *sc = ssc + stage * TG_SC_STAGE;
-					const float a0 = sc[cw * 64 + warp * 16 + lane / 4], a1 = sc[cw * 64 + warp * 16 + lane / 4 + 8];
-#if TG_SCALE == TG_SCALE_BLOCK_W
-					// column c of the tile is in B's block nb + (c >= bnd): bnd 128 or 64 (tn * TG_BN % 128 is 0 or 64)
-					const int bnd = 128 - (tn * TG_BN) % 128;
-					const float b_lo = sc[128], b_hi = sc[129];
-					__syncwarp(); // the warp's scales are read: one arrival a warp (256 arrivals a stage cost 35%)
-					if (lane == 0)
-						mbar_arrive(&empty[stage]);
-					// fragment i's columns 8 (i/4) + ..: below 64 in the low block, from 128 in the high one, 64-127 in
-					// the low one when bnd is 128 (one select a k block, not one an element: 35% of the time)
-					const float l0 = a0 * b_lo, l1 = a1 * b_lo, h0 = a0 * b_hi, h1 = a1 * b_hi;
-					const float m0 = bnd == 128 ? l0 : h0, m1 = bnd == 128 ? l1 : h1;
+#elif TG_SCALE == TG_SCALE_BLOCK_W
+				__syncwarp(); // the warp's scales are read: one arrival a warp
+				if (lane == 0)
+					mbar_arrive(&empty[stage]);
 #pragma unroll
-					for (int i = 0; i < TG_ACC; i++) {
-						const int j = i / 4;
-						const bool r1 = (i % 4) >= 2;
-						total[i] = fmaf(acc[i], j < 8 ? (r1 ? l1 : l0) : j < 16 ? (r1 ? m1 : m0) : (r1 ? h1 : h0), total[i]);
-					}
+				for (int i = 0; i < TG_ACC; i++) {
+					const int j = i / 4;
+					const bool r1 = (i % 4) >= 2;
+					total[i] = fmaf(acc[i], j < 8 ? (r1 ? l1 : l0) : j < 16 ? (r1 ? m1 : m0) : (r1 ? h1 : h0), total[i]);
+				}
 #else
-					const float *bs = sc + 128 + 2 * (lane % 4); // fragment i's columns 8 (i/4) + 2 (lane%4) + (0, 1)
+				{ // B's scales, one per column: fragment i's columns 8 (i/4) + 2 (lane%4) + (0, 1)
+					const float *bs = sc + 128 + 2 * (lane % 4);
 #pragma unroll
 					for (int j = 0; j < TG_ACC / 4; j++) {
-						const float2 b = *reinterpret_cast<const float2 *>(bs + 8 * j);
+						const float2 b = lds_f32x2(bs + 8 * j);
 						const int i = 4 * j;
 						total[i] = fmaf(acc[i], a0 * b.x, total[i]);
 						total[i + 1] = fmaf(acc[i + 1], a0 * b.y, total[i + 1]);
@@ -576,7 +593,6 @@ extern "C" __global__ void __launch_bounds__(384, 1) TG_KERNEL(const __grid_cons
 					__syncwarp(); // the warp's scales are read: one arrival a warp
 					if (lane == 0)
 						mbar_arrive(&empty[stage]);
-#endif
 				}
 #endif
 #else

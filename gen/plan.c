@@ -1404,7 +1404,8 @@ static int backward_vec(long cols, const int *sz, int n, bool min4)
 
 static int dtype_bytes(DType t) { return t == DT_F32 ? 4 : 2; }
 
-/* dreduce.cu: the chunk partials (component part of tensor src) summed in chunk order into dst [cols]. */
+/* dreduce.cu: the chunk partials (component part of tensor src) summed into dst [cols] in tg_backward.h's
+ * order (groups of TG_BWD_GROUP chunks in chunk order, then the group sums). */
 static void plan_dreduce(Planner *pl, const Op *op, int src, Component part, int dst, Extent rows, long cols)
 {
 	Kernel *k = kernel_new(pl, arena_printf(pl->a, "dreduce_%s", pl->g->tensors[dst].name), op->id);
@@ -1418,12 +1419,12 @@ static void plan_dreduce(Planner *pl, const Op *op, int src, Component part, int
 	k->rows = rows;
 	k->rows_chunk = TG_BWD_CHUNK;
 	k->cols = cols;
-	k->threads = 256; /* 8 warps load 256 chunk rows of 32 columns at once; warp 0 adds them in order */
+	k->threads = 256; /* 8 warps sum a group of 64 chunk rows of 32 columns each; warp 0 adds the group sums */
 	k->grid_rows = 0; /* grid.x = ceil(cols / 32): a CTA per 32 columns (4096 columns: 128 CTAs) */
 	k->grid_cols = 32;
 	k->variant = "t256";
 	k->choice = "fixed";
-	k->note = arena_printf(pl->a, "stage 2 of 2: the chunk partials (%s.%s, one per %d rows) summed in chunk order (deterministic)%s",
+	k->note = arena_printf(pl->a, "stage 2 of 2: the chunk partials (%s.%s, one per %d rows) summed in a fixed order (deterministic)%s",
 		pl->g->tensors[src].name, part == COMP_PART ? "part" : "part_b", TG_BWD_CHUNK,
 		op->p.accumulate ? ", added into the caller's buffer (main_grad)" : "");
 }

@@ -3,7 +3,8 @@
  * dglu, dnorm and dbias as defined in templates/tg_backward.h: FP32 math,
  * one formula per element shared with the kernels, and the fixed reduction
  * orders (pairwise tree over a row's columns; chunks of TG_BWD_CHUNK rows
- * summed in row order, then the chunk partials in chunk order). So the GPU
+ * summed in row order, the chunk partials in groups of TG_BWD_GROUP in chunk
+ * order, then the group sums in group order). So the GPU
  * matches these results bit for bit, per element and for d_gamma, d_beta
  * and dbias. Guarantees: no global state, deterministic, scratch freed
  * before return.
@@ -51,8 +52,12 @@ void ref_chunk_reduce(const float *part, int nchunks, int cols, int accumulate, 
 {
 	for (int c = 0; c < cols; c++) {
 		float acc = -0.0f;
-		for (int k = 0; k < nchunks; k++)
-			acc += part[(size_t)k * cols + c];
+		for (int g = 0; g < nchunks; g += TG_BWD_GROUP) { /* groups of TG_BWD_GROUP chunks, then the group sums */
+			float gs = -0.0f;
+			for (int k = g; k < nchunks && k < g + TG_BWD_GROUP; k++)
+				gs += part[(size_t)k * cols + c];
+			acc += gs;
+		}
 		out[c] = accumulate ? out[c] + acc : acc;
 	}
 }

@@ -17,8 +17,9 @@ float ref_tree_sum(const float *v, int n);
  * v[r][c] over the rows r of chunk k (TG_BWD_CHUNK rows, the last shorter);
  * part is [ceil(rows/TG_BWD_CHUNK)][cols]. */
 void ref_chunk_partials(const float *v, int rows, int cols, float *part);
-/* out[c] = sequential sum, from -0, of part[k][c] over k = 0..nchunks-1; with
- * accumulate, out[c] = out[c] + that sum (an FP32 main_grad). */
+/* out[c] = the sum over k = 0..nchunks-1 of part[k][c] in tg_backward.h's order: groups of
+ * TG_BWD_GROUP consecutive chunks summed sequentially from -0, then the group sums sequentially
+ * from -0; with accumulate, out[c] = out[c] + that sum (an FP32 main_grad). */
 void ref_chunk_reduce(const float *part, int nchunks, int cols, int accumulate, float *out);
 /* Number of chunk partials for rows rows. */
 int ref_nchunks(int rows);

@@ -3,7 +3,7 @@
 //
 // in = the gradient [rows][TG_COLS] (TG_IN_DTYPE) -> partials [ceil(rows/TG_BWD_CHUNK)][TG_COLS]
 // FP32: partial (k, c) = the sum over the rows of chunk k in row order, from -0
-// (tg_backward.h); dreduce.cu sums them in chunk order. Bit-exact with
+// (tg_backward.h); dreduce.cu sums them (tg_backward.h's order). Bit-exact with
 // ref_chunk_partials / ref_dbias for every TG_VEC / TG_THREADS / grid.
 // Pointer slots (tg_backward.h): TG_PB_IN the gradient, TG_PB_DW the partials.
 // (The fused form, dbias inside the gradient's cast+transpose, keeps this order: a tile of

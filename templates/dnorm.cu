@@ -9,7 +9,7 @@
 // with tg_backward.h's per-element formulas and row sums in its tree order, and the chunk
 // partials of d_gamma (sum of dy * xhat) and, for LayerNorm, d_beta (sum of dy): one row of
 // TG_COLS floats per chunk of TG_BWD_CHUNK rows, rows summed in order. dreduce.cu then
-// sums the partials in chunk order. Bit-exact with ref_dnorm / ref_dnorm_partials for
+// sums the partials (tg_backward.h's order). Bit-exact with ref_dnorm / ref_dnorm_partials for
 // every TG_THREADS / TG_VEC / grid.
 // TG_NORM: 0 RMSNorm, 1 LayerNorm. Pointer slots (tg_backward.h): TG_PB_IN x, TG_PB_GAMMA,
 // TG_PB_GRAD d_out, TG_PB_DRES, TG_PB_RSIGMA, TG_PB_MU, TG_PB_OUT d_in, TG_PB_DW d_gamma

@@ -25,9 +25,13 @@
  *  - a reduction over rows (d_gamma, d_beta, dbias) is two-stage: rows are
  *    cut into chunks of TG_BWD_CHUNK rows (the last one shorter); a chunk's
  *    partial is the sequential sum over its rows in row order, from -0;
- *    the result is the sequential sum of the chunk partials in chunk order,
- *    from -0. A kernel writes one partial row per chunk into a workspace
- *    [ceil(rows/TG_BWD_CHUNK)][cols]; dreduce.cu sums them.
+ *    the chunk partials are summed in groups of TG_BWD_GROUP consecutive
+ *    chunks (each group sequentially in chunk order, from -0), and the result
+ *    is the sequential sum of the group sums in group order, from -0 (up to
+ *    TG_BWD_GROUP chunks, i.e. 2048 rows, the same bits as one sequential sum
+ *    over the chunks). A kernel writes one partial row per chunk into a workspace
+ *    [ceil(rows/TG_BWD_CHUNK)][cols]; dreduce.cu sums them, its warps taking a
+ *    group each.
  */
 #ifndef TG_BACKWARD_H
 #define TG_BACKWARD_H
@@ -39,6 +43,8 @@
 /* Rows per chunk of the two-stage reductions over rows. Part of the definition:
  * changing it changes d_gamma, d_beta and dbias bits. */
 #define TG_BWD_CHUNK 32
+/* Chunk partials per group of the second stage (part of the definition, as TG_BWD_CHUNK). */
+#define TG_BWD_GROUP 64
 
 /* Pointer slots of the backward templates (TgParams.p; tg_kernel.h's slots
  * where the meaning is the same, inputs 0..4, outputs 5..10; 11..12 are

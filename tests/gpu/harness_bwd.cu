@@ -677,7 +677,8 @@ int main(int argc, char **argv)
 		if (!k.bench && selected(k.name)) {
 			for (long long r : rows_list)
 				run_dbias(k, r);
-			run_dbias(k, 4133);
+			run_dbias(k, 4133);  /* 130 chunks: three groups of the second stage, the last partial */
+			run_dbias(k, 20011); /* 626 chunks: ten groups, two rounds of dreduce's eight warps */
 		}
 	printf("harness_bwd: %d ok, %d FAIL\n", g_ok, g_fail);
 	if (!no_bench)

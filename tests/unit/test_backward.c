@@ -697,6 +697,36 @@ static void test_chunk_orders(void)
 	free(g); free(f); free(db); free(db2); free(part); free(acc);
 }
 
+/* The second stage's order (tg_backward.h): up to TG_BWD_GROUP chunks one sequential sum; past it, groups of
+ * TG_BWD_GROUP summed in chunk order, then the group sums in order (130 chunks: groups of 64, 64, 2). */
+static void test_group_order(void)
+{
+	enum { NK = 130, C = 3 };
+	float part[NK][C], out[C];
+	for (int k = 0; k < NK; k++)
+		for (int c = 0; c < C; c++)
+			part[k][c] = (float)(urand() * pow(2.0, 24 * urand() - 12)) * (k % 3 ? 1.0f : -1.0f);
+	int ok = 1;
+	ref_chunk_reduce(&part[0][0], NK, C, 0, out);
+	for (int c = 0; c < C; c++) {
+		float g[3] = {-0.0f, -0.0f, -0.0f}, want = -0.0f;
+		for (int k = 0; k < NK; k++)
+			g[k / TG_BWD_GROUP] += part[k][c];
+		for (int j = 0; j < 3; j++)
+			want += g[j];
+		ok = ok && same_bits(out[c], want);
+	}
+	ref_chunk_reduce(&part[0][0], TG_BWD_GROUP, C, 0, out); /* one group: the plain sequential sum */
+	for (int c = 0; c < C; c++) {
+		float want = -0.0f;
+		for (int k = 0; k < TG_BWD_GROUP; k++)
+			want += part[k][c];
+		ok = ok && same_bits(out[c], want);
+	}
+	check_line("backward/", ok, "chunk-group-order", "the second stage's sum is not groups of %d, then the groups",
+	           TG_BWD_GROUP);
+}
+
 static void test_norm_stats(void)
 {
 	enum { R = 37, C = 4096 };
@@ -740,6 +770,7 @@ int main(void)
 	test_dnorm_nan();
 	test_tree_orders();
 	test_chunk_orders();
+	test_group_order();
 	test_norm_stats();
 	return check_failures ? 1 : 0;
 }

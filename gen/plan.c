@@ -87,6 +87,13 @@ typedef struct { const char *variant; long max_cols; } RowHeuristic;
 static const RowHeuristic norm_heuristic[] = {
 	{"t128v8r8", 512}, {"t256v8r4", 1024}, {"t256v8r2", 2048}, {"t128v8r1", 8192}, {"t256v8r1", 1L << 30},
 };
+/* A norm writing FP32 (the unfused block-scaled plan's intermediate): the same up to 4096, then
+ * four-element vectors (H100, 8192 columns, `tegen tune`, thirteenth session: t512v4r1 22.8 / 139.8 us
+ * at 1024 / 8192 rows against t128v8r1's 29.1 / 155.5; at 32768 rows t256v4r1 561.2 against 625.4; the
+ * v4 variants within 1% of each other at 8192). */
+static const RowHeuristic norm_fp32_heuristic[] = {
+	{"t128v8r8", 512}, {"t256v8r4", 1024}, {"t256v8r2", 2048}, {"t128v8r1", 4096}, {"t512v4r1", 1L << 30},
+};
 /* Block-scaled (1x128) norm rows: the same up to 4096, then 256 threads (H100, 16384 x 8192,
  * harness_rows, seventh session: t256v8r1 159 us, 84.5% of copy; t128v8r1 187 us, 72%). */
 static const RowHeuristic norm_block_heuristic[] = {
@@ -95,22 +102,25 @@ static const RowHeuristic norm_block_heuristic[] = {
 static const RowHeuristic glu_heuristic[] = {
 	{"t128v8r8", 512}, {"t256v4r1", 1024}, {"t256v8r1", 2048},
 };
-/* Longer GLU rows: the first of these whose threads x vec divides the row, so
- * every thread holds the same number of vectors (measured: bench/RESULTS.md,
- * "Planner heuristics"). */
-static const char *const glu_long_rows[] = {"t1024v8r1", "t512v4r1", "t256v8r1"};
+/* Longer GLU rows: the first of these whose threads x vec divides the row with at least
+ * min_vectors vectors a thread, so every thread holds the same number of vectors (measured:
+ * bench/RESULTS.md, "Planner heuristics"); the last one when none does. */
+typedef struct { const char *variant; long min_vectors; } LongRow;
+static const LongRow glu_long_rows[] = {{"t1024v8r1", 1}, {"t512v4r1", 1}, {"t256v8r1", 1}};
 /* Block-scaled (1x128) GLU rows: 8-element vectors (a scale block is 16 lanes, not 32), and at
- * least four a thread: the first of these that divides the row so. H100, 8192 rows
- * (harness_rows, seventh session): 28672 columns t896v8r1 408-411 us (96% of copy) where
- * t512v4r1 took 565-586 (69%); 14336 columns t448v8r1 202-209 us (97%) vs 222-229 (88%). */
-static const char *const glu_block_long_rows[] = {"t896v8r1", "t448v8r1", "t512v8r1", "t256v8r1"};
+ * least four a thread. H100, 8192 rows (harness_rows, seventh session): 28672 columns t896v8r1
+ * 408-411 us (96% of copy) where t512v4r1 took 565-586 (69%); 14336 columns t448v8r1 202-209 us
+ * (97%) vs 222-229 (88%). */
+static const LongRow glu_block_long_rows[] = {{"t896v8r1", 4}, {"t448v8r1", 4}, {"t512v8r1", 4}, {"t256v8r1", 4}};
 /* NVFP4 GLU rows (the cast pass, 16-element blocks over 2 lanes of 8): H100, 8192 x 14336
  * (`tegen tune`, eighth session): t256v8r1 251 us, t448v8r1 253, t512v4r1 273, t896v8r1 296. */
-static const char *const glu_nvfp4_long_rows[] = {"t256v8r1", "t448v8r1", "t512v8r1"};
-/* dglu.cu rows longer than the row table: the same rule, its own order (dglu's
- * per-element math is heavier; at 2 x 14336 t256v8r1 ran 382 us, t512v4r1 450 us,
- * t512v8r1 470 us on the H100: bench/RESULTS.md, fifth session). */
-static const char *const dglu_long_rows[] = {"t256v8r1", "t512v4r1", "t1024v8r1"};
+static const LongRow glu_nvfp4_long_rows[] = {{"t256v8r1", 1}, {"t448v8r1", 1}, {"t512v8r1", 1}};
+/* dglu.cu rows longer than the row table: the same rule, its own order (dglu's per-element math
+ * is heavier; at 2 x 14336 t256v8r1 ran 382 us, t512v4r1 450 us, t512v8r1 470 us on the H100:
+ * bench/RESULTS.md, fifth session). At 2 x 28672 (`tegen tune`, thirteenth session, 1024 / 8192 /
+ * 32768 rows) t1024v4r1 (seven vectors a thread) ran 1.09 / 1.10 / 1.15x faster than the t512v8r1
+ * the fallback gave (t256v8r1 holds fourteen). */
+static const LongRow dglu_long_rows[] = {{"t1024v4r1", 4}, {"t256v8r1", 1}, {"t512v4r1", 1}, {"t1024v8r1", 1}};
 
 /* norm_quantize.cu / glu_amax.cu, tile path (a columnwise copy): a CTA owns
  * TG_ROWS_PER_CTA rows (a multiple of 32) and re-reads them from L2 in column
@@ -587,20 +597,23 @@ static void row_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, l
 		bool dglu = !strcmp(k->tmpl, "dglu.cu");
 		bool block = !dglu && slot_long(k, "TG_RECIPE", 0) == TG_RECIPE_BLOCK1X128;
 		bool nvfp4 = !dglu && slot_long(k, "TG_RECIPE", 0) == TG_RECIPE_NVFP4;
-		const char *const *order = dglu ? dglu_long_rows : block ? glu_block_long_rows
+		const LongRow *order = dglu ? dglu_long_rows : block ? glu_block_long_rows
 			: nvfp4 ? glu_nvfp4_long_rows : glu_long_rows;
-		int n = block ? NELEMS(glu_block_long_rows) : nvfp4 ? NELEMS(glu_nvfp4_long_rows) : NELEMS(glu_long_rows);
+		int n = dglu ? NELEMS(dglu_long_rows) : block ? NELEMS(glu_block_long_rows)
+			: nvfp4 ? NELEMS(glu_nvfp4_long_rows) : NELEMS(glu_long_rows);
 		for (int i = 0; i < n; i++) {
-			v = find_variant(row_variants, NELEMS(row_variants), order[i]);
+			v = find_variant(row_variants, NELEMS(row_variants), order[i].variant);
 			long per = v->threads * v->vec;
-			if (cols % per == 0 && (!block || cols / per >= 4))
+			if (cols % per == 0 && cols / per >= order[i].min_vectors)
 				break; /* else the last one */
 		}
 	} else {
 		bool glu = strcmp(k->tmpl, "norm_quantize.cu") != 0; /* glu_amax.cu, dglu.cu (same halves, untuned) */
 		bool block = slot_long(k, "TG_RECIPE", 0) == TG_RECIPE_BLOCK1X128;
-		const RowHeuristic *h = glu ? glu_heuristic : block ? norm_block_heuristic : norm_heuristic;
-		int i = 0, n = glu ? NELEMS(glu_heuristic) : block ? NELEMS(norm_block_heuristic) : NELEMS(norm_heuristic);
+		bool fp32 = !glu && slot_long(k, "TG_RECIPE", 0) == TG_RECIPE_NONE && slot_long(k, "TG_OUT_DTYPE", 1) == TG_DTYPE_F32;
+		const RowHeuristic *h = glu ? glu_heuristic : block ? norm_block_heuristic : fp32 ? norm_fp32_heuristic : norm_heuristic;
+		int i = 0, n = glu ? NELEMS(glu_heuristic) : block ? NELEMS(norm_block_heuristic)
+			: fp32 ? NELEMS(norm_fp32_heuristic) : NELEMS(norm_heuristic);
 		while (i + 1 < n && cols > h[i].max_cols)
 			i++;
 		v = find_variant(row_variants, NELEMS(row_variants), h[i].variant);

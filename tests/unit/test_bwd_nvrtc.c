@@ -1,9 +1,11 @@
 /* test_bwd_nvrtc.c: the backward templates (dglu.cu, dnorm.cu, dbias.cu, dreduce.cu)
  * compile under NVRTC for sm_90a and sm_100a (no GPU needed), as the runtime will
  * compile them: slot values as #defines in front of the template, the shared headers
- * (tg_codes.h, tg_formats.h, tg_recipe.h, tg_kernel.h, tg_rowvec.h, tg_backward.h) from templates/,
- * -std=c++17. Each configuration must compile with no warning and no local-memory
- * spill (ptxas -v). Run from the repository root. */
+ * (tg_codes.h, tg_formats.h, tg_recipe.h, tg_kernel.h, tg_rowvec.h, tg_backward.h, tg_wgmma.h,
+ * tg_glu.h) from templates/, -std=c++17. Each configuration must compile with no warning and no
+ * local-memory spill (ptxas -v). So do the generated GEMM's variants that no spec plans (the
+ * promoting tile, per-tensor and with block scales: tested on a GPU by test_gemm only), for sm_90a
+ * (gemm-nvrtc/). Run from the repository root. */
 #include <nvrtc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +31,8 @@ static char *slurp(const char *path)
 	return s;
 }
 
-static const char *const hnames[] = {"tg_codes.h", "tg_formats.h", "tg_recipe.h", "tg_kernel.h", "tg_rowvec.h", "tg_backward.h"};
+static const char *const hnames[] = {"tg_codes.h", "tg_formats.h", "tg_recipe.h", "tg_kernel.h", "tg_rowvec.h", "tg_backward.h",
+	"tg_wgmma.h", "tg_glu.h"};
 #define NH ((int)(sizeof hnames / sizeof hnames[0]))
 
 /* Spilled bytes reported in an NVRTC log ("N bytes spill stores"), summed. */
@@ -47,11 +50,12 @@ static long spills(const char *log)
 	return total;
 }
 
-static void compile_one(const char *name, const char *tmpl, const char *defs, char **htexts, const char *arch)
+static void compile_one(const char *prefix, const char *name, const char *tmpl, const char *defs, char **htexts,
+	const char *arch)
 {
 	char *src_t = slurp(tmpl);
 	if (!src_t) {
-		check_line("bwd-nvrtc/", 0, name, "cannot read %s (run from the repository root)", tmpl);
+		check_line(prefix, 0, name, "cannot read %s (run from the repository root)", tmpl);
 		return;
 	}
 	size_t n = strlen(defs) + strlen(src_t) + 64;
@@ -65,7 +69,7 @@ static void compile_one(const char *name, const char *tmpl, const char *defs, ch
 	char full[96];
 	snprintf(full, sizeof full, "%s/%s", name, arch);
 	if (rc != NVRTC_SUCCESS) {
-		check_line("bwd-nvrtc/", 0, full, "nvrtcCreateProgram: %s", nvrtcGetErrorString(rc));
+		check_line(prefix, 0, full, "nvrtcCreateProgram: %s", nvrtcGetErrorString(rc));
 		free(src);
 		free(src_t);
 		return;
@@ -77,7 +81,7 @@ static void compile_one(const char *name, const char *tmpl, const char *defs, ch
 	nvrtcGetProgramLog(prog, log);
 	long sp = spills(log);
 	int warned = strstr(log, "warning") != NULL;
-	check_line("bwd-nvrtc/", rc == NVRTC_SUCCESS && !warned && sp == 0, full, "%s%s, %ld spilled bytes:\n%.2000s",
+	check_line(prefix, rc == NVRTC_SUCCESS && !warned && sp == 0, full, "%s%s, %ld spilled bytes:\n%.2000s",
 	           nvrtcGetErrorString(rc), warned ? ", warnings" : "", sp, log);
 	nvrtcDestroyProgram(&prog);
 	free(log);
@@ -95,6 +99,11 @@ static void compile_one(const char *name, const char *tmpl, const char *defs, ch
 	"#define TG_NORM " #norm "\n#define TG_IN_DTYPE " #in "\n#define TG_G_DTYPE " #in "\n#define TG_W_DTYPE " #in    \
 	"\n#define TG_OUT_DTYPE " #in "\n#define TG_VEC " #vec "\n#define TG_THREADS " #thr "\n#define TG_COLS " #cols    \
 	"\n#define TG_ZERO_CENTERED " #zc "\n#define TG_HAS_DRES " #dres "\n#define TG_PASSES " #passes "\n"
+/* gemm_fp8.cu without an epilogue: tile width, stages, promotion, output type, block scales */
+#define GEMM(bn, stages, promote, out, scale)                                                                       \
+	"#define TG_BN " #bn "\n#define TG_STAGES " #stages "\n#define TG_PROMOTE " #promote "\n#define TG_KIND \"e4m3.e5m2\"" \
+	"\n#define TG_OUT " #out "\n#define TG_EPI 0\n#define TG_ACT 0\n#define TG_ALPHA 0.0f\n#define TG_LIMIT 0.0f"          \
+	"\n#define TG_FMT 0\n#define TG_ACT_T 0\n#define TG_SCALE " #scale "\n"
 
 int main(void)
 {
@@ -121,10 +130,19 @@ int main(void)
 		{"dreduce_acc", "templates/dreduce.cu", "#define TG_THREADS 256\n#define TG_ACCUMULATE 1\n"},
 	};
 	for (size_t i = 0; i < sizeof cfg / sizeof cfg[0]; i++) {
-		compile_one(cfg[i].name, cfg[i].tmpl, cfg[i].defs, htexts, "sm_90a");
+		compile_one("bwd-nvrtc/", cfg[i].name, cfg[i].tmpl, cfg[i].defs, htexts, "sm_90a");
 		if (i == 0 || i == 4)
-			compile_one(cfg[i].name, cfg[i].tmpl, cfg[i].defs, htexts, "sm_100a");
+			compile_one("bwd-nvrtc/", cfg[i].name, cfg[i].tmpl, cfg[i].defs, htexts, "sm_100a");
 	}
+	static const struct { const char *name, *defs; } gemm[] = {
+		{"promote_n192s4p_bf16", GEMM(192, 4, 1, 0, 0)},
+		{"block_w_n192s4p_bf16", GEMM(192, 4, 1, 0, 1)},
+		{"block_w_n128s5p_f16", GEMM(128, 5, 1, 1, 1)},
+		{"block_v_n192s3p_f32", GEMM(192, 3, 1, 2, 2)},
+		{"block_v_n128s4p_f32", GEMM(128, 4, 1, 2, 2)},
+	};
+	for (size_t i = 0; i < sizeof gemm / sizeof gemm[0]; i++)
+		compile_one("gemm-nvrtc/", gemm[i].name, "templates/gemm_fp8.cu", gemm[i].defs, htexts, "sm_90a");
 	for (int i = 0; i < NH; i++)
 		free(htexts[i]);
 	return check_failures ? 1 : 0;

@@ -390,6 +390,103 @@ __device__ __forceinline__ void glu_finish(int e, u8 *stg, u8 *sact, u64 *sfull,
 }
 #endif
 
+#if TG_SCALE != TG_SCALE_TENSOR
+// The producer warp's part of a stage with block scales (lane 0..31): k block kt's scales of tile (tm, tn) into the
+// stage's sc with 4-byte cp.async, 0 past M and N (A's 128 rows, then B's TG_BN columns or its one or two 128-column
+// blocks; B's 128x128 scales are [ceil(N/128)][kblocks]), each lane's copies counted on full when they land.
+__device__ __forceinline__ void stage_scales(float *sc, const float *sa, const float *sb, int M, int N, int tm, int tn,
+	int kt, int kblocks, int lane, u64 *full)
+{
+	const float *sak = sa + (size_t)kt * M;
+#pragma unroll
+	for (int j = 0; j < 4; j++) {
+		const int r = tm * TG_GEMM_BM + lane + 32 * j;
+		cp_async_f32(sc + lane + 32 * j, sak + (r < M ? r : 0), r < M);
+	}
+#if TG_SCALE == TG_SCALE_BLOCK_V
+	const float *sbk = sb + (size_t)kt * N;
+#pragma unroll
+	for (int j = 0; j < TG_BN / 32; j++) {
+		const int c = tn * TG_BN + lane + 32 * j;
+		cp_async_f32(sc + 128 + lane + 32 * j, sbk + (c < N ? c : 0), c < N);
+	}
+#else
+	const int nb = tn * TG_BN / 128 + lane; // lanes 0, 1: the first and the second block
+	if (lane < 2)
+		cp_async_f32(sc + 128 + lane, sb + (nb * 128 < N ? (size_t)nb * kblocks + kt : 0), nb * 128 < N);
+#endif
+	cp_async_arrive(full);
+}
+#endif
+
+#if TG_PROMOTE
+// A consumer's promotion of one k block into its FP32 total (TG_PROMOTE 1). load() reads the block's scales from
+// the stage while the MMAs run (read after them, their latency sat between this warpgroup's MMAs and its next ones:
+// ncu, thirteenth session); apply(), once the MMAs are done, adds acc (times the scales) into total and gives the
+// stage back to the producer: thread 0 of the warpgroup per-tensor, one lane a warp once its scales are read.
+// Fragment i of a thread: row 16 warp + lane/4 (+8 for i%4 >= 2), column 8 (i/4) + 2 (lane%4) + (i%2).
+struct Promotion {
+#if TG_SCALE == TG_SCALE_BLOCK_W
+	float l0, l1, m0, m1, h0, h1; // (row 0 or 8) x (B's low block, the block of columns 64-127, the high block)
+#elif TG_SCALE == TG_SCALE_BLOCK_V
+	float a0, a1;                 // A's scales of the thread's two rows
+	const float *bs;              // B's scales of its columns: 8 (i/4) + 2 (lane%4) + (0, 1)
+#endif
+	__device__ __forceinline__ void load(const float *sc, int row, int tn, int lane)
+	{
+#if TG_SCALE != TG_SCALE_TENSOR
+		const float ra = lds_f32(sc + row), rb = lds_f32(sc + row + 8); // A's scales: the first 128 floats
+#endif
+#if TG_SCALE == TG_SCALE_BLOCK_W
+		// columns below 64 are in B's low block, from 128 in the high one, 64-127 in the low one when bnd is 128
+		// (tn * TG_BN % 128 is 0 or 64): one select a k block, not one an element
+		const int bnd = 128 - (tn * TG_BN) % 128;
+		const float b_lo = lds_f32(sc + 128), b_hi = lds_f32(sc + 129);
+		l0 = ra * b_lo, l1 = rb * b_lo, h0 = ra * b_hi, h1 = rb * b_hi;
+		m0 = bnd == 128 ? l0 : h0, m1 = bnd == 128 ? l1 : h1;
+#elif TG_SCALE == TG_SCALE_BLOCK_V
+		a0 = ra, a1 = rb;
+		bs = sc + 128 + 2 * (lane % 4);
+#endif
+		(void)sc, (void)row, (void)tn, (void)lane;
+	}
+	__device__ __forceinline__ void apply(float (&total)[TG_ACC], const float (&acc)[TG_ACC], u64 *empty, int tid, int lane)
+	{
+#if TG_SCALE == TG_SCALE_TENSOR
+		if (tid == 0)
+			mbar_arrive(empty);
+#pragma unroll
+		for (int i = 0; i < TG_ACC; i++)
+			total[i] += acc[i];
+#elif TG_SCALE == TG_SCALE_BLOCK_W
+		__syncwarp(); // the warp's scales are read: one arrival a warp
+		if (lane == 0)
+			mbar_arrive(empty);
+#pragma unroll
+		for (int i = 0; i < TG_ACC; i++) {
+			const int j = i / 4;
+			const bool r1 = (i % 4) >= 2;
+			total[i] = fmaf(acc[i], j < 8 ? (r1 ? l1 : l0) : j < 16 ? (r1 ? m1 : m0) : (r1 ? h1 : h0), total[i]);
+		}
+#else
+#pragma unroll
+		for (int j = 0; j < TG_ACC / 4; j++) {
+			const float2 b = lds_f32x2(bs + 8 * j);
+			const int i = 4 * j;
+			total[i] = fmaf(acc[i], a0 * b.x, total[i]);
+			total[i + 1] = fmaf(acc[i + 1], a0 * b.y, total[i + 1]);
+			total[i + 2] = fmaf(acc[i + 2], a1 * b.x, total[i + 2]);
+			total[i + 3] = fmaf(acc[i + 3], a1 * b.y, total[i + 3]);
+		}
+		__syncwarp(); // the warp's scales are read: one arrival a warp
+		if (lane == 0)
+			mbar_arrive(empty);
+#endif
+		(void)tid;
+	}
+};
+#endif
+
 extern "C" __global__ void __launch_bounds__(384, 1) TG_KERNEL(const __grid_constant__ TgTensorMap ta,
 	const __grid_constant__ TgTensorMap tb, const __grid_constant__ TgTensorMap tb2, const __grid_constant__ TgTensorMap td,
 	const __grid_constant__ TgTensorMap tact, const __grid_constant__ TgTensorMap tact_t, void *D, int M, int N, int K, const float *sa, const float *sb, int raster,
@@ -449,9 +546,6 @@ extern "C" __global__ void __launch_bounds__(384, 1) TG_KERNEL(const __grid_cons
 		if (TG_SCALE ? tid < 32 : tid == 0) { // the producer: thread 0 (block scales: warp 0, lane 0 issuing the TMA)
 			int stage = 0;
 			u32 phase = 0;
-#if TG_SCALE == TG_SCALE_BLOCK_W
-			const int kblocks = ktiles; // B's scales: [ceil(N/128)][kblocks]
-#endif
 			for (int t = blockIdx.x; t < ntiles; t += gridDim.x) {
 				int tm, tn;
 				tg_gemm_tile(t, tiles_m, tiles_n, raster, tm, tn);
@@ -459,28 +553,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) TG_KERNEL(const __grid_cons
 					mbar_wait(&empty[stage], phase ^ 1);
 					u8 *sA = smem + stage * TG_STAGE_BYTES, *sB = sA + TG_A_BYTES;
 #if TG_SCALE != TG_SCALE_TENSOR
-					{ // this k block's scales: A's 128 rows, then B's columns (2) or blocks (1), 0 past the edges
-						float *sc = ssc + stage * TG_SC_STAGE;
-						const float *sak = sa + (size_t)kt * M;
-#pragma unroll
-						for (int j = 0; j < 4; j++) {
-							const int r = tm * TG_GEMM_BM + tid + 32 * j;
-							cp_async_f32(sc + tid + 32 * j, sak + (r < M ? r : 0), r < M);
-						}
-#if TG_SCALE == TG_SCALE_BLOCK_V
-						const float *sbk = sb + (size_t)kt * N;
-#pragma unroll
-						for (int j = 0; j < TG_BN / 32; j++) {
-							const int c = tn * TG_BN + tid + 32 * j;
-							cp_async_f32(sc + 128 + tid + 32 * j, sbk + (c < N ? c : 0), c < N);
-						}
-#else
-						const int nb = tn * TG_BN / 128 + tid; // lanes 0, 1: the first and the second block
-						if (tid < 2)
-							cp_async_f32(sc + 128 + tid, sb + (nb * 128 < N ? (size_t)nb * kblocks + kt : 0), nb * 128 < N);
-#endif
-						cp_async_arrive(&full[stage]);
-					}
+					stage_scales(ssc + stage * TG_SC_STAGE, sa, sb, M, N, tm, tn, kt, ktiles, tid, &full[stage]);
 					if (tid == 0) {
 #endif
 					mbar_expect_tx(&full[stage], TG_STAGE_BYTES);
@@ -547,54 +620,10 @@ extern "C" __global__ void __launch_bounds__(384, 1) TG_KERNEL(const __grid_cons
 #if TG_PROMOTE
 				if (cw == 0 || !last)
 					bar_arrive(3 + (cw ^ 1), 256); // the other consumer's turn
-#if TG_SCALE != TG_SCALE_TENSOR
-				// the k block's scales from the stage, read while the MMAs run (read after them, their latency sat
-				// between this warpgroup's MMAs and its next ones: ncu, thirteenth session): A's for this thread's rows
-				const float *sc = ssc + stage * TG_SC_STAGE;
-				const float a0 = lds_f32(sc + cw * 64 + warp * 16 + lane / 4), a1 = lds_f32(sc + cw * 64 + warp * 16 + lane / 4 + 8);
-#if TG_SCALE == TG_SCALE_BLOCK_W
-				// fragment i's columns 8 (i/4) + ..: below 64 in B's low block, from 128 in the high one, 64-127 in the
-				// low one when bnd is 128 (tn * TG_BN % 128 is 0 or 64; one select a k block, not one an element)
-				const int bnd = 128 - (tn * TG_BN) % 128;
-				const float b_lo = lds_f32(sc + 128), b_hi = lds_f32(sc + 129);
-				const float l0 = a0 * b_lo, l1 = a1 * b_lo, h0 = a0 * b_hi, h1 = a1 * b_hi;
-				const float m0 = bnd == 128 ? l0 : h0, m1 = bnd == 128 ? l1 : h1;
-#endif
-#endif
+				Promotion pr;
+				pr.load(ssc + stage * TG_SC_STAGE, cw * 64 + warp * 16 + lane / 4, tn, lane);
 				wgmma_wait<0>(); // this 128 of K is summed: promote it into the FP32 total
-#if TG_SCALE == TG_SCALE_TENSOR
-				if (tid == 0)
-					mbar_arrive(&empty[stage]);
-#pragma unroll
-				for (int i = 0; i < TG_ACC; i++)
-					total[i] += acc[i];
-#elif TG_SCALE == TG_SCALE_BLOCK_W
-				__syncwarp(); // the warp's scales are read: one arrival a warp
-				if (lane == 0)
-					mbar_arrive(&empty[stage]);
-#pragma unroll
-				for (int i = 0; i < TG_ACC; i++) {
-					const int j = i / 4;
-					const bool r1 = (i % 4) >= 2;
-					total[i] = fmaf(acc[i], j < 8 ? (r1 ? l1 : l0) : j < 16 ? (r1 ? m1 : m0) : (r1 ? h1 : h0), total[i]);
-				}
-#else
-				{ // B's scales, one per column: fragment i's columns 8 (i/4) + 2 (lane%4) + (0, 1)
-					const float *bs = sc + 128 + 2 * (lane % 4);
-#pragma unroll
-					for (int j = 0; j < TG_ACC / 4; j++) {
-						const float2 b = lds_f32x2(bs + 8 * j);
-						const int i = 4 * j;
-						total[i] = fmaf(acc[i], a0 * b.x, total[i]);
-						total[i + 1] = fmaf(acc[i + 1], a0 * b.y, total[i + 1]);
-						total[i + 2] = fmaf(acc[i + 2], a1 * b.x, total[i + 2]);
-						total[i + 3] = fmaf(acc[i + 3], a1 * b.y, total[i + 3]);
-					}
-					__syncwarp(); // the warp's scales are read: one arrival a warp
-					if (lane == 0)
-						mbar_arrive(&empty[stage]);
-				}
-#endif
+				pr.apply(total, acc, &empty[stage], tid, lane);
 #else
 				wgmma_wait<1>(); // the previous k-tile's group is done: its stage goes back to the producer
 				if (prev >= 0 && tid == 0)

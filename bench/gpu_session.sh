@@ -3,7 +3,7 @@
 # Correctness first (GPU tests, GEMM tests), then the kernel harnesses (correctness
 # and bandwidth), then tegen end to end and the PyTorch anchors, side by side.
 # Logs under $OUT (at most 8 files); a short summary is printed last.
-# Usage: bench/gpu_session.sh [STAGE...]  (stages: gpu gemm ct rows run anchors; default all; also: rowsq
+# Usage: bench/gpu_session.sh [STAGE...]  (stages: gpu gemm ct rows run anchors; default all; also: genbench rowsq
 # anchors2 bench tune sweep sweep1 nvfp4 specs example gemmdisk npy jit sanitize conf13 conformance bwd
 # train anchors3 gemmtune python)
 # conformance: CONF_N cases of tests/conformance/gen.py (default 800), then SAN_N (default 30) under
@@ -26,6 +26,9 @@ for st in $stages; do
 	case $st in
 	gpu) stage test_gpu 240 "$O/test_gpu.log" build/tests/test_gpu ;;
 	gemm) stage test_gemm 150 "$O/gemm.log" build/tests/test_gemm ;;
+	genbench) # the generated GEMM's variants beside cuBLASLt (per-tensor, promoting, block-scaled rows)
+		stage gen-bench 150 "$O/genbench.log" build/tests/test_gemm --gen-bench
+		grep -E 'promo|fast' "$O/genbench.log" >>"$sum" ;;
 	ct) stage harness_ct 150 "$O/harness.log" build/harness/harness_ct ;;
 	rows) stage harness_rows 280 "$O/harness.log" build/harness/harness_rows ;;
 	rowsq) stage harness_rows_quick 200 "$O/harness.log" build/harness/harness_rows --quick ;;

@@ -117,10 +117,13 @@ static const LongRow glu_block_long_rows[] = {{"t896v8r1", 4}, {"t448v8r1", 4}, 
 static const LongRow glu_nvfp4_long_rows[] = {{"t256v8r1", 1}, {"t448v8r1", 1}, {"t512v8r1", 1}};
 /* dglu.cu rows longer than the row table: the same rule, its own order (dglu's per-element math
  * is heavier; at 2 x 14336 t256v8r1 ran 382 us, t512v4r1 450 us, t512v8r1 470 us on the H100:
- * bench/RESULTS.md, fifth session). At 2 x 28672 (`tegen tune`, thirteenth session, 1024 / 8192 /
- * 32768 rows) t1024v4r1 (seven vectors a thread) ran 1.09 / 1.10 / 1.15x faster than the t512v8r1
- * the fallback gave (t256v8r1 holds fourteen). */
-static const LongRow dglu_long_rows[] = {{"t1024v4r1", 4}, {"t256v8r1", 1}, {"t512v4r1", 1}, {"t1024v8r1", 1}};
+ * bench/RESULTS.md, fifth session). */
+static const LongRow dglu_long_rows[] = {{"t256v8r1", 1}, {"t512v4r1", 1}, {"t1024v8r1", 1}};
+/* dglu writing d_h unquantized (the block-scaled plan's BF16 d_h, then a cast): at 2 x 28672 (`tegen tune`,
+ * thirteenth session, 1024 / 8192 / 32768 rows) t1024v4r1 (seven vectors a thread) ran 1.09 / 1.10 / 1.15x
+ * faster than the t512v8r1 the fallback gave (t256v8r1 holds fourteen). Not for the quantizing recipes:
+ * MXFP8's dglu at 1024 threads (64 registers) spills on sm_100a there. */
+static const LongRow dglu_hp_long_rows[] = {{"t1024v4r1", 4}, {"t256v8r1", 1}, {"t512v4r1", 1}, {"t1024v8r1", 1}};
 
 /* norm_quantize.cu / glu_amax.cu, tile path (a columnwise copy): a CTA owns
  * TG_ROWS_PER_CTA rows (a multiple of 32) and re-reads them from L2 in column
@@ -597,9 +600,10 @@ static void row_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, l
 		bool dglu = !strcmp(k->tmpl, "dglu.cu");
 		bool block = !dglu && slot_long(k, "TG_RECIPE", 0) == TG_RECIPE_BLOCK1X128;
 		bool nvfp4 = !dglu && slot_long(k, "TG_RECIPE", 0) == TG_RECIPE_NVFP4;
-		const LongRow *order = dglu ? dglu_long_rows : block ? glu_block_long_rows
+		bool dglu_hp = dglu && slot_long(k, "TG_RECIPE", 0) == TG_RECIPE_NONE;
+		const LongRow *order = dglu_hp ? dglu_hp_long_rows : dglu ? dglu_long_rows : block ? glu_block_long_rows
 			: nvfp4 ? glu_nvfp4_long_rows : glu_long_rows;
-		int n = dglu ? NELEMS(dglu_long_rows) : block ? NELEMS(glu_block_long_rows)
+		int n = dglu_hp ? NELEMS(dglu_hp_long_rows) : dglu ? NELEMS(dglu_long_rows) : block ? NELEMS(glu_block_long_rows)
 			: nvfp4 ? NELEMS(glu_nvfp4_long_rows) : NELEMS(glu_long_rows);
 		for (int i = 0; i < n; i++) {
 			v = find_variant(row_variants, NELEMS(row_variants), order[i].variant);

@@ -84,6 +84,7 @@ static const PlanVariant row_variants[] = {
  * best variant at every token count. GLU wants one or two vectors a thread
  * (more threads per row as rows grow); norm a few rows a CTA on short rows. */
 typedef struct { const char *variant; long max_cols; } RowHeuristic;
+typedef struct { const RowHeuristic *row; int n; } RowHeuristics; /* a table and its length */
 static const RowHeuristic norm_heuristic[] = {
 	{"t128v8r8", 512}, {"t256v8r4", 1024}, {"t256v8r2", 2048}, {"t128v8r1", 8192}, {"t256v8r1", 1L << 30},
 };
@@ -106,6 +107,7 @@ static const RowHeuristic glu_heuristic[] = {
  * min_vectors vectors a thread, so every thread holds the same number of vectors (measured:
  * bench/RESULTS.md, "Planner heuristics"); the last one when none does. */
 typedef struct { const char *variant; long min_vectors; } LongRow;
+typedef struct { const LongRow *row; int n; } LongRows; /* a table and its length */
 static const LongRow glu_long_rows[] = {{"t1024v8r1", 1}, {"t512v4r1", 1}, {"t256v8r1", 1}};
 /* Block-scaled (1x128) GLU rows: 8-element vectors (a scale block is 16 lanes, not 32), and at
  * least four a thread. H100, 8192 rows (harness_rows, seventh session): 28672 columns t896v8r1
@@ -165,6 +167,7 @@ static const PlanVariant tile_variants[] = {
 };
 
 #define NELEMS(x) ((int)(sizeof(x) / sizeof *(x)))
+#define TABLE(type, t) ((type){(t), NELEMS(t)}) /* a table with its length (RowHeuristics, LongRows) */
 
 static const char *istr(Planner *pl, long v) { return arena_printf(pl->a, "%ld", v); }
 
@@ -601,26 +604,25 @@ static void row_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, l
 		bool block = !dglu && slot_long(k, "TG_RECIPE", 0) == TG_RECIPE_BLOCK1X128;
 		bool nvfp4 = !dglu && slot_long(k, "TG_RECIPE", 0) == TG_RECIPE_NVFP4;
 		bool dglu_hp = dglu && slot_long(k, "TG_RECIPE", 0) == TG_RECIPE_NONE;
-		const LongRow *order = dglu_hp ? dglu_hp_long_rows : dglu ? dglu_long_rows : block ? glu_block_long_rows
-			: nvfp4 ? glu_nvfp4_long_rows : glu_long_rows;
-		int n = dglu_hp ? NELEMS(dglu_hp_long_rows) : dglu ? NELEMS(dglu_long_rows) : block ? NELEMS(glu_block_long_rows)
-			: nvfp4 ? NELEMS(glu_nvfp4_long_rows) : NELEMS(glu_long_rows);
-		for (int i = 0; i < n; i++) {
-			v = find_variant(row_variants, NELEMS(row_variants), order[i].variant);
+		LongRows o = dglu_hp ? TABLE(LongRows, dglu_hp_long_rows) : dglu ? TABLE(LongRows, dglu_long_rows)
+			: block ? TABLE(LongRows, glu_block_long_rows) : nvfp4 ? TABLE(LongRows, glu_nvfp4_long_rows)
+			: TABLE(LongRows, glu_long_rows);
+		for (int i = 0; i < o.n; i++) {
+			v = find_variant(row_variants, NELEMS(row_variants), o.row[i].variant);
 			long per = v->threads * v->vec;
-			if (cols % per == 0 && cols / per >= order[i].min_vectors)
+			if (cols % per == 0 && cols / per >= o.row[i].min_vectors)
 				break; /* else the last one */
 		}
 	} else {
 		bool glu = strcmp(k->tmpl, "norm_quantize.cu") != 0; /* glu_amax.cu, dglu.cu (same halves, untuned) */
 		bool block = slot_long(k, "TG_RECIPE", 0) == TG_RECIPE_BLOCK1X128;
 		bool fp32 = !glu && slot_long(k, "TG_RECIPE", 0) == TG_RECIPE_NONE && slot_long(k, "TG_OUT_DTYPE", 1) == TG_DTYPE_F32;
-		const RowHeuristic *h = glu ? glu_heuristic : block ? norm_block_heuristic : fp32 ? norm_fp32_heuristic : norm_heuristic;
-		int i = 0, n = glu ? NELEMS(glu_heuristic) : block ? NELEMS(norm_block_heuristic)
-			: fp32 ? NELEMS(norm_fp32_heuristic) : NELEMS(norm_heuristic);
-		while (i + 1 < n && cols > h[i].max_cols)
+		RowHeuristics h = glu ? TABLE(RowHeuristics, glu_heuristic) : block ? TABLE(RowHeuristics, norm_block_heuristic)
+			: fp32 ? TABLE(RowHeuristics, norm_fp32_heuristic) : TABLE(RowHeuristics, norm_heuristic);
+		int i = 0;
+		while (i + 1 < h.n && cols > h.row[i].max_cols)
 			i++;
-		v = find_variant(row_variants, NELEMS(row_variants), h[i].variant);
+		v = find_variant(row_variants, NELEMS(row_variants), h.row[i].variant);
 	}
 	if (!row_tile_path(k) && !variant_legal(k, v, true))
 		v = fallback_row_variant(k, v);
@@ -1208,24 +1210,11 @@ static GemmCall gemm_call(Planner *pl, const Op *op)
 	return call;
 }
 
-/* gemm_fp8.cu's TG_SCALE for call c: 0 per-tensor, 1 block (A 1x128, B 128x128: fprop, dgrad),
- * 2 block (A 1x128, B 1x128: wgrad); -1 for scalings the kernel lacks (runtime/gemm_gen.h). */
-static int gemm_generated_scale(const Graph *g, const GemmCall *c)
-{
-	if (c->scaling == SCALING_DELAYED || c->scaling == SCALING_CURRENT)
-		return 0;
-	if (c->scaling != SCALING_BLOCK1X128 && c->scaling != SCALING_BLOCK128X128)
-		return -1;
-	if (g->tensors[c->a].recipe.scaling != SCALING_BLOCK1X128)
-		return -1;
-	return g->tensors[c->b].recipe.scaling == SCALING_BLOCK128X128 ? 1 : 2;
-}
-
 /* Why the generated FP8 GEMM (templates/gemm_fp8.cu) cannot run call c, or NULL if it can. */
-static const char *gemm_generated_why_not(const Graph *g, const GemmCall *c)
+static const char *gemm_generated_why_not(const GemmCall *c)
 {
-	int scale = gemm_generated_scale(g, c);
-	if (scale < 0)
+	bool block = c->scaling == SCALING_BLOCK1X128 || c->scaling == SCALING_BLOCK128X128;
+	if (c->scaling != SCALING_DELAYED && c->scaling != SCALING_CURRENT && !block)
 		return "per-tensor FP8 scaling only";
 	if (c->emulated || c->a_trans || c->b_trans)
 		return "per-tensor FP8 operands only";
@@ -1239,7 +1228,7 @@ static const char *gemm_generated_why_not(const Graph *g, const GemmCall *c)
 	 * promoting 128 x 192 tile at the Llama-3 8B shapes ran 0.90-0.95x cuBLASLt's split accumulator and, with
 	 * block scales (TG_SCALE 1 and 2), 0.83-0.92x cuBLASLt's block-scaled GEMM; a 128 x 192 tile with FP32 output
 	 * and fast accumulation 0.90-0.97x (ninth session). The kernel is tested (test_gemm) but not planned there. */
-	if (scale)
+	if (block)
 		return "block scales: generated 0.83-0.92x of cuBLASLt, H100";
 	if (!c->fast_accum)
 		return "split accumulator: generated 0.90-0.95x of cuBLASLt, H100";
@@ -1255,7 +1244,7 @@ static const char *gemm_generated_why_not(const Graph *g, const GemmCall *c)
  * for a call the kernel cannot take (K % 16, alignment: runtime/gemm_gen.h). */
 static void plan_gemm_generated(Planner *pl, Kernel *k, const GemmCall *c)
 {
-	const char *why = gemm_generated_why_not(pl->g, c);
+	const char *why = gemm_generated_why_not(c);
 	if (why) {
 		k->gen_why_not = why;
 		return;

@@ -51,8 +51,6 @@ int gemm_gen_check(const GemmDesc *d, const GemmArgs *a, char *why, size_t whyle
 		no = "K a multiple of 16 (TMA rows are 16-byte aligned)";
 	else if ((uintptr_t)a->a % 16 || (uintptr_t)a->b % 16 || !a->a_scale_inv || !a->b_scale_inv)
 		no = "16-byte aligned A and B, and their scale_inv";
-	else if (gemm_gen_scale_of(d) < 0)
-		no = "per-tensor scales, or block scales 1x128 on A";
 	if (no && why && whylen)
 		snprintf(why, whylen, "%s", no);
 	return no ? -1 : 0;

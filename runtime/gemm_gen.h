@@ -44,10 +44,10 @@ int gemm_gen_tile_parse(const char *variant, GemmGenTile *t);
  * with block scales (t->scale) also A's and B's scales, 128 + bn floats a stage). */
 size_t gemm_gen_smem_bytes(const GemmGenTile *t, int d_dtype);
 /* gemm_gen_check: 0 if the generated kernel can run this call (K % 16 == 0, M, N, K >= 1, A and B
- * 16-byte aligned, scale_inv given, per-tensor or block scales with A's 1x128, the driver has
- * cuTensorMapEncodeTiled), else -1 with why. The
- * descriptor's form (per-tensor FP8 operands, BF16/FP16/FP32 D, no epilogue, accumulate or transposed
- * operand) is fixed when the kernel is planned (gen/plan.c gemm_generated_why_not) and not re-checked. */
+ * 16-byte aligned, scale_inv given, the driver has cuTensorMapEncodeTiled), else -1 with why. The
+ * descriptor's form (FP8 operands, their scale mode: gemm_gen_scale_of, BF16/FP16/FP32 D, no epilogue,
+ * accumulate or transposed operand) is fixed when the kernel is planned (gen/plan.c
+ * gemm_generated_why_not) and not re-checked. */
 int gemm_gen_check(const GemmDesc *d, const GemmArgs *a, char *why, size_t whylen);
 /* gemm_gen_pays: whether the generated kernel without an epilogue (tile t) is worth taking over cuBLASLt
  * for d on `sms` SMs, by the measured rule (H100, test_gemm --gen-sweep, bench/RESULTS.md eleventh

@@ -887,7 +887,7 @@ static TgStatus launch_gemm(TgLayer *l, int ki, CUstream s)
 	int r;
 	/* the generated kernel, where this call suits it; with a GLU epilogue it also does the GLU kernel's work
 	 * (which then does not run), writing D only when kept (or every intermediate is, for the checker) */
-	bool gen = l->fn[ki] && !gemm_gen_check(&gd, &ga, NULL, 0) && gemm_gen_scale_of(&gd) == l->gen_tile[ki].scale &&
+	bool gen = l->fn[ki] && !gemm_gen_check(&gd, &ga, NULL, 0) &&
 		(l->gen_tile[ki].glu || l->ctx->gemm_gen_all || gemm_gen_pays(&gd, &l->gen_tile[ki], l->ctx->sms));
 	l->epilogue_ran[ki] = gen && l->gen_tile[ki].glu;
 	l->gen_ran[ki] = gen;

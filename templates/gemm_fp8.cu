@@ -11,8 +11,7 @@
 // b_scale_inv[b][n] of [ceil(K/128)][N] (2). The producer warp copies each k block's scales of the tile (A's 128
 // rows; B's TG_BN columns, or its one or two 128-column blocks) into the stage beside the operands with
 // cp.async (4 bytes a copy, zero past M and N: no alignment rule), whose completion the stage's full barrier
-// tracks; the consumers read them from shared memory once their MMAs are done. (Loading them from global
-// memory in the consumers put an L2 round trip on every k block's critical path: 0.60-0.68x cuBLASLt.)
+// tracks; the consumers read them from shared memory while their MMAs run (Promotion).
 //
 // A and B FP8 (TG_KIND names their wgmma kinds, "e4m3.e5m2": A E4M3, B E5M2), both K-major ("TN",
 // the only FP8 layout Hopper's wgmma reads); FP32 accumulation; D row-major [M][N] in TG_OUT

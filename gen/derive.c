@@ -236,9 +236,12 @@ static void derive_glu(Dv *v, const Op *op, Loc at)
 			r = recipe_resolve(v->s, &v->s->overrides[i]);
 	const Op *mk = h->producer >= 0 ? &v->g->ops[h->producer] : NULL;
 	bool q = r.scaling != SCALING_NONE && mk && mk->kind == OP_GEMM_CAST && quantized(ft(v, mk->arg[ARG_A]));
-	/* block scaling: d_h stays in h's dtype and the GEMM's backward casts it (a cast_transpose
-	 * writes both block-scaled copies from BF16; an unfused dglu would write FP32, twice the bytes) */
-	if (q && (r.scaling == SCALING_BLOCK1X128 || r.scaling == SCALING_BLOCK128X128))
+	/* block scaling: dglu writes both 1x128 copies where its block tile path can (C a multiple of 128,
+	 * no bias before the activation, whose dbias it would fuse); else d_h stays in h's dtype and a
+	 * cast_transpose writes the copies (an unfused dglu would write FP32, twice the bytes) */
+	if (q && r.scaling == SCALING_BLOCK1X128)
+		q = h->shape[h->rank - 1].add % 256 == 0 && mk->arg[ARG_BIAS] < 0;
+	else if (q && r.scaling == SCALING_BLOCK128X128)
 		q = false;
 	if (!q) {
 		o->p.high_precision = true;

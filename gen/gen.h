@@ -379,8 +379,9 @@ OpFamily op_family(OpKind k);
 /* op_writes_hp: the row kernel of op (norm, GLU, dglu) writes its FP32 value to component hp and
  * separate kernels quantize it (unfused): an NVFP4 output with a columnwise copy, 16x16 blocks or
  * from dglu (the row kernels write only a norm's or GLU's rowwise 1D NVFP4 copy), or a block1x128
- * output with a columnwise copy from a norm or dglu (their kernels write no columnwise 1x128 blocks;
- * a GLU's do, through glu_amax.cu's block tile path). */
+ * output with a columnwise copy from a norm, or from dglu with a fused dbias or a half (C) not a
+ * multiple of 128 (the norm's kernels write no columnwise 1x128 blocks; a GLU's and the other dglus'
+ * do, through the block tile paths of glu_amax.cu and dglu.cu). */
 bool op_writes_hp(const Graph *g, const Op *op);
 /* op_tolerance is how the checker judges k's outputs against the reference. */
 Tolerance op_tolerance(OpKind k);

@@ -875,7 +875,7 @@ static void check_backward_shape(B *b, const SpecOp *o, const Op *op)
 		diag_error(b->d, o->loc, "dglu: block128x128 scaling is for weights; dglu supports block1x128 for '%s'", out->name);
 	bool tile = (out->columnwise && (sc == SCALING_MXFP8 ||
 		((sc == SCALING_DELAYED || sc == SCALING_CURRENT) && (cols % 16 || !out->rowwise)))) || op->arg[ARG_DBIAS_OUT] >= 0;
-	bool unfused = sc == SCALING_BLOCK1X128 && out->columnwise; /* FP32 d_h, then the tile kernel casts (op_writes_hp) */
+	bool unfused = op_writes_hp(b->g, op); /* FP32 d_h, then the tile kernel casts */
 	if (unfused && !tile) {
 		need = 4;
 		why = "the tile kernel that writes the block copies of d_h moves 8-element column chunks";

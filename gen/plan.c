@@ -140,9 +140,10 @@ static const PlanVariant colwise_variants[] = {
 	{"t1024v8r64", 1024, 8, 64, 0, 0},
 	{"t512v8r64", 512, 8, 64, 0, 0},
 	{"t1024v4r64", 1024, 4, 64, 0, 0},
-	/* glu_amax.cu's block tile path (1x128 blocks both ways): 128 x 128 tiles, only these */
+	/* the block tile paths of glu_amax.cu and dglu.cu (1x128 blocks both ways): 128 x 128 tiles, only these */
 	{"t256v8r128", 256, 8, 128, 0, 0},
 	{"t512v8r128", 512, 8, 128, 0, 0},
+	{"t1024v8r128", 1024, 8, 128, 0, 0},
 };
 
 /* cast_transpose.cu (quantize, cast_transpose): TG_TILE_ROWS x TG_TILE_COLS
@@ -346,22 +347,22 @@ static bool row_tile_path(const Kernel *k)
 		slot_long(k, "TG_RECIPE", 0) != TG_RECIPE_CURRENT_AMAX;
 }
 
-/* glu_amax.cu with a columnwise 1x128 copy: its block tile path (128 x 128 tiles). */
-static bool glu_block_tile(const Kernel *k)
+/* glu_amax.cu or dglu.cu with a columnwise 1x128 copy: their block tile path (128 x 128 tiles). */
+static bool block_tile(const Kernel *k)
 {
-	return !strcmp(k->tmpl, "glu_amax.cu") && slot_long(k, "TG_COLWISE", 0) &&
+	return (!strcmp(k->tmpl, "glu_amax.cu") || !strcmp(k->tmpl, "dglu.cu")) && slot_long(k, "TG_COLWISE", 0) &&
 		slot_long(k, "TG_RECIPE", 0) == TG_RECIPE_BLOCK1X128;
 }
 
-/* grid_cols of a row-family kernel: 0 (a CTA per row block), except dglu.cu's tile path,
- * whose work items are slices of 16 steps of the gate half (DG_SW in the template), and
- * glu_amax.cu's block tile path (128-column tiles). */
+/* grid_cols of a row-family kernel: 0 (a CTA per row block), except the block tile paths
+ * (128-column tiles: of the output, or of dglu's gate half) and dglu.cu's tile path, whose work
+ * items are slices of 16 steps of the gate half (DG_SW in the template). */
 static int row_grid_cols(const Kernel *k, const PlanVariant *v)
 {
+	if (block_tile(k))
+		return 128;
 	if (!strcmp(k->tmpl, "dglu.cu") && row_tile_path(k) && v->rows_per_cta > 0)
 		return v->threads / v->rows_per_cta * v->vec * 16;
-	if (glu_block_tile(k))
-		return 128;
 	return 0;
 }
 
@@ -387,7 +388,7 @@ static bool variant_legal(const Kernel *k, const PlanVariant *v, bool sane)
 		long gsz = slot_long(k, "TG_G_DTYPE", 1) == 0 ? 4 : 2; /* dglu: d_act's vectors */
 		if (dglu && (vec * gsz < 4 || vec * gsz > 32))
 			return false;
-		if (dglu && row_tile_path(k) && cols % (t / r * vec))
+		if (dglu && row_tile_path(k) && !block_tile(k) && cols % (t / r * vec))
 			return false; /* dglu.cu: the step width divides the half */
 		if (!glu) {
 			long wsz = slot_long(k, "TG_W_DTYPE", 1) == 0 ? 4 : 2, bsz = slot_long(k, "TG_B_DTYPE", 1) == 0 ? 4 : 2;
@@ -398,9 +399,8 @@ static bool variant_legal(const Kernel *k, const PlanVariant *v, bool sane)
 			: recipe == TG_RECIPE_NVFP4 ? 16 / vec : 1;
 		if (group < 1 || group > 32)
 			return false;
-		if (glu_block_tile(k)) /* glu_amax.cu's block tile path: 128-row tiles, 16 lanes a row block; 256 threads
-		                        * hold 177 registers, 512 99 (no spill); 1024 need 49.6 KB of static shared memory */
-			return r == 128 && vec == 8 && (t == 256 || t == 512);
+		if (block_tile(k)) /* the block tile paths: 128-row tiles, 16 lanes a row block */
+			return r == 128 && vec == 8 && t >= 256;
 		if (row_tile_path(k)) {
 			if (r == 128)
 				return false; /* the 128-row variants are the block tile path's */
@@ -594,10 +594,10 @@ static void row_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, l
 		long rec = slot_long(k, "TG_RECIPE", 0);
 		bool pertensor = rec == TG_RECIPE_DELAYED || rec == TG_RECIPE_CURRENT_CAST;
 		/* dglu: t256v8r32 (t1024, t512v8 spill on sm_100a); per-tensor glu_amax: t512v8r32 (269 us vs
-		 * t1024's 275 at 8192 x 14336, H100); a GLU's 1x128 copies: t512v8r128 (the block tile path at
+		 * t1024's 275 at 8192 x 14336, H100); a GLU's (and dglu's) 1x128 copies: t512v8r128 (the block tile path at
 		 * 97 registers, two CTAs a SM: 721 us against t256's 1024 at 8192 x 2x28672, H100, `tegen
 		 * tune`, thirteenth session); the rest t1024v8r32 */
-		v = glu_block_tile(k) ? find_variant(colwise_variants, NELEMS(colwise_variants), "t512v8r128")
+		v = block_tile(k) ? find_variant(colwise_variants, NELEMS(colwise_variants), "t512v8r128")
 			: &colwise_variants[!strcmp(k->tmpl, "dglu.cu") ? 2 : !strcmp(k->tmpl, "glu_amax.cu") && pertensor ? 1 : 0];
 	} else if (strcmp(k->tmpl, "norm_quantize.cu") && cols > glu_heuristic[NELEMS(glu_heuristic) - 1].max_cols) {
 		bool dglu = !strcmp(k->tmpl, "dglu.cu");
@@ -935,7 +935,7 @@ static void plan_op_kernels(Planner *pl, const Op *op, const Tensor *in, const T
 				: "current scaling, pass 1 of 2: amax of the output, nothing written")
 			: pass == PASS_CAST ? (nv ? "NVFP4, pass 2 of 2: S_enc from the global amax, re-read the input, E4M3 block scales, E2M1 data"
 				: "current scaling, pass 2 of 2: scale from the amax, re-read the input, cast")
-			: glu_block_tile(k) ? "both 1x128 copies from one kernel (block tile path: 128 x 128 tiles)" : NULL;
+			: block_tile(k) ? "both 1x128 copies from one kernel (block tile path: 128 x 128 tiles)" : NULL;
 		if (dbias >= 0)
 			k->note = arena_printf(pl->a, "%s%s%s fused: the chunk partials of %s's column sums (stage 1 of 2)",
 				k->note ? k->note : "", k->note ? "; " : "", op_name(OP_DBIAS), in->name);

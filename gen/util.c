@@ -261,8 +261,11 @@ bool op_writes_hp(const Graph *g, const Op *op)
 	if (t->recipe.scaling == SCALING_NVFP4) /* the row kernels write rowwise 1D NVFP4 of a norm or GLU */
 		return t->columnwise || t->recipe.nvfp4_2d || (op->kind != OP_NORM_QUANTIZE && op->kind != OP_GLU_AMAX);
 	/* a GLU writes both 1x128 copies itself (glu_amax.cu's block tile path; ir.c holds its row to a
-	 * multiple of 8) */
-	return t->recipe.scaling == SCALING_BLOCK1X128 && t->columnwise && op->kind != OP_GLU_AMAX;
+	 * multiple of 8), and so does dglu where no 1x128 block straddles d_h's halves and no dbias is
+	 * fused (dglu.cu's block tile path) */
+	if (t->recipe.scaling != SCALING_BLOCK1X128 || !t->columnwise || op->kind == OP_GLU_AMAX)
+		return false;
+	return op->kind != OP_DGLU || op->arg[ARG_DBIAS_OUT] >= 0 || t->shape[t->rank - 1].add % 256 != 0;
 }
 unsigned op_required_args(OpKind k) { return ops[k].req; }
 unsigned op_optional_args(OpKind k) { return ops[k].opt; }

@@ -13,7 +13,8 @@
 // tg_kernel.h for a [rows][2*TG_COLS] tensor. TG_ROWWISE / TG_COLWISE (0/1) pick the
 // copies: the columnwise one (the wgrad operand, d_h transposed, [2*TG_COLS][rows]) for
 // recipes 1, 2 (per-tensor FP8, the same bytes as the rowwise copy transposed) and 6 (MXFP8,
-// blocks of 32 along the rows, scale_inv_t [ceil(rows/32)][2*TG_COLS]).
+// blocks of 32 along the rows, scale_inv_t [ceil(rows/32)][2*TG_COLS]) and 4 (block 1x128: blocks of
+// 128 along the rows, scale_inv_t [ceil(rows/128)][2*TG_COLS], on the block tile path below).
 // TG_DBIAS (tile path): also the chunk partials of the bias gradient of h (a bias added
 // before the activation): [ceil(rows/TG_BWD_CHUNK)][2*TG_COLS] FP32 into TG_PB_DW, the
 // tg_backward.h order (dreduce.cu finishes it; = ref_dbias of d_h).
@@ -37,13 +38,17 @@
 #if TG_RECIPE != TG_RECIPE_NONE && TG_RECIPE != TG_RECIPE_DELAYED && TG_RECIPE != TG_RECIPE_CURRENT_CAST && TG_RECIPE != TG_RECIPE_CURRENT_AMAX && TG_RECIPE != TG_RECIPE_BLOCK1X128 && TG_RECIPE != TG_RECIPE_MXFP8
 #error "dglu.cu: unsupported TG_RECIPE (supported: 0 none, 1 delayed, 2 current cast, 3 current amax, 4 block1x128, 6 mxfp8)"
 #endif
-#if TG_COLWISE && TG_RECIPE != TG_RECIPE_DELAYED && TG_RECIPE != TG_RECIPE_CURRENT_CAST && TG_RECIPE != TG_RECIPE_MXFP8
-#error "dglu.cu: a columnwise copy needs recipe 1, 2 or 6 (block 1x128: cast_transpose the rowwise copy)"
+#if TG_COLWISE && TG_RECIPE != TG_RECIPE_DELAYED && TG_RECIPE != TG_RECIPE_CURRENT_CAST && TG_RECIPE != TG_RECIPE_MXFP8 && TG_RECIPE != TG_RECIPE_BLOCK1X128
+#error "dglu.cu: a columnwise copy needs recipe 1, 2, 4 or 6"
+#endif
+#if TG_COLWISE && TG_RECIPE == TG_RECIPE_BLOCK1X128 && (TG_DBIAS || TG_ROWS_PER_CTA != 128 || TG_VEC != 8)
+#error "dglu.cu: a columnwise block1x128 copy takes the block tile path: TG_ROWS_PER_CTA 128, TG_VEC 8, no TG_DBIAS"
 #endif
 #if TG_DBIAS && TG_RECIPE == TG_RECIPE_CURRENT_AMAX
 #error "dglu.cu: dbias goes with the cast pass (recipe 2), not the amax pass"
 #endif
-#define DG_TILE ((TG_COLWISE || TG_DBIAS) && TG_RECIPE != TG_RECIPE_CURRENT_AMAX)
+#define DG_BLOCK_TILE (TG_COLWISE && TG_RECIPE == TG_RECIPE_BLOCK1X128)
+#define DG_TILE ((TG_COLWISE || TG_DBIAS) && TG_RECIPE != TG_RECIPE_CURRENT_AMAX && !DG_BLOCK_TILE)
 #if !TG_ROWWISE && !TG_COLWISE && TG_RECIPE != TG_RECIPE_CURRENT_AMAX
 #error "dglu.cu: neither TG_ROWWISE nor TG_COLWISE set"
 #endif
@@ -105,7 +110,76 @@ __device__ __forceinline__ void dg_load(const TgParams &p, long long r, int v, b
 	}
 }
 
-#if !DG_TILE
+#if DG_BLOCK_TILE
+/* ---------------- block tile path (1x128 blocks, rowwise and columnwise) ---------------- */
+// Work items: tiles of 128 rows x 128 gate-half columns; a tile writes d_a's 128 columns and d_b's.
+// 16 lanes a row (TG_VEC 8), so a row of d_a's (or d_b's) tile is one rowwise 1x128 block
+// (TG_COLS % 128 == 0: no block straddles the halves); each lane group holds DB_NS consecutive rows. Every thread
+// loads all its steps' a, b and g vectors first and keeps its d_a and d_b in registers; the next
+// tile's loads go out before this tile's stores: the rowwise copy (tg_emit_row, per step), then the
+// columnwise one of d_a and of d_b (tg_block_colwise_tile, scales as cast_transpose.cu's).
+constexpr int DB_G = TG_THREADS / 16;
+constexpr int DB_NS = 128 / DB_G;
+constexpr int DB_NCT = DG_COLS / 128;
+#ifndef DB_LATE
+#define DB_LATE 1
+#endif
+static_assert(DG_VEC == 8 && TG_THREADS % 32 == 0 && 128 % DB_G == 0, "block columnwise: 8-element vectors, row groups dividing 128");
+
+__device__ __forceinline__ void dg_block_tile_path(const TgParams &p)
+{
+	__shared__ TgBlockTileSmem<DB_G> sm;
+	const long long rows = p.n[0];
+	const int lr = threadIdx.x / 16, lc = threadIdx.x % 16;
+	const long long items = (rows + 127) / 128 * DB_NCT;
+	tg_rvec<TG_IN_DTYPE, DG_VEC> qa[DB_NS], qb[DB_NS];
+	tg_rvec<TG_G_DTYPE, DG_VEC> qg[DB_NS];
+	// the a, b and g vectors of this thread's steps of item it (zeros outside the tensor)
+	auto load = [&](long long it) {
+		const long long r0 = it / DB_NCT * 128;
+		const int v = (int)(it % DB_NCT) * (128 / DG_VEC) + lc;
+#pragma unroll
+		for (int st = 0; st < DB_NS; st++) {
+			const long long r = r0 + lr * DB_NS + st;
+			dg_load(p, r, v, it < items && r < rows, qa[st], qb[st], qg[st]);
+		}
+	};
+	load(blockIdx.x);
+	for (long long it = blockIdx.x; it < items; it += gridDim.x) {
+		const long long r0 = it / DB_NCT * 128;
+		const int c0 = (int)(it % DB_NCT) * 128, c = c0 + lc * DG_VEC;
+		float da[DB_NS][DG_VEC], db[DB_NS][DG_VEC], amax = 0.0f;
+#pragma unroll
+		for (int st = 0; st < DB_NS; st++) {
+			const bool ok = r0 + lr * DB_NS + st < rows;
+			dg_compute(qa[st], qb[st], qg[st], ok, da[st], db[st], amax);
+#pragma unroll
+			for (int k = 0; k < DG_VEC; k++)
+				if (!ok)
+					da[st][k] = db[st][k] = 0.0f;
+		}
+		if (!DB_LATE)
+			load(it + gridDim.x);
+		if (TG_ROWWISE) {
+#pragma unroll
+			for (int st = 0; st < DB_NS; st++) {
+				const long long r = r0 + lr * DB_NS + st;
+				tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, DG_VEC, 2 * DG_COLS>(
+					p, rows, r, c, da[st], r < rows, 1.0f, TG_EPS_SCALE, TG_POW2);
+				tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, DG_VEC, 2 * DG_COLS>(
+					p, rows, r, DG_COLS + c, db[st], r < rows, 1.0f, TG_EPS_SCALE, TG_POW2);
+			}
+		}
+		tg_block_colwise_tile<TG_FMT, TG_THREADS, DB_NS, 2 * DG_COLS>(p, sm, da, r0, c0, 2 * DG_COLS, rows, TG_EPS_SCALE,
+			TG_POW2);
+		if (DB_LATE)
+			load(it + gridDim.x);
+		tg_block_colwise_tile<TG_FMT, TG_THREADS, DB_NS, 2 * DG_COLS>(p, sm, db, r0, DG_COLS + c0, 2 * DG_COLS, rows,
+			TG_EPS_SCALE, TG_POW2);
+	}
+}
+
+#elif !DG_TILE
 /* ---------------- row path ---------------- */
 constexpr int DG_NVEC = DG_COLS / DG_VEC;              // vectors per half row
 constexpr int DG_TPR = TG_THREADS / TG_ROWS_PER_CTA; // threads per row
@@ -276,7 +350,9 @@ __device__ __forceinline__ void dg_tile_path(const TgParams &p)
 
 extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParams p)
 {
-#if DG_TILE
+#if DG_BLOCK_TILE
+	dg_block_tile_path(p);
+#elif DG_TILE
 	dg_tile_path(p);
 #else
 	dg_row_path(p);

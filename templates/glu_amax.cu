@@ -240,33 +240,24 @@ __device__ __forceinline__ void gl_tile_path(const TgParams &p)
 }
 #else
 /* ---------------- block tile path (1x128 blocks, rowwise and columnwise) ---------------- */
-// Work items: tiles of 128 rows x 128 output columns (the last ones shorter). A tile runs in
-// GB_NS steps of GB_SR rows x 128 columns, GB_L = 128 / TG_VEC lanes a row, so a step row is one
-// rowwise 1x128 block (tg_emit_row's lane group). Every thread loads all its steps' a and b
+// Work items: tiles of 128 rows x 128 output columns (the last ones shorter). 16 lanes a row
+// (TG_VEC 8), so a row of the tile is one rowwise 1x128 block (tg_emit_row's lane group); each
+// lane group holds GB_NS consecutive rows, one a step. Every thread loads all its steps' a and b
 // vectors first and keeps its GB_NS vectors of y in registers; then the rowwise copy (per step,
-// as the row path writes it), the columnwise block amax (per thread over its steps, then over
-// the step-row lanes through shared memory), the codes under each column's block scale into a
-// byte tile [column][row] in shared memory (16-byte chunks XOR-swizzled by column group), and
-// that tile out as 16-byte pieces of out_t [COLS][rows]. The next tile's loads go out before
-// this one's stores. Scales as cast_transpose.cu's 1x128 columnwise copy: scale_inv_t
-// [ceil(rows/128)][COLS], the block scale from the block amax (tg_block_scale).
-constexpr int GB_L = 128 / GL_VEC;
-constexpr int GB_SR = TG_THREADS / GB_L;
-constexpr int GB_NS = 128 / GB_SR;
+// as the row path writes it) and the columnwise one (tg_block_colwise_tile: scales as
+// cast_transpose.cu's 1x128 columnwise copy). The next tile's loads go out before this one's
+// stores.
+constexpr int GB_G = TG_THREADS / 16;
+constexpr int GB_NS = 128 / GB_G;
 constexpr int GB_NCT = (GL_COLS + 127) / 128;
-static_assert(TG_THREADS % GB_L == 0 && 128 % GB_SR == 0 && 32 % GB_L == 0,
-	"block columnwise: whole row blocks a warp, step rows dividing 128");
+static_assert(GL_VEC == 8 && TG_THREADS % 32 == 0 && 128 % GB_G == 0, "block columnwise: 8-element vectors, row groups dividing 128");
 
 __device__ __forceinline__ void gl_block_tile_path(const TgParams &p)
 {
-	__shared__ alignas(16) uint8_t qt[128][128]; // codes, [column][row], chunk (row / 16) ^ (column / 8 % 8)
-	__shared__ float cam[GB_SR][128];             // column amax partials of the step-row lanes
-	__shared__ float csc[128];                    // the tile's column block scales
+	__shared__ TgBlockTileSmem<GB_G> sm;
 	const long long rows = p.n[0];
-	constexpr float fmax = TG_FMT == TG_FMT_E4M3 ? TG_E4M3_MAX : TG_E5M2_MAX;
-	const bool aligned16 = (rows % 16) == 0;
 	const tg_raw<GL_IVB> *in = reinterpret_cast<const tg_raw<GL_IVB> *>(p.p[TG_P_IN]);
-	const int lr = threadIdx.x / GB_L, lc = threadIdx.x % GB_L;
+	const int lr = threadIdx.x / 16, lc = threadIdx.x % 16;
 	const long long items = (rows + 127) / 128 * GB_NCT;
 	tg_raw<GL_IVB> ra[GB_NS], rb[GB_NS];
 	// the a and b vectors of this thread's steps of item it (zeros outside the tensor)
@@ -275,7 +266,7 @@ __device__ __forceinline__ void gl_block_tile_path(const TgParams &p)
 		const int c = (int)(it % GB_NCT) * 128 + lc * GL_VEC;
 #pragma unroll
 		for (int st = 0; st < GB_NS; st++) {
-			const long long r = r0 + st * GB_SR + lr;
+			const long long r = r0 + lr * GB_NS + st;
 #pragma unroll
 			for (int k = 0; k < GL_IVB / 4; k++)
 				ra[st].w[k] = rb[st].w[k] = 0u;
@@ -297,69 +288,20 @@ __device__ __forceinline__ void gl_block_tile_path(const TgParams &p)
 			gl_unpack<TG_IN_DTYPE, GL_VEC>(ra[st], a);
 			gl_unpack<TG_IN_DTYPE, GL_VEC>(rb[st], b);
 			gl_compute(a, b, y[st]);
-			const bool ok = cv && r0 + st * GB_SR + lr < rows;
+			const bool ok = cv && r0 + lr * GB_NS + st < rows;
 #pragma unroll
 			for (int k = 0; k < GL_VEC; k++)
 				if (!ok)
 					y[st][k] = 0.0f;
 		}
 		load(it + gridDim.x);
-		float cm[GL_VEC];
-#pragma unroll
-		for (int k = 0; k < GL_VEC; k++)
-			cm[k] = 0.0f;
 #pragma unroll
 		for (int st = 0; st < GB_NS; st++) {
-			const long long r = r0 + st * GB_SR + lr;
+			const long long r = r0 + lr * GB_NS + st;
 			if (TG_ROWWISE)
-				gl_emit_row<GB_L>(p, rows, r, c, y[st], cv && r < rows, 1.0f);
-#pragma unroll
-			for (int k = 0; k < GL_VEC; k++)
-				cm[k] = tg_absmax(cm[k], y[st][k]);
+				gl_emit_row<16>(p, rows, r, c, y[st], cv && r < rows, 1.0f);
 		}
-#pragma unroll
-		for (int k = 0; k < GL_VEC; k++)
-			cam[lr][lc * GL_VEC + k] = cm[k];
-		__syncthreads();
-		if (threadIdx.x < 128) {
-			float a = 0.0f;
-#pragma unroll
-			for (int j = 0; j < GB_SR; j++)
-				a = tg_absmax(a, cam[j][threadIdx.x]);
-			const float bs = tg_block_scale(a, fmax, TG_EPS_SCALE, TG_POW2);
-			csc[threadIdx.x] = bs;
-			if (c0 + (int)threadIdx.x < GL_COLS)
-				((float *)p.p[TG_P_SCALE_INV_T])[r0 / 128 * GL_COLS + c0 + threadIdx.x] = tg_scale_inv(bs);
-		}
-		__syncthreads();
-#pragma unroll
-		for (int k = 0; k < GL_VEC; k += 2) {
-			const int cc = lc * GL_VEC + k; // cc and cc + 1 share cc / 8
-			const float s0 = csc[cc], s1 = csc[cc + 1];
-#pragma unroll
-			for (int st = 0; st < GB_NS; st++) {
-				const int row = st * GB_SR + lr;
-				const int at = (((row >> 4) ^ ((cc >> 3) & 7)) << 4) | (row & 15);
-				const uint32_t q = tg_fp8x2<TG_FMT>(y[st][k] * s0, y[st][k + 1] * s1);
-				qt[cc][at] = (uint8_t)(q & 0xFFu);
-				qt[cc + 1][at] = (uint8_t)(q >> 8);
-			}
-		}
-		__syncthreads();
-		for (int q = threadIdx.x; q < 128 * 8; q += TG_THREADS) {
-			const int cc = q / 8, part = q % 8;
-			const long long rs = r0 + part * 16;
-			if (c0 + cc >= GL_COLS || rs >= rows)
-				continue;
-			const uint8_t *src = &qt[cc][(part ^ ((cc >> 3) & 7)) << 4];
-			uint8_t *dst = (uint8_t *)p.p[TG_P_OUT_T] + (long long)(c0 + cc) * rows + rs;
-			if (aligned16 && rs + 16 <= rows)
-				*reinterpret_cast<uint4 *>(dst) = *reinterpret_cast<const uint4 *>(src);
-			else
-				for (int k = 0; k < 16 && rs + k < rows; k++)
-					dst[k] = src[k];
-		}
-		__syncthreads(); // qt, cam and csc are rewritten by the next tile
+		tg_block_colwise_tile<TG_FMT, TG_THREADS, GB_NS, GL_COLS>(p, sm, y, r0, c0, GL_COLS, rows, TG_EPS_SCALE, TG_POW2);
 	}
 }
 #endif

@@ -114,21 +114,19 @@ __device__ __forceinline__ void dg_load(const TgParams &p, long long r, int v, b
 /* ---------------- block tile path (1x128 blocks, rowwise and columnwise) ---------------- */
 // Work items: tiles of 128 rows x 128 gate-half columns; a tile writes d_a's 128 columns and d_b's.
 // 16 lanes a row (TG_VEC 8), so a row of d_a's (or d_b's) tile is one rowwise 1x128 block
-// (TG_COLS % 128 == 0: no block straddles the halves); each lane group holds DB_NS consecutive rows. Every thread
-// loads all its steps' a, b and g vectors first and keeps its d_a and d_b in registers; the next
-// tile's loads go out before this tile's stores: the rowwise copy (tg_emit_row, per step), then the
-// columnwise one of d_a and of d_b (tg_block_colwise_tile, scales as cast_transpose.cu's).
+// (TG_COLS % 128 == 0: no block straddles the halves); each lane group holds DB_NS consecutive rows.
+// Every thread loads all its steps' a, b and g vectors first and keeps its d_a and d_b in registers; then the
+// rowwise copy (tg_emit_row, per step), the next tile's loads, and the columnwise copies of d_a and
+// d_b together (tg_block_colwise_tile with two tiles: scales as cast_transpose.cu's).
 constexpr int DB_G = TG_THREADS / 16;
 constexpr int DB_NS = 128 / DB_G;
 constexpr int DB_NCT = DG_COLS / 128;
-#ifndef DB_LATE
-#define DB_LATE 1
-#endif
-static_assert(DG_VEC == 8 && TG_THREADS % 32 == 0 && 128 % DB_G == 0, "block columnwise: 8-element vectors, row groups dividing 128");
+static_assert(DG_VEC == 8 && TG_THREADS % 32 == 0 && 128 % DB_G == 0 && TG_THREADS <= 512,
+	"block columnwise: 8-element vectors, row groups dividing 128, <= 512 threads (48 KB of shared memory)");
 
 __device__ __forceinline__ void dg_block_tile_path(const TgParams &p)
 {
-	__shared__ TgBlockTileSmem<DB_G> sm;
+	__shared__ TgBlockTileSmem<DB_G, 2> sm;
 	const long long rows = p.n[0];
 	const int lr = threadIdx.x / 16, lc = threadIdx.x % 16;
 	const long long items = (rows + 127) / 128 * DB_NCT;
@@ -148,7 +146,8 @@ __device__ __forceinline__ void dg_block_tile_path(const TgParams &p)
 	for (long long it = blockIdx.x; it < items; it += gridDim.x) {
 		const long long r0 = it / DB_NCT * 128;
 		const int c0 = (int)(it % DB_NCT) * 128, c = c0 + lc * DG_VEC;
-		float da[DB_NS][DG_VEC], db[DB_NS][DG_VEC], amax = 0.0f;
+		float d[2][DB_NS][DG_VEC], amax = 0.0f; // d_a, d_b
+		auto &da = d[0], &db = d[1];
 #pragma unroll
 		for (int st = 0; st < DB_NS; st++) {
 			const bool ok = r0 + lr * DB_NS + st < rows;
@@ -158,8 +157,6 @@ __device__ __forceinline__ void dg_block_tile_path(const TgParams &p)
 				if (!ok)
 					da[st][k] = db[st][k] = 0.0f;
 		}
-		if (!DB_LATE)
-			load(it + gridDim.x);
 		if (TG_ROWWISE) {
 #pragma unroll
 			for (int st = 0; st < DB_NS; st++) {
@@ -170,11 +167,8 @@ __device__ __forceinline__ void dg_block_tile_path(const TgParams &p)
 					p, rows, r, DG_COLS + c, db[st], r < rows, 1.0f, TG_EPS_SCALE, TG_POW2);
 			}
 		}
-		tg_block_colwise_tile<TG_FMT, TG_THREADS, DB_NS, 2 * DG_COLS>(p, sm, da, r0, c0, 2 * DG_COLS, rows, TG_EPS_SCALE,
-			TG_POW2);
-		if (DB_LATE)
-			load(it + gridDim.x);
-		tg_block_colwise_tile<TG_FMT, TG_THREADS, DB_NS, 2 * DG_COLS>(p, sm, db, r0, DG_COLS + c0, 2 * DG_COLS, rows,
+		load(it + gridDim.x); // here, not before the rowwise copy: 128 registers at 512 threads, no spill
+		tg_block_colwise_tile<TG_FMT, TG_THREADS, DB_NS, 2 * DG_COLS, 2>(p, sm, d, r0, c0, DG_COLS, 2 * DG_COLS, rows,
 			TG_EPS_SCALE, TG_POW2);
 	}
 }

@@ -254,7 +254,7 @@ static_assert(GL_VEC == 8 && TG_THREADS % 32 == 0 && 128 % GB_G == 0, "block col
 
 __device__ __forceinline__ void gl_block_tile_path(const TgParams &p)
 {
-	__shared__ TgBlockTileSmem<GB_G> sm;
+	__shared__ TgBlockTileSmem<GB_G, 1> sm;
 	const long long rows = p.n[0];
 	const tg_raw<GL_IVB> *in = reinterpret_cast<const tg_raw<GL_IVB> *>(p.p[TG_P_IN]);
 	const int lr = threadIdx.x / 16, lc = threadIdx.x % 16;
@@ -281,7 +281,8 @@ __device__ __forceinline__ void gl_block_tile_path(const TgParams &p)
 		const long long r0 = it / GB_NCT * 128;
 		const int c0 = (int)(it % GB_NCT) * 128, c = c0 + lc * GL_VEC;
 		const bool cv = c < GL_COLS; // GL_COLS % GL_VEC == 0: a vector is wholly in or out
-		float y[GB_NS][GL_VEC];
+		float yt[1][GB_NS][GL_VEC];
+		auto &y = yt[0];
 #pragma unroll
 		for (int st = 0; st < GB_NS; st++) {
 			float a[GL_VEC], b[GL_VEC];
@@ -301,7 +302,8 @@ __device__ __forceinline__ void gl_block_tile_path(const TgParams &p)
 			if (TG_ROWWISE)
 				gl_emit_row<16>(p, rows, r, c, y[st], cv && r < rows, 1.0f);
 		}
-		tg_block_colwise_tile<TG_FMT, TG_THREADS, GB_NS, GL_COLS>(p, sm, y, r0, c0, GL_COLS, rows, TG_EPS_SCALE, TG_POW2);
+		tg_block_colwise_tile<TG_FMT, TG_THREADS, GB_NS, GL_COLS, 1>(p, sm, yt, r0, c0, 0, GL_COLS, rows, TG_EPS_SCALE,
+			TG_POW2);
 	}
 }
 #endif

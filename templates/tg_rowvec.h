@@ -395,86 +395,98 @@ __device__ __forceinline__ void tg_colwise_store(const TgParams &p, const float 
 	__syncthreads();
 }
 
-// Shared memory of tg_block_colwise_tile for G row groups (the caller declares it __shared__).
-template <int G> struct TgBlockTileSmem {
-	alignas(16) uint8_t qt[128][128]; // codes, [column][row], chunk (row / 16) ^ (column / 8 % 8)
-	float cam[G / 2][128];            // column amax partials of the warps (two row groups each)
-	float csc[128];                   // the tile's column block scales
+// Shared memory of tg_block_colwise_tile for G row groups and NT tiles (the caller declares it
+// __shared__; 48 KB for G 32, NT 2).
+template <int G, int NT> struct TgBlockTileSmem {
+	alignas(16) uint8_t qt[NT][128][128]; // codes, [tile][column][row], chunk (row / 16) ^ (column / 8 % 8)
+	float cam[G / 2][NT * 128];           // column amax partials of the warps (two row groups each);
+	                                      // then cam[0] holds the columns' block scales
 };
 
-// The columnwise 1x128 copy of a tile of 128 rows x 128 columns whose FP32 values the CTA holds in
-// registers (the block tile paths of glu_amax.cu and dglu.cu). THREADS threads, 16 lanes a row of
-// 8-element vectors, NS = 128 / (THREADS / 16) consecutive rows a thread: thread t holds tile rows
-// (t / 16) * NS + st (st < NS; y[st]) at tile columns (t % 16) * 8.., values outside the tensor
-// zero. Tensor rows r0.., columns c0.. of a [rows][COLS] tensor; only columns < c_end are written.
-// Each column's block amax (over the thread's rows, the warp's two row groups, then the warps
-// through shared memory) gives its block scale (tg_block_scale of format FMT's max, eps and pow2)
-// and scale_inv_t [ceil(rows/128)][COLS] at (r0 / 128, column); a thread's NS codes of a column go
-// into a byte tile [column][row] in shared memory as one word (16-byte chunks XOR-swizzled by
-// column group), and the tile out to out_t [COLS][rows] as 16-byte pieces (bytes at the tensor's
-// end, or when rows % 16 != 0). Every thread calls it; sm may be rewritten after it returns.
-template <int FMT, int THREADS, int NS, int COLS>
-__device__ __forceinline__ void tg_block_colwise_tile(const TgParams &p, TgBlockTileSmem<THREADS / 16> &sm,
-	const float (&y)[NS][8], long long r0, int c0, int c_end, long long rows, float eps, int pow2)
+// The columnwise 1x128 copies of NT tiles of 128 rows x 128 columns whose FP32 values the CTA holds
+// in registers (the block tile paths of glu_amax.cu, NT 1, and dglu.cu, NT 2: d_a's and d_b's).
+// THREADS threads, 16 lanes a row of 8-element vectors, NS = 128 / (THREADS / 16) consecutive rows a
+// thread: thread t holds tile rows (t / 16) * NS + st (st < NS; y[tile][st]) at tile columns
+// (t % 16) * 8.., values outside the tensor zero. Tile i covers tensor rows r0.., columns
+// c0 + i * cstep.. of a [rows][COLS] tensor; only columns < c_end are written. Each column's block
+// amax (over the thread's rows, the warp's two row groups, then the warps through shared memory)
+// gives its block scale (tg_block_scale of format FMT's max, eps and pow2) and scale_inv_t
+// [ceil(rows/128)][COLS] at (r0 / 128, column); a thread's NS codes of a column go into a byte tile
+// [column][row] in shared memory as one word (16-byte chunks XOR-swizzled by column group), and the
+// tiles out to out_t [COLS][rows] as 16-byte pieces (bytes at the tensor's end, or when
+// rows % 16 != 0). Four barriers for all NT tiles. Every thread calls it; sm may be rewritten after
+// it returns.
+template <int FMT, int THREADS, int NS, int COLS, int NT>
+__device__ __forceinline__ void tg_block_colwise_tile(const TgParams &p, TgBlockTileSmem<THREADS / 16, NT> &sm,
+	const float (&y)[NT][NS][8], long long r0, int c0, int cstep, int c_end, long long rows, float eps, int pow2)
 {
 	constexpr int G = THREADS / 16;
 	static_assert(THREADS % 32 == 0 && G * NS == 128 && (NS == 2 || NS == 4 || NS == 8),
 		"block columnwise: 16 lanes a row, 2, 4 or 8 rows a thread");
+	static_assert(THREADS >= NT * 128, "block columnwise: a thread per column of the tiles");
 	constexpr float fmax = FMT == TG_FMT_E4M3 ? TG_E4M3_MAX : TG_E5M2_MAX;
 	const int lr = threadIdx.x / 16, lc = threadIdx.x % 16;
-	float cm[8];
 #pragma unroll
-	for (int k = 0; k < 8; k++)
-		cm[k] = 0.0f;
-#pragma unroll
-	for (int st = 0; st < NS; st++)
+	for (int i = 0; i < NT; i++) {
+		float cm[8];
 #pragma unroll
 		for (int k = 0; k < 8; k++)
-			cm[k] = tg_absmax(cm[k], y[st][k]);
+			cm[k] = 0.0f;
 #pragma unroll
-	for (int k = 0; k < 8; k++) {
-		cm[k] = tg_absmax(cm[k], __shfl_xor_sync(0xffffffffu, cm[k], 16)); // the warp's other row group
-		if (lr % 2 == 0)
-			sm.cam[lr / 2][lc * 8 + k] = cm[k];
+		for (int st = 0; st < NS; st++)
+#pragma unroll
+			for (int k = 0; k < 8; k++)
+				cm[k] = tg_absmax(cm[k], y[i][st][k]);
+#pragma unroll
+		for (int k = 0; k < 8; k++) {
+			cm[k] = tg_absmax(cm[k], __shfl_xor_sync(0xffffffffu, cm[k], 16)); // the warp's other row group
+			if (lr % 2 == 0)
+				sm.cam[lr / 2][i * 128 + lc * 8 + k] = cm[k];
+		}
 	}
 	__syncthreads();
-	if (threadIdx.x < 128) {
+	if (threadIdx.x < NT * 128) { // one column: its partials, then its scale in cam[0] (this thread's alone)
 		float a = 0.0f;
 #pragma unroll
 		for (int j = 0; j < G / 2; j++)
 			a = tg_absmax(a, sm.cam[j][threadIdx.x]);
 		const float bs = tg_block_scale(a, fmax, eps, pow2);
-		sm.csc[threadIdx.x] = bs;
-		if (c0 + (int)threadIdx.x < c_end)
-			((float *)p.p[TG_P_SCALE_INV_T])[r0 / 128 * COLS + c0 + threadIdx.x] = tg_scale_inv(bs);
+		sm.cam[0][threadIdx.x] = bs;
+		const int col = c0 + (int)(threadIdx.x / 128) * cstep + (int)(threadIdx.x % 128);
+		if (col < c_end)
+			((float *)p.p[TG_P_SCALE_INV_T])[r0 / 128 * COLS + col] = tg_scale_inv(bs);
 	}
 	__syncthreads();
 	const int row0 = lr * NS; // NS | 16: the thread's codes of a column lie in one 16-byte chunk
 #pragma unroll
-	for (int k = 0; k < 8; k++) {
-		const int cc = lc * 8 + k;
-		const float sc = sm.csc[cc];
-		uint32_t w[NS / 2]; // two codes each, row order
+	for (int i = 0; i < NT; i++)
 #pragma unroll
-		for (int h = 0; h < NS / 2; h++)
-			w[h] = tg_fp8x2<FMT>(y[2 * h][k] * sc, y[2 * h + 1][k] * sc);
-		uint8_t *dst = &sm.qt[cc][(((row0 >> 4) ^ ((cc >> 3) & 7)) << 4) | (row0 & 15)];
-		if (NS == 2)
-			*reinterpret_cast<uint16_t *>(dst) = (uint16_t)w[0];
-		else if (NS == 4)
-			*reinterpret_cast<uint32_t *>(dst) = w[0] | w[1 % (NS / 2)] << 16;
-		else
-			*reinterpret_cast<uint2 *>(dst) = make_uint2(w[0] | w[1 % (NS / 2)] << 16, w[2 % (NS / 2)] | w[3 % (NS / 2)] << 16);
-	}
+		for (int k = 0; k < 8; k++) {
+			const int cc = lc * 8 + k;
+			const float sc = sm.cam[0][i * 128 + cc];
+			uint32_t w[NS / 2]; // two codes each, row order
+#pragma unroll
+			for (int h = 0; h < NS / 2; h++)
+				w[h] = tg_fp8x2<FMT>(y[i][2 * h][k] * sc, y[i][2 * h + 1][k] * sc);
+			uint8_t *dst = &sm.qt[i][cc][(((row0 >> 4) ^ ((cc >> 3) & 7)) << 4) | (row0 & 15)];
+			if (NS == 2)
+				*reinterpret_cast<uint16_t *>(dst) = (uint16_t)w[0];
+			else if (NS == 4)
+				*reinterpret_cast<uint32_t *>(dst) = w[0] | w[1 % (NS / 2)] << 16;
+			else
+				*reinterpret_cast<uint2 *>(dst) =
+					make_uint2(w[0] | w[1 % (NS / 2)] << 16, w[2 % (NS / 2)] | w[3 % (NS / 2)] << 16);
+		}
 	__syncthreads();
 	const bool aligned16 = (rows % 16) == 0;
-	for (int q = threadIdx.x; q < 128 * 8; q += THREADS) {
-		const int cc = q / 8, part = q % 8;
+	for (int q = threadIdx.x; q < NT * 128 * 8; q += THREADS) {
+		const int i = q / 1024, cc = q / 8 % 128, part = q % 8;
 		const long long rs = r0 + part * 16;
-		if (c0 + cc >= c_end || rs >= rows)
+		const int col = c0 + i * cstep + cc;
+		if (col >= c_end || rs >= rows)
 			continue;
-		const uint8_t *src = &sm.qt[cc][(part ^ ((cc >> 3) & 7)) << 4];
-		uint8_t *dst = (uint8_t *)p.p[TG_P_OUT_T] + (long long)(c0 + cc) * rows + rs;
+		const uint8_t *src = &sm.qt[i][cc][(part ^ ((cc >> 3) & 7)) << 4];
+		uint8_t *dst = (uint8_t *)p.p[TG_P_OUT_T] + (long long)col * rows + rs;
 		if (aligned16 && rs + 16 <= rows)
 			*reinterpret_cast<uint4 *>(dst) = *reinterpret_cast<const uint4 *>(src);
 		else

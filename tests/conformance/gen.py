@@ -386,7 +386,8 @@ def expected_rejections(c):
 
 def dglu_rejections(c, w, cols):
     """gen/ir.c's dglu rules (C = w, d_h [.., 2C]): quantize_out's block widths on 2C, then
-    check_backward_shape's on C: 2; 128 with block1x128 (4 with a columnwise copy: unfused); 64 on the tile path (a columnwise
+    check_backward_shape's on C: 2; 128 with block1x128 (with a columnwise copy: 128 takes the block tile path,
+    other multiples of 4 run unfused); 64 on the tile path (a columnwise
     MXFP8 copy, or a per-tensor one without the rowwise copy or of a row 2C not a multiple
     of 16); 32 with MXFP8."""
     r, out = c["recipe"], []

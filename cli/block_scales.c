@@ -46,7 +46,7 @@ long block_scales_adopt(const Tensor *t, long rows, long cols, bool col, const u
 				if (sg == sr || !(sg > 0) || !(sr > 0) || isinf(sg) || isinf(sr))
 					continue;
 				if (!t->recipe.pow2) {
-					if (ulps_apart(sg, sr) <= 4) {
+					if (ulps_apart(sg, sr) <= TG_BLOCK_SCALE_ULPS) {
 						memcpy(rs + 4 * k, &sg, 4);
 						(*close)++;
 					}

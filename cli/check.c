@@ -88,7 +88,7 @@ static void adopt_block_scales_of(TgLayer *l, const Graph *g, const long *dims, 
 	if (close || moved)
 		buf_printf(out, "ok %s %s.%s [tokens=%ld]: %zu of %ld block scales %s the reference's (the block amax "
 			"in float on the GPU, in double in the reference)\n", g->layer, t->name, col ? "scale_inv_t" : "scale_inv",
-			tokens, close + moved, blocks, moved ? "one power of two from" : "within 4 ulps of");
+			tokens, close + moved, blocks, moved ? "one power of two from" : "within " TG_BLOCK_SCALE_ULPS_STR " ulps of");
 }
 
 static void adopt_block_scales(TgLayer *l, const Graph *g, const long *dims, int i, RefTensor *r, long tokens, Buf *out)

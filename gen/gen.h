@@ -379,9 +379,10 @@ OpFamily op_family(OpKind k);
 /* op_writes_hp: the row kernel of op (norm, GLU, dglu) writes its FP32 value to component hp and
  * separate kernels quantize it (unfused): an NVFP4 output with a columnwise copy, 16x16 blocks or
  * from dglu (the row kernels write only a norm's or GLU's rowwise 1D NVFP4 copy), or a block1x128
- * output with a columnwise copy from a norm, or from dglu with a fused dbias or a half (C) not a
- * multiple of 128 (the norm's kernels write no columnwise 1x128 blocks; a GLU's and the other dglus'
- * do, through the block tile paths of glu_amax.cu and dglu.cu). */
+ * output with a columnwise copy from a norm without a rowwise one or with a residual (other norms:
+ * the row kernel, then norm_colwise.cu), or from dglu with a fused dbias or a half (C) not a multiple
+ * of 128 (a GLU and the other dglus write both copies, through the block tile paths of glu_amax.cu
+ * and dglu.cu). */
 bool op_writes_hp(const Graph *g, const Op *op);
 /* op_tolerance is how the checker judges k's outputs against the reference. */
 Tolerance op_tolerance(OpKind k);
@@ -408,7 +409,9 @@ typedef enum { KERNEL_GENERATED, KERNEL_GEMM } KernelKind;
 	X(COMP_PART, "part") X(COMP_PART_B, "part_b") /* FP32 [ceil(rows/32)][cols] chunk partials of t's column sums (dreduce.cu) */ \
 	/* a weight the optimizer updates: its FP32 master copy and AdamW moments (layer-owned, t's shape) */ \
 	X(COMP_MASTER, "master") X(COMP_MOM1, "m") X(COMP_MOM2, "v") \
-	X(COMP_OPTIM, "optim") /* the layer's optimizer state (tensor -1): float {lr, step (uint32), beta1^step, beta2^step} */
+	X(COMP_OPTIM, "optim") /* the layer's optimizer state (tensor -1): float {lr, step (uint32), beta1^step, beta2^step} */ \
+	/* a norm's row statistics for norm_colwise.cu when the spec saves none: FP32 [rows] */ \
+	X(COMP_RSIGMA, "rsigma") X(COMP_MU, "mu")
 typedef enum {
 #define X(e, s) e,
 	TG_COMPONENTS(X)

@@ -54,6 +54,9 @@ size_t layout_comp_bytes(const long *dims, const Tensor *t, Component c)
 	case COMP_MOM1:
 	case COMP_MOM2:
 		return n * 4;
+	case COMP_RSIGMA: /* a norm's 1/sigma and mean per row (norm_colwise.cu reads them) */
+	case COMP_MU:
+		return rows * 4;
 	case COMP_OPTIM: /* the layer's optimizer state (not a tensor's; sized here for the runtime) */
 		return TG_OPTIM_WORDS * 4;
 	case COMP_ALPHA: /* {alpha, beta} of the native NVFP4 GEMM that writes t */

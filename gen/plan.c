@@ -10,7 +10,9 @@
  * GLU writes its rowwise NVFP4 copy itself (both passes of its own template),
  * while a columnwise or 16x16-block NVFP4 copy of a row op runs unfused: its
  * kernel writes the FP32 value (component hp), which the NVFP4 amax and cast
- * kernels then read. Delayed
+ * kernels then read. A norm's block 1x128 columnwise copy is a second kernel,
+ * norm_colwise.cu, which reads the input again with the row statistics the norm
+ * kernel saved (no FP32 intermediate). Delayed
  * scaling adds one recipe_update kernel for the whole layer, run by the step
  * call. GEMMs become library calls (cuBLASLt) with layouts and scales resolved.
  *
@@ -794,6 +796,7 @@ static void plan_op_kernels(Planner *pl, const Op *op, const Tensor *in, const T
 	long cols);
 static void plan_dreduce(Planner *pl, const Op *op, int src, Component part, int dst, Extent rows, long cols);
 static void plan_nvfp4(Planner *pl, const Op *op, const Tensor *in, const Tensor *out);
+static void plan_norm_block(Planner *pl, const Op *op, const Tensor *in, const Tensor *out);
 static Tensor hp_view(const Tensor *out);
 
 /* A norm, GLU or dglu whose block1x128 output has a columnwise copy (the fused kernels write no
@@ -838,6 +841,10 @@ static void plan_quantizing_op(Planner *pl, const Op *op)
 		plan_unfused_cast(pl, op, in, out);
 		return;
 	}
+	if (op->kind == OP_NORM_QUANTIZE && is_quantized(out) && out->recipe.scaling == SCALING_BLOCK1X128 && out->columnwise) {
+		plan_norm_block(pl, op, in, out);
+		return;
+	}
 	Scaling sc = is_quantized(out) ? out->recipe.scaling : SCALING_NONE;
 	/* the byte transpose moves 16-byte vectors: other rows take the fused tile path. dglu
 	 * takes its tile path whenever its heuristic tile (t256v8r32: 64 columns of each half
@@ -862,6 +869,66 @@ static void plan_quantizing_op(Planner *pl, const Op *op)
 		plan_byte_transpose(pl, op, &g->tensors[op->arg[ARG_OUT]], rows, cols);
 }
 
+/* A norm's slots and weight inputs (norm_quantize.cu, norm_colwise.cu): the norm, gamma's and
+ * beta's dtypes, eps, zero-centered gamma, the residual; gamma, beta and the residual bound. */
+static void norm_inputs(Planner *pl, Kernel *k, const Op *op)
+{
+	const Graph *g = pl->g;
+	slot(pl, k, "TG_NORM", op->p.norm == NORM_LAYER ? "1" : "0");
+	DType gdt = g->tensors[op->arg[ARG_GAMMA]].dtype;
+	slot(pl, k, "TG_W_DTYPE", istr(pl, dtype_code(gdt)));
+	slot(pl, k, "TG_B_DTYPE", istr(pl, dtype_code(op->arg[ARG_BETA] >= 0 ? g->tensors[op->arg[ARG_BETA]].dtype : gdt)));
+	slot(pl, k, "TG_EPS", flit(pl, op->p.eps));
+	slot(pl, k, "TG_ZERO_CENTERED", op->p.zero_centered_gamma ? "1" : "0");
+	slot(pl, k, "TG_HAS_RESIDUAL", op->arg[ARG_RESIDUAL] >= 0 ? "1" : "0");
+	bind(pl, k, TG_P_GAMMA, op->arg[ARG_GAMMA], COMP_DATA);
+	bind(pl, k, TG_P_BETA, op->arg[ARG_BETA], COMP_DATA);
+	bind(pl, k, TG_P_RESIDUAL, op->arg[ARG_RESIDUAL], COMP_DATA);
+}
+
+/* A norm with both 1x128 copies: its row kernel writes the rowwise copy and the row statistics (the
+ * op's rsigma / mu outputs, else the output's workspace components rsigma / mu), then
+ * norm_colwise.cu reads the input again and writes the columnwise copy from them: 6 bytes an
+ * element of BF16 input against 12 through an FP32 intermediate. */
+static void plan_norm_block(Planner *pl, const Op *op, const Tensor *in, const Tensor *out)
+{
+	Extent rows = tensor_rows(pl, out, op->loc);
+	long cols = tensor_cols(out);
+	Tensor rowonly = *out;
+	rowonly.columnwise = false;
+	plan_op_kernels(pl, op, in, &rowonly, COMP_DATA, rows, cols);
+	Kernel *nk = &pl->p->kernels[pl->p->nkernels - 1];
+	bool ln = op->p.norm == NORM_LAYER;
+	int rs = op->arg[ARG_RSIGMA_OUT] >= 0 ? op->arg[ARG_RSIGMA_OUT] : out->id;
+	int mu = op->arg[ARG_MU_OUT] >= 0 ? op->arg[ARG_MU_OUT] : out->id;
+	Component rsc = rs == out->id ? COMP_RSIGMA : COMP_DATA, muc = mu == out->id ? COMP_MU : COMP_DATA;
+	if (rsc == COMP_RSIGMA)
+		bind(pl, nk, TG_P_RSIGMA, rs, rsc);
+	if (ln && muc == COMP_MU)
+		bind(pl, nk, TG_P_MU, mu, muc);
+	nk->note = "the rowwise 1x128 copy and the row statistics (norm_colwise.cu writes the columnwise copy)";
+	Kernel *k = kernel_new(pl, "norm_colwise", op->id);
+	k->kind = KERNEL_GENERATED;
+	k->tmpl = "norm_colwise.cu";
+	common_slots(pl, k, in, out, cols, PASS_SINGLE);
+	slot(pl, k, "TG_THREADS", "512");
+	bind(pl, k, TG_P_IN, in->id, COMP_DATA);
+	norm_inputs(pl, k, op);
+	bind(pl, k, TG_P_RSIGMA, rs, rsc);
+	if (ln)
+		bind(pl, k, TG_P_MU, mu, muc);
+	bind(pl, k, TG_P_OUT_T, out->id, COMP_DATA_T);
+	bind(pl, k, TG_P_SCALE_INV_T, out->id, COMP_SCALE_INV_T);
+	k->rows = rows;
+	k->cols = cols;
+	k->threads = 512;
+	k->grid_rows = 128; /* 128 x 128 tiles */
+	k->grid_cols = 128;
+	k->variant = "t512";
+	k->choice = "fixed";
+	k->note = "the columnwise 1x128 copy: the input read again, normalized with the row kernel's statistics";
+}
+
 /* The kernel(s) of a quantizing op's own template: one, or an amax and a cast
  * pass (current scaling); an unquantized output goes to component data. */
 static void plan_op_kernels(Planner *pl, const Op *op, const Tensor *in, const Tensor *out, Component data, Extent rows,
@@ -883,16 +950,7 @@ static void plan_op_kernels(Planner *pl, const Op *op, const Tensor *in, const T
 		common_slots(pl, k, in, out, cols, pass);
 		bind(pl, k, TG_P_IN, in->id, COMP_DATA);
 		if (op->kind == OP_NORM_QUANTIZE) {
-			slot(pl, k, "TG_NORM", op->p.norm == NORM_LAYER ? "1" : "0");
-			DType gdt = g->tensors[op->arg[ARG_GAMMA]].dtype;
-			slot(pl, k, "TG_W_DTYPE", istr(pl, dtype_code(gdt)));
-			slot(pl, k, "TG_B_DTYPE", istr(pl, dtype_code(op->arg[ARG_BETA] >= 0 ? g->tensors[op->arg[ARG_BETA]].dtype : gdt)));
-			slot(pl, k, "TG_EPS", flit(pl, op->p.eps));
-			slot(pl, k, "TG_ZERO_CENTERED", op->p.zero_centered_gamma ? "1" : "0");
-			slot(pl, k, "TG_HAS_RESIDUAL", op->arg[ARG_RESIDUAL] >= 0 ? "1" : "0");
-			bind(pl, k, TG_P_GAMMA, op->arg[ARG_GAMMA], COMP_DATA);
-			bind(pl, k, TG_P_BETA, op->arg[ARG_BETA], COMP_DATA);
-			bind(pl, k, TG_P_RESIDUAL, op->arg[ARG_RESIDUAL], COMP_DATA);
+			norm_inputs(pl, k, op);
 			if (pass != PASS_AMAX) {
 				bind(pl, k, TG_P_RESIDUAL_OUT, op->arg[ARG_RESIDUAL_OUT], COMP_DATA);
 				bind(pl, k, TG_P_RSIGMA, op->arg[ARG_RSIGMA_OUT], COMP_DATA);

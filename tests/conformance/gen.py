@@ -228,16 +228,18 @@ class Space:
         """n cases, stratified: the op x recipe cells in turn (shuffled), a random config in each;
         tokens 8192 in about 1 case of 40, targets other than sm_90a+sm_100a in 1 of 8.
         keep(case): only cases it accepts count (drawn on until n, or give up).
-        drop_barren: a cell where 200 draws keep nothing leaves the rotation (for --filter)."""
+        drop_barren: a cell whose first 200 draws keep nothing leaves the rotation (for --filter); a cell
+        that kept a case stays (one unlucky round must not end the sample early)."""
         rng = random.Random(seed)
         cells = {}
         for i, c in enumerate(self.configs):
             cells.setdefault((c["op"], c["recipe"]), []).append(i)
         keys = sorted(cells)
         rng.shuffle(keys)
-        seen, out = set(), []
+        seen, out, fertile = set(), [], set()
         tries, cell = 0, 0
-        while len(out) < n and tries < 200 * n + 1000 and keys:
+        limit = 200 * (n + len(keys)) + 1000  # a first round over every cell, then 200 draws a case
+        while len(out) < n and tries < limit and keys:
             key = keys[cell % len(keys)]
             cell += 1
             kept = len(out)
@@ -255,7 +257,9 @@ class Space:
                 if keep is None or keep(c):
                     out.append(c)
                     break
-            if drop_barren and len(out) == kept:
+            if len(out) > kept:
+                fertile.add(key)
+            elif drop_barren and key not in fertile:
                 keys.remove(key)
                 cell -= 1
         return out
@@ -333,8 +337,8 @@ def expected_rejections(c):
     if fused and q:
         if c["recipe"] == "block128x128":
             out.append("fused_block128x128")
-    # a block1x128 copy with a columnwise one runs unfused: the row kernel writes FP32, the tile
-    # kernel (8-element column chunks) writes both copies
+    # a block1x128 copy with a columnwise one: a multiple of 8 (norm_colwise.cu's or the GLU block tile's
+    # vectors, or unfused: the row kernel writes FP32, the tile kernel's 8-element column chunks)
     unfused = fused and q and c["recipe"] == "block1x128" and "columnwise" in cols
     if op == "gemm_cast":
         if c["acc"] and c["dout"] == "fp8":

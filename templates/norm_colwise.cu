@@ -1,0 +1,108 @@
+// norm_colwise.cu: the columnwise 1x128 copy of a norm's output, from the statistics the norm's row
+// kernel saved (norm_quantize.cu writes the rowwise copy, rsigma and mu; this kernel reads the input
+// again, normalizes it the same way and writes the copy): no FP32 intermediate.
+// tegen-slots: TG_KERNEL TG_IN_DTYPE TG_W_DTYPE TG_B_DTYPE TG_FMT TG_THREADS TG_COLS TG_NORM TG_ZERO_CENTERED TG_HAS_RESIDUAL TG_EPS_SCALE TG_POW2
+//
+// Slots as norm_quantize.cu's. Pointer slots (tg_kernel.h): TG_P_IN, TG_P_RESIDUAL (when
+// TG_HAS_RESIDUAL: in + residual rounded to the input dtype, as the norm kernel forms it), TG_P_GAMMA,
+// TG_P_BETA (LayerNorm), TG_P_RSIGMA and TG_P_MU (LayerNorm) [rows] FP32 (read), TG_P_OUT_T
+// [TG_COLS][rows] E4M3/E5M2 and TG_P_SCALE_INV_T [ceil(rows/128)][TG_COLS] (written).
+// The value of an element is norm_quantize.cu's float one, ((x - mu) * rsigma) * gamma (+ beta),
+// from the same x, mu and rsigma, so the copy holds the rowwise copy's values.
+//
+// Launch: block (TG_THREADS,1,1), grid.x = ceil(rows / 128) * ceil(TG_COLS / 128), capped; any
+// grid.x >= 1 is correct (grid-stride over the 128 x 128 tiles). n[0] = rows. TG_COLS % 8 == 0.
+// A tile: 16 lanes a row of 8-element vectors, NS consecutive rows a thread; the next tile's input
+// loads go out before this tile's columnwise copy (tg_block_colwise_tile).
+#include "tg_formats.h"
+#include "tg_recipe.h"
+#include "tg_kernel.h"
+#include "tg_rowvec.h"
+
+#define NC_CAT2(a, b) a##b
+#define NC_CAT(a, b) NC_CAT2(a, b)
+namespace NC_CAT(nc_ns_, TG_KERNEL) {
+
+constexpr int NC_G = TG_THREADS / 16;  // row groups
+constexpr int NC_NS = 128 / NC_G;      // rows a thread
+constexpr int NC_COLS = TG_COLS;
+constexpr int NC_NCT = (NC_COLS + 127) / 128;
+static_assert(NC_COLS % 8 == 0, "norm_colwise.cu: TG_COLS must be a multiple of 8");
+static_assert(TG_THREADS % 32 == 0 && 128 % NC_G == 0 && TG_THREADS >= 256 && TG_THREADS <= 1024,
+	"norm_colwise.cu: 256, 512 or 1024 threads");
+
+__device__ __forceinline__ void nc_tile_path(const TgParams &p)
+{
+	__shared__ TgBlockTileSmem<NC_G, 1> sm;
+	const long long rows = p.n[0];
+	const int lr = threadIdx.x / 16, lc = threadIdx.x % 16;
+	const long long items = (rows + 127) / 128 * NC_NCT;
+	tg_rvec<TG_IN_DTYPE, 8> xr[NC_NS], rr[TG_HAS_RESIDUAL ? NC_NS : 1];
+	// the input (and residual) vectors of this thread's rows of item it (zeros outside the tensor)
+	auto load = [&](long long it) {
+		const long long r0 = it / NC_NCT * 128;
+		const int c = (int)(it % NC_NCT) * 128 + lc * 8;
+#pragma unroll
+		for (int st = 0; st < NC_NS; st++) {
+			const long long r = r0 + lr * NC_NS + st;
+			if (it < items && r < rows && c < NC_COLS) {
+				tg_load_raw<TG_IN_DTYPE, 8>(p.p[TG_P_IN], r * NC_COLS + c, xr[st]);
+				if (TG_HAS_RESIDUAL)
+					tg_load_raw<TG_IN_DTYPE, 8>(p.p[TG_P_RESIDUAL], r * NC_COLS + c, rr[TG_HAS_RESIDUAL ? st : 0]);
+			} else {
+				tg_zero_raw<TG_IN_DTYPE, 8>(xr[st]);
+				if (TG_HAS_RESIDUAL)
+					tg_zero_raw<TG_IN_DTYPE, 8>(rr[TG_HAS_RESIDUAL ? st : 0]);
+			}
+		}
+	};
+	load(blockIdx.x);
+	for (long long it = blockIdx.x; it < items; it += gridDim.x) {
+		const long long r0 = it / NC_NCT * 128;
+		const int c0 = (int)(it % NC_NCT) * 128, c = c0 + lc * 8;
+		const bool cv = c < NC_COLS; // a vector is wholly in or out
+		float g[8], b[8];
+		tg_load_vec<TG_W_DTYPE, 8>(p.p[TG_P_GAMMA], cv ? c : 0, g);
+#pragma unroll
+		for (int k = 0; k < 8; k++) {
+			if (TG_ZERO_CENTERED)
+				g[k] += 1.0f;
+			b[k] = 0.0f;
+		}
+		if (TG_NORM == 1)
+			tg_load_vec<TG_B_DTYPE, 8>(p.p[TG_P_BETA], cv ? c : 0, b);
+		float yt[1][NC_NS][8];
+		auto &y = yt[0];
+#pragma unroll
+		for (int st = 0; st < NC_NS; st++) {
+			const long long r = r0 + lr * NC_NS + st;
+			const bool ok = cv && r < rows;
+			const float rsf = ok ? ((const float *)p.p[TG_P_RSIGMA])[r] : 0.0f;
+			const float muf = ok && TG_NORM == 1 ? ((const float *)p.p[TG_P_MU])[r] : 0.0f;
+			float x[8];
+			tg_cvt_raw<TG_IN_DTYPE, 8>(xr[st], x);
+			if (TG_HAS_RESIDUAL) {
+				float q[8];
+				tg_cvt_raw<TG_IN_DTYPE, 8>(rr[TG_HAS_RESIDUAL ? st : 0], q);
+#pragma unroll
+				for (int k = 0; k < 8; k++)
+					x[k] += q[k];
+				tg_round_vec<TG_IN_DTYPE, 8>(x);
+			}
+#pragma unroll
+			for (int k = 0; k < 8; k++) {
+				// norm_quantize.cu's float expression, term for term
+				y[st][k] = TG_NORM == 1 ? (x[k] - muf) * rsf * g[k] + b[k] : x[k] * rsf * g[k];
+				if (!ok)
+					y[st][k] = 0.0f;
+			}
+		}
+		load(it + gridDim.x);
+		tg_block_colwise_tile<TG_FMT, TG_THREADS, NC_NS, NC_COLS, 1>(p, sm, yt, r0, c0, 0, NC_COLS, rows, TG_EPS_SCALE,
+			TG_POW2);
+	}
+}
+
+extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParams p) { nc_tile_path(p); }
+
+} // namespace

@@ -63,7 +63,13 @@ part train sh tests/train.sh
 # NVRTC-compile, or be rejected by check on purpose (tests/conformance/gen.py; the GPU half: --gpu)
 conformance() {
 	command -v python3 >/dev/null || { echo "skip conformance: no python3"; return 0; }
-	python3 tests/conformance/gen.py --cpu --sample "${TEGEN_CONFORMANCE_SAMPLE:-64}"
+	python3 tests/conformance/gen.py --cpu --sample "${TEGEN_CONFORMANCE_SAMPLE:-64}" || return 1
+	# a filtered sample draws as many cases as asked (it once gave up after cells that never match)
+	d=$(mktemp -d)
+	python3 tests/conformance/gen.py --filter '^norm\..*block1x128.*\.both\.' --sample 40 --seed 1416 --out "$d" >/dev/null
+	n=$(($(wc -l <"$d/cases.tsv") - 1))
+	rm -rf "$d"
+	[ "$n" = 40 ] && echo "ok conformance/filtered-sample (40 cases)" || { echo "FAIL conformance/filtered-sample: $n of 40 cases"; return 1; }
 }
 part conformance conformance
 # the Python package (python/tegen) without a GPU or torch: imports, finds libtegen.so, maps types

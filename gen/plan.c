@@ -799,8 +799,9 @@ static void plan_nvfp4(Planner *pl, const Op *op, const Tensor *in, const Tensor
 static void plan_norm_block(Planner *pl, const Op *op, const Tensor *in, const Tensor *out);
 static Tensor hp_view(const Tensor *out);
 
-/* A norm, GLU or dglu whose block1x128 output has a columnwise copy (the fused kernels write no
- * columnwise 1x128 blocks), or any quantized one under PlanOptions.hp_values: the op's kernel
+/* A norm or dglu whose block1x128 columnwise copy no fused kernel writes (op_writes_hp: a norm's
+ * alone or with a residual, a dglu's its block tile path does not take), or any quantized row op
+ * under PlanOptions.hp_values: the op's kernel
  * writes its FP32 value (component hp), then the tile kernel (cast_transpose.cu, both passes
  * under current scaling) reads it and writes the copies. */
 static void plan_unfused_cast(Planner *pl, const Op *op, const Tensor *in, const Tensor *out)

@@ -22,13 +22,15 @@
 // TG_PB_SCALE, TG_PB_SCALE_INV, TG_PB_SCALE_INV_T, TG_PB_AMAX, TG_PB_DW.
 //
 // Launch: block (TG_THREADS,1,1), grid.x = min(ceil(rows / TG_ROWS_PER_CTA), cap) (tile
-// path: times DG_NS column slices, below); any grid.x >= 1 is correct (grid-stride). n[0] = rows.
+// path: times DG_NS column slices; block tile path: times TG_COLS / 128; below); any grid.x >= 1
+// is correct (grid-stride). n[0] = rows.
 // Row path (no columnwise copy): TG_THREADS/TG_ROWS_PER_CTA threads per row, each loading
 // all its a, b and g vectors of the row before the math (many loads in flight).
 // Tile path (TG_COLWISE or TG_DBIAS): TG_ROWS_PER_CTA rows (a multiple of 32; else 32) by
 // TG_THREADS*TG_VEC/rows columns of the gate half per step (that width must divide
 // TG_COLS); d_a, then d_b, staged as FP32 in shared memory for tg_colwise_store. The a, b, g
 // of the next DG_PF steps are loaded before this step's math (register prefetch).
+// Block tile path (TG_COLWISE with recipe 4): 128 x 128 tiles, TG_ROWS_PER_CTA 128, TG_VEC 8.
 #include "tg_formats.h"
 #include "tg_recipe.h"
 #include "tg_kernel.h"
@@ -115,9 +117,10 @@ __device__ __forceinline__ void dg_load(const TgParams &p, long long r, int v, b
 // Work items: tiles of 128 rows x 128 gate-half columns; a tile writes d_a's 128 columns and d_b's.
 // 16 lanes a row (TG_VEC 8), so a row of d_a's (or d_b's) tile is one rowwise 1x128 block
 // (TG_COLS % 128 == 0: no block straddles the halves); each lane group holds DB_NS consecutive rows.
-// Every thread loads all its steps' a, b and g vectors first and keeps its d_a and d_b in registers; then the
-// rowwise copy (tg_emit_row, per step), the next tile's loads, and the columnwise copies of d_a and
-// d_b together (tg_block_colwise_tile with two tiles: scales as cast_transpose.cu's).
+// Every thread loads all its steps' a, b and g vectors first and keeps its d_a and d_b in registers;
+// then the rowwise copy (tg_emit_row, per step), the next tile's loads, and the columnwise copies of
+// d_a and d_b together (tg_block_colwise_tile with two tiles: scales as cast_transpose.cu's). The
+// planner launches ceil(rows / 128) * TG_COLS / 128 CTAs (grid_cols 128).
 constexpr int DB_G = TG_THREADS / 16;
 constexpr int DB_NS = 128 / DB_G;
 constexpr int DB_NCT = DG_COLS / 128;

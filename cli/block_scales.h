@@ -15,7 +15,6 @@
  * few roundings (a LayerNorm with beta and zero-centered gamma: x - mu, * rsigma, * (gamma + 1),
  * + beta, and mu, rsigma in float) moved one block's amax 5 ulps on the H100 (fourteenth session). */
 #define TG_BLOCK_SCALE_ULPS 8
-#define TG_BLOCK_SCALE_ULPS_STR "8"
 
 /* block_scales_adopt takes the GPU's block scales gpu (host copy of t's scale_inv, or of scale_inv_t
  * when col) into the reference r where the rule allows: a 1x128 scale within TG_BLOCK_SCALE_ULPS (no pow2) is

@@ -240,7 +240,7 @@ static void derive_glu(Dv *v, const Op *op, Loc at)
 	 * no bias before the activation, whose dbias it would fuse); else d_h stays in h's dtype and a
 	 * cast_transpose writes the copies (an unfused dglu would write FP32, twice the bytes) */
 	if (q && r.scaling == SCALING_BLOCK1X128)
-		q = h->shape[h->rank - 1].add % 256 == 0 && mk->arg[ARG_BIAS] < 0;
+		q = dglu_block_tile_fits(h->shape[h->rank - 1].add, mk->arg[ARG_BIAS] >= 0);
 	else if (q && r.scaling == SCALING_BLOCK128X128)
 		q = false;
 	if (!q) {

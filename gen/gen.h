@@ -384,6 +384,9 @@ OpFamily op_family(OpKind k);
  * of 128 (a GLU and the other dglus write both copies, through the block tile paths of glu_amax.cu
  * and dglu.cu). */
 bool op_writes_hp(const Graph *g, const Op *op);
+/* dglu_block_tile_fits: dglu.cu's block tile path writes both 1x128 copies of a d_h [.., cols]
+ * (cols = 2C): no block straddles the halves (C % 128 == 0), and no dbias is fused. */
+bool dglu_block_tile_fits(long cols, bool dbias);
 /* op_tolerance is how the checker judges k's outputs against the reference. */
 Tolerance op_tolerance(OpKind k);
 const char *arg_name(ArgSlot s);

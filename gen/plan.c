@@ -899,13 +899,13 @@ static void plan_norm_block(Planner *pl, const Op *op, const Tensor *in, const T
 	rowonly.columnwise = false;
 	plan_op_kernels(pl, op, in, &rowonly, COMP_DATA, rows, cols);
 	Kernel *nk = &pl->p->kernels[pl->p->nkernels - 1];
-	bool ln = op->p.norm == NORM_LAYER;
-	int rs = op->arg[ARG_RSIGMA_OUT] >= 0 ? op->arg[ARG_RSIGMA_OUT] : out->id;
-	int mu = op->arg[ARG_MU_OUT] >= 0 ? op->arg[ARG_MU_OUT] : out->id;
-	Component rsc = rs == out->id ? COMP_RSIGMA : COMP_DATA, muc = mu == out->id ? COMP_MU : COMP_DATA;
-	if (rsc == COMP_RSIGMA)
+	bool ln = op->p.norm == NORM_LAYER, own_rs = op->arg[ARG_RSIGMA_OUT] < 0, own_mu = ln && op->arg[ARG_MU_OUT] < 0;
+	/* statistics the spec does not save go to the output's workspace (the row kernel binds saved ones) */
+	int rs = own_rs ? out->id : op->arg[ARG_RSIGMA_OUT], mu = own_mu ? out->id : op->arg[ARG_MU_OUT];
+	Component rsc = own_rs ? COMP_RSIGMA : COMP_DATA, muc = own_mu ? COMP_MU : COMP_DATA;
+	if (own_rs)
 		bind(pl, nk, TG_P_RSIGMA, rs, rsc);
-	if (ln && muc == COMP_MU)
+	if (own_mu)
 		bind(pl, nk, TG_P_MU, mu, muc);
 	nk->note = "the rowwise 1x128 copy and the row statistics (norm_colwise.cu writes the columnwise copy)";
 	Kernel *k = kernel_new(pl, "norm_colwise", op->id);

@@ -269,8 +269,10 @@ bool op_writes_hp(const Graph *g, const Op *op)
 	 * (norm_colwise.cu's residual form has not run on a GPU yet) */
 	if (op->kind == OP_NORM_QUANTIZE)
 		return !t->rowwise || op->arg[ARG_RESIDUAL] >= 0;
-	return op->kind != OP_DGLU || op->arg[ARG_DBIAS_OUT] >= 0 || t->shape[t->rank - 1].add % 256 != 0;
+	return op->kind != OP_DGLU || !dglu_block_tile_fits(t->shape[t->rank - 1].add, op->arg[ARG_DBIAS_OUT] >= 0);
 }
+
+bool dglu_block_tile_fits(long cols, bool dbias) { return cols % 256 == 0 && !dbias; }
 unsigned op_required_args(OpKind k) { return ops[k].req; }
 unsigned op_optional_args(OpKind k) { return ops[k].opt; }
 const char *arg_name(ArgSlot s) { return s >= 0 && s < ARG_COUNT ? args[s].name : "?"; }

@@ -469,13 +469,12 @@ __device__ __forceinline__ void tg_block_colwise_tile(const TgParams &p, TgBlock
 			for (int h = 0; h < NS / 2; h++)
 				w[h] = tg_fp8x2<FMT>(y[i][2 * h][k] * sc, y[i][2 * h + 1][k] * sc);
 			uint8_t *dst = &sm.qt[i][cc][(((row0 >> 4) ^ ((cc >> 3) & 7)) << 4) | (row0 & 15)];
-			if (NS == 2)
+			if constexpr (NS == 2)
 				*reinterpret_cast<uint16_t *>(dst) = (uint16_t)w[0];
-			else if (NS == 4)
-				*reinterpret_cast<uint32_t *>(dst) = w[0] | w[1 % (NS / 2)] << 16;
+			else if constexpr (NS == 4)
+				*reinterpret_cast<uint32_t *>(dst) = w[0] | w[1] << 16;
 			else
-				*reinterpret_cast<uint2 *>(dst) =
-					make_uint2(w[0] | w[1 % (NS / 2)] << 16, w[2 % (NS / 2)] | w[3 % (NS / 2)] << 16);
+				*reinterpret_cast<uint2 *>(dst) = make_uint2(w[0] | w[1] << 16, w[2] | w[3] << 16);
 		}
 	__syncthreads();
 	const bool aligned16 = (rows % 16) == 0;

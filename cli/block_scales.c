@@ -18,6 +18,22 @@ static long ulps_apart(float a, float b)
 	return labs((long)x - (long)y);
 }
 
+/* The relative error r->slack allows a block's amax: elements [e0, e1) of line ln (a row, or with
+ * col a column of the [..][cols] value), their largest slack over their largest |value| (0 without
+ * slack or where the reference's amax is 0). */
+static float block_slack(const RefTensor *r, bool col, long cols, long ln, long e0, long e1)
+{
+	if (!r->slack)
+		return 0.0f;
+	float amax = 0.0f, s = 0.0f;
+	for (long e = e0; e < e1; e++) {
+		size_t k = col ? (size_t)(e * cols + ln) : (size_t)(ln * cols + e);
+		amax = fmaxf(amax, fabsf(r->value[k]));
+		s = fmaxf(s, r->slack[k]);
+	}
+	return amax > 0.0f ? s / amax : 0.0f;
+}
+
 long block_scales_adopt(const Tensor *t, long rows, long cols, bool col, const unsigned char *gpu, RefTensor *r,
 	size_t *close, size_t *moved)
 {
@@ -46,7 +62,8 @@ long block_scales_adopt(const Tensor *t, long rows, long cols, bool col, const u
 				if (sg == sr || !(sg > 0) || !(sr > 0) || isinf(sg) || isinf(sr))
 					continue;
 				if (!t->recipe.pow2) {
-					if (ulps_apart(sg, sr) <= TG_BLOCK_SCALE_ULPS) {
+					if (ulps_apart(sg, sr) <= TG_BLOCK_SCALE_ULPS ||
+						fabsf(sg - sr) <= sr * block_slack(r, col, cols, ln, b * bw, len < (b + 1) * bw ? len : (b + 1) * bw)) {
 						memcpy(rs + 4 * k, &sg, 4);
 						(*close)++;
 					}

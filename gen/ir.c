@@ -677,8 +677,7 @@ static void infer_cast(B *b, const SpecOp *o, Op *op)
  * rules: variant_legal in plan.c, the static_asserts of the templates):
  * - fused norm/GLU kernels: no block128x128 copy; a norm's block1x128 copy with a
  *   columnwise one: the row kernel, then norm_colwise.cu (8-element vectors), or unfused
- *   with a residual or without the rowwise copy (the op writes FP32, the tile kernel
- *   casts: op_writes_hp),
+ *   without the rowwise copy (the op writes FP32, the tile kernel casts: op_writes_hp),
  *   a GLU's takes glu_amax.cu's block tile path (8-element vectors), a dglu's dglu.cu's
  *   where C % 128 == 0 and no dbias is fused (else unfused, as the norm's);
  * - row lengths: the row kernels (norm_quantize.cu, glu_amax.cu) load vectors of

@@ -800,7 +800,7 @@ static void plan_norm_block(Planner *pl, const Op *op, const Tensor *in, const T
 static Tensor hp_view(const Tensor *out);
 
 /* A norm or dglu whose block1x128 columnwise copy no fused kernel writes (op_writes_hp: a norm's
- * alone or with a residual, a dglu's its block tile path does not take), or any quantized row op
+ * alone, a dglu's its block tile path does not take), or any quantized row op
  * under PlanOptions.hp_values: the op's kernel
  * writes its FP32 value (component hp), then the tile kernel (cast_transpose.cu, both passes
  * under current scaling) reads it and writes the copies. */
@@ -871,8 +871,9 @@ static void plan_quantizing_op(Planner *pl, const Op *op)
 }
 
 /* A norm's slots and weight inputs (norm_quantize.cu, norm_colwise.cu): the norm, gamma's and
- * beta's dtypes, eps, zero-centered gamma, the residual; gamma, beta and the residual bound. */
-static void norm_inputs(Planner *pl, Kernel *k, const Op *op)
+ * beta's dtypes, eps, zero-centered gamma, the residual (unless with_residual is false: the kernel
+ * reads the residual sum as its input); gamma, beta and the residual bound. */
+static void norm_inputs(Planner *pl, Kernel *k, const Op *op, bool with_residual)
 {
 	const Graph *g = pl->g;
 	slot(pl, k, "TG_NORM", op->p.norm == NORM_LAYER ? "1" : "0");
@@ -881,10 +882,12 @@ static void norm_inputs(Planner *pl, Kernel *k, const Op *op)
 	slot(pl, k, "TG_B_DTYPE", istr(pl, dtype_code(op->arg[ARG_BETA] >= 0 ? g->tensors[op->arg[ARG_BETA]].dtype : gdt)));
 	slot(pl, k, "TG_EPS", flit(pl, op->p.eps));
 	slot(pl, k, "TG_ZERO_CENTERED", op->p.zero_centered_gamma ? "1" : "0");
-	slot(pl, k, "TG_HAS_RESIDUAL", op->arg[ARG_RESIDUAL] >= 0 ? "1" : "0");
+	with_residual = with_residual && op->arg[ARG_RESIDUAL] >= 0;
+	slot(pl, k, "TG_HAS_RESIDUAL", with_residual ? "1" : "0");
 	bind(pl, k, TG_P_GAMMA, op->arg[ARG_GAMMA], COMP_DATA);
 	bind(pl, k, TG_P_BETA, op->arg[ARG_BETA], COMP_DATA);
-	bind(pl, k, TG_P_RESIDUAL, op->arg[ARG_RESIDUAL], COMP_DATA);
+	if (with_residual)
+		bind(pl, k, TG_P_RESIDUAL, op->arg[ARG_RESIDUAL], COMP_DATA);
 }
 
 /* A norm with both 1x128 copies: its row kernel writes the rowwise copy and the row statistics (the
@@ -913,8 +916,10 @@ static void plan_norm_block(Planner *pl, const Op *op, const Tensor *in, const T
 	k->tmpl = "norm_colwise.cu";
 	common_slots(pl, k, in, out, cols, PASS_SINGLE);
 	slot(pl, k, "TG_THREADS", "512");
-	bind(pl, k, TG_P_IN, in->id, COMP_DATA);
-	norm_inputs(pl, k, op);
+	/* the residual sum, where the row kernel saved it, is the normalized input: one read, not two */
+	int sum = op->arg[ARG_RESIDUAL_OUT];
+	bind(pl, k, TG_P_IN, sum >= 0 ? sum : in->id, COMP_DATA);
+	norm_inputs(pl, k, op, sum < 0);
 	bind(pl, k, TG_P_RSIGMA, rs, rsc);
 	if (ln)
 		bind(pl, k, TG_P_MU, mu, muc);
@@ -951,7 +956,7 @@ static void plan_op_kernels(Planner *pl, const Op *op, const Tensor *in, const T
 		common_slots(pl, k, in, out, cols, pass);
 		bind(pl, k, TG_P_IN, in->id, COMP_DATA);
 		if (op->kind == OP_NORM_QUANTIZE) {
-			norm_inputs(pl, k, op);
+			norm_inputs(pl, k, op, true);
 			if (pass != PASS_AMAX) {
 				bind(pl, k, TG_P_RESIDUAL_OUT, op->arg[ARG_RESIDUAL_OUT], COMP_DATA);
 				bind(pl, k, TG_P_RSIGMA, op->arg[ARG_RSIGMA_OUT], COMP_DATA);

@@ -330,6 +330,8 @@ int interp_run_op(const Graph *g, const long *dims, int oi, unsigned flags, RefT
 	int rows = (int)layout_rows(dims, out), cols = (int)layout_cols(out);
 	size_t n = (size_t)rows * (size_t)cols;
 	free(ro->value);
+	free(ro->slack);
+	ro->slack = NULL;
 	ro->value = malloc(sizeof(float) * (n ? n : 1));
 	switch (op->kind) {
 	case OP_NORM_QUANTIZE: {
@@ -352,9 +354,13 @@ int interp_run_op(const Graph *g, const long *dims, int oi, unsigned flags, RefT
 			if (id >= 0)
 				stat[i] = xalloc(&t[id], COMP_DATA, layout_comp_bytes(dims, &g->tensors[id], COMP_DATA));
 		}
-		if (op->p.norm == NORM_LAYER)
+		if (op->p.norm == NORM_LAYER) {
 			ref_layernorm(ri->comp[COMP_DATA], res, res_out, ref_dtype(in->dtype), gamma, beta, op->p.zero_centered_gamma,
 				op->p.eps, rows, cols, ro->value, stat[1], stat[0]);
+			ro->slack = malloc(sizeof(float) * (n ? n : 1));
+			ref_layernorm_slack(ri->comp[COMP_DATA], res, ref_dtype(in->dtype), gamma, beta, op->p.zero_centered_gamma,
+				op->p.eps, rows, cols, ro->slack);
+		}
 		else
 			ref_rmsnorm(ri->comp[COMP_DATA], res, res_out, ref_dtype(in->dtype), gamma, op->p.zero_centered_gamma,
 				op->p.eps, rows, cols, ro->value, stat[0]);
@@ -391,6 +397,7 @@ void interp_free(const Graph *g, RefTensor *t)
 			if (t[i].owned || c == COMP_MASTER || c == COMP_MOM1 || c == COMP_MOM2)
 				free(t[i].comp[c]);
 		free(t[i].value);
+		free(t[i].slack);
 		memset(&t[i], 0, sizeof t[i]);
 	}
 }

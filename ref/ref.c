@@ -107,6 +107,31 @@ void ref_layernorm(const void *in, const void *residual, void *residual_out, int
 	free(x);
 }
 
+void ref_layernorm_slack(const void *in, const void *residual, int dtype, const float *gamma, const float *beta,
+                         int zero_centered, float eps, int rows, int cols, float *slack)
+{
+	const double u = 0x1p-24, k = fmin((double)cols, 4.0 * sqrt((double)cols) + 32.0) + 8.0;
+	float *x = malloc(sizeof *x * (size_t)(cols > 0 ? cols : 1));
+	for (int r = 0; r < rows; r++) {
+		norm_row(in, residual, NULL, dtype, r, cols, x);
+		double s = 0.0, a = 0.0, v = 0.0;
+		for (int c = 0; c < cols; c++) {
+			s += x[c];
+			a += fabs((double)x[c]);
+		}
+		double m = s / cols;
+		for (int c = 0; c < cols; c++)
+			v += ((double)x[c] - m) * ((double)x[c] - m);
+		double rs = 1.0 / sqrt(v / cols + (double)eps);
+		for (int c = 0; c < cols; c++) {
+			double g = fabs((double)gamma[c] + (zero_centered ? 1.0 : 0.0));
+			double t = fabs(((double)x[c] - m) * rs * g);
+			slack[(size_t)r * cols + c] = (float)(k * u * (a / cols) * rs * g + 16.0 * u * (t + fabs((double)beta[c])));
+		}
+	}
+	free(x);
+}
+
 static double sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 
 float ref_glu1(int kind, float af, float bf, float limit, float alpha)

@@ -632,7 +632,12 @@ def run_gpu(tegen, c, path, cache, sanitizer=None):
         return "skip", "no GPU (%s)" % first_line(err)
     if rc == 99:
         return "FAIL", "compute-sanitizer %s: %s" % (sanitizer, first_line(out + err, r"=+ (Invalid|Race|Error|Program hit)"))
-    why = first_line(out, r"FAIL|fail|mismatch|wrong|error") if "CHECK FAILED" in out else first_line(err + out, "error|tegen")
+    if "CHECK FAILED" in out:
+        why = first_line(out, r"FAIL|fail|mismatch|wrong|error")
+    elif err.strip():   # the run stopped before its verdict: say what stderr said
+        why = first_line(err, "error|tegen") + " (stdout ends: %s)" % (out.strip().splitlines() or ["-"])[-1][:200]
+    else:
+        why = "no verdict; stdout ends: %s" % (out.strip().splitlines() or ["(no output)"])[-1][:300]
     return "FAIL", "run --check exit %d: %s" % (rc, why)
 
 

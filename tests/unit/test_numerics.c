@@ -354,6 +354,34 @@ static void test_block_scales_adopt(void)
 		check_line("numerics/", ok, pow2 ? "block-scales columnwise 1x128 pow2" : "block-scales columnwise 1x128",
 			"close %zu moved %zu, scales %g / %g", close, moved, ref_s[1 * C + 1], ref_s[0 * C + 2]);
 	}
+	/* a LayerNorm's slack: one token, columnwise blocks of one element each; a scale 40 ulps off is
+	 * adopted where the element's slack allows 40 ulps of its amax (column 0), not where it allows 20 */
+	{
+		Tensor t1;
+		memset(&t1, 0, sizeof t1);
+		t1.dtype = DT_E4M3;
+		t1.recipe.scaling = SCALING_BLOCK1X128;
+		t1.columnwise = true;
+		static float v1[2] = {0.5f, 0.5f}, sl[2], rs1[2], gs1[2];
+		static uint8_t d1[2];
+		sl[0] = 0.5f * 0x1p-23f * 41.0f; /* about 41 ulps of 0.5's scale, relative */
+		sl[1] = 0.5f * 0x1p-23f * 20.0f;
+		for (int c = 0; c < 2; c++) {
+			rs1[c] = 0.5f / 448.0f;
+			gs1[c] = ulps_up(rs1[c], 40);
+			d1[c] = tg_f32_to_fmt(v1[c] * (1.0f / rs1[c]), TG_FMT_E4M3);
+		}
+		RefTensor r1;
+		memset(&r1, 0, sizeof r1);
+		r1.value = v1;
+		r1.slack = sl;
+		r1.comp[COMP_DATA_T] = d1;
+		r1.comp[COMP_SCALE_INV_T] = rs1;
+		size_t close, moved;
+		block_scales_adopt(&t1, 1, 2, true, (const unsigned char *)gs1, &r1, &close, &moved);
+		check_line("numerics/", rs1[0] == gs1[0] && rs1[1] != gs1[1] && close == 1 && moved == 0,
+			"block-scales layernorm slack", "close %zu moved %zu", close, moved);
+	}
 	/* rowwise MXFP8: [rows][nb] E8M0, blocks of 32 along a row of 64 */
 	enum { MR = 3, MC = 64 };
 	static float mval[MR * MC];

@@ -133,6 +133,18 @@ static_assert(nq_group >= 1 && nq_group <= 32, "block scaling: TG_VEC too small 
 constexpr int NQ_TPR = TG_THREADS / TG_ROWS_PER_CTA;     // threads per row
 constexpr int NQ_NJ = (NQ_NVEC + NQ_TPR - 1) / NQ_TPR;   // vectors per thread
 constexpr int NQ_WPR = NQ_TPR >= 32 ? NQ_TPR / 32 : 1;   // warps per row
+// Registers a thread has (the launch bound's share of the 64K file, at most 255) against what the
+// row path holds: the row as float, the next row's input (and residual) raw, gamma (and beta) raw,
+// and about 64 for the rest. Gamma and beta stay in registers across rows where all of it fits, else
+// they are loaded again for each row (L1 hits); the next row's loads go out early where the row and
+// they fit, else at the top of its iteration. This keeps long LayerNorm, FP32 and residual rows out of
+// local memory (a 16384-column LayerNorm with a residual spilled 200-580 bytes a thread).
+constexpr int nq_reg_cap = TG_THREADS > 512 ? 64 : TG_THREADS > 256 ? 128 : 255;
+constexpr int nq_held = NQ_NJ * NQ_VEC;                 // elements a thread holds
+constexpr int nq_row_regs = nq_held + nq_held * nq_isz * (TG_HAS_RESIDUAL ? 2 : 1) / 4;
+constexpr int nq_w_regs = nq_held * (nq_wsz + (TG_NORM == 1 ? nq_bsz : 0)) / 4;
+constexpr bool nq_keep_w = nq_row_regs + nq_w_regs + 64 <= nq_reg_cap;
+constexpr bool nq_prefetch = nq_row_regs + 64 <= nq_reg_cap;
 static_assert(nq_tile || (NQ_TPR & (NQ_TPR - 1)) == 0, "threads per row must be a power of two");
 static_assert(nq_tile || NQ_TPR % nq_group == 0, "threads per row must be a multiple of the lanes per scale block");
 
@@ -192,20 +204,23 @@ __device__ __forceinline__ void nq_row_path_pf(const TgParams &p)
 	const long long stride = (long long)gridDim.x * TG_ROWS_PER_CTA;
 	long long rb = (long long)blockIdx.x * TG_ROWS_PER_CTA;
 	tg_rvec<TG_IN_DTYPE, NQ_VEC> xr[NQ_NJ], rr[TG_HAS_RESIDUAL ? NQ_NJ : 1];
-	nq_row_load(p, rb + slot, rb + slot < rows, t, xr, rr);
-	tg_rvec<TG_W_DTYPE, NQ_VEC> gr[NQ_NJ];
-	tg_rvec<TG_B_DTYPE, NQ_VEC> br[TG_NORM == 1 ? NQ_NJ : 1];
+	if (nq_prefetch)
+		nq_row_load(p, rb + slot, rb + slot < rows, t, xr, rr);
+	tg_rvec<TG_W_DTYPE, NQ_VEC> gr[nq_keep_w ? NQ_NJ : 1];
+	tg_rvec<TG_B_DTYPE, NQ_VEC> br[nq_keep_w && TG_NORM == 1 ? NQ_NJ : 1];
 #pragma unroll
-	for (int j = 0; j < NQ_NJ; j++) {
+	for (int j = 0; j < NQ_NJ && nq_keep_w; j++) {
 		int v = j * NQ_TPR + t;
 		int c = (NQ_NVEC % NQ_TPR == 0 || v < NQ_NVEC) ? v * NQ_VEC : 0;
-		tg_load_raw<TG_W_DTYPE, NQ_VEC>(p.p[TG_P_GAMMA], c, gr[j]);
+		tg_load_raw<TG_W_DTYPE, NQ_VEC>(p.p[TG_P_GAMMA], c, gr[nq_keep_w ? j : 0]);
 		if (TG_NORM == 1)
-			tg_load_raw<TG_B_DTYPE, NQ_VEC>(p.p[TG_P_BETA], c, br[TG_NORM == 1 ? j : 0]);
+			tg_load_raw<TG_B_DTYPE, NQ_VEC>(p.p[TG_P_BETA], c, br[nq_keep_w && TG_NORM == 1 ? j : 0]);
 	}
 	for (; rb < rows; rb += stride) {
 		const long long r = rb + slot;
 		const bool rv = r < rows;
+		if (!nq_prefetch)
+			nq_row_load(p, r, rv, t, xr, rr);
 		float x[NQ_NJ][NQ_VEC];
 #pragma unroll
 		for (int j = 0; j < NQ_NJ; j++) {
@@ -223,7 +238,8 @@ __device__ __forceinline__ void nq_row_path_pf(const TgParams &p)
 			}
 		}
 		// next row's loads: in flight during this row's reductions and stores
-		nq_row_load(p, r + stride, r + stride < rows, t, xr, rr);
+		if (nq_prefetch)
+			nq_row_load(p, r + stride, r + stride < rows, t, xr, rr);
 		nq_acc mu = 0.0f;
 		if (TG_NORM == 1) {
 			nq_acc sum = 0.0f;
@@ -266,9 +282,16 @@ __device__ __forceinline__ void nq_row_path_pf(const TgParams &p)
 			int v = j * NQ_TPR + t;
 			bool ok = NQ_NVEC % NQ_TPR == 0 || v < NQ_NVEC;
 			float g[NQ_VEC], b[NQ_VEC], y[NQ_VEC];
-			tg_cvt_raw<TG_W_DTYPE, NQ_VEC>(gr[j], g);
-			if (TG_NORM == 1)
-				tg_cvt_raw<TG_B_DTYPE, NQ_VEC>(br[TG_NORM == 1 ? j : 0], b);
+			if (nq_keep_w) {
+				tg_cvt_raw<TG_W_DTYPE, NQ_VEC>(gr[nq_keep_w ? j : 0], g);
+				if (TG_NORM == 1)
+					tg_cvt_raw<TG_B_DTYPE, NQ_VEC>(br[nq_keep_w && TG_NORM == 1 ? j : 0], b);
+			} else {
+				const int c = ok ? v * NQ_VEC : 0;
+				tg_load_vec<TG_W_DTYPE, NQ_VEC>(p.p[TG_P_GAMMA], c, g);
+				if (TG_NORM == 1)
+					tg_load_vec<TG_B_DTYPE, NQ_VEC>(p.p[TG_P_BETA], c, b);
+			}
 #pragma unroll
 			for (int k = 0; k < NQ_VEC; k++) {
 				if (nq_dbl) { // ((x - mu) * rs) * g (+ b) in double, never fused, one rounding

@@ -34,6 +34,18 @@ static float block_slack(const RefTensor *r, bool col, long cols, long ln, long 
 	return amax > 0.0f ? s / amax : 0.0f;
 }
 
+/* True when elements [e0, e1) of line ln quantize to zero codes (+-0) under multiplier m: a block of
+ * values too small for any scale to lift, whose scale then says nothing (the float value of a
+ * GEGLU far in its tail is 0 where the double one is a denormal: amax 0 and scale 1 on the GPU,
+ * the largest scale in the reference, every code 0 under both). */
+static bool zero_codes(const RefTensor *r, bool col, long cols, long ln, long e0, long e1, float m, int fmt)
+{
+	for (long e = e0; e < e1; e++)
+		if (tg_f32_to_fmt(r->value[col ? (size_t)(e * cols + ln) : (size_t)(ln * cols + e)] * m, fmt) & 0x7f)
+			return false;
+	return true;
+}
+
 long block_scales_adopt(const Tensor *t, long rows, long cols, bool col, const unsigned char *gpu, RefTensor *r,
 	size_t *close, size_t *moved)
 {
@@ -48,9 +60,16 @@ long block_scales_adopt(const Tensor *t, long rows, long cols, bool col, const u
 	for (long ln = 0; ln < lines; ln++) /* a line: a row of the rowwise copy, a column of the columnwise one */
 		for (long b = 0; b < nb; b++) {
 			size_t k = col ? (size_t)(b * cols + ln) : mx ? (size_t)(ln * nb + b) : (size_t)(b * rows + ln);
+			long e0 = b * bw, e1 = len < (b + 1) * bw ? len : (b + 1) * bw;
 			float m; /* the GPU's multiplier, when the block is quantized again */
 			if (mx) {
 				uint8_t eg = gpu[k], er = rs[k];
+				if (eg != er && eg != 0xff && zero_codes(r, col, cols, ln, e0, e1, tg_e8m0_rcp(er), fmt) &&
+					zero_codes(r, col, cols, ln, e0, e1, tg_e8m0_rcp(eg), fmt)) {
+					rs[k] = eg; /* zero codes under either scale */
+					(*close)++;
+					continue;
+				}
 				if (eg == er || abs(eg - er) != 1 || *moved >= budget)
 					continue;
 				rs[k] = eg;
@@ -61,9 +80,13 @@ long block_scales_adopt(const Tensor *t, long rows, long cols, bool col, const u
 				memcpy(&sr, rs + 4 * k, 4);
 				if (sg == sr || !(sg > 0) || !(sr > 0) || isinf(sg) || isinf(sr))
 					continue;
+				if (zero_codes(r, col, cols, ln, e0, e1, 1.0f / sr, fmt) && zero_codes(r, col, cols, ln, e0, e1, 1.0f / sg, fmt)) {
+					memcpy(rs + 4 * k, &sg, 4); /* zero codes under either scale */
+					(*close)++;
+					continue;
+				}
 				if (!t->recipe.pow2) {
-					if (ulps_apart(sg, sr) <= TG_BLOCK_SCALE_ULPS ||
-						fabsf(sg - sr) <= sr * block_slack(r, col, cols, ln, b * bw, len < (b + 1) * bw ? len : (b + 1) * bw)) {
+					if (ulps_apart(sg, sr) <= TG_BLOCK_SCALE_ULPS || fabsf(sg - sr) <= sr * block_slack(r, col, cols, ln, e0, e1)) {
 						memcpy(rs + 4 * k, &sg, 4);
 						(*close)++;
 					}
@@ -75,7 +98,7 @@ long block_scales_adopt(const Tensor *t, long rows, long cols, bool col, const u
 				m = 1.0f / sg; /* a power of two: exact */
 			}
 			(*moved)++;
-			for (long e = b * bw; e < len && e < (b + 1) * bw; e++) /* element e of line ln */
+			for (long e = e0; e < e1; e++) /* element e of line ln */
 				q[ln * len + e] = tg_f32_to_fmt(r->value[col ? e * cols + ln : ln * cols + e] * m, fmt);
 		}
 	return lines * nb;

@@ -85,12 +85,11 @@ static void adopt_block_scales_of(TgLayer *l, const Graph *g, const long *dims, 
 	size_t close, moved;
 	long blocks = block_scales_adopt(t, layout_rows(dims, t), layout_cols(t), col, h, r, &close, &moved);
 	free(h);
-	char within[32];
-	snprintf(within, sizeof within, "within %d ulps of", TG_BLOCK_SCALE_ULPS);
 	if (close || moved)
-		buf_printf(out, "ok %s %s.%s [tokens=%ld]: %zu of %ld block scales %s the reference's (the block amax "
-			"in float on the GPU, in double in the reference)\n", g->layer, t->name, col ? "scale_inv_t" : "scale_inv",
-			tokens, close + moved, blocks, moved ? "one power of two from" : within);
+		buf_printf(out, "ok %s %s.%s [tokens=%ld]: %zu of %ld block scales taken from the GPU (the block amax in float on "
+			"the GPU, in double in the reference): %zu close (within %d ulps, a LayerNorm's slack, or every code zero), "
+			"%zu one power of two apart\n", g->layer, t->name, col ? "scale_inv_t" : "scale_inv", tokens, close + moved,
+			blocks, close, TG_BLOCK_SCALE_ULPS, moved);
 }
 
 static void adopt_block_scales(TgLayer *l, const Graph *g, const long *dims, int i, RefTensor *r, long tokens, Buf *out)

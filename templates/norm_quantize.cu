@@ -135,16 +135,24 @@ constexpr int NQ_NJ = (NQ_NVEC + NQ_TPR - 1) / NQ_TPR;   // vectors per thread
 constexpr int NQ_WPR = NQ_TPR >= 32 ? NQ_TPR / 32 : 1;   // warps per row
 // Registers a thread has (the launch bound's share of the 64K file, at most 255) against what the
 // row path holds: the row as float, the next row's input (and residual) raw, gamma (and beta) raw,
-// and about 64 for the rest. Gamma and beta stay in registers across rows where all of it fits, else
+// and the rest (nq_reg_spare). Gamma and beta stay in registers across rows where all of it fits, else
 // they are loaded again for each row (L1 hits); the next row's loads go out early where the row and
 // they fit, else at the top of its iteration. This keeps long LayerNorm, FP32 and residual rows out of
 // local memory (a 16384-column LayerNorm with a residual spilled 200-580 bytes a thread).
 constexpr int nq_reg_cap = TG_THREADS > 512 ? 64 : TG_THREADS > 256 ? 128 : 255;
+// sm_100a's code needs more besides the arrays than sm_90a's: a 16384-column BF16 LayerNorm with a
+// residual at t256 (240 estimated with 48) spilled 232 bytes there and none on sm_90a, where reloading
+// gamma/beta cost 3% (H100, fifteenth session)
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000
+constexpr int nq_reg_spare = 64;
+#else
+constexpr int nq_reg_spare = 48;
+#endif
 constexpr int nq_held = NQ_NJ * NQ_VEC;                 // elements a thread holds
 constexpr int nq_row_regs = nq_held + nq_held * nq_isz * (TG_HAS_RESIDUAL ? 2 : 1) / 4;
 constexpr int nq_w_regs = nq_held * (nq_wsz + (TG_NORM == 1 ? nq_bsz : 0)) / 4;
-constexpr bool nq_keep_w = nq_row_regs + nq_w_regs + 64 <= nq_reg_cap;
-constexpr bool nq_prefetch = nq_row_regs + 64 <= nq_reg_cap;
+constexpr bool nq_keep_w = nq_row_regs + nq_w_regs + nq_reg_spare <= nq_reg_cap;
+constexpr bool nq_prefetch = nq_row_regs + nq_reg_spare <= nq_reg_cap;
 static_assert(nq_tile || (NQ_TPR & (NQ_TPR - 1)) == 0, "threads per row must be a power of two");
 static_assert(nq_tile || NQ_TPR % nq_group == 0, "threads per row must be a multiple of the lanes per scale block");
 

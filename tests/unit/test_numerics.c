@@ -382,6 +382,32 @@ static void test_block_scales_adopt(void)
 		check_line("numerics/", rs1[0] == gs1[0] && rs1[1] != gs1[1] && close == 1 && moved == 0,
 			"block-scales layernorm slack", "close %zu moved %zu", close, moved);
 	}
+	/* a block of values no scale lifts off zero (a GEGLU's far tail: 0 in float on the GPU, a denormal in
+	 * double): the GPU's scale 1 (amax 0) is adopted over the reference's largest one; a block with a
+	 * code that is not zero is not */
+	{
+		Tensor t2;
+		memset(&t2, 0, sizeof t2);
+		t2.dtype = DT_E4M3;
+		t2.recipe.scaling = SCALING_BLOCK1X128;
+		t2.recipe.pow2 = 1;
+		t2.columnwise = true;
+		static float v2[2] = {1e-44f, 1e-37f}, rs2[2], gs2[2] = {1.0f, 1.0f};
+		static uint8_t d2[2];
+		for (int c = 0; c < 2; c++) {
+			rs2[c] = 0x1p-127f;
+			d2[c] = tg_f32_to_fmt(v2[c] * 0x1p127f, TG_FMT_E4M3);
+		}
+		RefTensor r2;
+		memset(&r2, 0, sizeof r2);
+		r2.value = v2;
+		r2.comp[COMP_DATA_T] = d2;
+		r2.comp[COMP_SCALE_INV_T] = rs2;
+		size_t close, moved;
+		block_scales_adopt(&t2, 1, 2, true, (const unsigned char *)gs2, &r2, &close, &moved);
+		check_line("numerics/", d2[1] != 0 && rs2[0] == 1.0f && rs2[1] == 0x1p-127f && close == 1 && moved == 0,
+			"block-scales zero codes", "close %zu moved %zu, scales %g %g", close, moved, rs2[0], rs2[1]);
+	}
 	/* rowwise MXFP8: [rows][nb] E8M0, blocks of 32 along a row of 64 */
 	enum { MR = 3, MC = 64 };
 	static float mval[MR * MC];

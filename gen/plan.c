@@ -598,9 +598,9 @@ static void row_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, l
 		bool pertensor = rec == TG_RECIPE_DELAYED || rec == TG_RECIPE_CURRENT_CAST;
 		/* dglu: t256v8r32 (t1024, t512v8 spill on sm_100a); per-tensor glu_amax: t512v8r32 (269 us vs
 		 * t1024's 275 at 8192 x 14336, H100); a GLU's or dglu's 1x128 copies: t512v8r128 (the block tile
-		 * paths, one CTA a SM: GLU 711 us against t256's 981 and t1024's 697 at 8192 x 2x28672, dglu 1258
-		 * against t256's 1774 (t1024 is not legal for dglu), H100, `tegen tune`, fourteenth session);
-		 * the rest t1024v8r32 */
+		 * paths: dglu one CTA a SM, 1258 us against t256's 1774 at 8192 x 2x28672 (t1024 is not legal for
+		 * dglu), H100, `tegen tune`, fourteenth session; the GLU two CTAs a SM since the fifteenth:
+		 * 545 us); the rest t1024v8r32 */
 		v = block_tile(k) ? find_variant(colwise_variants, NELEMS(colwise_variants), "t512v8r128")
 			: &colwise_variants[!strcmp(k->tmpl, "dglu.cu") ? 2 : !strcmp(k->tmpl, "glu_amax.cu") && pertensor ? 1 : 0];
 	} else if (strcmp(k->tmpl, "norm_quantize.cu") && cols > glu_heuristic[NELEMS(glu_heuristic) - 1].max_cols) {

@@ -57,6 +57,9 @@ struct JitCache {
 	int frozen;
 	char nvrtc_version[32];
 	HashCtx prefix;           /* key state after the fields that are fixed per process */
+	char extra_buf[512];      /* TEGEN_NVRTC_DEFINES as -D options (a developer's experiments) */
+	const char *extra[16];
+	int nextra;
 	pthread_mutex_t mu;
 	JitEntry **tab;           /* open addressing, power-of-two size */
 	size_t cap, n;
@@ -163,6 +166,28 @@ static void field_int(HashCtx *h, long v)
 
 /* ---- open / close ---- */
 
+/* TEGEN_NVRTC_DEFINES="NAME=VALUE ..." (at most 16, 512 bytes): -DNAME=VALUE on every compile and in
+ * every key, so a template's experiment macros can be set without rebuilding tegen. */
+static void extra_defines(JitCache *c)
+{
+	const char *e = getenv("TEGEN_NVRTC_DEFINES");
+	size_t used = 0;
+	while (e && *e && c->nextra < 16) {
+		while (*e == ' ')
+			e++;
+		size_t n = strcspn(e, " ");
+		if (n == 0 || used + n + 3 > sizeof c->extra_buf)
+			break;
+		char *d = c->extra_buf + used;
+		memcpy(d, "-D", 2);
+		memcpy(d + 2, e, n);
+		d[n + 2] = 0;
+		c->extra[c->nextra++] = d;
+		used += n + 3;
+		e += n;
+	}
+}
+
 JitCache *jit_cache_open(const char *dir, int frozen, char *warn, size_t warnlen)
 {
 	if (warn && warnlen)
@@ -183,6 +208,10 @@ JitCache *jit_cache_open(const char *dir, int frozen, char *warn, size_t warnlen
 	field_int(&c->prefix, NFIXED);
 	for (int i = 0; i < NFIXED; i++)
 		field(&c->prefix, fixed_opts[i]);
+	extra_defines(c);
+	field_int(&c->prefix, c->nextra);
+	for (int i = 0; i < c->nextra; i++)
+		field(&c->prefix, c->extra[i]);
 	pthread_mutex_init(&c->mu, NULL);
 	c->frozen = frozen;
 	if (cache_dir_resolve(dir, c->dir, sizeof c->dir) != 0) {
@@ -461,13 +490,15 @@ static int compile(JitCache *c, const JitSource *s, const char *arch, const char
 {
 	char archopt[64];
 	snprintf(archopt, sizeof archopt, "--gpu-architecture=%s", arch);
-	const char **all = malloc(sizeof *all * (size_t)(1 + NFIXED + nopts));
+	const char **all = malloc(sizeof *all * (size_t)(1 + NFIXED + c->nextra + nopts));
 	if (!all)
 		return cache_seterr(err, errlen, "%s: out of memory", s->name), -1;
 	int na = 0;
 	all[na++] = archopt;
 	for (int i = 0; i < NFIXED; i++)
 		all[na++] = fixed_opts[i];
+	for (int i = 0; i < c->nextra; i++)
+		all[na++] = c->extra[i];
 	for (int i = 0; i < nopts; i++)
 		all[na++] = opts[i];
 	const char *sn = s->src_name && *s->src_name ? s->src_name : "kernel.cu";

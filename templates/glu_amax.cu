@@ -245,12 +245,22 @@ __device__ __forceinline__ void gl_tile_path(const TgParams &p)
 // lane group holds GB_NS consecutive rows, one a step. Every thread loads all its steps' a and b
 // vectors first and keeps its GB_NS vectors of y in registers; then the rowwise copy (per step,
 // as the row path writes it) and the columnwise one (tg_block_colwise_tile: scales as
-// cast_transpose.cu's 1x128 columnwise copy). The next tile's loads go out before this one's
-// stores.
+// cast_transpose.cu's 1x128 columnwise copy).
 constexpr int GB_G = TG_THREADS / 16;
 constexpr int GB_NS = 128 / GB_G;
 constexpr int GB_NCT = (GL_COLS + 127) / 128;
 static_assert(GL_VEC == 8 && TG_THREADS % 32 == 0 && 128 % GB_G == 0, "block columnwise: 8-element vectors, row groups dividing 128");
+// Two CTAs a SM (512 threads: 64 registers, so y alone, no prefetch ring) and the tile's loads at the
+// top of its iteration, where the other CTA's loads cover this one's barriers: H100, 8192 rows, 1x128
+// both copies, 8192 x 2x28672 712 -> 545 us (88% of copy), 8192 x 2x14336 384 -> 276 us (87%);
+// the prefetch at one CTA a SM 701 / 377 (as before), at two CTAs it spills (743 / 376) (fifteenth
+// session). TEGEN_NVRTC_DEFINES can set either for an experiment.
+#ifndef TG_GB_PREFETCH
+#define TG_GB_PREFETCH 0
+#endif
+#ifndef TG_GB_MIN_CTAS
+#define TG_GB_MIN_CTAS (TG_THREADS <= 512 ? 2 : 1)
+#endif
 
 __device__ __forceinline__ void gl_block_tile_path(const TgParams &p)
 {
@@ -276,8 +286,11 @@ __device__ __forceinline__ void gl_block_tile_path(const TgParams &p)
 			}
 		}
 	};
-	load(blockIdx.x);
+	if (TG_GB_PREFETCH)
+		load(blockIdx.x);
 	for (long long it = blockIdx.x; it < items; it += gridDim.x) {
+		if (!TG_GB_PREFETCH)
+			load(it);
 		const long long r0 = it / GB_NCT * 128;
 		const int c0 = (int)(it % GB_NCT) * 128, c = c0 + lc * GL_VEC;
 		const bool cv = c < GL_COLS; // GL_COLS % GL_VEC == 0: a vector is wholly in or out
@@ -295,7 +308,8 @@ __device__ __forceinline__ void gl_block_tile_path(const TgParams &p)
 				if (!ok)
 					y[st][k] = 0.0f;
 		}
-		load(it + gridDim.x);
+		if (TG_GB_PREFETCH)
+			load(it + gridDim.x);
 #pragma unroll
 		for (int st = 0; st < GB_NS; st++) {
 			const long long r = r0 + lr * GB_NS + st;
@@ -308,7 +322,11 @@ __device__ __forceinline__ void gl_block_tile_path(const TgParams &p)
 }
 #endif
 
+#if GL_BLOCK_TILE
+extern "C" __global__ void __launch_bounds__(TG_THREADS, TG_GB_MIN_CTAS) TG_KERNEL(const TgParams p)
+#else
 extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParams p)
+#endif
 {
 #if GL_BLOCK_TILE
 	gl_block_tile_path(p);

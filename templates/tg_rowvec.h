@@ -399,7 +399,7 @@ __device__ __forceinline__ void tg_colwise_store(const TgParams &p, const float 
 // __shared__; 48 KB for G 32, NT 2).
 template <int G, int NT> struct TgBlockTileSmem {
 	alignas(16) uint8_t qt[NT][128][128]; // codes, [tile][column][row], chunk (row / 16) ^ (column / 8 % 8)
-	float cam[G / 2][NT * 128];           // column amax partials of the warps (two row groups each);
+	alignas(16) float cam[G / 2][NT * 128]; // column amax partials of the warps (two row groups each);
 	                                      // then cam[0] holds the columns' block scales
 };
 
@@ -459,11 +459,14 @@ __device__ __forceinline__ void tg_block_colwise_tile(const TgParams &p, TgBlock
 	__syncthreads();
 	const int row0 = lr * NS; // NS | 16: the thread's codes of a column lie in one 16-byte chunk
 #pragma unroll
-	for (int i = 0; i < NT; i++)
+	for (int i = 0; i < NT; i++) {
+		float sc8[8]; // the thread's 8 columns' scales: two 16-byte reads (eight 4-byte ones were 4-way conflicts)
+		*reinterpret_cast<float4 *>(&sc8[0]) = *reinterpret_cast<const float4 *>(&sm.cam[0][i * 128 + lc * 8]);
+		*reinterpret_cast<float4 *>(&sc8[4]) = *reinterpret_cast<const float4 *>(&sm.cam[0][i * 128 + lc * 8 + 4]);
 #pragma unroll
 		for (int k = 0; k < 8; k++) {
 			const int cc = lc * 8 + k;
-			const float sc = sm.cam[0][i * 128 + cc];
+			const float sc = sc8[k];
 			uint32_t w[NS / 2]; // two codes each, row order
 #pragma unroll
 			for (int h = 0; h < NS / 2; h++)
@@ -476,6 +479,7 @@ __device__ __forceinline__ void tg_block_colwise_tile(const TgParams &p, TgBlock
 			else
 				*reinterpret_cast<uint2 *>(dst) = make_uint2(w[0] | w[1] << 16, w[2] | w[3] << 16);
 		}
+	}
 	__syncthreads();
 	const bool aligned16 = (rows % 16) == 0;
 	for (int q = threadIdx.x; q < NT * 128 * 8; q += THREADS) {

@@ -305,6 +305,19 @@ static void test_compile(void)
 	CHECK("key_portable", strcmp(k2, r.key) != 0, "options not in the key");
 	jit_cache_close(c);
 	printf("ok key_portable\n");
+
+	/* TEGEN_NVRTC_DEFINES: -D options on every compile, and in every key */
+	setenv("TEGEN_NVRTC_DEFINES", "TG_EXPERIMENT=2  TG_OTHER=1", 1);
+	c = jit_cache_open(other, 0, warn, sizeof warn);
+	unsetenv("TEGEN_NVRTC_DEFINES");
+	jit_key(c, &s, ARCH90, NULL, 0, k2);
+	JitSource sx = src_of("kx", "#if TG_EXPERIMENT != 2 || TG_OTHER != 1\n#error not defined\n#endif\n"
+		"extern \"C\" __global__ void kx(float *p) { p[threadIdx.x] *= 3.f; }\n");
+	JitResult rx;
+	rc = jit_compile(c, &sx, ARCH90, NULL, 0, &rx, err, sizeof err);
+	CHECK("nvrtc_defines", strcmp(k2, r.key) != 0 && rc == 0, "key same or compile failed: %s", err);
+	jit_cache_close(c);
+	printf("ok nvrtc_defines\n");
 }
 
 /* damage mutates the entry of KSRC/sm_90a; a fresh cache must recompile and repair it */

@@ -281,8 +281,8 @@ static void compile_candidates(TgContext *ctx, Arena *a, Cand *cand, int ncand, 
 	int hits = 0, ok = 0;
 	for (int i = 0; i < ncand; i++) {
 		Cand *c = &cand[i];
-		if (res[i].cubin)
-			c->spill = res[i].spill_stores + res[i].spill_loads;
+		if (res[i].cubin) /* -1: unknown (a cached entry without ptxas's report) */
+			c->spill = (res[i].spill_stores > 0 ? res[i].spill_stores : 0) + (res[i].spill_loads > 0 ? res[i].spill_loads : 0);
 		if (!res[i].cubin)
 			c->why = "compile failed";
 		else if (tg_context_function(ctx, &res[i], src[i].name, &c->fn)) {

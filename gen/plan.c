@@ -401,9 +401,8 @@ static bool variant_legal(const Kernel *k, const PlanVariant *v, bool sane)
 			: recipe == TG_RECIPE_NVFP4 ? 16 / vec : 1;
 		if (group < 1 || group > 32)
 			return false;
-		if (block_tile(k)) /* the block tile paths: 128-row tiles, 16 lanes a row block; dglu's two tiles at
-		                    * once fill 48 KB of shared memory at 512 threads */
-			return r == 128 && vec == 8 && t >= 256 && (!dglu || t <= 512);
+		if (block_tile(k)) /* the block tile paths: 128-row tiles, 16 lanes a row block */
+			return r == 128 && vec == 8 && t >= 256;
 		if (row_tile_path(k)) {
 			if (r == 128)
 				return false; /* the 128-row variants are the block tile path's */
@@ -597,11 +596,12 @@ static void row_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, l
 		long rec = slot_long(k, "TG_RECIPE", 0);
 		bool pertensor = rec == TG_RECIPE_DELAYED || rec == TG_RECIPE_CURRENT_CAST;
 		/* dglu: t256v8r32 (t1024, t512v8 spill on sm_100a); per-tensor glu_amax: t512v8r32 (269 us vs
-		 * t1024's 275 at 8192 x 14336, H100); a GLU's or dglu's 1x128 copies: t512v8r128 (the block tile
-		 * paths: dglu one CTA a SM, 1258 us against t256's 1774 at 8192 x 2x28672 (t1024 is not legal for
-		 * dglu), H100, `tegen tune`, fourteenth session; the GLU two CTAs a SM since the fifteenth:
-		 * 545 us); the rest t1024v8r32 */
-		v = block_tile(k) ? find_variant(colwise_variants, NELEMS(colwise_variants), "t512v8r128")
+		 * t1024's 275 at 8192 x 14336, H100); a GLU's 1x128 copies: t512v8r128 (the block tile path, two
+		 * CTAs a SM: 545 us at 8192 x 2x28672 against t256's 648 and t1024's 696, H100); dglu's: t1024v8r128
+		 * (no prefetch: 1140 us against t512's 1212 and t256's 1759, H200; `tegen tune`, fifteenth
+		 * session); the rest t1024v8r32 */
+		v = block_tile(k) ? find_variant(colwise_variants, NELEMS(colwise_variants),
+			!strcmp(k->tmpl, "dglu.cu") ? "t1024v8r128" : "t512v8r128")
 			: &colwise_variants[!strcmp(k->tmpl, "dglu.cu") ? 2 : !strcmp(k->tmpl, "glu_amax.cu") && pertensor ? 1 : 0];
 	} else if (strcmp(k->tmpl, "norm_quantize.cu") && cols > glu_heuristic[NELEMS(glu_heuristic) - 1].max_cols) {
 		bool dglu = !strcmp(k->tmpl, "dglu.cu");

@@ -124,8 +124,13 @@ __device__ __forceinline__ void dg_load(const TgParams &p, long long r, int v, b
 constexpr int DB_G = TG_THREADS / 16;
 constexpr int DB_NS = 128 / DB_G;
 constexpr int DB_NCT = DG_COLS / 128;
-static_assert(DG_VEC == 8 && TG_THREADS % 32 == 0 && 128 % DB_G == 0 && TG_THREADS <= 512,
-	"block columnwise: 8-element vectors, row groups dividing 128, <= 512 threads (48 KB of shared memory)");
+static_assert(DG_VEC == 8 && TG_THREADS % 32 == 0 && 128 % DB_G == 0, "block columnwise: 8-element vectors, row groups dividing 128");
+// The next tile's loads before this tile's columnwise copies at 512 threads (one CTA a SM), at the
+// top of its own iteration at 1024 (64 registers): H200, 8192 x 2x28672, t1024 1140 us without and
+// 1243 with (spilling), t512 1212 with and 1231 without (fifteenth session).
+#ifndef TG_DB_PREFETCH
+#define TG_DB_PREFETCH (TG_THREADS < 1024)
+#endif
 
 __device__ __forceinline__ void dg_block_tile_path(const TgParams &p)
 {
@@ -145,8 +150,11 @@ __device__ __forceinline__ void dg_block_tile_path(const TgParams &p)
 			dg_load(p, r, v, it < items && r < rows, qa[st], qb[st], qg[st]);
 		}
 	};
-	load(blockIdx.x);
+	if (TG_DB_PREFETCH)
+		load(blockIdx.x);
 	for (long long it = blockIdx.x; it < items; it += gridDim.x) {
+		if (!TG_DB_PREFETCH)
+			load(it);
 		const long long r0 = it / DB_NCT * 128;
 		const int c0 = (int)(it % DB_NCT) * 128, c = c0 + lc * DG_VEC;
 		float d[2][DB_NS][DG_VEC], amax = 0.0f; // d_a, d_b
@@ -170,7 +178,8 @@ __device__ __forceinline__ void dg_block_tile_path(const TgParams &p)
 					p, rows, r, DG_COLS + c, db[st], r < rows, 1.0f, TG_EPS_SCALE, TG_POW2);
 			}
 		}
-		load(it + gridDim.x); // here, not before the rowwise copy: 128 registers at 512 threads, no spill
+		if (TG_DB_PREFETCH)
+			load(it + gridDim.x); // here, not before the rowwise copy (at 512 threads 128 registers, 20 bytes spilled on sm_90a)
 		tg_block_colwise_tile<TG_FMT, TG_THREADS, DB_NS, 2 * DG_COLS, 2>(p, sm, d, r0, c0, DG_COLS, 2 * DG_COLS, rows,
 			TG_EPS_SCALE, TG_POW2);
 	}

@@ -396,11 +396,13 @@ __device__ __forceinline__ void tg_colwise_store(const TgParams &p, const float 
 }
 
 // Shared memory of tg_block_colwise_tile for G row groups and NT tiles (the caller declares it
-// __shared__; 48 KB for G 32, NT 2).
+// __shared__; 33 KB for NT 2 at G 32 or 64, 16.5 KB for NT 1 at G 32).
 template <int G, int NT> struct TgBlockTileSmem {
-	alignas(16) uint8_t qt[NT][128][128]; // codes, [tile][column][row], chunk (row / 16) ^ (column / 8 % 8)
-	alignas(16) float cam[G / 2][NT * 128]; // column amax partials of the warps (two row groups each);
-	                                      // then cam[0] holds the columns' block scales
+	alignas(16) float scale[NT * 128];    // the columns' block scales
+	union {                               // the partials are dead before the codes are written
+		alignas(16) float cam[G / 2][NT * 128]; // column amax partials of the warps (two row groups each)
+		alignas(16) uint8_t qt[NT][128][128];   // codes, [tile][column][row], chunk (row / 16) ^ (column / 8 % 8)
+	};
 };
 
 // The columnwise 1x128 copies of NT tiles of 128 rows x 128 columns whose FP32 values the CTA holds
@@ -445,13 +447,13 @@ __device__ __forceinline__ void tg_block_colwise_tile(const TgParams &p, TgBlock
 		}
 	}
 	__syncthreads();
-	if (threadIdx.x < NT * 128) { // one column: its partials, then its scale in cam[0] (this thread's alone)
+	if (threadIdx.x < NT * 128) { // one column: its partials, then its scale
 		float a = 0.0f;
 #pragma unroll
 		for (int j = 0; j < G / 2; j++)
 			a = tg_absmax(a, sm.cam[j][threadIdx.x]);
 		const float bs = tg_block_scale(a, fmax, eps, pow2);
-		sm.cam[0][threadIdx.x] = bs;
+		sm.scale[threadIdx.x] = bs;
 		const int col = c0 + (int)(threadIdx.x / 128) * cstep + (int)(threadIdx.x % 128);
 		if (col < c_end)
 			((float *)p.p[TG_P_SCALE_INV_T])[r0 / 128 * COLS + col] = tg_scale_inv(bs);
@@ -461,8 +463,8 @@ __device__ __forceinline__ void tg_block_colwise_tile(const TgParams &p, TgBlock
 #pragma unroll
 	for (int i = 0; i < NT; i++) {
 		float sc8[8]; // the thread's 8 columns' scales: two 16-byte reads (eight 4-byte ones were 4-way conflicts)
-		*reinterpret_cast<float4 *>(&sc8[0]) = *reinterpret_cast<const float4 *>(&sm.cam[0][i * 128 + lc * 8]);
-		*reinterpret_cast<float4 *>(&sc8[4]) = *reinterpret_cast<const float4 *>(&sm.cam[0][i * 128 + lc * 8 + 4]);
+		*reinterpret_cast<float4 *>(&sc8[0]) = *reinterpret_cast<const float4 *>(&sm.scale[i * 128 + lc * 8]);
+		*reinterpret_cast<float4 *>(&sc8[4]) = *reinterpret_cast<const float4 *>(&sm.scale[i * 128 + lc * 8 + 4]);
 #pragma unroll
 		for (int k = 0; k < 8; k++) {
 			const int cc = lc * 8 + k;

@@ -30,23 +30,14 @@
 // n[0] = rows, n[1] = cols (a multiple of 16), n[3] = SR offset (the layer's step count).
 // Launch: block (TG_THREADS,1,1) (a multiple of 32), any grid.x >= 1: both passes
 // grid-stride, the amax pass over 16-element chunks (TG_RHT: columns in groups of 16
-// rows), the 1D cast pass over 16-element blocks of the rowwise copy and groups of four
-// blocks of the columnwise copy, the cast pass with TG_2D or TG_RHT over 64x128 strips
-// staged in shared memory (every byte of a copy is written by exactly one thread).
+// rows), the cast pass of a rowwise-only 1D copy over its 16-element blocks, any other cast
+// pass (a columnwise copy, TG_2D) over 64x128 strips staged in shared memory (every byte of
+// a copy is written by exactly one thread).
 #include "tg_formats.h"
 #include "tg_recipe.h"
 #include "tg_kernel.h"
 
 namespace tgnv {
-
-// Element i of the input as FP32 (exact for every input dtype).
-__device__ __forceinline__ float load(const void *p, long long i)
-{
-	if (TG_IN_DTYPE == TG_DTYPE_F32)
-		return ((const float *)p)[i];
-	const uint16_t h = ((const uint16_t *)p)[i];
-	return TG_IN_DTYPE == TG_DTYPE_BF16 ? tg_bf16_to_f32(h) : tg_f16_to_f32(h);
-}
 
 // The two 16-bit input elements of word w (TG_IN_DTYPE 1 bf16, 2 fp16) as FP32, low half first.
 __device__ __forceinline__ void unpack2(uint32_t w, float &lo, float &hi)
@@ -240,50 +231,6 @@ __device__ __forceinline__ void row_block(const TgParams &p, long long r, long l
 	((uint8_t *)p.p[TG_P_SCALE_INV])[r * (cols / 16) + b] = sd;
 }
 
-// Block b of row c of the columnwise copy (column c of the input, rows 16b ..
-// 16b + len - 1; without the RHT, which takes the strip path): its 16 codes packed
-// into w[0..1] (element 2k in the low nibble; codes past len are 0, as a padding
-// nibble is), the scale byte returned.
-__device__ __forceinline__ uint8_t col_codes(const TgParams &p, long long c, long long b, const Scales &sc, uint32_t w[2])
-{
-	const void *in = p.p[TG_P_IN];
-	const long long rows = p.n[0], cols = p.n[1], r0 = b * 16;
-	const int len = rows - r0 < 16 ? (int)(rows - r0) : 16;
-	float x[16];
-#pragma unroll
-	for (int k = 0; k < 16; k++)
-		x[k] = k < len ? load(in, (r0 + k) * cols + c) : 0.0f;
-	const uint8_t sd = tg_nvfp4_block_scale(amax16(x), sc.s_enc);
-	encode16(x, len, sc.mult[sd], c * rows + r0, (unsigned long long)p.n[3], w);
-	return sd;
-}
-
-// Blocks 4g .. 4g+3 of row c of the columnwise copy (64 rows of input column c): when
-// rows % 64 == 0 the 32 bytes are one sector of OUT_T and the 4 scale bytes one word;
-// otherwise byte stores, ceil(len/2) bytes a block, since a copy row has ceil(rows/2).
-__device__ __forceinline__ void col_group(const TgParams &p, long long c, long long g, const Scales &sc)
-{
-	const long long rows = p.n[0], nbt = (rows + 15) / 16;
-	uint8_t *out = (uint8_t *)p.p[TG_P_OUT_T] + c * ((rows + 1) / 2);
-	uint8_t *sct = (uint8_t *)p.p[TG_P_SCALE_INV_T] + c * nbt;
-	if (rows % 64 == 0) {
-		uint32_t w[8], e = 0u;
-#pragma unroll
-		for (int j = 0; j < 4; j++)
-			e |= (uint32_t)col_codes(p, c, 4 * g + j, sc, &w[2 * j]) << (8 * j);
-		uint4 *d = (uint4 *)(out + 32 * g);
-		d[0] = make_uint4(w[0], w[1], w[2], w[3]);
-		d[1] = make_uint4(w[4], w[5], w[6], w[7]);
-		*(uint32_t *)(sct + 4 * g) = e;
-		return;
-	}
-	for (long long b = 4 * g; b < 4 * g + 4 && b < nbt; b++) {
-		uint32_t w[2];
-		sct[b] = col_codes(p, c, b, sc, w);
-		store_partial(out + 8 * b, w, rows - 16 * b < 16 ? (int)(rows - 16 * b) : 16);
-	}
-}
-
 // ---- TG_2D: 16x16 blocks, one strip of 64 rows x 128 columns at a time in shared memory ----
 // Each input element is read from global memory once: the strip is staged as FP32, the 32
 // tile amaxes are taken from shared memory, then the rowwise blocks (row-major units, one
@@ -433,8 +380,10 @@ __device__ __forceinline__ Scales cast_scales(const void *amax, void *scale, flo
 	return {s_enc, mult};
 }
 
-// Pass 1 over strips (TG_2D, or a columnwise copy with TG_RHT): grid-stride over strips
-// (row-major), two barriers a strip (three with TG_2D).
+// Pass 1 over strips (TG_2D, or a columnwise copy): grid-stride over strips (row-major), two
+// barriers a strip (three with TG_2D). A 1D columnwise copy read its columns from global memory
+// before (2 or 4 bytes a load): 1.09-1.13x slower (H200, the 8B NVFP4 training layer's casts,
+// fifteenth session).
 __device__ __forceinline__ void cast_pass_strip(const TgParams &p)
 {
 	__shared__ __align__(16) float t[S2R * S2P];
@@ -461,23 +410,16 @@ __device__ __forceinline__ void cast_pass_strip(const TgParams &p)
 	}
 }
 
-// Pass 1 with 1D blocks and no RHT: units are the rowwise copy's blocks (row-major), then
-// the columnwise copy's groups of 4 blocks (consecutive threads take consecutive columns,
-// so loads coalesce).
+// Pass 1 of a rowwise-only copy with 1D blocks: units are its blocks (row-major).
 __device__ __forceinline__ void cast_pass(const TgParams &p)
 {
 	const long long rows = p.n[0], cols = p.n[1];
 	__shared__ float mult[256];
 	const Scales sc = cast_scales(p.p[TG_P_AMAX], p.p[TG_P_SCALE], mult);
 	__syncthreads();
-	const long long nb = cols / 16, ngt = ((rows + 15) / 16 + 3) / 4;
-	const long long urow = TG_ROWWISE ? rows * nb : 0, units = urow + (TG_COLWISE ? cols * ngt : 0);
-	for (long long u = (long long)blockIdx.x * TG_THREADS + threadIdx.x; u < units; u += (long long)gridDim.x * TG_THREADS) {
-		if (u < urow)
-			row_block(p, u / nb, u % nb, sc);
-		else
-			col_group(p, (u - urow) % cols, (u - urow) / cols, sc);
-	}
+	const long long nb = cols / 16, units = rows * nb;
+	for (long long u = (long long)blockIdx.x * TG_THREADS + threadIdx.x; u < units; u += (long long)gridDim.x * TG_THREADS)
+		row_block(p, u / nb, u % nb, sc);
 }
 
 } // namespace tgnv
@@ -486,7 +428,7 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParam
 {
 	if constexpr (TG_PASS == 0)
 		tgnv::amax_pass(p);
-	else if constexpr (TG_2D != 0 || (TG_RHT != 0 && TG_COLWISE != 0))
+	else if constexpr (TG_2D != 0 || TG_COLWISE != 0)
 		tgnv::cast_pass_strip(p);
 	else
 		tgnv::cast_pass(p);

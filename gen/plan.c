@@ -349,11 +349,16 @@ static bool row_tile_path(const Kernel *k)
 		slot_long(k, "TG_RECIPE", 0) != TG_RECIPE_CURRENT_AMAX;
 }
 
-/* glu_amax.cu or dglu.cu with a columnwise 1x128 copy: their block tile path (128 x 128 tiles). */
+/* glu_amax.cu or dglu.cu with a columnwise 1x128 copy, or an MXFP8 one (dglu: C % 128 == 0 and no
+ * dbias, else its tile path): their block tile path (128 x 128 tiles). */
 static bool block_tile(const Kernel *k)
 {
-	return (!strcmp(k->tmpl, "glu_amax.cu") || !strcmp(k->tmpl, "dglu.cu")) && slot_long(k, "TG_COLWISE", 0) &&
-		slot_long(k, "TG_RECIPE", 0) == TG_RECIPE_BLOCK1X128;
+	bool glu = !strcmp(k->tmpl, "glu_amax.cu"), dglu = !strcmp(k->tmpl, "dglu.cu");
+	long rec = slot_long(k, "TG_RECIPE", 0);
+	if (!(glu || dglu) || !slot_long(k, "TG_COLWISE", 0))
+		return false;
+	return rec == TG_RECIPE_BLOCK1X128 || (rec == TG_RECIPE_MXFP8 &&
+		(glu || dglu_block_tile_fits(2 * slot_long(k, "TG_COLS", 0), slot_long(k, "TG_DBIAS", 0) != 0)));
 }
 
 /* grid_cols of a row-family kernel: 0 (a CTA per row block), except the block tile paths
@@ -842,7 +847,8 @@ static void plan_quantizing_op(Planner *pl, const Op *op)
 		plan_unfused_cast(pl, op, in, out);
 		return;
 	}
-	if (op->kind == OP_NORM_QUANTIZE && is_quantized(out) && out->recipe.scaling == SCALING_BLOCK1X128 && out->columnwise) {
+	if (op->kind == OP_NORM_QUANTIZE && is_quantized(out) && out->columnwise &&
+		(out->recipe.scaling == SCALING_BLOCK1X128 || (out->recipe.scaling == SCALING_MXFP8 && out->rowwise))) {
 		plan_norm_block(pl, op, in, out);
 		return;
 	}

@@ -49,7 +49,8 @@
 #if TG_DBIAS && TG_RECIPE == TG_RECIPE_CURRENT_AMAX
 #error "dglu.cu: dbias goes with the cast pass (recipe 2), not the amax pass"
 #endif
-#define DG_BLOCK_TILE (TG_COLWISE && TG_RECIPE == TG_RECIPE_BLOCK1X128)
+// the block tile path: a columnwise 1x128 copy, or an MXFP8 one at 128 rows a CTA (the planner's choice)
+#define DG_BLOCK_TILE (TG_COLWISE && (TG_RECIPE == TG_RECIPE_BLOCK1X128 || (TG_RECIPE == TG_RECIPE_MXFP8 && TG_ROWS_PER_CTA == 128)))
 #define DG_TILE ((TG_COLWISE || TG_DBIAS) && TG_RECIPE != TG_RECIPE_CURRENT_AMAX && !DG_BLOCK_TILE)
 #if !TG_ROWWISE && !TG_COLWISE && TG_RECIPE != TG_RECIPE_CURRENT_AMAX
 #error "dglu.cu: neither TG_ROWWISE nor TG_COLWISE set"
@@ -124,6 +125,8 @@ __device__ __forceinline__ void dg_load(const TgParams &p, long long r, int v, b
 constexpr int DB_G = TG_THREADS / 16;
 constexpr int DB_NS = 128 / DB_G;
 constexpr int DB_NCT = DG_COLS / 128;
+constexpr int DB_BR = TG_RECIPE == TG_RECIPE_MXFP8 ? 32 : 128; // rows a columnwise scale block
+static_assert(DG_COLS % 128 == 0 && !TG_DBIAS, "the block tile path: TG_COLS a multiple of 128, no dbias");
 static_assert(DG_VEC == 8 && TG_THREADS % 32 == 0 && 128 % DB_G == 0, "block columnwise: 8-element vectors, row groups dividing 128");
 // The next tile's loads before this tile's columnwise copies at 512 threads (one CTA a SM), at the
 // top of its own iteration at 1024 (64 registers): H200, 8192 x 2x28672, t1024 1140 us without and
@@ -134,7 +137,7 @@ static_assert(DG_VEC == 8 && TG_THREADS % 32 == 0 && 128 % DB_G == 0, "block col
 
 __device__ __forceinline__ void dg_block_tile_path(const TgParams &p)
 {
-	__shared__ TgBlockTileSmem<DB_G, 2> sm;
+	__shared__ TgBlockTileSmem<DB_G, 2, DB_BR> sm;
 	const long long rows = p.n[0];
 	const int lr = threadIdx.x / 16, lc = threadIdx.x % 16;
 	const long long items = (rows + 127) / 128 * DB_NCT;
@@ -180,7 +183,7 @@ __device__ __forceinline__ void dg_block_tile_path(const TgParams &p)
 		}
 		if (TG_DB_PREFETCH)
 			load(it + gridDim.x); // here, not before the rowwise copy (at 512 threads 128 registers, 20 bytes spilled on sm_90a)
-		tg_block_colwise_tile<TG_FMT, TG_THREADS, DB_NS, 2 * DG_COLS, 2>(p, sm, d, r0, c0, DG_COLS, 2 * DG_COLS, rows,
+		tg_block_colwise_tile<TG_FMT, TG_THREADS, DB_NS, 2 * DG_COLS, 2, DB_BR>(p, sm, d, r0, c0, DG_COLS, 2 * DG_COLS, rows,
 			TG_EPS_SCALE, TG_POW2);
 	}
 }

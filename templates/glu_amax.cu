@@ -101,7 +101,8 @@ __device__ __forceinline__ void gl_unpack(const tg_raw<N * (DT == TG_DTYPE_F32 ?
 
 constexpr int GL_IVB = GL_VEC * gl_isz; // bytes per input vector
 
-#define GL_BLOCK_TILE (TG_COLWISE && TG_RECIPE == TG_RECIPE_BLOCK1X128)
+// the block tile path: a columnwise 1x128 copy, or an MXFP8 one at 128 rows a CTA (the planner's choice)
+#define GL_BLOCK_TILE (TG_COLWISE && (TG_RECIPE == TG_RECIPE_BLOCK1X128 || (TG_RECIPE == TG_RECIPE_MXFP8 && TG_ROWS_PER_CTA == 128)))
 #define GL_TILE (TG_COLWISE && TG_RECIPE != TG_RECIPE_CURRENT_AMAX && !GL_BLOCK_TILE)
 
 #if !GL_TILE && !GL_BLOCK_TILE
@@ -249,6 +250,7 @@ __device__ __forceinline__ void gl_tile_path(const TgParams &p)
 constexpr int GB_G = TG_THREADS / 16;
 constexpr int GB_NS = 128 / GB_G;
 constexpr int GB_NCT = (GL_COLS + 127) / 128;
+constexpr int GB_BR = TG_RECIPE == TG_RECIPE_MXFP8 ? 32 : 128; // rows a columnwise scale block
 static_assert(GL_VEC == 8 && TG_THREADS % 32 == 0 && 128 % GB_G == 0, "block columnwise: 8-element vectors, row groups dividing 128");
 // Two CTAs a SM (512 threads: 64 registers, so y alone, no prefetch ring) and the tile's loads at the
 // top of its iteration, where the other CTA's loads cover this one's barriers: H100, 8192 rows, 1x128
@@ -264,7 +266,7 @@ static_assert(GL_VEC == 8 && TG_THREADS % 32 == 0 && 128 % GB_G == 0, "block col
 
 __device__ __forceinline__ void gl_block_tile_path(const TgParams &p)
 {
-	__shared__ TgBlockTileSmem<GB_G, 1> sm;
+	__shared__ TgBlockTileSmem<GB_G, 1, GB_BR> sm;
 	const long long rows = p.n[0];
 	const tg_raw<GL_IVB> *in = reinterpret_cast<const tg_raw<GL_IVB> *>(p.p[TG_P_IN]);
 	const int lr = threadIdx.x / 16, lc = threadIdx.x % 16;
@@ -314,9 +316,9 @@ __device__ __forceinline__ void gl_block_tile_path(const TgParams &p)
 		for (int st = 0; st < GB_NS; st++) {
 			const long long r = r0 + lr * GB_NS + st;
 			if (TG_ROWWISE)
-				gl_emit_row<16>(p, rows, r, c, y[st], cv && r < rows, 1.0f);
+				gl_emit_row<gl_group>(p, rows, r, c, y[st], cv && r < rows, 1.0f);
 		}
-		tg_block_colwise_tile<TG_FMT, TG_THREADS, GB_NS, GL_COLS, 1>(p, sm, yt, r0, c0, 0, GL_COLS, rows, TG_EPS_SCALE,
+		tg_block_colwise_tile<TG_FMT, TG_THREADS, GB_NS, GL_COLS, 1, GB_BR>(p, sm, yt, r0, c0, 0, GL_COLS, rows, TG_EPS_SCALE,
 			TG_POW2);
 	}
 }

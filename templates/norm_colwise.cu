@@ -1,12 +1,13 @@
-// norm_colwise.cu: the columnwise 1x128 copy of a norm's output, from the statistics the norm's row
+// norm_colwise.cu: the columnwise 1x128 or MXFP8 copy of a norm's output, from the statistics the norm's row
 // kernel saved (norm_quantize.cu writes the rowwise copy, rsigma and mu; this kernel reads the input
 // again, normalizes it the same way and writes the copy): no FP32 intermediate.
-// tegen-slots: TG_KERNEL TG_IN_DTYPE TG_W_DTYPE TG_B_DTYPE TG_FMT TG_THREADS TG_COLS TG_NORM TG_ZERO_CENTERED TG_HAS_RESIDUAL TG_EPS_SCALE TG_POW2
+// tegen-slots: TG_KERNEL TG_IN_DTYPE TG_W_DTYPE TG_B_DTYPE TG_FMT TG_RECIPE TG_THREADS TG_COLS TG_NORM TG_ZERO_CENTERED TG_HAS_RESIDUAL TG_EPS_SCALE TG_POW2
 //
 // Slots as norm_quantize.cu's. Pointer slots (tg_kernel.h): TG_P_IN, TG_P_RESIDUAL (when
 // TG_HAS_RESIDUAL: in + residual rounded to the input dtype, as the norm kernel forms it), TG_P_GAMMA,
 // TG_P_BETA (LayerNorm), TG_P_RSIGMA and TG_P_MU (LayerNorm) [rows] FP32 (read), TG_P_OUT_T
-// [TG_COLS][rows] E4M3/E5M2 and TG_P_SCALE_INV_T [ceil(rows/128)][TG_COLS] (written).
+// [TG_COLS][rows] E4M3/E5M2 and TG_P_SCALE_INV_T (written): TG_RECIPE 1x128 [ceil(rows/128)][TG_COLS]
+// FP32, MXFP8 [ceil(rows/32)][TG_COLS] E8M0.
 // The value of an element is norm_quantize.cu's float one, ((x - mu) * rsigma) * gamma (+ beta),
 // from the same x, mu and rsigma, so the copy holds the rowwise copy's values.
 //
@@ -37,13 +38,15 @@ constexpr int NC_G = TG_THREADS / 16;  // row groups
 constexpr int NC_NS = 128 / NC_G;      // rows a thread
 constexpr int NC_COLS = TG_COLS;
 constexpr int NC_NCT = (NC_COLS + 127) / 128;
+constexpr int NC_BR = TG_RECIPE == TG_RECIPE_MXFP8 ? 32 : 128; // rows a columnwise scale block (1x128 or MXFP8)
+static_assert(TG_RECIPE == TG_RECIPE_MXFP8 || TG_RECIPE == TG_RECIPE_BLOCK1X128, "norm_colwise.cu: 1x128 or MXFP8");
 static_assert(NC_COLS % 8 == 0, "norm_colwise.cu: TG_COLS must be a multiple of 8");
 static_assert(TG_THREADS % 32 == 0 && 128 % NC_G == 0 && TG_THREADS >= 256 && TG_THREADS <= 1024,
 	"norm_colwise.cu: 256, 512 or 1024 threads");
 
 __device__ __forceinline__ void nc_tile_path(const TgParams &p)
 {
-	__shared__ TgBlockTileSmem<NC_G, 1> sm;
+	__shared__ TgBlockTileSmem<NC_G, 1, NC_BR> sm;
 	const long long rows = p.n[0];
 	const int lr = threadIdx.x / 16, lc = threadIdx.x % 16;
 	const long long items = (rows + 127) / 128 * NC_NCT;
@@ -112,7 +115,7 @@ __device__ __forceinline__ void nc_tile_path(const TgParams &p)
 		}
 		if (TG_NC_PREFETCH)
 			load(it + gridDim.x);
-		tg_block_colwise_tile<TG_FMT, TG_THREADS, NC_NS, NC_COLS, 1>(p, sm, yt, r0, c0, 0, NC_COLS, rows, TG_EPS_SCALE,
+		tg_block_colwise_tile<TG_FMT, TG_THREADS, NC_NS, NC_COLS, 1, NC_BR>(p, sm, yt, r0, c0, 0, NC_COLS, rows, TG_EPS_SCALE,
 			TG_POW2);
 	}
 }

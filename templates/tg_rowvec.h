@@ -395,37 +395,39 @@ __device__ __forceinline__ void tg_colwise_store(const TgParams &p, const float 
 	__syncthreads();
 }
 
-// Shared memory of tg_block_colwise_tile for G row groups and NT tiles (the caller declares it
-// __shared__; 33 KB for NT 2 at G 32 or 64, 16.5 KB for NT 1 at G 32).
-template <int G, int NT> struct TgBlockTileSmem {
-	alignas(16) float scale[NT * 128];    // the columns' block scales
+// Shared memory of tg_block_colwise_tile for G row groups, NT tiles and blocks of BR rows (the caller
+// declares it __shared__; 33 KB for NT 2 at G 32 or 64, 16.5 KB for NT 1 at G 32).
+template <int G, int NT, int BR = 128> struct TgBlockTileSmem {
+	alignas(16) float scale[128 / BR][NT * 128]; // the columns' block multipliers (each block of BR rows)
 	union {                               // the partials are dead before the codes are written
 		alignas(16) float cam[G / 2][NT * 128]; // column amax partials of the warps (two row groups each)
 		alignas(16) uint8_t qt[NT][128][128];   // codes, [tile][column][row], chunk (row / 16) ^ (column / 8 % 8)
 	};
 };
 
-// The columnwise 1x128 copies of NT tiles of 128 rows x 128 columns whose FP32 values the CTA holds
-// in registers (the block tile paths of glu_amax.cu, NT 1, and dglu.cu, NT 2: d_a's and d_b's).
+// The columnwise block-scaled copies of NT tiles of 128 rows x 128 columns whose FP32 values the CTA
+// holds in registers (the block tile paths of glu_amax.cu, NT 1, and dglu.cu, NT 2: d_a's and d_b's;
+// norm_colwise.cu): blocks of BR rows, 128 (1x128: FP32 scales) or 32 (MXFP8: E8M0 scales).
 // THREADS threads, 16 lanes a row of 8-element vectors, NS = 128 / (THREADS / 16) consecutive rows a
 // thread: thread t holds tile rows (t / 16) * NS + st (st < NS; y[tile][st]) at tile columns
 // (t % 16) * 8.., values outside the tensor zero. Tile i covers tensor rows r0.., columns
 // c0 + i * cstep.. of a [rows][COLS] tensor; only columns < c_end are written. Each column's block
 // amax (over the thread's rows, the warp's two row groups, then the warps through shared memory)
-// gives its block scale (tg_block_scale of format FMT's max, eps and pow2) and scale_inv_t
-// [ceil(rows/128)][COLS] at (r0 / 128, column); a thread's NS codes of a column go into a byte tile
+// gives its block scale: 1x128, tg_block_scale of format FMT's max, eps and pow2, and scale_inv_t
+// [ceil(rows/128)][COLS] FP32 at (r0 / 128, column); MXFP8, tg_e8m0_from_amax and scale_inv_t
+// [ceil(rows/32)][COLS] E8M0 at (r0 / 32 + block, column) for the blocks inside the tensor. A thread's NS codes of a column go into a byte tile
 // [column][row] in shared memory as one word (16-byte chunks XOR-swizzled by column group), and the
 // tiles out to out_t [COLS][rows] as 16-byte pieces (bytes at the tensor's end, or when
 // rows % 16 != 0). Four barriers for all NT tiles. Every thread calls it; sm may be rewritten after
 // it returns.
-template <int FMT, int THREADS, int NS, int COLS, int NT>
-__device__ __forceinline__ void tg_block_colwise_tile(const TgParams &p, TgBlockTileSmem<THREADS / 16, NT> &sm,
+template <int FMT, int THREADS, int NS, int COLS, int NT, int BR = 128>
+__device__ __forceinline__ void tg_block_colwise_tile(const TgParams &p, TgBlockTileSmem<THREADS / 16, NT, BR> &sm,
 	const float (&y)[NT][NS][8], long long r0, int c0, int cstep, int c_end, long long rows, float eps, int pow2)
 {
-	constexpr int G = THREADS / 16;
+	constexpr int G = THREADS / 16, NB = 128 / BR, PPB = BR / (2 * NS); // blocks a tile column, partials a block
 	static_assert(THREADS % 32 == 0 && G * NS == 128 && (NS == 2 || NS == 4 || NS == 8),
 		"block columnwise: 16 lanes a row, 2, 4 or 8 rows a thread");
-	static_assert(THREADS >= NT * 128, "block columnwise: a thread per column of the tiles");
+	static_assert((BR == 128 || BR == 32) && PPB >= 1 && BR % (2 * NS) == 0, "block columnwise: blocks of 128 or 32 rows");
 	constexpr float fmax = FMT == TG_FMT_E4M3 ? TG_E4M3_MAX : TG_E5M2_MAX;
 	const int lr = threadIdx.x / 16, lc = threadIdx.x % 16;
 #pragma unroll
@@ -447,24 +449,33 @@ __device__ __forceinline__ void tg_block_colwise_tile(const TgParams &p, TgBlock
 		}
 	}
 	__syncthreads();
-	if (threadIdx.x < NT * 128) { // one column: its partials, then its scale
+	for (int u = threadIdx.x; u < NB * NT * 128; u += THREADS) { // a column's block: its partials, then its scale
+		const int cx = u % (NT * 128), b = u / (NT * 128);
 		float a = 0.0f;
 #pragma unroll
-		for (int j = 0; j < G / 2; j++)
-			a = tg_absmax(a, sm.cam[j][threadIdx.x]);
-		const float bs = tg_block_scale(a, fmax, eps, pow2);
-		sm.scale[threadIdx.x] = bs;
-		const int col = c0 + (int)(threadIdx.x / 128) * cstep + (int)(threadIdx.x % 128);
-		if (col < c_end)
-			((float *)p.p[TG_P_SCALE_INV_T])[r0 / 128 * COLS + col] = tg_scale_inv(bs);
+		for (int j = 0; j < PPB; j++)
+			a = tg_absmax(a, sm.cam[b * PPB + j][cx]);
+		const int col = c0 + cx / 128 * cstep + cx % 128;
+		if constexpr (BR == 128) {
+			const float bs = tg_block_scale(a, fmax, eps, pow2);
+			sm.scale[0][cx] = bs;
+			if (col < c_end)
+				((float *)p.p[TG_P_SCALE_INV_T])[r0 / 128 * COLS + col] = tg_scale_inv(bs);
+		} else {
+			const uint8_t eb = tg_e8m0_from_amax(a, fmax);
+			sm.scale[b][cx] = tg_e8m0_rcp(eb);
+			if (col < c_end && r0 + b * BR < rows)
+				((uint8_t *)p.p[TG_P_SCALE_INV_T])[(r0 / BR + b) * COLS + col] = eb;
+		}
 	}
 	__syncthreads();
 	const int row0 = lr * NS; // NS | 16: the thread's codes of a column lie in one 16-byte chunk
 #pragma unroll
 	for (int i = 0; i < NT; i++) {
 		float sc8[8]; // the thread's 8 columns' scales: two 16-byte reads (eight 4-byte ones were 4-way conflicts)
-		*reinterpret_cast<float4 *>(&sc8[0]) = *reinterpret_cast<const float4 *>(&sm.scale[i * 128 + lc * 8]);
-		*reinterpret_cast<float4 *>(&sc8[4]) = *reinterpret_cast<const float4 *>(&sm.scale[i * 128 + lc * 8 + 4]);
+		const float *srow = &sm.scale[row0 / BR][i * 128 + lc * 8];
+		*reinterpret_cast<float4 *>(&sc8[0]) = *reinterpret_cast<const float4 *>(srow);
+		*reinterpret_cast<float4 *>(&sc8[4]) = *reinterpret_cast<const float4 *>(srow + 4);
 #pragma unroll
 		for (int k = 0; k < 8; k++) {
 			const int cc = lc * 8 + k;

@@ -33,7 +33,7 @@ static const char *spec_text =
 	"  g2:    {shape: [tokens, 2*h], dtype: bf16}\n"
 	"ops:\n"
 	"  - norm_quantize: {in: x, gamma: gamma, out: xn, eps: 1e-5}\n"
-	"  - norm_quantize: {in: x, gamma: gamma, out: xm, eps: 1e-5, layout: [rowwise, columnwise]}\n"
+	"  - norm_quantize: {in: x, gamma: gamma, out: xm, eps: 1e-5, layout: [columnwise]}\n"
 	"  - glu_amax: {in: g2, out: a, act: swiglu}\n"
 	"  - cast_transpose: {in: x, out: xt}\n"
 	"  - quantize: {in: w, out: wb, layout: [rowwise, columnwise]}\n"

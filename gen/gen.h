@@ -379,10 +379,9 @@ OpFamily op_family(OpKind k);
 /* op_writes_hp: the row kernel of op (norm, GLU, dglu) writes its FP32 value to component hp and
  * separate kernels quantize it (unfused): an NVFP4 output with a columnwise copy, 16x16 blocks or
  * from dglu (the row kernels write only a norm's or GLU's rowwise 1D NVFP4 copy), or a block1x128
- * output with a columnwise copy from a norm without a rowwise one or with a residual (other norms:
- * the row kernel, then norm_colwise.cu), or from dglu with a fused dbias or a half (C) not a multiple
- * of 128 (a GLU and the other dglus write both copies, through the block tile paths of glu_amax.cu
- * and dglu.cu). */
+ * output with a columnwise copy from dglu with a fused dbias or a half (C) not a multiple of 128 (a
+ * norm: the row kernel, then norm_colwise.cu; a GLU and the other dglus write both copies, through
+ * the block tile paths of glu_amax.cu and dglu.cu). */
 bool op_writes_hp(const Graph *g, const Op *op);
 /* dglu_block_tile_fits: dglu.cu's block tile path writes both 1x128 copies of a d_h [.., cols]
  * (cols = 2C): no block straddles the halves (C % 128 == 0), and no dbias is fused. */

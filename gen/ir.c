@@ -675,11 +675,11 @@ static void infer_cast(B *b, const SpecOp *o, Op *op)
 /* What the kernels of a quantizing op can do, checked here so that `tegen check`
  * rejects what plan or build would (the planner and templates have the same
  * rules: variant_legal in plan.c, the static_asserts of the templates):
- * - fused norm/GLU kernels: no block128x128 copy; a norm's block1x128 copy with a
- *   columnwise one: the row kernel, then norm_colwise.cu (8-element vectors), or unfused
- *   without the rowwise copy (the op writes FP32, the tile kernel casts: op_writes_hp),
- *   a GLU's takes glu_amax.cu's block tile path (8-element vectors), a dglu's dglu.cu's
- *   where C % 128 == 0 and no dbias is fused (else unfused, as the norm's);
+ * - fused norm/GLU kernels: no block128x128 copy; a norm's block1x128 (or MXFP8) copy with
+ *   a columnwise one: the row kernel (the rowwise copy, if any, and the statistics), then
+ *   norm_colwise.cu (8-element vectors); a GLU's takes glu_amax.cu's block tile path
+ *   (8-element vectors), a dglu's dglu.cu's where C % 128 == 0 and no dbias is fused (else
+ *   unfused: the op writes FP32, the tile kernel casts: op_writes_hp);
  * - row lengths: the row kernels (norm_quantize.cu, glu_amax.cu) load vectors of
  *   at least 2 elements, 4 for block1x128 and for the columnwise tile path (the
  *   planner makes a per-tensor columnwise copy of a fused op there, unless the
@@ -707,7 +707,7 @@ static void check_kernel_shape(B *b, const SpecOp *o, const Op *op)
 		need = 8;
 		why = !fused ? "the tile kernel moves 8-element column chunks"
 			: op->kind == OP_GLU_AMAX ? "the kernel that writes both block copies loads 8-element vectors"
-			: "the tile kernel that writes its block copies moves 8-element column chunks";
+			: "norm_colwise.cu, which writes its columnwise copy, loads 8-element vectors";
 	} else if (sc == SCALING_BLOCK1X128 || (sc != SCALING_NONE && sc != SCALING_NVFP4 && out->columnwise)) {
 		need = 4;
 		why = sc == SCALING_BLOCK1X128 ? "the row kernel's 1x128 blocks need vectors of 4 elements"

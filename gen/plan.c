@@ -804,8 +804,8 @@ static void plan_nvfp4(Planner *pl, const Op *op, const Tensor *in, const Tensor
 static void plan_norm_block(Planner *pl, const Op *op, const Tensor *in, const Tensor *out);
 static Tensor hp_view(const Tensor *out);
 
-/* A norm or dglu whose block1x128 columnwise copy no fused kernel writes (op_writes_hp: a norm's
- * alone, a dglu's its block tile path does not take), or any quantized row op
+/* A dglu whose block1x128 columnwise copy no fused kernel writes (op_writes_hp: one its block tile
+ * path does not take), or any quantized row op
  * under PlanOptions.hp_values: the op's kernel
  * writes its FP32 value (component hp), then the tile kernel (cast_transpose.cu, both passes
  * under current scaling) reads it and writes the copies. */
@@ -848,7 +848,7 @@ static void plan_quantizing_op(Planner *pl, const Op *op)
 		return;
 	}
 	if (op->kind == OP_NORM_QUANTIZE && is_quantized(out) && out->columnwise &&
-		(out->recipe.scaling == SCALING_BLOCK1X128 || (out->recipe.scaling == SCALING_MXFP8 && out->rowwise))) {
+		(out->recipe.scaling == SCALING_BLOCK1X128 || out->recipe.scaling == SCALING_MXFP8)) {
 		plan_norm_block(pl, op, in, out);
 		return;
 	}
@@ -896,10 +896,10 @@ static void norm_inputs(Planner *pl, Kernel *k, const Op *op, bool with_residual
 		bind(pl, k, TG_P_RESIDUAL, op->arg[ARG_RESIDUAL], COMP_DATA);
 }
 
-/* A norm with both 1x128 copies: its row kernel writes the rowwise copy and the row statistics (the
- * op's rsigma / mu outputs, else the output's workspace components rsigma / mu), then
- * norm_colwise.cu reads the input again and writes the columnwise copy from them: 6 bytes an
- * element of BF16 input against 12 through an FP32 intermediate. */
+/* A norm with a columnwise 1x128 or MXFP8 copy: its row kernel writes the rowwise copy (if any) and
+ * the row statistics (the op's rsigma / mu outputs, else the output's workspace components rsigma /
+ * mu), then norm_colwise.cu reads the input again and writes the columnwise copy from them: 6 bytes
+ * an element of BF16 input against 12 through an FP32 intermediate. */
 static void plan_norm_block(Planner *pl, const Op *op, const Tensor *in, const Tensor *out)
 {
 	Extent rows = tensor_rows(pl, out, op->loc);
@@ -916,7 +916,8 @@ static void plan_norm_block(Planner *pl, const Op *op, const Tensor *in, const T
 		bind(pl, nk, TG_P_RSIGMA, rs, rsc);
 	if (own_mu)
 		bind(pl, nk, TG_P_MU, mu, muc);
-	nk->note = "the rowwise 1x128 copy and the row statistics (norm_colwise.cu writes the columnwise copy)";
+	nk->note = out->rowwise ? "the rowwise copy and the row statistics (norm_colwise.cu writes the columnwise copy)"
+		: "the row statistics alone (norm_colwise.cu writes the columnwise copy)";
 	Kernel *k = kernel_new(pl, "norm_colwise", op->id);
 	k->kind = KERNEL_GENERATED;
 	k->tmpl = "norm_colwise.cu";
@@ -938,7 +939,7 @@ static void plan_norm_block(Planner *pl, const Op *op, const Tensor *in, const T
 	k->grid_cols = 128;
 	k->variant = "t512";
 	k->choice = "fixed";
-	k->note = "the columnwise 1x128 copy: the input read again, normalized with the row kernel's statistics";
+	k->note = "the columnwise copy: the input read again, normalized with the row kernel's statistics";
 }
 
 /* The kernel(s) of a quantizing op's own template: one, or an amax and a cast
@@ -1007,7 +1008,7 @@ static void plan_op_kernels(Planner *pl, const Op *op, const Tensor *in, const T
 				: "current scaling, pass 1 of 2: amax of the output, nothing written")
 			: pass == PASS_CAST ? (nv ? "NVFP4, pass 2 of 2: S_enc from the global amax, re-read the input, E4M3 block scales, E2M1 data"
 				: "current scaling, pass 2 of 2: scale from the amax, re-read the input, cast")
-			: block_tile(k) ? "both 1x128 copies from one kernel (block tile path: 128 x 128 tiles)" : NULL;
+			: block_tile(k) ? "both block-scaled copies from one kernel (block tile path: 128 x 128 tiles)" : NULL;
 		if (dbias >= 0)
 			k->note = arena_printf(pl->a, "%s%s%s fused: the chunk partials of %s's column sums (stage 1 of 2)",
 				k->note ? k->note : "", k->note ? "; " : "", op_name(OP_DBIAS), in->name);

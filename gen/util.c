@@ -265,10 +265,9 @@ bool op_writes_hp(const Graph *g, const Op *op)
 	 * fused (dglu.cu's block tile path) */
 	if (t->recipe.scaling != SCALING_BLOCK1X128 || !t->columnwise || op->kind == OP_GLU_AMAX)
 		return false;
-	/* a norm: the row kernel (rowwise copy and statistics), then norm_colwise.cu; unfused without a
-	 * rowwise copy */
+	/* a norm: the row kernel (rowwise copy, or none, and the statistics), then norm_colwise.cu */
 	if (op->kind == OP_NORM_QUANTIZE)
-		return !t->rowwise;
+		return false;
 	return op->kind != OP_DGLU || !dglu_block_tile_fits(t->shape[t->rank - 1].add, op->arg[ARG_DBIAS_OUT] >= 0);
 }
 

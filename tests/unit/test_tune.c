@@ -23,7 +23,6 @@ static const char *spec_text =
 	"dims: {tokens: dynamic, h: 4096}\n"
 	"recipe: {scaling: delayed, format: e4m3}\n"
 	"overrides:\n"
-	"  xm: {scaling: mxfp8}\n"
 	"  wb: {scaling: block128x128}\n"
 	"  xb: {scaling: block1x128}\n"
 	"tensors:\n"

@@ -415,11 +415,11 @@ template <int G, int NT, int BR = 128> struct TgBlockTileSmem {
 // amax (over the thread's rows, the warp's two row groups, then the warps through shared memory)
 // gives its block scale: 1x128, tg_block_scale of format FMT's max, eps and pow2, and scale_inv_t
 // [ceil(rows/128)][COLS] FP32 at (r0 / 128, column); MXFP8, tg_e8m0_from_amax and scale_inv_t
-// [ceil(rows/32)][COLS] E8M0 at (r0 / 32 + block, column) for the blocks inside the tensor. A thread's NS codes of a column go into a byte tile
-// [column][row] in shared memory as one word (16-byte chunks XOR-swizzled by column group), and the
-// tiles out to out_t [COLS][rows] as 16-byte pieces (bytes at the tensor's end, or when
-// rows % 16 != 0). Four barriers for all NT tiles. Every thread calls it; sm may be rewritten after
-// it returns.
+// [ceil(rows/32)][COLS] E8M0 at (r0 / 32 + block, column) for the blocks inside the tensor. A
+// thread's NS codes of a column go into a byte tile [column][row] in shared memory as one word
+// (16-byte chunks XOR-swizzled by column group), and the tiles out to out_t [COLS][rows] as 16-byte
+// pieces (bytes at the tensor's end, or when rows % 16 != 0). Four barriers for all NT tiles. Every
+// thread calls it; sm may be rewritten after it returns.
 template <int FMT, int THREADS, int NS, int COLS, int NT, int BR = 128>
 __device__ __forceinline__ void tg_block_colwise_tile(const TgParams &p, TgBlockTileSmem<THREADS / 16, NT, BR> &sm,
 	const float (&y)[NT][NS][8], long long r0, int c0, int cstep, int c_end, long long rows, float eps, int pow2)

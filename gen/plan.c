@@ -123,6 +123,9 @@ static const LongRow glu_nvfp4_long_rows[] = {{"t256v8r1", 1}, {"t448v8r1", 1}, 
  * is heavier; at 2 x 14336 t256v8r1 ran 382 us, t512v4r1 450 us, t512v8r1 470 us on the H100:
  * bench/RESULTS.md, fifth session). */
 static const LongRow dglu_long_rows[] = {{"t256v8r1", 1}, {"t512v4r1", 1}, {"t1024v8r1", 1}};
+/* dglu's amax pass (current scaling: no stores) wants more threads: at 2 x 14336 t512v4r1 284.5 us against
+ * t256v8r1's 351.7 on the H100, 276.3 against 345.6 on the H200 (`tegen tune`, fifteenth session). */
+static const LongRow dglu_amax_long_rows[] = {{"t512v4r1", 1}, {"t256v8r1", 1}, {"t1024v8r1", 1}};
 /* dglu writing d_h unquantized (the block-scaled plan's BF16 d_h, then a cast): at 2 x 28672 (`tegen tune`,
  * thirteenth session, 1024 / 8192 / 32768 rows) t1024v4r1 (seven vectors a thread) ran 1.09 / 1.10 / 1.15x
  * faster than the t512v8r1 the fallback gave (t256v8r1 holds fourteen). Not for the quantizing recipes:
@@ -613,7 +616,8 @@ static void row_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, l
 		bool block = !dglu && slot_long(k, "TG_RECIPE", 0) == TG_RECIPE_BLOCK1X128;
 		bool nvfp4 = !dglu && slot_long(k, "TG_RECIPE", 0) == TG_RECIPE_NVFP4;
 		bool dglu_hp = dglu && slot_long(k, "TG_RECIPE", 0) == TG_RECIPE_NONE;
-		LongRows o = dglu_hp ? TABLE(LongRows, dglu_hp_long_rows) : dglu ? TABLE(LongRows, dglu_long_rows)
+		LongRows o = dglu_hp ? TABLE(LongRows, dglu_hp_long_rows)
+			: dglu && k->pass == PASS_AMAX ? TABLE(LongRows, dglu_amax_long_rows) : dglu ? TABLE(LongRows, dglu_long_rows)
 			: block ? TABLE(LongRows, glu_block_long_rows) : nvfp4 ? TABLE(LongRows, glu_nvfp4_long_rows)
 			: TABLE(LongRows, glu_long_rows);
 		for (int i = 0; i < o.n; i++) {

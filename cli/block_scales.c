@@ -18,6 +18,12 @@ static long ulps_apart(float a, float b)
 	return labs((long)x - (long)y);
 }
 
+/* Index in the [rows][cols] value of element e of line ln (a row, or with col a column). */
+static size_t value_at(bool col, long cols, long ln, long e)
+{
+	return col ? (size_t)(e * cols + ln) : (size_t)(ln * cols + e);
+}
+
 /* The relative error r->slack allows a block's amax: elements [e0, e1) of line ln (a row, or with
  * col a column of the [..][cols] value), their largest slack over their largest |value| (0 without
  * slack or where the reference's amax is 0). */
@@ -27,7 +33,7 @@ static float block_slack(const RefTensor *r, bool col, long cols, long ln, long 
 		return 0.0f;
 	float amax = 0.0f, s = 0.0f;
 	for (long e = e0; e < e1; e++) {
-		size_t k = col ? (size_t)(e * cols + ln) : (size_t)(ln * cols + e);
+		size_t k = value_at(col, cols, ln, e);
 		amax = fmaxf(amax, fabsf(r->value[k]));
 		s = fmaxf(s, r->slack[k]);
 	}
@@ -41,7 +47,7 @@ static float block_slack(const RefTensor *r, bool col, long cols, long ln, long 
 static bool zero_codes(const RefTensor *r, bool col, long cols, long ln, long e0, long e1, float m, int fmt)
 {
 	for (long e = e0; e < e1; e++)
-		if (tg_f32_to_fmt(r->value[col ? (size_t)(e * cols + ln) : (size_t)(ln * cols + e)] * m, fmt) & 0x7f)
+		if (tg_f32_to_fmt(r->value[value_at(col, cols, ln, e)] * m, fmt) & 0x7f)
 			return false;
 	return true;
 }
@@ -99,7 +105,7 @@ long block_scales_adopt(const Tensor *t, long rows, long cols, bool col, const u
 			}
 			(*moved)++;
 			for (long e = e0; e < e1; e++) /* element e of line ln */
-				q[ln * len + e] = tg_f32_to_fmt(r->value[col ? e * cols + ln : ln * cols + e] * m, fmt);
+				q[ln * len + e] = tg_f32_to_fmt(r->value[value_at(col, cols, ln, e)] * m, fmt);
 		}
 	return lines * nb;
 }

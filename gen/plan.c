@@ -145,7 +145,7 @@ static const PlanVariant colwise_variants[] = {
 	{"t1024v8r64", 1024, 8, 64, 0, 0},
 	{"t512v8r64", 512, 8, 64, 0, 0},
 	{"t1024v4r64", 1024, 4, 64, 0, 0},
-	/* the block tile paths of glu_amax.cu and dglu.cu (1x128 blocks both ways): 128 x 128 tiles, only these */
+	/* the block tile paths of glu_amax.cu and dglu.cu (1x128 or MXFP8 blocks both ways): 128 x 128 tiles, only these */
 	{"t256v8r128", 256, 8, 128, 0, 0},
 	{"t512v8r128", 512, 8, 128, 0, 0},
 	{"t1024v8r128", 1024, 8, 128, 0, 0},

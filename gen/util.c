@@ -260,15 +260,11 @@ bool op_writes_hp(const Graph *g, const Op *op)
 		return false;
 	if (t->recipe.scaling == SCALING_NVFP4) /* the row kernels write rowwise 1D NVFP4 of a norm or GLU */
 		return t->columnwise || t->recipe.nvfp4_2d || (op->kind != OP_NORM_QUANTIZE && op->kind != OP_GLU_AMAX);
-	/* a GLU writes both 1x128 copies itself (glu_amax.cu's block tile path; ir.c holds its row to a
-	 * multiple of 8), and so does dglu where no 1x128 block straddles d_h's halves and no dbias is
-	 * fused (dglu.cu's block tile path) */
-	if (t->recipe.scaling != SCALING_BLOCK1X128 || !t->columnwise || op->kind == OP_GLU_AMAX)
-		return false;
-	/* a norm: the row kernel (rowwise copy, or none, and the statistics), then norm_colwise.cu */
-	if (op->kind == OP_NORM_QUANTIZE)
-		return false;
-	return op->kind != OP_DGLU || !dglu_block_tile_fits(t->shape[t->rank - 1].add, op->arg[ARG_DBIAS_OUT] >= 0);
+	/* both 1x128 copies: a GLU's from glu_amax.cu's block tile path (ir.c holds its row to a multiple
+	 * of 8), a norm's from its row kernel and norm_colwise.cu, a dglu's from dglu.cu's block tile path
+	 * where no 1x128 block straddles d_h's halves and no dbias is fused */
+	return t->recipe.scaling == SCALING_BLOCK1X128 && t->columnwise && op->kind == OP_DGLU &&
+		!dglu_block_tile_fits(t->shape[t->rank - 1].add, op->arg[ARG_DBIAS_OUT] >= 0);
 }
 
 bool dglu_block_tile_fits(long cols, bool dbias) { return cols % 256 == 0 && !dbias; }

@@ -355,13 +355,12 @@ int interp_run_op(const Graph *g, const long *dims, int oi, unsigned flags, RefT
 				stat[i] = xalloc(&t[id], COMP_DATA, layout_comp_bytes(dims, &g->tensors[id], COMP_DATA));
 		}
 		if (op->p.norm == NORM_LAYER) {
+			/* the checker's bound on a block scale (cli/block_scales.c) */
+			if (layout_quantized(out) && out->recipe.scaling == SCALING_BLOCK1X128)
+				ro->slack = malloc(sizeof(float) * (n ? n : 1));
 			ref_layernorm(ri->comp[COMP_DATA], res, res_out, ref_dtype(in->dtype), gamma, beta, op->p.zero_centered_gamma,
-				op->p.eps, rows, cols, ro->value, stat[1], stat[0]);
-			ro->slack = malloc(sizeof(float) * (n ? n : 1));
-			ref_layernorm_slack(ri->comp[COMP_DATA], res, ref_dtype(in->dtype), gamma, beta, op->p.zero_centered_gamma,
-				op->p.eps, rows, cols, ro->slack);
-		}
-		else
+				op->p.eps, rows, cols, ro->value, stat[1], stat[0], ro->slack);
+		} else
 			ref_rmsnorm(ri->comp[COMP_DATA], res, res_out, ref_dtype(in->dtype), gamma, op->p.zero_centered_gamma,
 				op->p.eps, rows, cols, ro->value, stat[0]);
 		free(gamma);

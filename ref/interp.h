@@ -10,7 +10,7 @@ typedef struct RefTensor {
 	size_t bytes[COMP_COUNT];
 	float *value;             /* FP32 value before quantization (produced tensors) */
 	float *slack;             /* a LayerNorm's: how far the GPU's float value may lie from value beyond a few
-	                           * ulps, per element (ref_layernorm_slack); NULL elsewhere */
+	                           * ulps, per element (ref_layernorm's slack) of a 1x128 output; NULL elsewhere */
 	float scale, scale_inv, amax; /* per-tensor recipes; NVFP4: scale = S_enc, amax = the global amax */
 	float scale_t, amax_t;    /* NVFP4 with nvfp4_rht: S_enc and global amax of the transformed columnwise copy */
 	uint64_t sr_offset;       /* NVFP4 stochastic rounding: Philox offset (the layer's tg_step count) */

@@ -83,14 +83,17 @@ void ref_rmsnorm(const void *in, const void *residual, void *residual_out, int d
 
 void ref_layernorm(const void *in, const void *residual, void *residual_out, int dtype,
                    const float *gamma, const float *beta, int zero_centered, float eps,
-                   int rows, int cols, float *out, float *mu, float *rsigma)
+                   int rows, int cols, float *out, float *mu, float *rsigma, float *slack)
 {
+	const double u = 0x1p-24, k = fmin((double)cols, 4.0 * sqrt((double)cols) + 32.0) + 8.0; /* slack's */
 	float *x = malloc(sizeof *x * (size_t)(cols > 0 ? cols : 1));
 	for (int r = 0; r < rows; r++) {
 		norm_row(in, residual, residual_out, dtype, r, cols, x);
-		double s = 0.0, v = 0.0;
-		for (int c = 0; c < cols; c++)
+		double s = 0.0, v = 0.0, a = 0.0;
+		for (int c = 0; c < cols; c++) {
 			s += x[c];
+			a += fabs((double)x[c]);
+		}
 		double m = s / cols;
 		for (int c = 0; c < cols; c++)
 			v += ((double)x[c] - m) * ((double)x[c] - m);
@@ -102,31 +105,9 @@ void ref_layernorm(const void *in, const void *residual, void *residual_out, int
 		for (int c = 0; c < cols; c++) {
 			double g = (double)gamma[c] + (zero_centered ? 1.0 : 0.0);
 			out[(size_t)r * cols + c] = (float)(((double)x[c] - m) * rs * g + (double)beta[c]);
-		}
-	}
-	free(x);
-}
-
-void ref_layernorm_slack(const void *in, const void *residual, int dtype, const float *gamma, const float *beta,
-                         int zero_centered, float eps, int rows, int cols, float *slack)
-{
-	const double u = 0x1p-24, k = fmin((double)cols, 4.0 * sqrt((double)cols) + 32.0) + 8.0;
-	float *x = malloc(sizeof *x * (size_t)(cols > 0 ? cols : 1));
-	for (int r = 0; r < rows; r++) {
-		norm_row(in, residual, NULL, dtype, r, cols, x);
-		double s = 0.0, a = 0.0, v = 0.0;
-		for (int c = 0; c < cols; c++) {
-			s += x[c];
-			a += fabs((double)x[c]);
-		}
-		double m = s / cols;
-		for (int c = 0; c < cols; c++)
-			v += ((double)x[c] - m) * ((double)x[c] - m);
-		double rs = 1.0 / sqrt(v / cols + (double)eps);
-		for (int c = 0; c < cols; c++) {
-			double g = fabs((double)gamma[c] + (zero_centered ? 1.0 : 0.0));
-			double t = fabs(((double)x[c] - m) * rs * g);
-			slack[(size_t)r * cols + c] = (float)(k * u * (a / cols) * rs * g + 16.0 * u * (t + fabs((double)beta[c])));
+			if (slack)
+				slack[(size_t)r * cols + c] = (float)(k * u * (a / cols) * rs * fabs(g) +
+					16.0 * u * (fabs(((double)x[c] - m) * rs * g) + fabs((double)beta[c])));
 		}
 	}
 	free(x);

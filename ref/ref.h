@@ -29,17 +29,14 @@ float ref_round(float v, int dtype);
 void ref_rmsnorm(const void *in, const void *residual, void *residual_out, int dtype,
                  const float *gamma, int zero_centered, float eps, int rows, int cols,
                  float *out, float *rsigma);
-/* LayerNorm: y = (x-mu)*rsigma*g + beta, same conventions as ref_rmsnorm; mu [rows] may be NULL. */
+/* LayerNorm: y = (x-mu)*rsigma*g + beta, same conventions as ref_rmsnorm; mu [rows] may be NULL.
+ * slack [rows][cols] (may be NULL): the error a LayerNorm computed in float (the GPU's, for BF16 and
+ * FP8 outputs) may add to an element beyond a few of its own ulps: the float mean is off by up to
+ * K u mean|x| (a float sum's error, u = 2^-24, K = min(cols, 4 sqrt(cols) + 32) + 8), which x - mu
+ * carries however small x - mu is, so K u mean|x| rsigma |g| + 16 u (|(x - mu) rsigma g| + |beta|). */
 void ref_layernorm(const void *in, const void *residual, void *residual_out, int dtype,
                    const float *gamma, const float *beta, int zero_centered, float eps,
-                   int rows, int cols, float *out, float *mu, float *rsigma);
-/* The error a LayerNorm computed in float (the GPU's, for BF16 and FP8 outputs) may add to element
- * (r, c) beyond a few of its own ulps, written to slack [rows][cols]: the float mean is off by up to
- * K u mean|x| (a float sum's error, u = 2^-24, K = min(cols, 4 sqrt(cols) + 32) + 8), which x - mu
- * carries however small x - mu is, so K u mean|x| rsigma |g| + 16 u (|(x - mu) rsigma g| + |beta|).
- * Inputs as ref_layernorm's. */
-void ref_layernorm_slack(const void *in, const void *residual, int dtype, const float *gamma, const float *beta,
-                         int zero_centered, float eps, int rows, int cols, float *slack);
+                   int rows, int cols, float *out, float *mu, float *rsigma, float *slack);
 /* GLU family on in [rows][2*cols] of dtype -> out [rows][cols] FP32 (double math, one rounding).
  * limit, alpha: clamped_swiglu only (GPT-OSS: 7.0, 1.702). */
 void ref_glu(int kind, const void *in, int dtype, int rows, int cols, float limit, float alpha,

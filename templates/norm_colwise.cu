@@ -78,15 +78,7 @@ __device__ __forceinline__ void nc_tile_path(const TgParams &p)
 		const int c0 = (int)(it % NC_NCT) * 128, c = c0 + lc * 8;
 		const bool cv = c < NC_COLS; // a vector is wholly in or out
 		float g[8], b[8];
-		tg_load_vec<TG_W_DTYPE, 8>(p.p[TG_P_GAMMA], cv ? c : 0, g);
-#pragma unroll
-		for (int k = 0; k < 8; k++) {
-			if (TG_ZERO_CENTERED)
-				g[k] += 1.0f;
-			b[k] = 0.0f;
-		}
-		if (TG_NORM == 1)
-			tg_load_vec<TG_B_DTYPE, 8>(p.p[TG_P_BETA], cv ? c : 0, b);
+		tg_norm_weights<TG_W_DTYPE, TG_B_DTYPE, 8, TG_ZERO_CENTERED, TG_NORM == 1>(p, cv ? c : 0, g, b);
 		float yt[1][NC_NS][8];
 		auto &y = yt[0];
 #pragma unroll
@@ -107,8 +99,7 @@ __device__ __forceinline__ void nc_tile_path(const TgParams &p)
 			}
 #pragma unroll
 			for (int k = 0; k < 8; k++) {
-				// norm_quantize.cu's float expression, term for term
-				y[st][k] = TG_NORM == 1 ? (x[k] - muf) * rsf * g[k] + b[k] : x[k] * rsf * g[k];
+				y[st][k] = tg_norm_value<TG_NORM == 1>(x[k], muf, rsf, g[k], b[k]); // norm_quantize.cu's expression
 				if (!ok)
 					y[st][k] = 0.0f;
 			}

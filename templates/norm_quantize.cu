@@ -87,19 +87,6 @@ static_assert((NQ_VEC & (NQ_VEC - 1)) == 0 && NQ_VEC >= 2, "TG_VEC must be a pow
 static_assert(TG_THREADS % 32 == 0 && TG_THREADS <= 1024, "TG_THREADS must be a multiple of 32, <= 1024");
 static_assert(TG_THREADS % TG_ROWS_PER_CTA == 0, "TG_ROWS_PER_CTA must divide TG_THREADS");
 
-// Gamma (+1 when zero-centered) and beta for N columns from element c.
-__device__ __forceinline__ void nq_weights(const TgParams &p, int c, float (&g)[NQ_VEC], float (&b)[NQ_VEC])
-{
-	tg_load_vec<TG_W_DTYPE, NQ_VEC>(p.p[TG_P_GAMMA], c, g);
-#pragma unroll
-	for (int k = 0; k < NQ_VEC; k++) {
-		if (TG_ZERO_CENTERED)
-			g[k] += 1.0f;
-		b[k] = 0.0f;
-	}
-	if (TG_NORM == 1)
-		tg_load_vec<TG_B_DTYPE, NQ_VEC>(p.p[TG_P_BETA], c, b);
-}
 
 // x = in (+ residual, rounded to the input dtype) for one vector at element e.
 __device__ __forceinline__ void nq_input(const TgParams &p, long long e, float (&x)[NQ_VEC], bool write_res)
@@ -313,7 +300,7 @@ __device__ __forceinline__ void nq_row_path_pf(const TgParams &p)
 					if (TG_ZERO_CENTERED)
 						g[k] += 1.0f;
 					const float muf = (float)mu, rsf = (float)rs;
-					y[k] = TG_NORM == 1 ? (x[j][k] - muf) * rsf * g[k] + b[k] : x[j][k] * rsf * g[k];
+					y[k] = tg_norm_value<TG_NORM == 1>(x[j][k], muf, rsf, g[k], b[k]);
 				}
 				if (rv && ok)
 					amax = tg_absmax(amax, y[k]);
@@ -415,10 +402,11 @@ __device__ __forceinline__ void nq_tile_path(const TgParams &p)
 				else
 					nq_input(p, r * NQ_COLS + c, x, false);
 			}
-			nq_weights(p, (NQ_COLS % NQ_CW == 0 || c < NQ_COLS) ? c : 0, g, b);
+			tg_norm_weights<TG_W_DTYPE, TG_B_DTYPE, NQ_VEC, TG_ZERO_CENTERED, TG_NORM == 1>(
+				p, (NQ_COLS % NQ_CW == 0 || c < NQ_COLS) ? c : 0, g, b);
 #pragma unroll
 			for (int k = 0; k < NQ_VEC; k++) {
-				y[k] = TG_NORM == 1 ? (x[k] - mu) * rs * g[k] + b[k] : x[k] * rs * g[k];
+				y[k] = tg_norm_value<TG_NORM == 1>(x[k], mu, rs, g[k], b[k]);
 				if (!ok)
 					y[k] = 0.0f;
 				amax = tg_absmax(amax, y[k]);

@@ -139,6 +139,31 @@ __device__ __forceinline__ void tg_round_vec(float (&f)[N])
 	}
 }
 
+// A norm's gamma (+1 when ZC, zero-centered) and beta (LN; 0 for RMSNorm) for N columns from element c:
+// gamma of dtype WDT at TG_P_GAMMA, beta of dtype BDT at TG_P_BETA (norm_quantize.cu, norm_colwise.cu).
+template <int WDT, int BDT, int N, bool ZC, bool LN>
+__device__ __forceinline__ void tg_norm_weights(const TgParams &p, int c, float (&g)[N], float (&b)[N])
+{
+	tg_load_vec<WDT, N>(p.p[TG_P_GAMMA], c, g);
+#pragma unroll
+	for (int k = 0; k < N; k++) {
+		if (ZC)
+			g[k] += 1.0f;
+		b[k] = 0.0f;
+	}
+	if (LN)
+		tg_load_vec<BDT, N>(p.p[TG_P_BETA], c, b);
+}
+
+// A normalized element in float, ((x - mu) * rsigma) * g + b (LayerNorm) or (x * rsigma) * g: the one
+// source expression of the row kernel, its tile path and norm_colwise.cu (the compiler may contract it
+// into FMAs; the same expression gives the same DAG in each).
+template <bool LN>
+__device__ __forceinline__ float tg_norm_value(float x, float mu, float rs, float g, float b)
+{
+	return LN ? (x - mu) * rs * g + b : x * rs * g;
+}
+
 // Two FP32 values to two FP8 bytes of format FMT (TG_FMT_E4M3 or TG_FMT_E5M2), lo first.
 template <int FMT>
 __device__ __forceinline__ uint32_t tg_fp8x2(float lo, float hi)

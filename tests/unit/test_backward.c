@@ -741,7 +741,7 @@ static void test_norm_stats(void)
 	ref_norm_stats(0, x, REF_BF16, R, C, 1e-5f, NULL, rs2);
 	for (int r = 0; r < R; r++)
 		worst = fmax(worst, ulps(rs2[r], rs1[r]));
-	ref_layernorm(x, NULL, NULL, REF_BF16, g, b, 0, 1e-5f, R, C, y, mu1, rs1);
+	ref_layernorm(x, NULL, NULL, REF_BF16, g, b, 0, 1e-5f, R, C, y, mu1, rs1, NULL);
 	ref_norm_stats(1, x, REF_BF16, R, C, 1e-5f, mu2, rs2);
 	for (int r = 0; r < R; r++)
 		worst = fmax(worst, fmax(ulps(rs2[r], rs1[r]), ulps(mu2[r], mu1[r])));

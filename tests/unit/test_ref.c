@@ -70,7 +70,7 @@ static void test_norms(void)
 				}
 			}
 		}
-		ref_layernorm(in, NULL, NULL, REF_BF16, g, b, 0, 1e-5f, R, C, y, NULL, rsig);
+		ref_layernorm(in, NULL, NULL, REF_BF16, g, b, 0, 1e-5f, R, C, y, NULL, rsig, NULL);
 		for (int r = 0; r < R && ok; r++) {
 			double m = 0, v = 0;
 

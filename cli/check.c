@@ -4,7 +4,8 @@
  *    scales and amax; NVFP4: data nibbles, E4M3 block scales, global amax and
  *    S_enc (with nvfp4_rht also the columnwise copy's amax_t and S_enc), also after a norm or GLU
  *    run unfused (its FP32 value is judged by the rule below, then the cast of the GPU's value bit
- *    for bit); a fused norm's or GLU's rowwise NVFP4 copy by the rule below, under the GPU's S_enc;
+ *    for bit); a fused norm's or GLU's NVFP4 copies by the rule below, under the GPU's S_enc
+ *    (adopt_nvfp4); a fused dglu's bit for bit, like every backward op;
  *  - ops with a reduction or a transcendental (norm_quantize, glu_amax): each
  *    element within one unit in the last place of its format, and at most
  *    ceil(1e-4 * n) elements off at all; amax within 1e-6 relative; the rsigma
@@ -98,46 +99,83 @@ static void adopt_block_scales(TgLayer *l, const Graph *g, const long *dims, int
 	adopt_block_scales_of(l, g, dims, i, r, tokens, true, out);
 }
 
-/* The rowwise NVFP4 copy of a fused norm or GLU. The kernel computes the op's value in float, the
- * reference in double (README), so the global amax can differ by an FP32 rounding (judged within
- * 1e-6 afterwards), and with it S_enc: the reference is quantized again with the GPU's global amax,
- * so that S_enc is then judged bit for bit against the GPU's amax. A block's amax can differ the same
- * way and straddle an E4M3 rounding boundary: a scale one code from the reference's is taken into
- * it, and the block's codes are encoded again from the reference value under that scale, on the
- * data comparison's budget (1e-4 of the blocks, at least 4); more, or scales further apart, fail. */
-static void adopt_nvfp4(TgLayer *l, const Graph *g, const long *dims, int i, RefTensor *r, float gpu_amax, long tokens,
-	Buf *out)
+/* The block scales of one NVFP4 copy x [rows][cols] (codes q, scales sr, quantized under s_enc) against the
+ * GPU's (component sc): a scale one E4M3 code from the reference's is taken into it and the block encoded
+ * again from x under it, while *budget lasts. Returns the blocks taken. */
+static size_t adopt_nvfp4_blocks(TgLayer *l, int i, Component sc, const float *x, long rows, long cols, const RefNvfp4 *opt,
+	float s_enc, uint8_t *q, uint8_t *sr, size_t *budget)
 {
-	const Tensor *t = &g->tensors[i];
 	void *dp;
-	size_t bytes;
-	if (!t->rowwise || t->columnwise || !r->value || !r->comp[COMP_DATA] || !r->comp[COMP_SCALE_INV] ||
-		!(fabsf(gpu_amax - r->amax) <= 1e-6f * r->amax) ||
-		tg_layer_tensor_component(l, i, COMP_SCALE_INV, &dp, &bytes) || bytes != r->bytes[COMP_SCALE_INV])
-		return;
-	long rows = layout_rows(dims, t), cols = layout_cols(t), nb = cols / 16;
-	RefNvfp4 opt = {t->recipe.nvfp4_2d, t->recipe.nvfp4_sr, tensor_sr_seed(g, t), r->sr_offset, gpu_amax};
-	uint8_t *q = r->comp[COMP_DATA], *sr = r->comp[COMP_SCALE_INV];
-	ref_quant_nvfp4(r->value, (int)rows, (int)cols, &opt, q, sr, &r->scale);
+	size_t bytes, moved = 0;
+	long nb = (cols + 15) / 16, qb = (cols + 1) / 2;
+	if (tg_layer_tensor_component(l, i, sc, &dp, &bytes) || bytes != (size_t)(rows * nb))
+		return 0;
 	unsigned char *h = malloc(bytes ? bytes : 1);
 	cu.cuMemcpyDtoH_v2(h, (CUdeviceptr)(uintptr_t)dp, bytes);
-	size_t moved = 0, budget = (size_t)(rows * nb + 9999) / 10000;
-	budget = budget < 4 ? 4 : budget;
-	for (long k = 0; k < rows * nb; k++) { /* cols % 16 == 0 (nvfp4's rule): blocks are whole */
-		if (h[k] == sr[k] || abs((int)h[k] - (int)sr[k]) != 1 || ((h[k] | sr[k]) & 0x80) || moved >= budget)
+	for (long k = 0; k < rows * nb && *budget; k++) {
+		if (h[k] == sr[k] || abs((int)h[k] - (int)sr[k]) != 1 || ((h[k] | sr[k]) & 0x80))
 			continue;
 		sr[k] = h[k];
 		moved++;
-		long row = k / nb, c0 = (k % nb) * 16;
-		ref_nvfp4_encode(r->value, (size_t)(row * cols), (int)c0, (int)c0 + 16, h[k], r->scale, &opt, q + row * (cols / 2));
+		(*budget)--;
+		long row = k / nb, c0 = (k % nb) * 16, c1 = c0 + 16 < cols ? c0 + 16 : cols;
+		ref_nvfp4_encode(x, (size_t)(row * cols), (int)c0, (int)c1, h[k], s_enc, opt, q + row * qb);
 	}
 	free(h);
+	return moved;
+}
+
+/* The NVFP4 copies of a fused norm, GLU or dglu that are not bit-exact (a norm's and a GLU's). The kernels
+ * compute the op's value in float, the reference in double (README), so the global amax can differ by an
+ * FP32 rounding (judged within 1e-6 afterwards), and with it S_enc: the reference is quantized again with
+ * the GPU's global amax (the columnwise copy with nvfp4_rht: with the GPU's amax_t), so that S_enc is then
+ * judged bit for bit against the GPU's amax. A block's amax can differ the same way and straddle an E4M3
+ * rounding boundary: a scale one code from the reference's is taken into it, and the block's codes are
+ * encoded again from the reference value under that scale, on the data comparison's budget (1e-4 of the
+ * blocks of both copies, at least 4); more, or scales further apart, fail. */
+static void adopt_nvfp4(TgLayer *l, const Graph *g, const long *dims, int i, RefTensor *r, const float *hstate,
+	const TgStateLayout *lay, long tokens, Buf *out)
+{
+	const Tensor *t = &g->tensors[i];
+	float gpu_amax = hstate[lay->amax + (size_t)t->state_slot];
+	bool rht = t->state_slot_t >= 0 && tensor_rht_t(t);
+	float gpu_amax_t = rht ? hstate[lay->amax + (size_t)t->state_slot_t] : gpu_amax;
+	if (!r->value || !(fabsf(gpu_amax - r->amax) <= 1e-6f * r->amax) ||
+		(rht && !(fabsf(gpu_amax_t - r->amax_t) <= 1e-6f * r->amax_t)))
+		return;
+	long rows = layout_rows(dims, t), cols = layout_cols(t);
+	RefNvfp4 opt = {t->recipe.nvfp4_2d, t->recipe.nvfp4_sr, tensor_sr_seed(g, t), r->sr_offset, gpu_amax};
+	size_t blocks = 0, moved = 0, budget;
+	blocks += t->rowwise ? (size_t)(rows * ((cols + 15) / 16)) : 0;
+	blocks += t->columnwise ? (size_t)(cols * ((rows + 15) / 16)) : 0;
+	budget = (blocks + 9999) / 10000;
+	budget = budget < 4 ? 4 : budget;
+	if (t->rowwise && r->comp[COMP_DATA] && r->comp[COMP_SCALE_INV]) {
+		uint8_t *q = r->comp[COMP_DATA], *sr = r->comp[COMP_SCALE_INV];
+		ref_quant_nvfp4(r->value, (int)rows, (int)cols, &opt, q, sr, &r->scale);
+		moved += adopt_nvfp4_blocks(l, i, COMP_SCALE_INV, r->value, rows, cols, &opt, r->scale, q, sr, &budget);
+	} else
+		r->scale = tg_nvfp4_s_enc(gpu_amax);
+	if (t->columnwise && r->comp[COMP_DATA_T] && r->comp[COMP_SCALE_INV_T]) {
+		size_t n = (size_t)rows * (size_t)cols;
+		float *xt = malloc(sizeof *xt * (n ? n : 1)), s_enc_t;
+		ref_transpose(r->value, (int)rows, (int)cols, xt);
+		if (rht)
+			ref_rht_rows(xt, (int)cols, (int)rows, tg_rht_sign_mask(TG_RHT_SEED), xt);
+		opt.global_amax = gpu_amax_t;
+		uint8_t *q = r->comp[COMP_DATA_T], *sr = r->comp[COMP_SCALE_INV_T];
+		ref_quant_nvfp4(xt, (int)cols, (int)rows, &opt, q, sr, &s_enc_t);
+		if (rht)
+			r->scale_t = s_enc_t;
+		moved += adopt_nvfp4_blocks(l, i, COMP_SCALE_INV_T, xt, cols, rows, &opt, s_enc_t, q, sr, &budget);
+		free(xt);
+	}
 	buf_printf(out, "ok %s %s: the reference quantized again with the GPU's global amax (%.9g, reference %.9g)%s\n",
 		g->layer, t->name, gpu_amax, r->amax, moved ? "" : "; every block scale as the reference's");
 	if (moved)
-		buf_printf(out, "ok %s %s.scale_inv [tokens=%ld]: %zu of %ld block scales one E4M3 code from the reference's "
-			"(the block amax in float on the GPU, in double in the reference)\n", g->layer, t->name, tokens, moved,
-			rows * nb);
+		buf_printf(out, "ok %s %s.scale_inv%s [tokens=%ld]: %zu of %zu block scales one E4M3 code from the reference's "
+			"(the block amax in float on the GPU, in double in the reference)\n", g->layer, t->name,
+			t->rowwise && t->columnwise ? "/_t" : t->rowwise ? "" : "_t", tokens, moved, blocks);
 }
 
 /* The amax of a per-tensor FP8 output must be exact on the kernel's own values:
@@ -397,7 +435,7 @@ static int check_output(TgLayer *l, const Graph *g, const long *dims, const Op *
 		(t->recipe.scaling == SCALING_BLOCK1X128 || t->recipe.scaling == SCALING_MXFP8))
 		adopt_block_scales(l, g, dims, i, &rt[i], tokens, out);
 	else if (a == ARG_OUT && nv && !exact && op_family(op->kind) == OPF_ROW && t->state_slot >= 0)
-		adopt_nvfp4(l, g, dims, i, &rt[i], hstate[lay->amax + (size_t)t->state_slot], tokens, out);
+		adopt_nvfp4(l, g, dims, i, &rt[i], hstate, lay, tokens, out);
 	for (int c = COMP_DATA; c <= COMP_SCALE_INV_T; c++) {
 		if (!rt[i].comp[c] || c == COMP_SCALE)
 			continue;

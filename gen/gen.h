@@ -377,12 +377,19 @@ const char *op_template(OpKind k);
 /* op_family: OPF_ROW (op and cast in one row kernel), OPF_CAST or OPF_GEMM. */
 OpFamily op_family(OpKind k);
 /* op_writes_hp: the row kernel of op (norm, GLU, dglu) writes its FP32 value to component hp and
- * separate kernels quantize it (unfused): an NVFP4 output with a columnwise copy, 16x16 blocks or
- * from dglu (the row kernels write only a norm's or GLU's rowwise 1D NVFP4 copy), or a block1x128
+ * separate kernels quantize it (unfused): an NVFP4 output that neither the op's own kernel (a norm's
+ * or GLU's rowwise 1D copy) nor nvfp4_quantize.cu from the op's inputs (nvfp4_source) writes, or a block1x128
  * output with a columnwise copy from dglu with a fused dbias or a half (C) not a multiple of 128 (a
  * norm: the row kernel, then norm_colwise.cu; a GLU and the other dglus write both copies, through
  * the block tile paths of glu_amax.cu and dglu.cu). */
 bool op_writes_hp(const Graph *g, const Op *op);
+/* nvfp4_source: the values nvfp4_quantize.cu's passes read for op's NVFP4 output (its TG_SRC):
+ * NVSRC_TENSOR, a tensor (the op's input, or the FP32 value an unfused op wrote), or the op's
+ * own values computed again from its inputs: a norm's, GLU's or dglu's copies other than the
+ * rowwise 1D copy of a norm or GLU (its own kernel writes that), except a dglu with a fused dbias
+ * or with C % 16 != 0 (those write FP32 first: op_writes_hp). */
+typedef enum { NVSRC_TENSOR, NVSRC_GLU, NVSRC_DGLU, NVSRC_NORM } NvfpSource;
+NvfpSource nvfp4_source(const Graph *g, const Op *op);
 /* dglu_block_tile_fits: dglu.cu's block tile path writes both 1x128 copies of a d_h [.., cols]
  * (cols = 2C): no block straddles the halves (C % 128 == 0), and no dbias is fused. */
 bool dglu_block_tile_fits(long cols, bool dbias);

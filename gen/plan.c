@@ -802,7 +802,7 @@ static void plan_byte_transpose(Planner *pl, const Op *op, const Tensor *out, Ex
 }
 
 static void plan_op_kernels(Planner *pl, const Op *op, const Tensor *in, const Tensor *out, Component data, Extent rows,
-	long cols);
+	long cols, bool amax_only);
 static void plan_dreduce(Planner *pl, const Op *op, int src, Component part, int dst, Extent rows, long cols);
 static void plan_nvfp4(Planner *pl, const Op *op, const Tensor *in, const Tensor *out);
 static void plan_norm_block(Planner *pl, const Op *op, const Tensor *in, const Tensor *out);
@@ -818,13 +818,13 @@ static void plan_unfused_cast(Planner *pl, const Op *op, const Tensor *in, const
 	Extent rows = tensor_rows(pl, out, op->loc);
 	long cols = tensor_cols(out);
 	Tensor hp = hp_view(out);
-	plan_op_kernels(pl, op, in, &hp, COMP_HP, rows, cols);
+	plan_op_kernels(pl, op, in, &hp, COMP_HP, rows, cols, false);
 	const char *why = op_writes_hp(pl->g, op) ? "unfused block1x128" : "unfused (hp_values)";
 	pl->p->kernels[pl->p->nkernels - 1].note = arena_printf(pl->a, "%s: the op's FP32 value to an intermediate (hp)", why);
 	Op cast = *op;
 	cast.kind = OP_QUANTIZE;
 	int first = pl->p->nkernels;
-	plan_op_kernels(pl, &cast, &hp, out, COMP_DATA, rows, cols);
+	plan_op_kernels(pl, &cast, &hp, out, COMP_DATA, rows, cols, false);
 	for (int i = first; i < pl->p->nkernels; i++) {
 		Kernel *k = &pl->p->kernels[i];
 		for (int b = 0; b < k->nbind; b++)
@@ -875,7 +875,7 @@ static void plan_quantizing_op(Planner *pl, const Op *op)
 	}
 	Extent rows = tensor_rows(pl, out, op->loc);
 	long cols = tensor_cols(out);
-	plan_op_kernels(pl, op, in, out, COMP_DATA, rows, cols);
+	plan_op_kernels(pl, op, in, out, COMP_DATA, rows, cols, false);
 	if (split)
 		plan_byte_transpose(pl, op, &g->tensors[op->arg[ARG_OUT]], rows, cols);
 }
@@ -910,7 +910,7 @@ static void plan_norm_block(Planner *pl, const Op *op, const Tensor *in, const T
 	long cols = tensor_cols(out);
 	Tensor rowonly = *out;
 	rowonly.columnwise = false;
-	plan_op_kernels(pl, op, in, &rowonly, COMP_DATA, rows, cols);
+	plan_op_kernels(pl, op, in, &rowonly, COMP_DATA, rows, cols, false);
 	Kernel *nk = &pl->p->kernels[pl->p->nkernels - 1];
 	bool ln = op->p.norm == NORM_LAYER, own_rs = op->arg[ARG_RSIGMA_OUT] < 0, own_mu = ln && op->arg[ARG_MU_OUT] < 0;
 	/* statistics the spec does not save go to the output's workspace (the row kernel binds saved ones) */
@@ -947,9 +947,9 @@ static void plan_norm_block(Planner *pl, const Op *op, const Tensor *in, const T
 }
 
 /* The kernel(s) of a quantizing op's own template: one, or an amax and a cast
- * pass (current scaling); an unquantized output goes to component data. */
+ * pass (current scaling; amax_only: the amax pass alone); an unquantized output goes to component data. */
 static void plan_op_kernels(Planner *pl, const Op *op, const Tensor *in, const Tensor *out, Component data, Extent rows,
-	long cols)
+	long cols, bool amax_only)
 {
 	const Graph *g = pl->g;
 	if (op->kind == OP_DGLU)
@@ -959,7 +959,7 @@ static void plan_op_kernels(Planner *pl, const Op *op, const Tensor *in, const T
 	bool nv = is_quantized(out) && out->recipe.scaling == SCALING_NVFP4;
 	const char *tmpl = op_template(op->kind);
 	bool tiled = op->kind == OP_QUANTIZE || op->kind == OP_CAST_TRANSPOSE;
-	for (int pass = two ? PASS_AMAX : PASS_SINGLE; pass <= (two ? PASS_CAST : PASS_SINGLE); pass++) {
+	for (int pass = two ? PASS_AMAX : PASS_SINGLE; pass <= (two ? amax_only ? PASS_AMAX : PASS_CAST : PASS_SINGLE); pass++) {
 		const char *what = pass == PASS_AMAX ? arena_printf(pl->a, "%s_amax", op_name(op->kind)) : op_name(op->kind);
 		Kernel *k = kernel_new(pl, what, op->id);
 		k->kind = KERNEL_GENERATED;
@@ -1068,6 +1068,95 @@ static Tensor hp_view(const Tensor *out)
 	return hp;
 }
 
+/* nvfp4_quantize.cu's value source (TG_SRC) and the slots of the op it computes (0 for a tensor). */
+static void nvfp4_source_slots(Planner *pl, Kernel *k, const Op *op, NvfpSource src)
+{
+	const Graph *g = pl->g;
+	slot(pl, k, "TG_SRC", istr(pl, src));
+	bool glu = src == NVSRC_GLU || src == NVSRC_DGLU;
+	slot(pl, k, "TG_ACT", glu ? istr(pl, op->p.act) : "0");
+	slot(pl, k, "TG_ALPHA", glu ? flit(pl, op->p.alpha) : "0.0f");
+	slot(pl, k, "TG_LIMIT", glu ? flit(pl, op->p.limit) : "0.0f");
+	slot(pl, k, "TG_G_DTYPE", src == NVSRC_DGLU ? istr(pl, dtype_code(g->tensors[op->arg[ARG_GRAD]].dtype)) : "0");
+	if (src != NVSRC_NORM) {
+		slot(pl, k, "TG_NORM", "0");
+		slot(pl, k, "TG_W_DTYPE", "0");
+		slot(pl, k, "TG_B_DTYPE", "0");
+		slot(pl, k, "TG_ZERO_CENTERED", "0");
+		slot(pl, k, "TG_HAS_RESIDUAL", "0");
+	}
+}
+
+/* A norm's, GLU's or dglu's NVFP4 copies from nvfp4_quantize.cu computing the op's values again from its
+ * inputs (nvfp4_source): the op's own amax pass first (a norm's also saves the row statistics and the
+ * residual sum), then the cast pass writes every copy; no FP32 intermediate (4 bytes an element written
+ * and read twice). With the RHT, nvfp4_quantize.cu's amax pass over the op's values takes the
+ * transformed columnwise copy's amax (and the rowwise one, but a norm's: its own pass took that). */
+static void plan_nvfp4_fused(Planner *pl, const Op *op, const Tensor *in, const Tensor *out, NvfpSource src)
+{
+	const Graph *g = pl->g;
+	Extent rows = tensor_rows(pl, out, op->loc);
+	long cols = tensor_cols(out);
+	bool rht = tensor_rht_t(out), norm = src == NVSRC_NORM, ln = op->p.norm == NORM_LAYER;
+	/* a norm's statistics: where the spec saves them, else the output's workspace (rsigma, mu) */
+	int rs = -1, mu = -1;
+	Component rsc = COMP_DATA, muc = COMP_DATA;
+	int sum = norm ? op->arg[ARG_RESIDUAL_OUT] : -1;
+	if (norm) {
+		bool own_rs = op->arg[ARG_RSIGMA_OUT] < 0, own_mu = ln && op->arg[ARG_MU_OUT] < 0;
+		rs = own_rs ? out->id : op->arg[ARG_RSIGMA_OUT];
+		mu = own_mu ? out->id : op->arg[ARG_MU_OUT];
+		rsc = own_rs ? COMP_RSIGMA : COMP_DATA;
+		muc = own_mu ? COMP_MU : COMP_DATA;
+	}
+	if (!rht || norm) {
+		Tensor rowonly = *out; /* the amax pass writes no copy */
+		rowonly.columnwise = false;
+		rowonly.recipe.nvfp4_2d = false;
+		plan_op_kernels(pl, op, in, &rowonly, COMP_DATA, rows, cols, true);
+		Kernel *ak = &pl->p->kernels[pl->p->nkernels - 1];
+		if (norm) {
+			bind(pl, ak, TG_P_RSIGMA, rs, rsc);
+			if (ln)
+				bind(pl, ak, TG_P_MU, mu, muc);
+			if (sum >= 0)
+				bind(pl, ak, TG_P_RESIDUAL_OUT, sum, COMP_DATA);
+		}
+		ak->note = norm ? "NVFP4, pass 1 of 2: global amax of the output and the row statistics (the cast pass reads them)"
+			: "NVFP4, pass 1 of 2: global amax of the output, nothing written";
+	}
+	for (int pass = rht ? 0 : 1; pass < 2; pass++) {
+		const char *what = arena_printf(pl->a, "nvfp4_%s_%s", pass ? "cast" : "amax_t", out->name);
+		Kernel *k = fixed_kernel(pl, what, op, "nvfp4_quantize.cu", rows, cols);
+		k->pass = pass ? PASS_CAST : PASS_AMAX;
+		slot(pl, k, "TG_PASS", pass ? "1" : "0");
+		slot(pl, k, "TG_ROWWISE", out->rowwise ? "1" : "0");
+		slot(pl, k, "TG_COLWISE", out->columnwise ? "1" : "0");
+		slot(pl, k, "TG_2D", out->recipe.nvfp4_2d ? "1" : "0");
+		slot(pl, k, "TG_SR", out->recipe.nvfp4_sr ? "1" : "0");
+		slot(pl, k, "TG_SEED", arena_printf(pl->a, "0x%016llxull", (unsigned long long)tensor_sr_seed(g, out)));
+		nvfp4_source_slots(pl, k, op, src);
+		int x = norm && sum >= 0 ? sum : in->id; /* a norm reads the residual sum where it was saved */
+		slot(pl, k, "TG_IN_DTYPE", istr(pl, dtype_code(g->tensors[x].dtype)));
+		bind(pl, k, TG_P_IN, x, COMP_DATA);
+		if (norm) {
+			norm_inputs(pl, k, op, sum < 0);
+			bind(pl, k, TG_P_RSIGMA, rs, rsc);
+			if (ln)
+				bind(pl, k, TG_P_MU, mu, muc);
+		}
+		if (src == NVSRC_DGLU)
+			bind(pl, k, TG_PB_GRAD, op->arg[ARG_GRAD], COMP_DATA);
+		bind(pl, k, TG_P_AMAX, out->id, COMP_AMAX);
+		if (pass)
+			bind_outputs(pl, k, out, COMP_DATA);
+		k->note = pass ? "NVFP4, pass 2 of 2: the op's values computed again from its inputs, S_enc from the global amax, "
+				"E4M3 block scales, E2M1 data (every copy)"
+			: "NVFP4, pass 1 of 2: global amaxes over the op's values, computed from its inputs";
+		nvfp4_rht_slots(pl, k, out, pass);
+	}
+}
+
 /* NVFP4 output of op. A norm's or GLU's rowwise 1D copy: the op's own template in two passes
  * (global amax, then S_enc and the cast; plan_op_kernels). Otherwise an amax pass and a cast
  * pass of nvfp4_quantize.cu over the op's input (quantize, cast_transpose) or over the FP32 value
@@ -1081,12 +1170,16 @@ static void plan_nvfp4(Planner *pl, const Op *op, const Tensor *in, const Tensor
 	Component src_comp = COMP_DATA;
 	DType src_dtype = in->dtype;
 	if (op_family(op->kind) == OPF_ROW && !op_writes_hp(pl->g, op) && !pl->hp_values) {
-		plan_op_kernels(pl, op, in, out, COMP_DATA, rows, cols);
+		NvfpSource vs = nvfp4_source(pl->g, op);
+		if (vs != NVSRC_TENSOR)
+			plan_nvfp4_fused(pl, op, in, out, vs);
+		else
+			plan_op_kernels(pl, op, in, out, COMP_DATA, rows, cols, false);
 		return;
 	}
 	if (op_family(op->kind) == OPF_ROW) {
 		Tensor hp = hp_view(out);
-		plan_op_kernels(pl, op, in, &hp, COMP_HP, rows, cols);
+		plan_op_kernels(pl, op, in, &hp, COMP_HP, rows, cols, false);
 		pl->p->kernels[pl->p->nkernels - 1].note = "unfused NVFP4, 1 of 3: the op's FP32 value to an intermediate (hp)";
 		src = out->id;
 		src_comp = COMP_HP;
@@ -1104,6 +1197,7 @@ static void plan_nvfp4(Planner *pl, const Op *op, const Tensor *in, const Tensor
 		slot(pl, k, "TG_2D", out->recipe.nvfp4_2d ? "1" : "0");
 		slot(pl, k, "TG_SR", out->recipe.nvfp4_sr ? "1" : "0");
 		slot(pl, k, "TG_SEED", arena_printf(pl->a, "0x%016llxull", (unsigned long long)tensor_sr_seed(pl->g, out)));
+		nvfp4_source_slots(pl, k, op, NVSRC_TENSOR);
 		bind(pl, k, TG_P_IN, src, src_comp);
 		bind(pl, k, TG_P_AMAX, out->id, COMP_AMAX);
 		if (pass)

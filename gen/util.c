@@ -259,12 +259,30 @@ bool op_writes_hp(const Graph *g, const Op *op)
 	if (t->recipe.scaling == SCALING_NONE || t->dtype == t->hp_dtype)
 		return false;
 	if (t->recipe.scaling == SCALING_NVFP4) /* the row kernels write rowwise 1D NVFP4 of a norm or GLU */
-		return t->columnwise || t->recipe.nvfp4_2d || (op->kind != OP_NORM_QUANTIZE && op->kind != OP_GLU_AMAX);
+		return (t->columnwise || t->recipe.nvfp4_2d || (op->kind != OP_NORM_QUANTIZE && op->kind != OP_GLU_AMAX)) &&
+			nvfp4_source(g, op) == NVSRC_TENSOR;
 	/* both 1x128 copies: a GLU's from glu_amax.cu's block tile path (ir.c holds its row to a multiple
 	 * of 8), a norm's from its row kernel and norm_colwise.cu, a dglu's from dglu.cu's block tile path
 	 * where no 1x128 block straddles d_h's halves and no dbias is fused */
 	return t->recipe.scaling == SCALING_BLOCK1X128 && t->columnwise && op->kind == OP_DGLU &&
 		!dglu_block_tile_fits(t->shape[t->rank - 1].add, op->arg[ARG_DBIAS_OUT] >= 0);
+}
+
+NvfpSource nvfp4_source(const Graph *g, const Op *op)
+{
+	if (op_family(op->kind) != OPF_ROW || op->arg[ARG_OUT] < 0)
+		return NVSRC_TENSOR;
+	const Tensor *t = &g->tensors[op->arg[ARG_OUT]];
+	if (t->recipe.scaling != SCALING_NVFP4 || t->dtype == t->hp_dtype)
+		return NVSRC_TENSOR;
+	bool own = !t->columnwise && !t->recipe.nvfp4_2d; /* a norm's or GLU's rowwise 1D copy: its own kernel */
+	switch (op->kind) {
+	case OP_NORM_QUANTIZE: return own ? NVSRC_TENSOR : NVSRC_NORM;
+	case OP_GLU_AMAX: return own ? NVSRC_TENSOR : NVSRC_GLU;
+	case OP_DGLU: /* a strip holds 64 columns of each half: no 16-element block may straddle them */
+		return op->arg[ARG_DBIAS_OUT] < 0 && t->shape[t->rank - 1].add % 32 == 0 ? NVSRC_DGLU : NVSRC_TENSOR;
+	default: return NVSRC_TENSOR;
+	}
 }
 
 bool dglu_block_tile_fits(long cols, bool dbias) { return cols % 256 == 0 && !dbias; }

@@ -230,7 +230,7 @@ __device__ __forceinline__ void nq_row_path_pf(const TgParams &p)
 				for (int k = 0; k < NQ_VEC; k++)
 					x[j][k] += q[k];
 				tg_round_vec<TG_IN_DTYPE, NQ_VEC>(x[j]);
-				if (TG_RECIPE != TG_RECIPE_CURRENT_AMAX && rv && (NQ_NVEC % NQ_TPR == 0 || v < NQ_NVEC) && p.p[TG_P_RESIDUAL_OUT])
+				if (rv && (NQ_NVEC % NQ_TPR == 0 || v < NQ_NVEC) && p.p[TG_P_RESIDUAL_OUT])
 					tg_store_hp<TG_IN_DTYPE, NQ_VEC>(p.p[TG_P_RESIDUAL_OUT], r * NQ_COLS + (long long)v * NQ_VEC, x[j]);
 			}
 		}
@@ -268,7 +268,7 @@ __device__ __forceinline__ void nq_row_path_pf(const TgParams &p)
 			float var = tg_div_rn((float)nq_row_sum(sq, red), (float)NQ_COLS);
 			rs = tg_div_rn(1.0f, sqrtf(var + TG_EPS));
 		}
-		if (TG_RECIPE != TG_RECIPE_CURRENT_AMAX && rv && t == 0) {
+		if (rv && t == 0) { // the amax pass too, where bound: NVFP4's cast pass (nvfp4_quantize.cu) reads them
 			if (p.p[TG_P_RSIGMA])
 				((float *)p.p[TG_P_RSIGMA])[r] = (float)rs;
 			if (TG_NORM == 1 && p.p[TG_P_MU])

@@ -1,5 +1,5 @@
 // nvfp4_quantize.cu: NVFP4 quantization (Transformer Engine's recipe), two passes.
-// tegen-slots: TG_KERNEL TG_THREADS TG_IN_DTYPE TG_PASS TG_ROWWISE TG_COLWISE TG_2D TG_SR TG_SEED TG_RHT TG_RHT_MASK
+// tegen-slots: TG_KERNEL TG_THREADS TG_IN_DTYPE TG_PASS TG_ROWWISE TG_COLWISE TG_2D TG_SR TG_SEED TG_RHT TG_RHT_MASK TG_SRC TG_G_DTYPE TG_ACT TG_ALPHA TG_LIMIT TG_NORM TG_W_DTYPE TG_B_DTYPE TG_ZERO_CENTERED TG_HAS_RESIDUAL
 //
 // NVFP4 needs the tensor's global amax before it can cast (S_enc = 448*6/amax),
 // so it runs like FP8 current scaling:
@@ -27,15 +27,39 @@
 //   high nibble), p[TG_P_SCALE_INV_T] [cols][ceil(rows/16)] (the last block of a
 //   row covers rows % 16 elements when rows is not a multiple of 16).
 // p[TG_P_IN]: [rows][cols] of TG_IN_DTYPE (0 fp32, 1 bf16, 2 fp16).
+//
+// TG_SRC: where the values come from. 0: the tensor p[TG_P_IN]. Otherwise an op's value, computed
+// here from the op's inputs as the op's own kernel computes it (the fused NVFP4 form of a norm, GLU or
+// dglu with a columnwise or 16x16-block copy: no FP32 intermediate; the op's own kernel took the
+// global amax first, or with TG_RHT this template's amax pass does):
+//   1 GLU: h = p[TG_P_IN] [rows][2*cols] (gate half first), tg_glu<TG_ACT, float> as glu_amax.cu;
+//   2 dglu: h = p[TG_PB_IN] [rows][cols] (cols = 2C, C % 16 == 0), d_act = p[TG_PB_GRAD] [rows][C]
+//     (TG_G_DTYPE): d_h by tg_dglu1, bit-exact with ref_dglu; a strip holds 64 columns of each half;
+//   3 norm: x = p[TG_P_IN] (the input, or the residual sum the norm saved; TG_HAS_RESIDUAL: plus
+//     p[TG_P_RESIDUAL], rounded to TG_IN_DTYPE), rsigma p[TG_P_RSIGMA] and mu p[TG_P_MU] (TG_NORM 1) the
+//     norm's amax pass saved, gamma p[TG_P_GAMMA], beta p[TG_P_BETA]: tg_norm_value as norm_quantize.cu.
+// TG_ACT, TG_ALPHA, TG_LIMIT, TG_G_DTYPE, TG_NORM, TG_W_DTYPE, TG_B_DTYPE, TG_ZERO_CENTERED,
+// TG_HAS_RESIDUAL: those ops' slots (unused by other sources). A source's passes run over strips.
 // n[0] = rows, n[1] = cols (a multiple of 16), n[3] = SR offset (the layer's step count).
 // Launch: block (TG_THREADS,1,1) (a multiple of 32), any grid.x >= 1: both passes
 // grid-stride, the amax pass over 16-element chunks (TG_RHT: columns in groups of 16
-// rows), the cast pass of a rowwise-only 1D copy over its 16-element blocks, any other cast
-// pass (a columnwise copy, TG_2D) over 64x128 strips staged in shared memory (every byte of
-// a copy is written by exactly one thread).
+// rows; an op's values over strips), the cast pass of a tensor's rowwise-only 1D copy over
+// its 16-element blocks, any other cast pass (a columnwise copy, TG_2D, an op's values) over
+// 64x128 strips staged in shared memory (every byte of a copy is written by exactly one thread).
 #include "tg_formats.h"
 #include "tg_recipe.h"
 #include "tg_kernel.h"
+#include "tg_rowvec.h"
+#include "tg_glu.h"
+#include "tg_backward.h"
+
+#define TG_SRC_TENSOR 0
+#define TG_SRC_GLU 1
+#define TG_SRC_DGLU 2
+#define TG_SRC_NORM 3
+static_assert(TG_SRC >= TG_SRC_TENSOR && TG_SRC <= TG_SRC_NORM, "nvfp4_quantize.cu: unknown TG_SRC");
+static_assert(TG_SRC == TG_SRC_TENSOR || TG_PASS == 1 || TG_RHT,
+	"nvfp4_quantize.cu: an op's amax pass is its own kernel's (here only the columnwise amax with TG_RHT)");
 
 namespace tgnv {
 
@@ -276,6 +300,98 @@ __device__ __forceinline__ void stage_strip(const void *in, long long r0, long l
 	}
 }
 
+// ---- the strip's columns, and the op values of TG_SRC ----
+// Strip column j holds output column strip_col(c0, j, cols), -1 past the tensor: c0 + j, or for dglu
+// 64 columns of each half (d_gate, then d_linear), c0 stepping by 64 over C = cols / 2.
+constexpr bool kDglu = TG_SRC == TG_SRC_DGLU;
+constexpr int SCW = kDglu ? S2C / 2 : S2C; // source columns a strip covers
+__device__ __forceinline__ long long strip_col(long long c0, int j, long long cols)
+{
+	if (kDglu) {
+		const long long half = cols / 2, c = c0 + (j % SCW);
+		return c < half ? (j / SCW) * half + c : -1;
+	}
+	return c0 + j < cols ? c0 + j : -1;
+}
+
+// The 8 values of the op (TG_SRC 1..3) at source columns c .. c + 7 of row r (dglu: v = d_gate, w = d_linear
+// of pair columns c .. c + 7), computed as the op's own kernel computes them: GLU glu_amax.cu's float
+// tg_glu, dglu tg_dglu1 (bit-exact with ref_dglu), norm norm_quantize.cu's tg_norm_value.
+__device__ __forceinline__ void src_values(const TgParams &p, long long r, long long c, long long cols, float (&v)[8],
+                                           float (&w)[8])
+{
+	if (TG_SRC == TG_SRC_GLU) {
+		float a[8], b[8];
+		tg_load_vec<TG_IN_DTYPE, 8>(p.p[TG_P_IN], r * 2 * cols + c, a);
+		tg_load_vec<TG_IN_DTYPE, 8>(p.p[TG_P_IN], r * 2 * cols + cols + c, b);
+#pragma unroll
+		for (int k = 0; k < 8; k++)
+			v[k] = tg_glu<TG_ACT, float>(a[k], b[k], (float)(TG_ALPHA), (float)(TG_LIMIT));
+	} else if (TG_SRC == TG_SRC_DGLU) {
+		const long long half = cols / 2;
+		float a[8], b[8], g[8];
+		tg_load_vec<TG_IN_DTYPE, 8>(p.p[TG_PB_IN], r * cols + c, a);
+		tg_load_vec<TG_IN_DTYPE, 8>(p.p[TG_PB_IN], r * cols + half + c, b);
+		tg_load_vec<TG_G_DTYPE, 8>(p.p[TG_PB_GRAD], r * half + c, g);
+#pragma unroll
+		for (int k = 0; k < 8; k++)
+			tg_dglu1(TG_ACT, a[k], b[k], g[k], (float)(TG_LIMIT), (float)(TG_ALPHA), &v[k], &w[k]);
+	} else if (TG_SRC == TG_SRC_NORM) {
+		float x[8], g[8], b[8];
+		tg_load_vec<TG_IN_DTYPE, 8>(p.p[TG_P_IN], r * cols + c, x);
+		if (TG_HAS_RESIDUAL) {
+			float q[8];
+			tg_load_vec<TG_IN_DTYPE, 8>(p.p[TG_P_RESIDUAL], r * cols + c, q);
+#pragma unroll
+			for (int k = 0; k < 8; k++)
+				x[k] += q[k];
+			tg_round_vec<TG_IN_DTYPE, 8>(x);
+		}
+		const float rs = ((const float *)p.p[TG_P_RSIGMA])[r];
+		const float mu = TG_NORM == 1 ? ((const float *)p.p[TG_P_MU])[r] : 0.0f;
+		tg_norm_weights<TG_W_DTYPE, TG_B_DTYPE, 8, TG_ZERO_CENTERED, TG_NORM == 1>(p, (int)c, g, b);
+#pragma unroll
+		for (int k = 0; k < 8; k++)
+			v[k] = tg_norm_value<TG_NORM == 1>(x[k], mu, rs, g[k], b[k]);
+	}
+}
+
+// Strip (r0, c0) of the op's values into t (zeros past the tensor), a unit of 8 source columns at a time
+// (dglu: 8 of each half). One unit's loads, then its math, a unit a loop step: 46-74 registers, six CTAs
+// a SM (the shared strip's limit). Issuing all of a thread's units' loads first, or the next strip's
+// during this one's encoding, took 91-116 registers (two CTAs a SM) and ran 1.05-1.2x slower (H100, the
+// 8B NVFP4 training layer's casts, sixteenth session).
+__device__ __forceinline__ void stage_strip_op(const TgParams &p, long long r0, long long c0, long long rows,
+                                               long long cols, float *t)
+{
+	constexpr int UPR = SCW / 8; // units a strip row
+	const long long scols = kDglu ? cols / 2 : cols;
+	for (int i = threadIdx.x; i < S2R * UPR; i += TG_THREADS) {
+		const int r = i / UPR, j = i % UPR * 8;
+		float v[8] = {0, 0, 0, 0, 0, 0, 0, 0}, w[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+		if (r0 + r < rows && c0 + j < scols) // scols % 8 == 0: a unit is all in or all out
+			src_values(p, r0 + r, c0 + j, cols, v, w);
+		*(float4 *)(t + sidx(r, j)) = make_float4(v[0], v[1], v[2], v[3]);
+		*(float4 *)(t + sidx(r, j + 4)) = make_float4(v[4], v[5], v[6], v[7]);
+		if (kDglu) {
+			*(float4 *)(t + sidx(r, SCW + j)) = make_float4(w[0], w[1], w[2], w[3]);
+			*(float4 *)(t + sidx(r, SCW + j + 4)) = make_float4(w[4], w[5], w[6], w[7]);
+		}
+	}
+}
+
+// Strip (r0, c0) of the values into t: the tensor's (TG_SRC 0) or the op's.
+__device__ __forceinline__ void stage(const TgParams &p, long long r0, long long c0, float *t)
+{
+	if (TG_SRC == TG_SRC_TENSOR)
+		stage_strip(p.p[TG_P_IN], r0, c0, p.n[0], p.n[1], t);
+	else
+		stage_strip_op(p, r0, c0, p.n[0], p.n[1], t);
+}
+
+// Strips of the tensor: row-major, ceil(rows / S2R) x ceil(source columns / SCW).
+__device__ __forceinline__ long long strip_cols_count(long long cols) { return ((kDglu ? cols / 2 : cols) + SCW - 1) / SCW; }
+
 // The 4 x 8 tile amaxes of the staged strip into tam[tile row * 8 + tile column]: 8 lanes
 // a tile, lane p reads rows p and p + 8 (the order of a row's float4s does not matter).
 __device__ __forceinline__ void strip_tile_amax(const float *t, float *tam)
@@ -308,7 +424,8 @@ __device__ __forceinline__ void strip_rows(const TgParams &p, const float *t, co
 	const long long rows = p.n[0], cols = p.n[1];
 	for (int i = threadIdx.x; i < S2R * 8; i += TG_THREADS) {
 		const int r = i / 8, b = i % 8;
-		if (r0 + r >= rows || c0 + 16 * b >= cols)
+		const long long c = strip_col(c0, 16 * b, cols);
+		if (r0 + r >= rows || c < 0)
 			continue;
 		float x[16];
 #pragma unroll
@@ -317,7 +434,7 @@ __device__ __forceinline__ void strip_rows(const TgParams &p, const float *t, co
 			x[4 * q] = v.x, x[4 * q + 1] = v.y, x[4 * q + 2] = v.z, x[4 * q + 3] = v.w;
 		}
 		const uint8_t sd = tg_nvfp4_block_scale(TG_2D ? tam[(r / 16) * 8 + b] : amax16(x), sc.s_enc);
-		const long long row = r0 + r, c = c0 + 16 * b;
+		const long long row = r0 + r;
 		uint32_t w[2];
 		encode16(x, 16, sc.mult[sd], row * cols + c, (unsigned long long)p.n[3], w);
 		*(uint2 *)((uint8_t *)p.p[TG_P_OUT] + row * (cols / 2) + c / 2) = make_uint2(w[0], w[1]);
@@ -334,8 +451,8 @@ __device__ __forceinline__ void strip_cols(const TgParams &p, const float *t, co
 	const long long rows = p.n[0], cols = p.n[1], nbt = (rows + 15) / 16;
 	for (int i = threadIdx.x; i < S2C * (S2R / 32); i += TG_THREADS) {
 		const int c = i % S2C, h = i / S2C;
-		const long long col = c0 + c, bt0 = (r0 + 32 * h) / 16;
-		if (col >= cols || 16 * bt0 >= rows)
+		const long long col = strip_col(c0, c, cols), bt0 = (r0 + 32 * h) / 16;
+		if (col < 0 || 16 * bt0 >= rows)
 			continue;
 		uint8_t *out = (uint8_t *)p.p[TG_P_OUT_T] + col * ((rows + 1) / 2);
 		uint8_t *sct = (uint8_t *)p.p[TG_P_SCALE_INV_T] + col * nbt;
@@ -393,11 +510,11 @@ __device__ __forceinline__ void cast_pass_strip(const TgParams &p)
 	// RHT (from the transformed values' amax)
 	const Scales sc = cast_scales(p.p[TG_P_AMAX], p.p[TG_P_SCALE], mult[0]);
 	const Scales sct = TG_RHT ? cast_scales(p.p[TG_P_AMAX_T], p.p[TG_P_SCALE_T], mult[TG_RHT]) : sc;
-	const long long nsc = (cols + S2C - 1) / S2C, nstrip = (rows + S2R - 1) / S2R * nsc;
+	const long long nsc = strip_cols_count(cols), nstrip = (rows + S2R - 1) / S2R * nsc;
 	for (long long s = blockIdx.x; s < nstrip; s += gridDim.x) {
-		const long long r0 = s / nsc * S2R, c0 = s % nsc * S2C;
+		const long long r0 = s / nsc * S2R, c0 = s % nsc * SCW;
 		__syncthreads(); // the previous strip's readers are done
-		stage_strip(p.p[TG_P_IN], r0, c0, rows, cols, t);
+		stage(p, r0, c0, t);
 		__syncthreads();
 		if (TG_2D) {
 			strip_tile_amax(t, tam);
@@ -422,13 +539,47 @@ __device__ __forceinline__ void cast_pass(const TgParams &p)
 		row_block(p, u / nb, u % nb, sc);
 }
 
+// Pass 0 of an op's values with the RHT (TG_SRC 1..3) over strips: max|x| into AMAX (not for a norm,
+// whose own amax pass took it) and max|RHT(x)| over every 16 rows of a column into AMAX_T.
+__device__ __forceinline__ void amax_pass_strip(const TgParams &p)
+{
+	__shared__ __align__(16) float t[S2R * S2P];
+	const long long rows = p.n[0], cols = p.n[1];
+	const long long nsc = strip_cols_count(cols), nstrip = (rows + S2R - 1) / S2R * nsc;
+	float m = 0.0f, mt = 0.0f;
+	for (long long s = blockIdx.x; s < nstrip; s += gridDim.x) {
+		const long long r0 = s / nsc * S2R, c0 = s % nsc * SCW;
+		__syncthreads(); // the previous strip's readers are done
+		stage(p, r0, c0, t);
+		__syncthreads();
+		for (int i = threadIdx.x; i < S2C * (S2R / 16); i += TG_THREADS) {
+			const int j = i % S2C, q = i / S2C;
+			const long long rb = r0 + 16 * q;
+			if (strip_col(c0, j, cols) < 0 || rb >= rows)
+				continue;
+			float x[16];
+#pragma unroll
+			for (int k = 0; k < 16; k++)
+				x[k] = t[sidx(16 * q + k, j)]; // 0 past the last row
+			m = fmaxf(m, amax16(x));
+			col_rht(x, rows - rb < 16 ? (int)(rows - rb) : 16);
+			mt = fmaxf(mt, amax16(x));
+		}
+	}
+	if (TG_SRC != TG_SRC_NORM)
+		amax_flush(m, p.p[TG_P_AMAX]);
+	amax_flush(mt, p.p[TG_P_AMAX_T]);
+}
+
 } // namespace tgnv
 
 extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParams p)
 {
-	if constexpr (TG_PASS == 0)
+	if constexpr (TG_PASS == 0 && TG_SRC != TG_SRC_TENSOR)
+		tgnv::amax_pass_strip(p);
+	else if constexpr (TG_PASS == 0)
 		tgnv::amax_pass(p);
-	else if constexpr (TG_2D != 0 || TG_COLWISE != 0)
+	else if constexpr (TG_2D != 0 || TG_COLWISE != 0 || TG_SRC != TG_SRC_TENSOR)
 		tgnv::cast_pass_strip(p);
 	else
 		tgnv::cast_pass(p);

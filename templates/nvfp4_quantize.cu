@@ -469,7 +469,10 @@ __device__ __forceinline__ void strip_cols(const TgParams &p, const float *t, co
 				x[k] = t[sidx(32 * h + 16 * j + k, c)]; // 0 past the last row
 			col_rht(x, len[j]);
 			sd[j] = tg_nvfp4_block_scale(TG_2D ? tam[(2 * h + j) * 8 + c / 16] : amax16(x), sc.s_enc);
-			encode16(x, len[j], sc.mult[sd[j]], col * rows + rb, (unsigned long long)p.n[3], &w[2 * j]);
+			if (len[j] == 16) // a constant length: no test an element
+				encode16(x, 16, sc.mult[sd[j]], col * rows + rb, (unsigned long long)p.n[3], &w[2 * j]);
+			else
+				encode16(x, len[j], sc.mult[sd[j]], col * rows + rb, (unsigned long long)p.n[3], &w[2 * j]);
 		}
 		if (rows % 32 == 0) { // both blocks full: one 16-byte store, one 2-byte scale store
 			*(uint4 *)(out + 8 * bt0) = make_uint4(w[0], w[1], w[2], w[3]);

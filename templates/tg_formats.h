@@ -276,24 +276,21 @@ __device__ __forceinline__ void tg_transpose_4x4_bytes(uint32_t a0, uint32_t a1,
 #endif
 
 /* ---- FP4 E2M1 (values 0, .5, 1, 1.5, 2, 3, 4, 6; no inf/NaN) ---- */
-/* RNE to the 8 magnitudes, saturating, by ranges: |x| in [0, 2) has code RNE(2|x|),
- * [2, 4) 4 + RNE(|x| - 2), [4, inf] 6 + RNE((|x| - 4) / 2), at most 7. Each argument
- * t = |x| * m + b is exact (a power-of-two scale, then Sterbenz), and RNE(t) comes from
- * adding 2^23 (the integer lands in the low mantissa bits; larger t only saturate).
- * Ties go to the even code, as the generic tg__to_narrow_sat would round. NaN -> 0x7
- * (no sign), inf -> +-6, -0 -> 0x8. About half the instructions of a compare per
- * midpoint: the NVFP4 casts are instruction-bound and run this per element. */
+/* RNE to the 8 magnitudes, saturating. |x| >= 1: the FP32 bits rounded to one mantissa bit, nearest
+ * even (add 2^21 - 1 plus the kept bit, drop 22 bits), whose exponent and bit are the code from 2 up
+ * (1.0 = 0x3F800000 -> 254 - 252); the bits past 6 (and inf) give codes above 7, clamped. |x| < 1:
+ * RNE(2|x|) (exact product; adding 2^23 puts the integer in the low mantissa bits). Ties go to the
+ * even code, as the generic tg__to_narrow_sat would round. NaN -> 0x7 (no sign), inf -> +-6, -0 -> 0x8.
+ * About 13 instructions: the NVFP4 casts are instruction-bound and run this twice an element (the
+ * range-select form before took 16; sixteenth session). */
 TG_HD uint8_t tg_f32_to_e2m1(float x)
 {
-	uint32_t u = tg_f2u(x);
-	if ((u & 0x7FFFFFFFu) > 0x7F800000u)
-		return 0x7;
-	float a = tg_u2f(u & 0x7FFFFFFFu);
-	float m = a < 2.0f ? 2.0f : a < 4.0f ? 1.0f : 0.5f;
-	float b = a < 2.0f ? 0.0f : -2.0f;
-	uint32_t base = a < 2.0f ? 0u : a < 4.0f ? 4u : 6u;
-	uint32_t c = base + (tg_f2u(a * m + b + 8388608.0f) - 0x4B000000u);
-	return (uint8_t)((u >> 31) << 3 | (c < 7u ? c : 7u));
+	const uint32_t u = tg_f2u(x), ua = u & 0x7FFFFFFFu;
+	const uint32_t hi = (ua + 0x1FFFFFu + ((ua >> 22) & 1u) - (252u << 22)) >> 22; /* wraps below 1.0: unused */
+	const uint32_t lo = tg_f2u(tg_u2f(ua) * 2.0f + 8388608.0f) - 0x4B000000u;
+	uint32_t c = ua < 0x3F800000u ? lo : hi;
+	c = c < 7u ? c : 7u;
+	return (uint8_t)(ua > 0x7F800000u ? 0x7u : c | (u >> 31) << 3);
 }
 
 TG_HD float tg_e2m1_to_f32(uint8_t c) { return tg__from_narrow(c & 0xFu, 1, 0, 3); }

@@ -1073,6 +1073,7 @@ static void nvfp4_source_slots(Planner *pl, Kernel *k, const Op *op, NvfpSource 
 {
 	const Graph *g = pl->g;
 	slot(pl, k, "TG_SRC", istr(pl, src));
+	slot(pl, k, "TG_DEQ", "0"); /* plan_dequantize_nvfp4 sets it where an emulated GEMM reads the copy */
 	bool glu = src == NVSRC_GLU || src == NVSRC_DGLU;
 	slot(pl, k, "TG_ACT", glu ? istr(pl, op->p.act) : "0");
 	slot(pl, k, "TG_ALPHA", glu ? flit(pl, op->p.alpha) : "0.0f");
@@ -1227,8 +1228,38 @@ static void plan_dequantize(Planner *pl, const Op *op, const Tensor *t, Componen
 
 /* An NVFP4 operand copy dequantized to BF16 (row-aware: a columnwise copy's rows
  * may have an odd length). n[0], n[1] are the tensor's rows and cols either way. */
+/* The cast pass of nvfp4_quantize.cu over strips (a columnwise copy, 16x16 blocks or an op's values) that
+ * wrote copy `from` of t, or NULL. */
+static Kernel *nvfp4_strip_cast_of(Planner *pl, const Tensor *t, Component from)
+{
+	for (int i = pl->p->nkernels - 1; i >= 0; i--) {
+		Kernel *k = &pl->p->kernels[i];
+		bool writes = false;
+		for (int b = 0; b < k->nbind; b++)
+			writes |= k->bind[b].tensor == t->id && k->bind[b].comp == from &&
+				k->bind[b].slot == (from == COMP_DATA ? TG_P_OUT : TG_P_OUT_T);
+		if (!writes || !k->tmpl || strcmp(k->tmpl, "nvfp4_quantize.cu"))
+			continue;
+		bool strips = slot_long(k, "TG_2D", 0) || slot_long(k, "TG_COLWISE", 0) || slot_long(k, "TG_SRC", 0);
+		return k->pass == PASS_CAST && strips ? k : NULL;
+	}
+	return NULL;
+}
+
 static void plan_dequantize_nvfp4(Planner *pl, const Op *op, const Tensor *t, Component from)
 {
+	/* the cast over strips writes the BF16 copy itself: in an instruction-bound kernel, 2 bytes an element
+	 * more written, against a kernel that reads the copy back (H100, the 8B NVFP4 training layer: sixteenth
+	 * session) */
+	Kernel *cast = nvfp4_strip_cast_of(pl, t, from);
+	if (cast) {
+		int bit = from == COMP_DATA ? 1 : 2;
+		slot_set(cast, "TG_DEQ", istr(pl, slot_long(cast, "TG_DEQ", 0) | bit));
+		bind(pl, cast, from == COMP_DATA ? TG_P_DEQ : TG_P_DEQ_T, t->id, from == COMP_DATA ? COMP_DEQ : COMP_DEQ_T);
+		cast->note = arena_printf(pl->a, "%s; also the %s copy dequantized to BF16 (an emulated GEMM's operand)", cast->note,
+			from == COMP_DATA ? "rowwise" : "columnwise");
+		return;
+	}
 	const char *what = arena_printf(pl->a, "dequantize_%s%s", t->name, from == COMP_DATA_T ? "_t" : "");
 	Kernel *k = fixed_kernel(pl, what, op, "nvfp4_dequantize.cu", tensor_rows(pl, t, op->loc), tensor_cols(t));
 	slot(pl, k, "TG_COPY_T", from == COMP_DATA_T ? "1" : "0");

@@ -1,5 +1,5 @@
 // nvfp4_quantize.cu: NVFP4 quantization (Transformer Engine's recipe), two passes.
-// tegen-slots: TG_KERNEL TG_THREADS TG_IN_DTYPE TG_PASS TG_ROWWISE TG_COLWISE TG_2D TG_SR TG_SEED TG_RHT TG_RHT_MASK TG_SRC TG_G_DTYPE TG_ACT TG_ALPHA TG_LIMIT TG_NORM TG_W_DTYPE TG_B_DTYPE TG_ZERO_CENTERED TG_HAS_RESIDUAL
+// tegen-slots: TG_KERNEL TG_THREADS TG_IN_DTYPE TG_PASS TG_ROWWISE TG_COLWISE TG_2D TG_SR TG_SEED TG_RHT TG_RHT_MASK TG_SRC TG_G_DTYPE TG_ACT TG_ALPHA TG_LIMIT TG_NORM TG_W_DTYPE TG_B_DTYPE TG_ZERO_CENTERED TG_HAS_RESIDUAL TG_DEQ
 //
 // NVFP4 needs the tensor's global amax before it can cast (S_enc = 448*6/amax),
 // so it runs like FP8 current scaling:
@@ -38,6 +38,9 @@
 //   3 norm: x = p[TG_P_IN] (the input, or the residual sum the norm saved; TG_HAS_RESIDUAL: plus
 //     p[TG_P_RESIDUAL], rounded to TG_IN_DTYPE), rsigma p[TG_P_RSIGMA] and mu p[TG_P_MU] (TG_NORM 1) the
 //     norm's amax pass saved, gamma p[TG_P_GAMMA], beta p[TG_P_BETA]: tg_norm_value as norm_quantize.cu.
+// TG_DEQ (cast pass over strips): bit 0 also writes the rowwise copy dequantized to BF16 at p[TG_P_DEQ]
+// [rows][cols], bit 1 the columnwise one at p[TG_P_DEQ_T] [cols][rows] (an emulated NVFP4 GEMM's
+// operands, bit for bit nvfp4_dequantize.cu's: e2m1(code) * (float(S_dec) / S_enc) rounded to BF16).
 // TG_ACT, TG_ALPHA, TG_LIMIT, TG_G_DTYPE, TG_NORM, TG_W_DTYPE, TG_B_DTYPE, TG_ZERO_CENTERED,
 // TG_HAS_RESIDUAL: those ops' slots (unused by other sources). A source's passes run over strips.
 // n[0] = rows, n[1] = cols (a multiple of 16), n[3] = SR offset (the layer's step count).
@@ -103,6 +106,8 @@ __device__ __forceinline__ void load16(const void *p, long long i, float x[16])
 
 static_assert(!(TG_RHT && TG_2D), "the Hadamard transform is for 1D blocks (the planner rejects nvfp4_rht with nvfp4_2d)");
 static_assert(!TG_RHT || TG_COLWISE, "the Hadamard transform applies to the columnwise copy");
+static_assert(TG_DEQ == 0 || (TG_PASS == 1 && (TG_2D || TG_COLWISE || TG_SRC != TG_SRC_TENSOR)),
+	"nvfp4_quantize.cu: TG_DEQ is written by the cast pass over strips");
 
 // Warp max of m, one atomic per warp into dst (max of non-negative floats = max of
 // their bit patterns as signed ints).
@@ -223,6 +228,7 @@ __device__ __forceinline__ void encode16(const float x[16], int len, float mult,
 struct Scales {
 	float s_enc;
 	const float *mult;
+	const float2 *dtab; // TG_DEQ: fill_deq_tab's table
 };
 
 // mult[i] = tg_nvfp4_elem_scale(i, s_enc), i < 256; the caller syncs before use.
@@ -240,6 +246,29 @@ __device__ __forceinline__ void store_partial(uint8_t *dst, const uint32_t w[2],
 	for (int q = 0; 2 * q < len; q++)
 		dst[q] = (uint8_t)(bytes >> (8 * q));
 }
+
+// The 16 codes of a block (packed in w[0..1], element 2k in the low nibble) dequantized: e2m1(code) * s rounded
+// to BF16, two a word (element 2k low), as nvfp4_dequantize.cu computes them: tab[byte] holds the byte's two
+// tg_e2m1_to_f32 values (fill_deq_tab), and cvt.rn.bf16x2 rounds as tg_f32_to_bf16 (the product of a finite
+// scale is never NaN).
+__device__ __forceinline__ void deq16(const uint32_t w[2], float s, const float2 *tab, uint32_t h[8])
+{
+#pragma unroll
+	for (int k = 0; k < 8; k++) {
+		const float2 v = tab[(w[k / 4] >> (8 * (k % 4))) & 0xFFu];
+		asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(h[k]) : "f"(v.y * s), "f"(v.x * s));
+	}
+}
+
+// tab[b] = the E2M1 values of byte b's low and high nibbles; the caller syncs before use.
+__device__ __forceinline__ void fill_deq_tab(float2 *tab)
+{
+	for (int b = threadIdx.x; b < 256; b += TG_THREADS)
+		tab[b] = make_float2(tg_e2m1_to_f32((uint8_t)(b & 0xF)), tg_e2m1_to_f32((uint8_t)(b >> 4)));
+}
+
+// The dequantizing multiplier of scale byte sd under s_enc (nvfp4_dequantize.cu's).
+__device__ __forceinline__ float deq_scale(uint8_t sd, float s_enc) { return tg_div_rn(tg_e4m3_to_f32(sd), s_enc); }
 
 // Block b of row r of the rowwise copy: 16 elements, one 8-byte store, one scale byte.
 __device__ __forceinline__ void row_block(const TgParams &p, long long r, long long b, const Scales &sc)
@@ -439,14 +468,21 @@ __device__ __forceinline__ void strip_rows(const TgParams &p, const float *t, co
 		encode16(x, 16, sc.mult[sd], row * cols + c, (unsigned long long)p.n[3], w);
 		*(uint2 *)((uint8_t *)p.p[TG_P_OUT] + row * (cols / 2) + c / 2) = make_uint2(w[0], w[1]);
 		((uint8_t *)p.p[TG_P_SCALE_INV])[row * (cols / 16) + c / 16] = sd;
+		if (TG_DEQ & 1) { // cols % 16 == 0: two 16-byte stores
+			uint32_t h[8];
+			deq16(w, deq_scale(sd, sc.s_enc), sc.dtab, h);
+			uint4 *d = (uint4 *)((uint16_t *)p.p[TG_P_DEQ] + row * cols + c);
+			d[0] = make_uint4(h[0], h[1], h[2], h[3]);
+			d[1] = make_uint4(h[4], h[5], h[6], h[7]);
+		}
 	}
 }
 
 // Columnwise blocks of the strip: unit (column c, half h) encodes rows 32h .. 32h+31 of
 // the strip's column c as two blocks of the transposed copy (Hadamard-transformed with
-// TG_RHT; s_enc is the copy's own).
+// TG_RHT; s_enc is the copy's own); with TG_DEQ bit 1 their BF16 values to hq (one unit a thread then).
 __device__ __forceinline__ void strip_cols(const TgParams &p, const float *t, const float *tam, long long r0, long long c0,
-                                           const Scales &sc)
+                                           const Scales &sc, uint32_t (&hq)[16])
 {
 	const long long rows = p.n[0], cols = p.n[1], nbt = (rows + 15) / 16;
 	for (int i = threadIdx.x; i < S2C * (S2R / 32); i += TG_THREADS) {
@@ -474,6 +510,10 @@ __device__ __forceinline__ void strip_cols(const TgParams &p, const float *t, co
 			else
 				encode16(x, len[j], sc.mult[sd[j]], col * rows + rb, (unsigned long long)p.n[3], &w[2 * j]);
 		}
+		if (TG_DEQ & 2) // the unit's BF16 values, for strip_deq_t
+#pragma unroll
+			for (int j = 0; j < 2; j++)
+				deq16(&w[2 * j], deq_scale(sd[j], sc.s_enc), sc.dtab, &hq[8 * j]);
 		if (rows % 32 == 0) { // both blocks full: one 16-byte store, one 2-byte scale store
 			*(uint4 *)(out + 8 * bt0) = make_uint4(w[0], w[1], w[2], w[3]);
 			*(uint16_t *)(sct + bt0) = (uint16_t)(sd[0] | sd[1] << 8);
@@ -489,6 +529,35 @@ __device__ __forceinline__ void strip_cols(const TgParams &p, const float *t, co
 	}
 }
 
+constexpr int DQP = S2R + 8; // dq's row pitch (BF16 elements): a 16-byte shift a row keeps 8 lanes off one bank
+static_assert(!(TG_DEQ & 2) || TG_THREADS == S2C * (S2R / 32), "nvfp4_quantize.cu: TG_DEQ's columnwise copy: one unit a thread");
+static_assert(S2C * DQP * 2 <= S2R * S2P * 4, "dq fits in the strip's buffer");
+
+// The strip's columnwise BF16 copy, staged in dq [S2C][DQP] (the strip's buffer, once read), to p[TG_P_DEQ_T] [cols][rows]: a column's
+// 64 rows are 128 contiguous bytes, 16-byte stores where rows % 8 == 0 (the scattered 32-byte stores of each
+// block from strip_cols itself took the act cast from 476 to 897 us: H100, sixteenth session).
+__device__ __forceinline__ void strip_deq_t(const TgParams &p, const uint16_t *dq, long long r0, long long c0)
+{
+	const long long rows = p.n[0], cols = p.n[1];
+	const int n = rows - r0 < S2R ? (int)(rows - r0) : S2R;
+	uint16_t *out = (uint16_t *)p.p[TG_P_DEQ_T];
+	if (rows % 8 == 0) { // and n % 8 == 0
+		for (int i = threadIdx.x; i < S2C * (S2R / 8); i += TG_THREADS) {
+			const int c = i / (S2R / 8), q = i % (S2R / 8);
+			const long long col = strip_col(c0, c, cols);
+			if (col >= 0 && 8 * q < n)
+				*(uint4 *)(out + col * rows + r0 + 8 * q) = *(const uint4 *)(dq + c * DQP + 8 * q);
+		}
+		return;
+	}
+	for (int i = threadIdx.x; i < S2C * S2R; i += TG_THREADS) {
+		const int c = i / S2R, k = i % S2R;
+		const long long col = strip_col(c0, c, cols);
+		if (col >= 0 && k < n)
+			out[col * rows + r0 + k] = dq[c * DQP + k];
+	}
+}
+
 // The cast pass's S_enc of the copy whose global amax is at amax (CTA 0 also writes it to
 // *scale) and, in mult, its element multipliers (the caller syncs before use).
 __device__ __forceinline__ Scales cast_scales(const void *amax, void *scale, float *mult)
@@ -497,7 +566,7 @@ __device__ __forceinline__ Scales cast_scales(const void *amax, void *scale, flo
 	if (blockIdx.x == 0 && threadIdx.x == 0)
 		*(float *)scale = s_enc;
 	fill_mult(mult, s_enc);
-	return {s_enc, mult};
+	return {s_enc, mult, nullptr};
 }
 
 // Pass 1 over strips (TG_2D, or a columnwise copy): grid-stride over strips (row-major), two
@@ -508,11 +577,16 @@ __device__ __forceinline__ void cast_pass_strip(const TgParams &p)
 {
 	__shared__ __align__(16) float t[S2R * S2P];
 	__shared__ float tam[32], mult[TG_RHT ? 2 : 1][256];
+	__shared__ float2 dtab[TG_DEQ ? 256 : 1];
 	const long long rows = p.n[0], cols = p.n[1];
 	// ready after the loop's first barrier; the columnwise copy has its own S_enc with the
 	// RHT (from the transformed values' amax)
-	const Scales sc = cast_scales(p.p[TG_P_AMAX], p.p[TG_P_SCALE], mult[0]);
-	const Scales sct = TG_RHT ? cast_scales(p.p[TG_P_AMAX_T], p.p[TG_P_SCALE_T], mult[TG_RHT]) : sc;
+	Scales sc = cast_scales(p.p[TG_P_AMAX], p.p[TG_P_SCALE], mult[0]);
+	Scales sct = TG_RHT ? cast_scales(p.p[TG_P_AMAX_T], p.p[TG_P_SCALE_T], mult[TG_RHT]) : sc;
+	if (TG_DEQ) {
+		fill_deq_tab(dtab);
+		sc.dtab = sct.dtab = dtab;
+	}
 	const long long nsc = strip_cols_count(cols), nstrip = (rows + S2R - 1) / S2R * nsc;
 	for (long long s = blockIdx.x; s < nstrip; s += gridDim.x) {
 		const long long r0 = s / nsc * S2R, c0 = s % nsc * SCW;
@@ -525,8 +599,19 @@ __device__ __forceinline__ void cast_pass_strip(const TgParams &p)
 		}
 		if (TG_ROWWISE)
 			strip_rows(p, t, tam, r0, c0, sc);
+		uint32_t hq[16] = {}; // TG_DEQ bit 1: this thread's unit of the columnwise copy, dequantized
 		if (TG_COLWISE)
-			strip_cols(p, t, tam, r0, c0, sct);
+			strip_cols(p, t, tam, r0, c0, sct, hq);
+		if (TG_DEQ & 2) { // staged in t (every reader done), then written along the copy's rows
+			uint16_t *dq = (uint16_t *)t;
+			__syncthreads();
+			uint4 *d = (uint4 *)(dq + threadIdx.x % S2C * DQP + 32 * (threadIdx.x / S2C));
+#pragma unroll
+			for (int q = 0; q < 4; q++)
+				d[q] = make_uint4(hq[4 * q], hq[4 * q + 1], hq[4 * q + 2], hq[4 * q + 3]);
+			__syncthreads();
+			strip_deq_t(p, dq, r0, c0);
+		}
 	}
 }
 

@@ -67,6 +67,10 @@ typedef struct TgParams {
 #define TG_P_SCALE_B     13   /* a second per-tensor scale (nvfp4_gemm_alpha: S_enc of GEMM operand B) */
 #define TG_P_SCALE_T     14   /* nvfp4_rht: S_enc of the columnwise (transformed) copy (float, written by the cast pass) */
 #define TG_P_AMAX_T      15   /* nvfp4_rht: global amax of the transformed columnwise values (float, atomic max) */
+/* nvfp4_quantize.cu's cast pass also writes the copies an emulated NVFP4 GEMM reads, dequantized to BF16
+ * (TG_DEQ), in slots that template does not otherwise use: */
+#define TG_P_DEQ          4   /* the rowwise copy dequantized, BF16 [rows][cols] */
+#define TG_P_DEQ_T       13   /* the columnwise copy dequantized, BF16 [cols][rows] */
 /* nvfp4_gemm_alpha.cu: p[TG_P_SCALE] = S_enc of A, p[TG_P_SCALE_B] = S_enc of B,
  * p[TG_P_OUT] = float {alpha, beta} (the GEMM output's alpha component).
  * recipe_update.cu uses its own meaning: p[0] = state buffer, p[1] = per-tensor params

@@ -480,9 +480,10 @@ __device__ __forceinline__ void strip_rows(const TgParams &p, const float *t, co
 
 // Columnwise blocks of the strip: unit (column c, half h) encodes rows 32h .. 32h+31 of
 // the strip's column c as two blocks of the transposed copy (Hadamard-transformed with
-// TG_RHT; s_enc is the copy's own); with TG_DEQ bit 1 their BF16 values to hq (one unit a thread then).
+// TG_RHT; s_enc is the copy's own); with TG_DEQ bit 1 their codes to wq and scale bytes to sq (one unit a
+// thread then).
 __device__ __forceinline__ void strip_cols(const TgParams &p, const float *t, const float *tam, long long r0, long long c0,
-                                           const Scales &sc, uint32_t (&hq)[16])
+                                           const Scales &sc, uint32_t (&wq)[4], uint32_t &sq)
 {
 	const long long rows = p.n[0], cols = p.n[1], nbt = (rows + 15) / 16;
 	for (int i = threadIdx.x; i < S2C * (S2R / 32); i += TG_THREADS) {
@@ -510,10 +511,12 @@ __device__ __forceinline__ void strip_cols(const TgParams &p, const float *t, co
 			else
 				encode16(x, len[j], sc.mult[sd[j]], col * rows + rb, (unsigned long long)p.n[3], &w[2 * j]);
 		}
-		if (TG_DEQ & 2) // the unit's BF16 values, for strip_deq_t
+		if (TG_DEQ & 2) { // the unit's codes and scales, for strip_deq_t
 #pragma unroll
-			for (int j = 0; j < 2; j++)
-				deq16(&w[2 * j], deq_scale(sd[j], sc.s_enc), sc.dtab, &hq[8 * j]);
+			for (int k = 0; k < 4; k++)
+				wq[k] = w[k];
+			sq = sd[0] | sd[1] << 8;
+		}
 		if (rows % 32 == 0) { // both blocks full: one 16-byte store, one 2-byte scale store
 			*(uint4 *)(out + 8 * bt0) = make_uint4(w[0], w[1], w[2], w[3]);
 			*(uint16_t *)(sct + bt0) = (uint16_t)(sd[0] | sd[1] << 8);
@@ -599,16 +602,20 @@ __device__ __forceinline__ void cast_pass_strip(const TgParams &p)
 		}
 		if (TG_ROWWISE)
 			strip_rows(p, t, tam, r0, c0, sc);
-		uint32_t hq[16] = {}; // TG_DEQ bit 1: this thread's unit of the columnwise copy, dequantized
+		uint32_t wq[4] = {}, sq = 0; // TG_DEQ bit 1: this thread's unit of the columnwise copy (codes, scales)
 		if (TG_COLWISE)
-			strip_cols(p, t, tam, r0, c0, sct, hq);
-		if (TG_DEQ & 2) { // staged in t (every reader done), then written along the copy's rows
+			strip_cols(p, t, tam, r0, c0, sct, wq, sq);
+		if (TG_DEQ & 2) { // dequantized into t (every reader done), then written along the copy's rows
 			uint16_t *dq = (uint16_t *)t;
 			__syncthreads();
 			uint4 *d = (uint4 *)(dq + threadIdx.x % S2C * DQP + 32 * (threadIdx.x / S2C));
 #pragma unroll
-			for (int q = 0; q < 4; q++)
-				d[q] = make_uint4(hq[4 * q], hq[4 * q + 1], hq[4 * q + 2], hq[4 * q + 3]);
+			for (int j = 0; j < 2; j++) {
+				uint32_t h[8];
+				deq16(&wq[2 * j], deq_scale((uint8_t)(sq >> (8 * j)), sct.s_enc), sct.dtab, h);
+				d[2 * j] = make_uint4(h[0], h[1], h[2], h[3]);
+				d[2 * j + 1] = make_uint4(h[4], h[5], h[6], h[7]);
+			}
 			__syncthreads();
 			strip_deq_t(p, dq, r0, c0);
 		}

@@ -388,7 +388,8 @@ bool op_writes_hp(const Graph *g, const Op *op);
  * own values computed again from its inputs: a norm's, GLU's or dglu's copies other than the
  * rowwise 1D copy of a norm or GLU (its own kernel writes that), except a dglu with a fused dbias
  * or with C % 16 != 0 (those write FP32 first: op_writes_hp). */
-typedef enum { NVSRC_TENSOR, NVSRC_GLU, NVSRC_DGLU, NVSRC_NORM } NvfpSource;
+typedef enum { NVSRC_TENSOR = TG_SRC_TENSOR, NVSRC_GLU = TG_SRC_GLU, NVSRC_DGLU = TG_SRC_DGLU, NVSRC_NORM = TG_SRC_NORM }
+	NvfpSource;
 NvfpSource nvfp4_source(const Graph *g, const Op *op);
 /* dglu_block_tile_fits: dglu.cu's block tile path writes both 1x128 copies of a d_h [.., cols]
  * (cols = 2C): no block straddles the halves (C % 128 == 0), and no dbias is fused. */

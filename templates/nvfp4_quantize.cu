@@ -56,10 +56,6 @@
 #include "tg_glu.h"
 #include "tg_backward.h"
 
-#define TG_SRC_TENSOR 0
-#define TG_SRC_GLU 1
-#define TG_SRC_DGLU 2
-#define TG_SRC_NORM 3
 static_assert(TG_SRC >= TG_SRC_TENSOR && TG_SRC <= TG_SRC_NORM, "nvfp4_quantize.cu: unknown TG_SRC");
 static_assert(TG_SRC == TG_SRC_TENSOR || TG_PASS == 1 || TG_RHT,
 	"nvfp4_quantize.cu: an op's amax pass is its own kernel's (here only the columnwise amax with TG_RHT)");

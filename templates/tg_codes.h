@@ -36,6 +36,13 @@
 #define TG_ACT_SREGLU 4
 #define TG_ACT_CLAMPED_SWIGLU 5
 
+/* The values nvfp4_quantize.cu quantizes: slot TG_SRC; gen/gen.h's NvfpSource. A tensor, or an op's values
+ * computed again from its inputs (a norm's, GLU's or dglu's NVFP4 copies without an FP32 intermediate). */
+#define TG_SRC_TENSOR 0
+#define TG_SRC_GLU 1
+#define TG_SRC_DGLU 2
+#define TG_SRC_NORM 3
+
 /* The layer's optimizer state (adamw.cu; runtime/optim.c; ref/optim.c): one 16-byte
  * device buffer, offsets in 4-byte words. lr is read by every update, so a schedule
  * needs no recompile; step counts the finished optimizer steps (uint32) and the powers

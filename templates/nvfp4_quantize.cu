@@ -443,8 +443,13 @@ __device__ __forceinline__ void strip_tile_amax(const float *t, float *tam)
 
 // Rowwise blocks of the strip: unit (row r, block b), 8 units a row (sidx's swizzle keeps
 // the 8 lanes of a row conflict-free).
+// 16x16 blocks without SR or RHT: a columnwise block has the rowwise blocks' tile scale and the same
+// x * mult, so its codes are theirs transposed; strip_rows leaves its codes in a [S2R][S2C / 2] byte tile for
+// strip_cols to gather (a nibble moved, not an element encoded again).
+constexpr bool kShareCodes = TG_2D && !TG_SR && !TG_RHT && TG_ROWWISE && TG_COLWISE;
+
 __device__ __forceinline__ void strip_rows(const TgParams &p, const float *t, const float *tam, long long r0, long long c0,
-                                           const Scales &sc)
+                                           const Scales &sc, uint8_t *ct)
 {
 	const long long rows = p.n[0], cols = p.n[1];
 	for (int i = threadIdx.x; i < S2R * 8; i += TG_THREADS) {
@@ -464,6 +469,8 @@ __device__ __forceinline__ void strip_rows(const TgParams &p, const float *t, co
 		encode16(x, 16, sc.mult[sd], row * cols + c, (unsigned long long)p.n[3], w);
 		*(uint2 *)((uint8_t *)p.p[TG_P_OUT] + row * (cols / 2) + c / 2) = make_uint2(w[0], w[1]);
 		((uint8_t *)p.p[TG_P_SCALE_INV])[row * (cols / 16) + c / 16] = sd;
+		if (kShareCodes)
+			*(uint2 *)(ct + r * (S2C / 2) + 8 * b) = make_uint2(w[0], w[1]);
 		if (TG_DEQ & 1) { // cols % 16 == 0: two 16-byte stores
 			uint32_t h[8];
 			deq16(w, deq_scale(sd, sc.s_enc), sc.dtab, h);
@@ -479,7 +486,7 @@ __device__ __forceinline__ void strip_rows(const TgParams &p, const float *t, co
 // TG_RHT; s_enc is the copy's own); with TG_DEQ bit 1 their codes to wq and scale bytes to sq (one unit a
 // thread then).
 __device__ __forceinline__ void strip_cols(const TgParams &p, const float *t, const float *tam, long long r0, long long c0,
-                                           const Scales &sc, uint32_t (&wq)[4], uint32_t &sq)
+                                           const Scales &sc, const uint8_t *ct, uint32_t (&wq)[4], uint32_t &sq)
 {
 	const long long rows = p.n[0], cols = p.n[1], nbt = (rows + 15) / 16;
 	for (int i = threadIdx.x; i < S2C * (S2R / 32); i += TG_THREADS) {
@@ -496,16 +503,26 @@ __device__ __forceinline__ void strip_cols(const TgParams &p, const float *t, co
 		for (int j = 0; j < 2; j++) {
 			const long long rb = 16 * (bt0 + j);
 			len[j] = rb >= rows ? 0 : rows - rb < 16 ? (int)(rows - rb) : 16;
-			float x[16];
+			if (kShareCodes) { // the rowwise codes of the column, rows past the tensor 0
+				sd[j] = tg_nvfp4_block_scale(tam[(2 * h + j) * 8 + c / 16], sc.s_enc);
+				w[2 * j] = w[2 * j + 1] = 0u;
 #pragma unroll
-			for (int k = 0; k < 16; k++)
-				x[k] = t[sidx(32 * h + 16 * j + k, c)]; // 0 past the last row
-			col_rht(x, len[j]);
-			sd[j] = tg_nvfp4_block_scale(TG_2D ? tam[(2 * h + j) * 8 + c / 16] : amax16(x), sc.s_enc);
-			if (len[j] == 16) // a constant length: no test an element
-				encode16(x, 16, sc.mult[sd[j]], col * rows + rb, (unsigned long long)p.n[3], &w[2 * j]);
-			else
-				encode16(x, len[j], sc.mult[sd[j]], col * rows + rb, (unsigned long long)p.n[3], &w[2 * j]);
+				for (int k = 0; k < 16; k++) {
+					const uint32_t cd = (ct[(32 * h + 16 * j + k) * (S2C / 2) + c / 2] >> (4 * (c & 1))) & 0xFu;
+					w[2 * j + k / 8] |= (k < len[j] ? cd : 0u) << (4 * (k % 8));
+				}
+			} else {
+				float x[16];
+#pragma unroll
+				for (int k = 0; k < 16; k++)
+					x[k] = t[sidx(32 * h + 16 * j + k, c)]; // 0 past the last row
+				col_rht(x, len[j]);
+				sd[j] = tg_nvfp4_block_scale(TG_2D ? tam[(2 * h + j) * 8 + c / 16] : amax16(x), sc.s_enc);
+				if (len[j] == 16) // a constant length: no test an element
+					encode16(x, 16, sc.mult[sd[j]], col * rows + rb, (unsigned long long)p.n[3], &w[2 * j]);
+				else
+					encode16(x, len[j], sc.mult[sd[j]], col * rows + rb, (unsigned long long)p.n[3], &w[2 * j]);
+			}
 		}
 		if (TG_DEQ & 2) { // the unit's codes and scales, for strip_deq_t
 #pragma unroll
@@ -577,6 +594,7 @@ __device__ __forceinline__ void cast_pass_strip(const TgParams &p)
 	__shared__ __align__(16) float t[S2R * S2P];
 	__shared__ float tam[32], mult[TG_RHT ? 2 : 1][256];
 	__shared__ float2 dtab[TG_DEQ ? 256 : 1];
+	__shared__ __align__(16) uint8_t ct[kShareCodes ? S2R * (S2C / 2) : 16]; // strip_rows' codes for strip_cols
 	const long long rows = p.n[0], cols = p.n[1];
 	// ready after the loop's first barrier; the columnwise copy has its own S_enc with the
 	// RHT (from the transformed values' amax)
@@ -597,10 +615,12 @@ __device__ __forceinline__ void cast_pass_strip(const TgParams &p)
 			__syncthreads();
 		}
 		if (TG_ROWWISE)
-			strip_rows(p, t, tam, r0, c0, sc);
+			strip_rows(p, t, tam, r0, c0, sc, ct);
+		if (kShareCodes)
+			__syncthreads(); // the codes are in ct
 		uint32_t wq[4] = {}, sq = 0; // TG_DEQ bit 1: this thread's unit of the columnwise copy (codes, scales)
 		if (TG_COLWISE)
-			strip_cols(p, t, tam, r0, c0, sct, wq, sq);
+			strip_cols(p, t, tam, r0, c0, sct, ct, wq, sq);
 		if (TG_DEQ & 2) { // dequantized into t (every reader done), then written along the copy's rows
 			uint16_t *dq = (uint16_t *)t;
 			__syncthreads();

@@ -900,6 +900,21 @@ static void norm_inputs(Planner *pl, Kernel *k, const Op *op, bool with_residual
 		bind(pl, k, TG_P_RESIDUAL, op->arg[ARG_RESIDUAL], COMP_DATA);
 }
 
+/* Where a norm's row statistics go: the op's rsigma / mu outputs where the spec saves them, else the
+ * output's workspace components rsigma / mu (a kernel after the row kernel reads them). */
+typedef struct NormStats { int rs, mu; Component rsc, muc; bool own_rs, own_mu; } NormStats;
+static NormStats norm_stats(const Op *op, const Tensor *out)
+{
+	NormStats s;
+	s.own_rs = op->arg[ARG_RSIGMA_OUT] < 0;
+	s.own_mu = op->p.norm == NORM_LAYER && op->arg[ARG_MU_OUT] < 0;
+	s.rs = s.own_rs ? out->id : op->arg[ARG_RSIGMA_OUT];
+	s.mu = s.own_mu ? out->id : op->arg[ARG_MU_OUT];
+	s.rsc = s.own_rs ? COMP_RSIGMA : COMP_DATA;
+	s.muc = s.own_mu ? COMP_MU : COMP_DATA;
+	return s;
+}
+
 /* A norm with a columnwise 1x128 or MXFP8 copy: its row kernel writes the rowwise copy (if any) and
  * the row statistics (the op's rsigma / mu outputs, else the output's workspace components rsigma /
  * mu), then norm_colwise.cu reads the input again and writes the columnwise copy from them: 6 bytes
@@ -912,14 +927,12 @@ static void plan_norm_block(Planner *pl, const Op *op, const Tensor *in, const T
 	rowonly.columnwise = false;
 	plan_op_kernels(pl, op, in, &rowonly, COMP_DATA, rows, cols, false);
 	Kernel *nk = &pl->p->kernels[pl->p->nkernels - 1];
-	bool ln = op->p.norm == NORM_LAYER, own_rs = op->arg[ARG_RSIGMA_OUT] < 0, own_mu = ln && op->arg[ARG_MU_OUT] < 0;
-	/* statistics the spec does not save go to the output's workspace (the row kernel binds saved ones) */
-	int rs = own_rs ? out->id : op->arg[ARG_RSIGMA_OUT], mu = own_mu ? out->id : op->arg[ARG_MU_OUT];
-	Component rsc = own_rs ? COMP_RSIGMA : COMP_DATA, muc = own_mu ? COMP_MU : COMP_DATA;
-	if (own_rs)
-		bind(pl, nk, TG_P_RSIGMA, rs, rsc);
-	if (own_mu)
-		bind(pl, nk, TG_P_MU, mu, muc);
+	bool ln = op->p.norm == NORM_LAYER;
+	NormStats st = norm_stats(op, out); /* the row kernel binds saved ones; unsaved ones go to the workspace */
+	if (st.own_rs)
+		bind(pl, nk, TG_P_RSIGMA, st.rs, st.rsc);
+	if (st.own_mu)
+		bind(pl, nk, TG_P_MU, st.mu, st.muc);
 	nk->note = out->rowwise ? "the rowwise copy and the row statistics (norm_colwise.cu writes the columnwise copy)"
 		: "the row statistics alone (norm_colwise.cu writes the columnwise copy)";
 	Kernel *k = kernel_new(pl, "norm_colwise", op->id);
@@ -931,9 +944,9 @@ static void plan_norm_block(Planner *pl, const Op *op, const Tensor *in, const T
 	int sum = op->arg[ARG_RESIDUAL_OUT];
 	bind(pl, k, TG_P_IN, sum >= 0 ? sum : in->id, COMP_DATA);
 	norm_inputs(pl, k, op, sum < 0);
-	bind(pl, k, TG_P_RSIGMA, rs, rsc);
+	bind(pl, k, TG_P_RSIGMA, st.rs, st.rsc);
 	if (ln)
-		bind(pl, k, TG_P_MU, mu, muc);
+		bind(pl, k, TG_P_MU, st.mu, st.muc);
 	bind(pl, k, TG_P_OUT_T, out->id, COMP_DATA_T);
 	bind(pl, k, TG_P_SCALE_INV_T, out->id, COMP_SCALE_INV_T);
 	k->rows = rows;
@@ -1088,6 +1101,29 @@ static void nvfp4_source_slots(Planner *pl, Kernel *k, const Op *op, NvfpSource 
 	}
 }
 
+/* A kernel of nvfp4_quantize.cu for out: pass 0 (the global amax) or 1 (the cast, writing out's copies),
+ * its copy and option slots, value source src reading component comp of tensor in (of dtype dt); the
+ * caller binds a source op's other inputs. */
+static Kernel *nvfp4_kernel(Planner *pl, const char *what, const Op *op, const Tensor *out, int pass, NvfpSource src,
+	int in, Component comp, DType dt)
+{
+	Kernel *k = fixed_kernel(pl, what, op, "nvfp4_quantize.cu", tensor_rows(pl, out, op->loc), tensor_cols(out));
+	k->pass = pass ? PASS_CAST : PASS_AMAX;
+	slot(pl, k, "TG_IN_DTYPE", istr(pl, dtype_code(dt)));
+	bind(pl, k, TG_P_IN, in, comp);
+	slot(pl, k, "TG_PASS", pass ? "1" : "0");
+	slot(pl, k, "TG_ROWWISE", out->rowwise ? "1" : "0");
+	slot(pl, k, "TG_COLWISE", out->columnwise ? "1" : "0");
+	slot(pl, k, "TG_2D", out->recipe.nvfp4_2d ? "1" : "0");
+	slot(pl, k, "TG_SR", out->recipe.nvfp4_sr ? "1" : "0");
+	slot(pl, k, "TG_SEED", arena_printf(pl->a, "0x%016llxull", (unsigned long long)tensor_sr_seed(pl->g, out)));
+	nvfp4_source_slots(pl, k, op, src);
+	bind(pl, k, TG_P_AMAX, out->id, COMP_AMAX);
+	if (pass)
+		bind_outputs(pl, k, out, COMP_DATA);
+	return k;
+}
+
 /* A norm's, GLU's or dglu's NVFP4 copies from nvfp4_quantize.cu computing the op's values again from its
  * inputs (nvfp4_source): the op's own amax pass first (a norm's also saves the row statistics and the
  * residual sum), then the cast pass writes every copy; no FP32 intermediate (4 bytes an element written
@@ -1098,18 +1134,9 @@ static void plan_nvfp4_fused(Planner *pl, const Op *op, const Tensor *in, const 
 	const Graph *g = pl->g;
 	Extent rows = tensor_rows(pl, out, op->loc);
 	long cols = tensor_cols(out);
-	bool rht = tensor_rht_t(out), norm = src == NVSRC_NORM, ln = op->p.norm == NORM_LAYER;
-	/* a norm's statistics: where the spec saves them, else the output's workspace (rsigma, mu) */
-	int rs = -1, mu = -1;
-	Component rsc = COMP_DATA, muc = COMP_DATA;
+	bool rht = tensor_rht_t(out), norm = src == NVSRC_NORM, ln = norm && op->p.norm == NORM_LAYER;
+	NormStats st = norm_stats(op, out); /* a norm's */
 	int sum = norm ? op->arg[ARG_RESIDUAL_OUT] : -1;
-	if (norm) {
-		bool own_rs = op->arg[ARG_RSIGMA_OUT] < 0, own_mu = ln && op->arg[ARG_MU_OUT] < 0;
-		rs = own_rs ? out->id : op->arg[ARG_RSIGMA_OUT];
-		mu = own_mu ? out->id : op->arg[ARG_MU_OUT];
-		rsc = own_rs ? COMP_RSIGMA : COMP_DATA;
-		muc = own_mu ? COMP_MU : COMP_DATA;
-	}
 	if (!rht || norm) {
 		Tensor rowonly = *out; /* the amax pass writes no copy */
 		rowonly.columnwise = false;
@@ -1117,9 +1144,9 @@ static void plan_nvfp4_fused(Planner *pl, const Op *op, const Tensor *in, const 
 		plan_op_kernels(pl, op, in, &rowonly, COMP_DATA, rows, cols, true);
 		Kernel *ak = &pl->p->kernels[pl->p->nkernels - 1];
 		if (norm) {
-			bind(pl, ak, TG_P_RSIGMA, rs, rsc);
+			bind(pl, ak, TG_P_RSIGMA, st.rs, st.rsc);
 			if (ln)
-				bind(pl, ak, TG_P_MU, mu, muc);
+				bind(pl, ak, TG_P_MU, st.mu, st.muc);
 			if (sum >= 0)
 				bind(pl, ak, TG_P_RESIDUAL_OUT, sum, COMP_DATA);
 		}
@@ -1127,30 +1154,17 @@ static void plan_nvfp4_fused(Planner *pl, const Op *op, const Tensor *in, const 
 			: "NVFP4, pass 1 of 2: global amax of the output, nothing written";
 	}
 	for (int pass = rht ? 0 : 1; pass < 2; pass++) {
-		const char *what = arena_printf(pl->a, "nvfp4_%s_%s", pass ? "cast" : "amax_t", out->name);
-		Kernel *k = fixed_kernel(pl, what, op, "nvfp4_quantize.cu", rows, cols);
-		k->pass = pass ? PASS_CAST : PASS_AMAX;
-		slot(pl, k, "TG_PASS", pass ? "1" : "0");
-		slot(pl, k, "TG_ROWWISE", out->rowwise ? "1" : "0");
-		slot(pl, k, "TG_COLWISE", out->columnwise ? "1" : "0");
-		slot(pl, k, "TG_2D", out->recipe.nvfp4_2d ? "1" : "0");
-		slot(pl, k, "TG_SR", out->recipe.nvfp4_sr ? "1" : "0");
-		slot(pl, k, "TG_SEED", arena_printf(pl->a, "0x%016llxull", (unsigned long long)tensor_sr_seed(g, out)));
-		nvfp4_source_slots(pl, k, op, src);
 		int x = norm && sum >= 0 ? sum : in->id; /* a norm reads the residual sum where it was saved */
-		slot(pl, k, "TG_IN_DTYPE", istr(pl, dtype_code(g->tensors[x].dtype)));
-		bind(pl, k, TG_P_IN, x, COMP_DATA);
+		Kernel *k = nvfp4_kernel(pl, arena_printf(pl->a, "nvfp4_%s_%s", pass ? "cast" : "amax_t", out->name), op, out, pass,
+			src, x, COMP_DATA, g->tensors[x].dtype);
 		if (norm) {
 			norm_inputs(pl, k, op, sum < 0);
-			bind(pl, k, TG_P_RSIGMA, rs, rsc);
+			bind(pl, k, TG_P_RSIGMA, st.rs, st.rsc);
 			if (ln)
-				bind(pl, k, TG_P_MU, mu, muc);
+				bind(pl, k, TG_P_MU, st.mu, st.muc);
 		}
 		if (src == NVSRC_DGLU)
 			bind(pl, k, TG_PB_GRAD, op->arg[ARG_GRAD], COMP_DATA);
-		bind(pl, k, TG_P_AMAX, out->id, COMP_AMAX);
-		if (pass)
-			bind_outputs(pl, k, out, COMP_DATA);
 		k->note = pass ? "NVFP4, pass 2 of 2: the op's values computed again from its inputs, S_enc from the global amax, "
 				"E4M3 block scales, E2M1 data (every copy)"
 			: "NVFP4, pass 1 of 2: global amaxes over the op's values, computed from its inputs";
@@ -1188,21 +1202,8 @@ static void plan_nvfp4(Planner *pl, const Op *op, const Tensor *in, const Tensor
 	}
 	bool unfused = src_comp == COMP_HP;
 	for (int pass = 0; pass < 2; pass++) {
-		const char *what = arena_printf(pl->a, "nvfp4_%s_%s", pass ? "cast" : "amax", out->name);
-		Kernel *k = fixed_kernel(pl, what, op, "nvfp4_quantize.cu", rows, cols);
-		k->pass = pass ? PASS_CAST : PASS_AMAX;
-		slot(pl, k, "TG_IN_DTYPE", istr(pl, dtype_code(src_dtype)));
-		slot(pl, k, "TG_PASS", pass ? "1" : "0");
-		slot(pl, k, "TG_ROWWISE", out->rowwise ? "1" : "0");
-		slot(pl, k, "TG_COLWISE", out->columnwise ? "1" : "0");
-		slot(pl, k, "TG_2D", out->recipe.nvfp4_2d ? "1" : "0");
-		slot(pl, k, "TG_SR", out->recipe.nvfp4_sr ? "1" : "0");
-		slot(pl, k, "TG_SEED", arena_printf(pl->a, "0x%016llxull", (unsigned long long)tensor_sr_seed(pl->g, out)));
-		nvfp4_source_slots(pl, k, op, NVSRC_TENSOR);
-		bind(pl, k, TG_P_IN, src, src_comp);
-		bind(pl, k, TG_P_AMAX, out->id, COMP_AMAX);
-		if (pass)
-			bind_outputs(pl, k, out, COMP_DATA);
+		Kernel *k = nvfp4_kernel(pl, arena_printf(pl->a, "nvfp4_%s_%s", pass ? "cast" : "amax", out->name), op, out, pass,
+			NVSRC_TENSOR, src, src_comp, src_dtype);
 		k->note = arena_printf(pl->a, "%sNVFP4, %d of %d: %s", unfused ? "unfused " : "", pass + 1 + unfused, 2 + unfused,
 			pass ? "S_enc from the global amax, E4M3 block scales, E2M1 data" : "global amax, nothing written");
 		nvfp4_rht_slots(pl, k, out, pass);

@@ -1633,6 +1633,7 @@ static void plan_dreduce(Planner *pl, const Op *op, int src, Component part, int
 	k->grid_cols = 32;
 	k->variant = "t256";
 	k->choice = "fixed";
+	k->pdl = true; /* a short, latency-bound kernel: its launch overlaps the end of the kernel that wrote the partials */
 	k->note = arena_printf(pl->a, "stage 2 of 2: the chunk partials (%s.%s, one per %d rows) summed in a fixed order (deterministic)%s",
 		pl->g->tensors[src].name, part == COMP_PART ? "part" : "part_b", TG_BWD_CHUNK,
 		op->p.accumulate ? ", added into the caller's buffer (main_grad)" : "");
@@ -2072,6 +2073,8 @@ void plan_print(const Plan *p, Buf *out)
 				buf_printf(out, "ceil(%ld/%ld)", k->cols, k->grid_cols);
 			if (k->rows_chunk)
 				buf_printf(out, " n0=ceil(%s/%d)", extent_str(a, g, k->rows), k->rows_chunk);
+			if (k->pdl)
+				buf_puts(out, " launch=pdl");
 			buf_puts(out, " bind=");
 			for (int j = 0; j < k->nbind; j++) {
 				const Binding *b = &k->bind[j];

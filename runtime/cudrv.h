@@ -94,8 +94,21 @@ enum {
 	TG_CU_TENSOR_MAP_SWIZZLE_128B = 3, TG_CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3,
 };
 
+/* cuLaunchKernelEx's configuration, laid out as cuda.h's CUlaunchConfig / CUlaunchAttribute (a 64-byte value
+ * union); only the programmatic stream serialization attribute is used (PDL: the kernel may launch while the
+ * previous one finishes, and waits for it with griddepcontrol.wait before reading what it wrote). */
+typedef struct TgLaunchAttr { int id; char pad[4]; union { int i; char bytes[64]; } value; } TgLaunchAttr;
+typedef struct TgLaunchConfig {
+	unsigned grid[3], block[3], smem;
+	CUstream stream;
+	TgLaunchAttr *attrs;
+	unsigned nattrs;
+} TgLaunchConfig;
+enum { TG_CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6 };
+
 /* functions newer drivers have; NULL in the table when this driver lacks them (nothing fails to load) */
 #define CUDRV_OPTIONAL(X) \
+	X(cuLaunchKernelEx, (const TgLaunchConfig *config, CUfunction f, void **params, void **extra)) \
 	X(cuTensorMapEncodeTiled, (TgTensorMap *map, int dtype, unsigned rank, void *addr, const unsigned long long *dims, \
 		const unsigned long long *strides, const unsigned *box, const unsigned *elem_strides, int interleave, \
 		int swizzle, int l2promotion, int oobfill))

@@ -754,7 +754,14 @@ static TgStatus launch_kernel(TgLayer *l, const Kernel *k, CUfunction fn, CUstre
 	if (gx > cap)
 		gx = cap;
 	void *args[] = {&prm};
-	CUresult r = cu.cuLaunchKernel(fn, (unsigned)gx, 1, 1, (unsigned)k->threads, 1, 1, 0, s, args, NULL);
+	CUresult r;
+	if (k->pdl && l->ctx->cc >= 90 && cu.cuLaunchKernelEx && !getenv("TEGEN_NO_PDL")) {
+		TgLaunchAttr a = {TG_CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, {0}, {1}};
+		TgLaunchConfig c = {{(unsigned)gx, 1, 1}, {(unsigned)k->threads, 1, 1}, 0, s, &a, 1};
+		r = cu.cuLaunchKernelEx(&c, fn, args, NULL);
+	} else {
+		r = cu.cuLaunchKernel(fn, (unsigned)gx, 1, 1, (unsigned)k->threads, 1, 1, 0, s, args, NULL);
+	}
 	if (r)
 		return fail(TG_ERR_CUDA, "launching %s: %s", k->name, cudrv_errstr(r));
 	return TG_OK;

@@ -916,6 +916,7 @@ __device__ __forceinline__ void dispatch(const TgParams &p, const float eps)
 #endif
 extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParams p)
 {
+	TG_LAUNCH_DEPENDENTS(); // a dreduce after it may launch (Kernel.pdl)
 	tgct::dispatch<TG_IN_DTYPE, TG_OUT_DTYPE, TG_FMT, TG_RECIPE, TG_ROWWISE, TG_COLWISE, TG_COLS, TG_THREADS,
 	               TG_TILE_ROWS, TG_TILE_COLS, TG_POW2, CT_LEGACY_SEL_, TG_DBIAS>(p, TG_EPS_SCALE);
 }

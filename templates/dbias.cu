@@ -30,6 +30,7 @@ static_assert(TG_THREADS % 32 == 0 && TG_THREADS <= 1024, "TG_THREADS must be a 
 
 extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParams p)
 {
+	TG_LAUNCH_DEPENDENTS(); // a dreduce after it may launch (Kernel.pdl)
 	const long long rows = p.n[0];
 	const long long nchunks = (rows + TG_BWD_CHUNK - 1) / TG_BWD_CHUNK;
 	// tasks (chunk, column vector), 32-bit: rows < 2^31 / DB_NVEC * TG_BWD_CHUNK

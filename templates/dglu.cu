@@ -359,6 +359,7 @@ __device__ __forceinline__ void dg_tile_path(const TgParams &p)
 
 extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParams p)
 {
+	TG_LAUNCH_DEPENDENTS(); // a dreduce after it may launch (Kernel.pdl)
 #if DG_BLOCK_TILE
 	dg_block_tile_path(p);
 #elif DG_TILE

@@ -357,6 +357,7 @@ __device__ __forceinline__ void dn_one_pass(const TgParams &p)
 
 extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParams p)
 {
+	TG_LAUNCH_DEPENDENTS(); // a dreduce after it may launch (Kernel.pdl)
 #if TG_PASSES == 1
 	dn_one_pass(p);
 #else

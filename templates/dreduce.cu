@@ -8,7 +8,8 @@
 // (tg_backward.h); with TG_ACCUMULATE, out[c] = out[c] + that sum (an FP32 main_grad).
 // Bit-exact with ref_chunk_reduce.
 //
-// Launch: block (TG_THREADS,1,1), any grid.x >= 1 (grid-stride over groups of 32 columns;
+// Launch: block (TG_THREADS,1,1), with programmatic stream serialization on sm_90+ (it waits for the previous
+// kernel first), any grid.x >= 1 (grid-stride over groups of 32 columns;
 // ceil(n[1] / 32) CTAs cover it once). A CTA owns 32 columns (a lane each): per round its warps
 // take one group each (all of the group's TG_BWD_GROUP loads in flight, a coalesced 128-byte row
 // segment each, then added in order), write the group sums to shared memory, and warp 0 adds
@@ -29,6 +30,11 @@ constexpr int DR_W = TG_THREADS / 32; // warps: groups a round
 
 extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParams p)
 {
+#if __CUDA_ARCH__ >= 900
+	// launched with programmatic stream serialization (Kernel.pdl): the kernel that wrote the partials may still
+	// run; wait for it (and its memory) before the first read
+	asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
 	__shared__ float gsum[DR_W][32];
 	const long long nk = p.n[0], cols = p.n[1];
 	const long long ngroups = (nk + TG_BWD_GROUP - 1) / TG_BWD_GROUP;

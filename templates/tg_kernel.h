@@ -76,6 +76,15 @@ typedef struct TgParams {
  * recipe_update.cu uses its own meaning: p[0] = state buffer, p[1] = per-tensor params
  * (int {fmt, margin, algo, history length (0: not delayed, skip)}), n[0] = tensors, n[1] = history length */
 
+/* In a kernel that writes chunk partials (cast_transpose.cu with dbias, dbias.cu, dnorm.cu, dglu.cu): lets the
+ * dreduce.cu launched after it with programmatic stream serialization (Kernel.pdl) start once every CTA of this
+ * one has begun (dreduce waits for this kernel's end before it reads); a no-op where no such kernel follows. */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define TG_LAUNCH_DEPENDENTS() asm volatile("griddepcontrol.launch_dependents;")
+#else
+#define TG_LAUNCH_DEPENDENTS()
+#endif
+
 /* The recipe state of a layer: one float buffer. Each scale and scale_inv has a
  * 16-byte slot (cuBLASLt reads them as scale pointers and wants them aligned);
  * the history is [L][n], so its row 0 (the current amaxes) is contiguous for

@@ -163,6 +163,88 @@ static void test_delayed_steps(TgContext *ctx, const char *spec_text, const char
 	tg_layer_destroy(l);
 }
 
+/* A training step (tg_run + tg_backward, which holds the dreduce kernels launched with programmatic stream
+ * serialization) captured into a CUDA graph: after three replays every produced tensor's data must hold the
+ * bytes of a plain step. */
+static void test_graph_capture_step(TgContext *ctx, const char *spec_text)
+{
+	TgLayer *l;
+	char err[2048];
+	Buf log = {0};
+	const char *name = "gpu/cuda-graph-replay/training-step";
+	if (tg_layer_create(ctx, "graph_step", spec_text, strlen(spec_text), &l) || tg_layer_load(l)) {
+		printf("FAIL %s: %s\n", name, tg_last_error());
+		failed = 1;
+		return;
+	}
+	CheckKeep keep = {0};
+	if (check_layer(l, 336, 7, 1, &keep, &log, err, sizeof err) < 0) { /* binds inputs and runs once */
+		printf("FAIL %s: %s\n", name, err);
+		failed = 1;
+		buf_free(&log);
+		tg_layer_destroy(l);
+		return;
+	}
+	const Graph *g = tg_layer_plan(l)->g;
+	CUstream s;
+	cu.cuStreamCreate(&s, 1);
+	tg_run(l, (TgStream)s);
+	tg_backward(l, (TgStream)s);
+	cu.cuStreamSynchronize(s);
+	void **plain = calloc((size_t)g->ntensors, sizeof *plain);
+	size_t total = 0;
+	for (int i = 0; i < g->ntensors; i++) {
+		void *dp;
+		size_t bytes;
+		if (g->tensors[i].producer < 0 || tg_layer_tensor_component(l, i, COMP_DATA, &dp, &bytes) || !bytes)
+			continue;
+		plain[i] = malloc(bytes);
+		cu.cuMemcpyDtoH_v2(plain[i], (CUdeviceptr)(uintptr_t)dp, bytes);
+		cu.cuMemsetD8_v2((CUdeviceptr)(uintptr_t)dp, 0xAB, bytes);
+		total += bytes;
+	}
+	void *graph = NULL, *exec = NULL;
+	int ok = !cu.cuStreamBeginCapture_v2(s, 0);
+	TgStatus st = tg_run(l, (TgStream)s);
+	if (st == TG_OK)
+		st = tg_backward(l, (TgStream)s);
+	ok &= !cu.cuStreamEndCapture(s, &graph) && st == TG_OK;
+	ok &= !cu.cuGraphInstantiateWithFlags(&exec, graph, 0);
+	for (int i = 0; ok && i < 3; i++)
+		ok &= !cu.cuGraphLaunch(exec, s);
+	cu.cuStreamSynchronize(s);
+	int differ = -1;
+	for (int i = 0; ok && i < g->ntensors && differ < 0; i++) {
+		void *dp;
+		size_t bytes;
+		if (!plain[i] || tg_layer_tensor_component(l, i, COMP_DATA, &dp, &bytes))
+			continue;
+		void *h = malloc(bytes);
+		cu.cuMemcpyDtoH_v2(h, (CUdeviceptr)(uintptr_t)dp, bytes);
+		if (memcmp(h, plain[i], bytes))
+			differ = i;
+		free(h);
+	}
+	if (!ok)
+		printf("FAIL %s: capture failed (%s)\n", name, st ? tg_last_error() : "graph API");
+	else if (differ >= 0)
+		printf("FAIL %s: %s after replays differs from a plain step\n", name, g->tensors[differ].name);
+	else
+		printf("ok %s (%zu bytes of produced tensors identical after 3 replays)\n", name, total);
+	failed |= !ok || differ >= 0;
+	for (int i = 0; i < g->ntensors; i++)
+		free(plain[i]);
+	free(plain);
+	if (exec)
+		cu.cuGraphExecDestroy(exec);
+	if (graph)
+		cu.cuGraphDestroy(graph);
+	cu.cuStreamDestroy_v2(s);
+	check_keep_free(&keep);
+	buf_free(&log);
+	tg_layer_destroy(l);
+}
+
 /* Capture one run into a CUDA graph; replays must give the bytes of a plain run. */
 static void test_graph_capture(TgContext *ctx, const char *spec_text)
 {
@@ -538,6 +620,7 @@ int main(int argc, char **argv)
 	if (delayed_text && derived_text) {
 		test_phases(ctx, derived_text, delayed_text);
 		test_delayed_steps(ctx, derived_text, "gpu/delayed-10-steps/training");
+		test_graph_capture_step(ctx, derived_text);
 	} else
 		printf("skip gpu/phases: no bwd_derived.yaml or *delayed* spec in %s\n", dir);
 	free(derived_text);

@@ -163,28 +163,40 @@ static void test_delayed_steps(TgContext *ctx, const char *spec_text, const char
 	tg_layer_destroy(l);
 }
 
+/* A layer of spec_text for a graph test, with its inputs bound and one checked run done (check_layer);
+ * NULL (and FAIL name printed) when that fails. The caller frees keep and destroys the layer. */
+static TgLayer *graph_test_layer(TgContext *ctx, const char *name, const char *spec_text, CheckKeep *keep)
+{
+	TgLayer *l;
+	char err[2048];
+	Buf log = {0};
+	if (tg_layer_create(ctx, name, spec_text, strlen(spec_text), &l) || tg_layer_load(l)) {
+		printf("FAIL gpu/%s: %s\n", name, tg_last_error());
+		failed = 1;
+		return NULL;
+	}
+	int r = check_layer(l, 336, 7, 1, keep, &log, err, sizeof err); /* binds inputs and runs once */
+	buf_free(&log);
+	if (r < 0) {
+		printf("FAIL gpu/%s: %s\n", name, err);
+		failed = 1;
+		check_keep_free(keep);
+		tg_layer_destroy(l);
+		return NULL;
+	}
+	return l;
+}
+
 /* A training step (tg_run + tg_backward, which holds the dreduce kernels launched with programmatic stream
  * serialization) captured into a CUDA graph: after three replays every produced tensor's data must hold the
  * bytes of a plain step. */
 static void test_graph_capture_step(TgContext *ctx, const char *spec_text)
 {
-	TgLayer *l;
-	char err[2048];
-	Buf log = {0};
 	const char *name = "gpu/cuda-graph-replay/training-step";
-	if (tg_layer_create(ctx, "graph_step", spec_text, strlen(spec_text), &l) || tg_layer_load(l)) {
-		printf("FAIL %s: %s\n", name, tg_last_error());
-		failed = 1;
-		return;
-	}
 	CheckKeep keep = {0};
-	if (check_layer(l, 336, 7, 1, &keep, &log, err, sizeof err) < 0) { /* binds inputs and runs once */
-		printf("FAIL %s: %s\n", name, err);
-		failed = 1;
-		buf_free(&log);
-		tg_layer_destroy(l);
+	TgLayer *l = graph_test_layer(ctx, "graph_step", spec_text, &keep);
+	if (!l)
 		return;
-	}
 	const Graph *g = tg_layer_plan(l)->g;
 	CUstream s;
 	cu.cuStreamCreate(&s, 1);
@@ -241,28 +253,17 @@ static void test_graph_capture_step(TgContext *ctx, const char *spec_text)
 		cu.cuGraphDestroy(graph);
 	cu.cuStreamDestroy_v2(s);
 	check_keep_free(&keep);
-	buf_free(&log);
 	tg_layer_destroy(l);
 }
 
 /* Capture one run into a CUDA graph; replays must give the bytes of a plain run. */
 static void test_graph_capture(TgContext *ctx, const char *spec_text)
 {
-	TgLayer *l;
-	char err[2048];
-	Buf log = {0};
 	const char *name = "gpu/cuda-graph-replay";
-	if (tg_layer_create(ctx, "graph", spec_text, strlen(spec_text), &l) || tg_layer_load(l)) {
-		printf("FAIL %s: %s\n", name, tg_last_error());
-		failed = 1;
-		return;
-	}
 	CheckKeep keep = {0};
-	if (check_layer(l, 336, 7, 1, &keep, &log, err, sizeof err) < 0) { /* binds inputs and runs once */
-		printf("FAIL %s: %s\n", name, err);
-		failed = 1;
-		goto out;
-	}
+	TgLayer *l = graph_test_layer(ctx, "graph", spec_text, &keep);
+	if (!l)
+		return;
 	const Plan *p = tg_layer_plan(l);
 	const Graph *g = p->g;
 	/* outputs of the plain run */
@@ -322,7 +323,6 @@ static void test_graph_capture(TgContext *ctx, const char *spec_text)
 	free(b);
 out:
 	check_keep_free(&keep);
-	buf_free(&log);
 	tg_layer_destroy(l);
 }
 

@@ -415,7 +415,10 @@ __device__ __forceinline__ void stage(const TgParams &p, long long r0, long long
 }
 
 // Strips of the tensor: row-major, ceil(rows / S2R) x ceil(source columns / SCW).
-__device__ __forceinline__ long long strip_cols_count(long long cols) { return ((kDglu ? cols / 2 : cols) + SCW - 1) / SCW; }
+__device__ __forceinline__ long long strip_cols_count(long long cols)
+{
+	return ((kDglu ? cols / 2 : cols) + SCW - 1) / SCW;
+}
 
 // The 4 x 8 tile amaxes of the staged strip into tam[tile row * 8 + tile column]: 8 lanes
 // a tile, lane p reads rows p and p + 8 (the order of a row's float4s does not matter).
@@ -546,12 +549,14 @@ __device__ __forceinline__ void strip_cols(const TgParams &p, const float *t, co
 }
 
 constexpr int DQP = S2R + 8; // dq's row pitch (BF16 elements): a 16-byte shift a row keeps 8 lanes off one bank
-static_assert(!(TG_DEQ & 2) || TG_THREADS == S2C * (S2R / 32), "nvfp4_quantize.cu: TG_DEQ's columnwise copy: one unit a thread");
+static_assert(!(TG_DEQ & 2) || TG_THREADS == S2C * (S2R / 32),
+	"nvfp4_quantize.cu: TG_DEQ's columnwise copy: one unit a thread");
 static_assert(S2C * DQP * 2 <= S2R * S2P * 4, "dq fits in the strip's buffer");
 
-// The strip's columnwise BF16 copy, staged in dq [S2C][DQP] (the strip's buffer, once read), to p[TG_P_DEQ_T] [cols][rows]: a column's
-// 64 rows are 128 contiguous bytes, 16-byte stores where rows % 8 == 0 (the scattered 32-byte stores of each
-// block from strip_cols itself took the act cast from 476 to 897 us: H100, sixteenth session).
+// The strip's columnwise BF16 copy, staged in dq [S2C][DQP] (the strip's buffer, once read), to
+// p[TG_P_DEQ_T] [cols][rows]: a column's 64 rows are 128 contiguous bytes, 16-byte stores where rows % 8 == 0
+// (the scattered 32-byte stores of each block from strip_cols itself took the act cast from 476 to 897 us:
+// H100, sixteenth session).
 __device__ __forceinline__ void strip_deq_t(const TgParams &p, const uint16_t *dq, long long r0, long long c0)
 {
 	const long long rows = p.n[0], cols = p.n[1];

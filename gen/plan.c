@@ -818,9 +818,10 @@ static void plan_unfused_cast(Planner *pl, const Op *op, const Tensor *in, const
 	Extent rows = tensor_rows(pl, out, op->loc);
 	long cols = tensor_cols(out);
 	Tensor hp = hp_view(out);
+	int opk = pl->p->nkernels; /* the op's kernel (a dglu's fused dbias adds its dreduce after it) */
 	plan_op_kernels(pl, op, in, &hp, COMP_HP, rows, cols, false);
 	const char *why = op_writes_hp(pl->g, op) ? "unfused block1x128" : "unfused (hp_values)";
-	pl->p->kernels[pl->p->nkernels - 1].note = arena_printf(pl->a, "%s: the op's FP32 value to an intermediate (hp)", why);
+	pl->p->kernels[opk].note = arena_printf(pl->a, "%s: the op's FP32 value to an intermediate (hp)", why);
 	Op cast = *op;
 	cast.kind = OP_QUANTIZE;
 	int first = pl->p->nkernels;
@@ -1194,8 +1195,9 @@ static void plan_nvfp4(Planner *pl, const Op *op, const Tensor *in, const Tensor
 	}
 	if (op_family(op->kind) == OPF_ROW) {
 		Tensor hp = hp_view(out);
+		int opk = pl->p->nkernels; /* the op's kernel (a dglu's fused dbias adds its dreduce after it) */
 		plan_op_kernels(pl, op, in, &hp, COMP_HP, rows, cols, false);
-		pl->p->kernels[pl->p->nkernels - 1].note = "unfused NVFP4, 1 of 3: the op's FP32 value to an intermediate (hp)";
+		pl->p->kernels[opk].note = "unfused NVFP4, 1 of 3: the op's FP32 value to an intermediate (hp)";
 		src = out->id;
 		src_comp = COMP_HP;
 		src_dtype = DT_F32;

@@ -173,27 +173,33 @@ typedef enum {
  *   tol         how the checker judges its output against the reference: TOL_EXACT bit for bit,
  *               TOL_ULP within one unit of the output format on at most 1e-4 of the elements
  *               (a reduction or a transcendental), TOL_GEMM the GEMM bound (accumulation order)
+ *   nvsrc       the value source (tg_codes.h TG_SRC_*) through which nvfp4_quantize.cu computes a row
+ *               op's NVFP4 copies from its inputs (nvfp4_source); TG_SRC_TENSOR: none (its input is cast)
  *   required / optional operand slots
- *  enum              spelling          template             family    tol        required args / optional args */
+ *  enum              spelling          template             family    tol        nvsrc   required args / optional args */
 #define TG_OPS(X) \
-	X(OP_NORM_QUANTIZE, "norm_quantize", "norm_quantize.cu", OPF_ROW, TOL_ULP, ARGBIT(ARG_IN) | ARGBIT(ARG_GAMMA) | ARGBIT(ARG_OUT), \
+	X(OP_NORM_QUANTIZE, "norm_quantize", "norm_quantize.cu", OPF_ROW, TOL_ULP, TG_SRC_NORM, \
+		ARGBIT(ARG_IN) | ARGBIT(ARG_GAMMA) | ARGBIT(ARG_OUT), \
 		ARGBIT(ARG_BETA) | ARGBIT(ARG_RESIDUAL) | ARGBIT(ARG_RESIDUAL_OUT) | ARGBIT(ARG_RSIGMA_OUT) | ARGBIT(ARG_MU_OUT)) \
-	X(OP_GLU_AMAX, "glu_amax", "glu_amax.cu", OPF_ROW, TOL_ULP, ARGBIT(ARG_IN) | ARGBIT(ARG_OUT), 0) \
-	X(OP_GEMM_CAST, "gemm_cast", NULL, OPF_GEMM, TOL_GEMM, ARGBIT(ARG_A) | ARGBIT(ARG_B) | ARGBIT(ARG_OUT), ARGBIT(ARG_BIAS)) \
-	X(OP_CAST_TRANSPOSE, "cast_transpose", "cast_transpose.cu", OPF_CAST, TOL_EXACT, ARGBIT(ARG_IN) | ARGBIT(ARG_OUT), 0) \
-	X(OP_QUANTIZE, "quantize", "cast_transpose.cu", OPF_CAST, TOL_EXACT, ARGBIT(ARG_IN) | ARGBIT(ARG_OUT), 0) \
-	X(OP_DGLU, "dglu", "dglu.cu", OPF_ROW, TOL_EXACT, ARGBIT(ARG_IN) | ARGBIT(ARG_GRAD) | ARGBIT(ARG_OUT), ARGBIT(ARG_DBIAS_OUT)) \
-	X(OP_DNORM, "dnorm", "dnorm.cu", OPF_REDUCE, TOL_EXACT, \
+	X(OP_GLU_AMAX, "glu_amax", "glu_amax.cu", OPF_ROW, TOL_ULP, TG_SRC_GLU, ARGBIT(ARG_IN) | ARGBIT(ARG_OUT), 0) \
+	X(OP_GEMM_CAST, "gemm_cast", NULL, OPF_GEMM, TOL_GEMM, TG_SRC_TENSOR, ARGBIT(ARG_A) | ARGBIT(ARG_B) | ARGBIT(ARG_OUT), \
+		ARGBIT(ARG_BIAS)) \
+	X(OP_CAST_TRANSPOSE, "cast_transpose", "cast_transpose.cu", OPF_CAST, TOL_EXACT, TG_SRC_TENSOR, \
+		ARGBIT(ARG_IN) | ARGBIT(ARG_OUT), 0) \
+	X(OP_QUANTIZE, "quantize", "cast_transpose.cu", OPF_CAST, TOL_EXACT, TG_SRC_TENSOR, ARGBIT(ARG_IN) | ARGBIT(ARG_OUT), 0) \
+	X(OP_DGLU, "dglu", "dglu.cu", OPF_ROW, TOL_EXACT, TG_SRC_DGLU, ARGBIT(ARG_IN) | ARGBIT(ARG_GRAD) | ARGBIT(ARG_OUT), \
+		ARGBIT(ARG_DBIAS_OUT)) \
+	X(OP_DNORM, "dnorm", "dnorm.cu", OPF_REDUCE, TOL_EXACT, TG_SRC_TENSOR, \
 		ARGBIT(ARG_IN) | ARGBIT(ARG_GRAD) | ARGBIT(ARG_GAMMA) | ARGBIT(ARG_RSIGMA) | ARGBIT(ARG_OUT), \
 		ARGBIT(ARG_MU) | ARGBIT(ARG_GRAD_RESIDUAL) | ARGBIT(ARG_D_GAMMA) | ARGBIT(ARG_D_BETA)) \
-	X(OP_DBIAS, "dbias", "dbias.cu", OPF_REDUCE, TOL_EXACT, ARGBIT(ARG_IN) | ARGBIT(ARG_OUT), 0) \
+	X(OP_DBIAS, "dbias", "dbias.cu", OPF_REDUCE, TOL_EXACT, TG_SRC_TENSOR, ARGBIT(ARG_IN) | ARGBIT(ARG_OUT), 0) \
 	/* optimizer (derived from `optimizer:`, never written by hand): in = the weight, updated in place, \
 	 * grad = its FP32 gradient; writes the weight's master, m and v components (adamw.cu) */ \
-	X(OP_ADAMW, "adamw", "adamw.cu", OPF_REDUCE, TOL_EXACT, ARGBIT(ARG_IN) | ARGBIT(ARG_GRAD), 0)
+	X(OP_ADAMW, "adamw", "adamw.cu", OPF_REDUCE, TOL_EXACT, TG_SRC_TENSOR, ARGBIT(ARG_IN) | ARGBIT(ARG_GRAD), 0)
 typedef enum { OPF_ROW, OPF_CAST, OPF_GEMM, OPF_REDUCE } OpFamily;
 typedef enum { TOL_EXACT, TOL_ULP, TOL_GEMM } Tolerance;
 typedef enum {
-#define X(e, s, t, fam, tol, req, opt) e,
+#define X(e, s, t, fam, tol, nvsrc, req, opt) e,
 	TG_OPS(X)
 #undef X
 	OP_COUNT
@@ -385,7 +391,7 @@ OpFamily op_family(OpKind k);
 bool op_writes_hp(const Graph *g, const Op *op);
 /* nvfp4_source: the values nvfp4_quantize.cu's passes read for op's NVFP4 output (its TG_SRC):
  * NVSRC_TENSOR, a tensor (the op's input, or the FP32 value an unfused op wrote), or the op's
- * own values computed again from its inputs: a norm's, GLU's or dglu's copies other than the
+ * own values computed again from its inputs (its nvsrc column of TG_OPS): a norm's, GLU's or dglu's copies other than the
  * rowwise 1D copy of a norm or GLU (its own kernel writes that), except a dglu with a fused dbias
  * or with C % 16 != 0 (those write FP32 first: op_writes_hp). */
 typedef enum { NVSRC_TENSOR = TG_SRC_TENSOR, NVSRC_GLU = TG_SRC_GLU, NVSRC_DGLU = TG_SRC_DGLU, NVSRC_NORM = TG_SRC_NORM }

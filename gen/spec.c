@@ -513,7 +513,7 @@ static const unsigned op_params[OP_COUNT] = {
 	[OP_ADAMW] = 0,
 };
 static const char *const op_names[OP_COUNT] = {
-#define X(e, s, t, fam, tol, req, opt) s,
+#define X(e, s, t, fam, tol, nvsrc, req, opt) s,
 	TG_OPS(X)
 #undef X
 };

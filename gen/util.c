@@ -219,8 +219,8 @@ static const ScalingInfo scalings[] = {
 	TG_SCALINGS(X)
 #undef X
 };
-static const struct { const char *name, *tmpl; OpFamily family; Tolerance tol; unsigned req, opt; } ops[] = {
-#define X(e, s, t, fam, tol, req, opt) {s, t, fam, tol, req, opt},
+static const struct { const char *name, *tmpl; OpFamily family; Tolerance tol; int nvsrc; unsigned req, opt; } ops[] = {
+#define X(e, s, t, fam, tol, nvsrc, req, opt) {s, t, fam, tol, nvsrc, req, opt},
 	TG_OPS(X)
 #undef X
 };
@@ -275,14 +275,11 @@ NvfpSource nvfp4_source(const Graph *g, const Op *op)
 	const Tensor *t = &g->tensors[op->arg[ARG_OUT]];
 	if (t->recipe.scaling != SCALING_NVFP4 || t->dtype == t->hp_dtype)
 		return NVSRC_TENSOR;
+	NvfpSource src = (NvfpSource)ops[op->kind].nvsrc;
+	if (op->kind == OP_DGLU) /* a strip holds 64 columns of each half: no 16-element block may straddle them */
+		return op->arg[ARG_DBIAS_OUT] < 0 && t->shape[t->rank - 1].add % 32 == 0 ? src : NVSRC_TENSOR;
 	bool own = !t->columnwise && !t->recipe.nvfp4_2d; /* a norm's or GLU's rowwise 1D copy: its own kernel */
-	switch (op->kind) {
-	case OP_NORM_QUANTIZE: return own ? NVSRC_TENSOR : NVSRC_NORM;
-	case OP_GLU_AMAX: return own ? NVSRC_TENSOR : NVSRC_GLU;
-	case OP_DGLU: /* a strip holds 64 columns of each half: no 16-element block may straddle them */
-		return op->arg[ARG_DBIAS_OUT] < 0 && t->shape[t->rank - 1].add % 32 == 0 ? NVSRC_DGLU : NVSRC_TENSOR;
-	default: return NVSRC_TENSOR;
-	}
+	return own ? NVSRC_TENSOR : src;
 }
 
 bool dglu_block_tile_fits(long cols, bool dbias) { return cols % 256 == 0 && !dbias; }

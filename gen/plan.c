@@ -1257,7 +1257,10 @@ static void plan_dequantize_nvfp4(Planner *pl, const Op *op, const Tensor *t, Co
 	Kernel *cast = nvfp4_strip_cast_of(pl, t, from);
 	if (cast) {
 		int bit = from == COMP_DATA ? 1 : 2;
-		slot_set(cast, "TG_DEQ", istr(pl, slot_long(cast, "TG_DEQ", 0) | bit));
+		long deq = slot_long(cast, "TG_DEQ", 0);
+		if (deq & bit) /* an earlier emulated GEMM reads this copy too: the cast writes it already */
+			return;
+		slot_set(cast, "TG_DEQ", istr(pl, deq | bit));
 		bind(pl, cast, from == COMP_DATA ? TG_P_DEQ : TG_P_DEQ_T, t->id, from == COMP_DATA ? COMP_DEQ : COMP_DEQ_T);
 		cast->note = arena_printf(pl->a, "%s; also the %s copy dequantized to BF16 (an emulated GEMM's operand)", cast->note,
 			from == COMP_DATA ? "rowwise" : "columnwise");

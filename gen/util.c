@@ -251,6 +251,12 @@ const char *op_template(OpKind k) { return k >= 0 && k < OP_COUNT ? ops[k].tmpl 
 OpFamily op_family(OpKind k) { return ops[k].family; }
 Tolerance op_tolerance(OpKind k) { return ops[k].tol; }
 
+/* The row kernel of a norm or GLU writes its rowwise 1D NVFP4 copy itself (both passes of its template). */
+static bool nvfp4_own_kernel(const Op *op, const Tensor *t)
+{
+	return (op->kind == OP_NORM_QUANTIZE || op->kind == OP_GLU_AMAX) && !t->columnwise && !t->recipe.nvfp4_2d;
+}
+
 bool op_writes_hp(const Graph *g, const Op *op)
 {
 	if (op_family(op->kind) != OPF_ROW || op->arg[ARG_OUT] < 0)
@@ -258,9 +264,8 @@ bool op_writes_hp(const Graph *g, const Op *op)
 	const Tensor *t = &g->tensors[op->arg[ARG_OUT]];
 	if (t->recipe.scaling == SCALING_NONE || t->dtype == t->hp_dtype)
 		return false;
-	if (t->recipe.scaling == SCALING_NVFP4) /* the row kernels write rowwise 1D NVFP4 of a norm or GLU */
-		return (t->columnwise || t->recipe.nvfp4_2d || (op->kind != OP_NORM_QUANTIZE && op->kind != OP_GLU_AMAX)) &&
-			nvfp4_source(g, op) == NVSRC_TENSOR;
+	if (t->recipe.scaling == SCALING_NVFP4) /* neither the op's own kernel nor nvfp4_quantize.cu from its inputs */
+		return !nvfp4_own_kernel(op, t) && nvfp4_source(g, op) == NVSRC_TENSOR;
 	/* both 1x128 copies: a GLU's from glu_amax.cu's block tile path (ir.c holds its row to a multiple
 	 * of 8), a norm's from its row kernel and norm_colwise.cu, a dglu's from dglu.cu's block tile path
 	 * where no 1x128 block straddles d_h's halves and no dbias is fused */
@@ -275,11 +280,13 @@ NvfpSource nvfp4_source(const Graph *g, const Op *op)
 	const Tensor *t = &g->tensors[op->arg[ARG_OUT]];
 	if (t->recipe.scaling != SCALING_NVFP4 || t->dtype == t->hp_dtype)
 		return NVSRC_TENSOR;
-	NvfpSource src = (NvfpSource)ops[op->kind].nvsrc;
-	if (op->kind == OP_DGLU) /* a strip holds 64 columns of each half: no 16-element block may straddle them */
-		return op->arg[ARG_DBIAS_OUT] < 0 && t->shape[t->rank - 1].add % 32 == 0 ? src : NVSRC_TENSOR;
-	bool own = !t->columnwise && !t->recipe.nvfp4_2d; /* a norm's or GLU's rowwise 1D copy: its own kernel */
-	return own ? NVSRC_TENSOR : src;
+	if (nvfp4_own_kernel(op, t))
+		return NVSRC_TENSOR;
+	/* dglu: a strip holds 64 columns of each half, so no 16-element block may straddle them; a fused dbias
+	 * needs dglu.cu's tile path */
+	if (op->kind == OP_DGLU && (op->arg[ARG_DBIAS_OUT] >= 0 || t->shape[t->rank - 1].add % 32))
+		return NVSRC_TENSOR;
+	return (NvfpSource)ops[op->kind].nvsrc;
 }
 
 bool dglu_block_tile_fits(long cols, bool dbias) { return cols % 256 == 0 && !dbias; }

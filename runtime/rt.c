@@ -72,6 +72,8 @@ struct TgContext {
 	GemmCtx *gemm;
 	bool gemm_gen;       /* per-tensor FP8 GEMMs run the generated kernel (sm_90a; TEGEN_GEMM_GEN=0: cuBLASLt) */
 	bool gemm_gen_all;   /* TEGEN_GEMM_GEN=2 (tests): also where gemm_gen_pays says cuBLASLt is as fast */
+	bool pdl;            /* Kernel.pdl kernels launch with programmatic stream serialization (sm_90+, a driver
+	                        with cuLaunchKernelEx; TEGEN_NO_PDL=1: plainly) */
 	TgOptions opts;
 	pthread_mutex_t lock;
 	LoadedModule *mods;
@@ -118,6 +120,7 @@ TgStatus tg_context_create(const TgOptions *opts, TgContext **out)
 	const char *gen = getenv("TEGEN_GEMM_GEN");
 	c->gemm_gen = c->cc == 90 && !(gen && !strcmp(gen, "0"));
 	c->gemm_gen_all = c->gemm_gen && gen && !strcmp(gen, "2");
+	c->pdl = c->cc >= 90 && cu.cuLaunchKernelEx && !getenv("TEGEN_NO_PDL");
 	char warn[512] = "";
 	c->jit = jit_cache_open(c->opts.cache_dir, c->opts.frozen, warn, sizeof warn);
 	if (!c->jit) {
@@ -755,7 +758,7 @@ static TgStatus launch_kernel(TgLayer *l, const Kernel *k, CUfunction fn, CUstre
 		gx = cap;
 	void *args[] = {&prm};
 	CUresult r;
-	if (k->pdl && l->ctx->cc >= 90 && cu.cuLaunchKernelEx && !getenv("TEGEN_NO_PDL")) {
+	if (k->pdl && l->ctx->pdl) {
 		TgLaunchAttr a = {TG_CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, {0}, {1}};
 		TgLaunchConfig c = {{(unsigned)gx, 1, 1}, {(unsigned)k->threads, 1, 1}, 0, s, &a, 1};
 		r = cu.cuLaunchKernelEx(&c, fn, args, NULL);

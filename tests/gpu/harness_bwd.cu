@@ -5,7 +5,7 @@
  * 512 / 160 / 208, FP32 and BF16 outputs, the quantized d_h copies rowwise and columnwise, the fused
  * dbias of h; RMSNorm and LayerNorm x
  * input dtype x width, zero-centered, residual gradient, one and two passes, several tile variants; dbias;
- * dreduce), turned into #include blocks by tests/gpu/gen_harness_bwd.sh. For rows 1, 5, 217,
+ * dreduce), turned into #include blocks by tests/gpu/gen_harness_bwd.sh. For rows 1, 5, 217, 256,
  * 993 (and 4133 for dnorm and dbias: many chunks), each with a full grid and a 3-CTA grid
  * (grid-stride), device outputs are poisoned (0xA5, plus a guard zone behind each) and then
  * compared with the reference: bit for bit (any NaN equals any NaN) for d_h, d_in, the
@@ -662,7 +662,7 @@ int main(int argc, char **argv)
 		printf("skip harness_bwd: no GPU\n");
 		return 0;
 	}
-	static const long long rows_list[] = {1, 5, 217, 993};
+	static const long long rows_list[] = {1, 5, 217, 256, 993};
 	for (const DgInst &k : dg_insts)
 		if (!k.bench && selected(k.name))
 			for (long long r : rows_list)

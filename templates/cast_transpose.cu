@@ -795,10 +795,8 @@ __device__ __forceinline__ void body_stage(const TgParams &p, const float eps)
 							pb = __fadd_rn(pb, b[i]);
 						}
 					float *part = (float *)p.p[CT_P_DBIAS_PART] + (row0 / 32 + rb) * (long long)COLS;
-					if (h == 1 && c < COLS) {
-						part[c] = pa;
-						part[c + 1] = pb; /* COLS % 16 == 0: c + 1 < COLS */
-					}
+					if (h == 1 && c < COLS) /* COLS % 16 == 0: c + 1 < COLS */
+						tg_store_keep2(part + c, pa, pb);
 				}
 				if (MX || (want_amax && !ROW)) {
 					float ma = 0.0f, mb = 0.0f;

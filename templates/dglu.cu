@@ -32,8 +32,9 @@
 // of the next DG_PF steps are loaded before this step's math (register prefetch).
 // Staged path (a per-tensor FP8 columnwise copy, recipe 1 or 2, no dbias, 2-byte h and d_act, TG_VEC 8,
 // TG_ROWS_PER_CTA 32, TG_THREADS <= 256, TG_COLS % 8 == 0): 32 x 64 tiles by cp.async, the codes transposed
-// through a byte tile (below). H100, dSwiGLU 8192 x 2x14336 both copies E5M2, t256v8r32: 462-464 us (84.4-84.9%
-// of copy) against the tile path's 508-509 (seventeenth session).
+// through a byte tile (below). H100, dSwiGLU 8192 x 2x14336 both copies E5M2, t256v8r32 in `tegen run` (NVRTC):
+// 451-471 us alone, 501-506 in the training layer, against the tile path's 506-508 and 549-550 (seventeenth
+// session; harness_bwd, built by nvcc, 460-483 against 508).
 // Block tile path (TG_COLWISE with recipe 4): 128 x 128 tiles, TG_ROWS_PER_CTA 128, TG_VEC 8.
 #include "tg_formats.h"
 #include "tg_recipe.h"
@@ -227,12 +228,12 @@ __device__ __forceinline__ int ds_word(int hf, int r, int w)
 
 // Tile t's first row and column: groups of 4 row tiles (128 rows) a column tile, the row tile fastest, so the
 // tiles in flight together fill whole 128-byte lines of the columnwise copy (the last group may hold fewer).
-__device__ __forceinline__ void ds_tile(long long t, long long nrt, long long &r0, int &c0)
+// 32-bit: a tensor of 2^32 tiles (2^43 gate elements) is past any GPU's memory.
+__device__ __forceinline__ void ds_tile(unsigned t, unsigned nrt, long long &r0, int &c0)
 {
-	const long long g = t / (4 * DS_NCT), left = nrt - 4 * g;
-	const int gs = left < 4 ? (int)left : 4, l = (int)(t - g * 4 * DS_NCT);
-	r0 = (4 * g + l % gs) * DS_TR;
-	c0 = l / gs * DS_TC;
+	const unsigned g = t / (4 * DS_NCT), left = nrt - 4 * g, gs = left < 4 ? left : 4, l = t - g * (4 * DS_NCT);
+	r0 = (long long)(4 * g + l % gs) * DS_TR;
+	c0 = (int)(l / gs) * DS_TC;
 }
 
 __device__ __forceinline__ void dg_stage_path(const TgParams &p)
@@ -241,52 +242,63 @@ __device__ __forceinline__ void dg_stage_path(const TgParams &p)
 	__shared__ alignas(16) uint32_t s_q[2 * DS_TR * 16];            // byte tile: d_a's and d_b's codes
 	__shared__ float ared[32];
 	const long long rows = p.n[0];
-	const long long nrt = (rows + DS_TR - 1) / DS_TR, tiles = nrt * DS_NCT;
+	const unsigned nrt = (unsigned)((rows + DS_TR - 1) / DS_TR), tiles = nrt * DS_NCT;
 	const int tid = threadIdx.x;
 	const float s = tg_tensor_scale<TG_RECIPE, TG_FMT, TG_POW2>(p, TG_EPS_SCALE);
 	float amax = 0.0f;
 	const unsigned char *h = (const unsigned char *)p.p[TG_PB_IN], *g = (const unsigned char *)p.p[TG_PB_GRAD];
 	unsigned char *out = (unsigned char *)p.p[TG_PB_OUT], *out_t = (unsigned char *)p.p[TG_PB_OUT_T];
+	// this thread's places in a tile: vector v at row vr[v], column vc[v]; column unit v at row ur[v] (of 4
+	// rows), d_h column ucol[v] - c0 (of 4), whose first columnwise byte sits uoff[v] past out_t + c0 * rows + r0
+	int vr[DS_VPT], vc[DS_VPT], ur[DS_VPT], ucol[DS_VPT];
+	long long uoff[DS_VPT];
+#pragma unroll
+	for (int v = 0; v < DS_VPT; v++) {
+		const int i = v * TG_THREADS + tid, wi = i >> 5;
+		vr[v] = i / 8;
+		vc[v] = i % 8 * 8;
+		ur[v] = 4 * (i & 7);
+		ucol[v] = 4 * (((wi & 3) << 2) | ((i >> 3) & 3));
+		uoff[v] = (long long)((wi >> 2) * DG_COLS + ucol[v]) * rows + ur[v];
+	}
 
 	// tile t's cp.async into stage st (zero-filled outside the tensor; nothing past the last tile), committed
-	auto issue = [&](long long t, int st) {
+	auto issue = [&](unsigned t, int st) {
 		if (t < tiles) {
 			long long r0;
 			int c0;
 			ds_tile(t, nrt, r0, c0);
+			const unsigned char *ht = h + 2 * (r0 * (2 * DG_COLS) + c0), *gt = g + 2 * (r0 * DG_COLS + c0);
 #pragma unroll
 			for (int v = 0; v < DS_VPT; v++) {
-				const int i = v * TG_THREADS + tid, tr = i / 8, tv = i % 8;
-				const long long r = r0 + tr;
-				const int c = c0 + tv * 8;
-				const bool ok = r < rows && c < DG_COLS;
-				const long long e = ok ? r * (2 * DG_COLS) + c : 0;
-				tg_cp_async16(&s_in[st][0][i * 16], h + 2 * e, ok);
-				tg_cp_async16(&s_in[st][1][i * 16], h + 2 * (e + (ok ? DG_COLS : 0)), ok);
-				tg_cp_async16(&s_in[st][2][i * 16], g + 2 * (ok ? r * DG_COLS + c : 0), ok);
+				const int i = v * TG_THREADS + tid;
+				const bool ok = r0 + vr[v] < rows && c0 + vc[v] < DG_COLS;
+				const unsigned char *hv = ok ? ht + 2 * (vr[v] * (2 * DG_COLS) + vc[v]) : h;
+				tg_cp_async16(&s_in[st][0][i * 16], hv, ok);
+				tg_cp_async16(&s_in[st][1][i * 16], hv + (ok ? 2 * DG_COLS : 0), ok);
+				tg_cp_async16(&s_in[st][2][i * 16], ok ? gt + 2 * (vr[v] * DG_COLS + vc[v]) : g, ok);
 			}
 		}
 		tg_cp_async_commit();
 	};
 #pragma unroll
 	for (int k = 0; k < DS_NS - 1; k++)
-		issue(blockIdx.x + (long long)k * gridDim.x, k);
+		issue(blockIdx.x + k * gridDim.x, k);
 
 	int st = 0;
-	for (long long t = blockIdx.x; t < tiles; t += gridDim.x) {
-		issue(t + (long long)(DS_NS - 1) * gridDim.x, (st + DS_NS - 1) % DS_NS); // the stage read a tile ago
+	for (unsigned t = blockIdx.x; t < tiles; t += gridDim.x) {
+		issue(t + (DS_NS - 1) * gridDim.x, (st + DS_NS - 1) % DS_NS); // into the stage read a tile ago
 		tg_cp_async_wait<DS_NS - 1>();
 		__syncthreads(); // tile t has landed; the byte tile's column pass of the last tile is done
 		long long r0;
 		int c0;
 		ds_tile(t, nrt, r0, c0);
 		/* row pass */
+		unsigned char *ot = out + r0 * (2 * DG_COLS) + c0;
 #pragma unroll
 		for (int v = 0; v < DS_VPT; v++) {
-			const int i = v * TG_THREADS + tid, tr = i / 8, tv = i % 8;
-			const long long r = r0 + tr;
-			const int c = c0 + tv * 8;
-			const bool ok = r < rows && c < DG_COLS;
+			const int i = v * TG_THREADS + tid;
+			const bool ok = r0 + vr[v] < rows && c0 + vc[v] < DG_COLS;
 			tg_rvec<TG_IN_DTYPE, 8> ra, rb;
 			tg_rvec<TG_G_DTYPE, 8> rg;
 			tg_load_raw<TG_IN_DTYPE, 8>(&s_in[st][0][0], (long long)i * 8, ra);
@@ -300,32 +312,31 @@ __device__ __forceinline__ void dg_stage_path(const TgParams &p)
 			qb.x = tg_fp8x2<TG_FMT>(db[0] * s, db[1] * s) | (tg_fp8x2<TG_FMT>(db[2] * s, db[3] * s) << 16);
 			qb.y = tg_fp8x2<TG_FMT>(db[4] * s, db[5] * s) | (tg_fp8x2<TG_FMT>(db[6] * s, db[7] * s) << 16);
 			if (TG_ROWWISE && ok) {
-				*(uint2 *)(out + r * (2 * DG_COLS) + c) = qa;
-				*(uint2 *)(out + r * (2 * DG_COLS) + DG_COLS + c) = qb;
+				unsigned char *o = ot + vr[v] * (2 * DG_COLS) + vc[v];
+				*(uint2 *)o = qa;
+				*(uint2 *)(o + DG_COLS) = qb;
 			}
-			*(uint2 *)&s_q[ds_word(0, tr, 2 * tv)] = qa;
-			*(uint2 *)&s_q[ds_word(1, tr, 2 * tv)] = qb;
+			*(uint2 *)&s_q[ds_word(0, vr[v], vc[v] / 4)] = qa;
+			*(uint2 *)&s_q[ds_word(1, vr[v], vc[v] / 4)] = qb;
 		}
 		__syncthreads(); // the byte tile is complete; stage st may be refilled
-		/* column pass: unit u = 8 row groups of 4 rows (lanes 0-7) x 4 word columns (lanes 8-31) a warp; the
+		/* column pass: unit = 8 row groups of 4 rows (lanes 0-7) x 4 word columns (lanes 8-31) a warp; the
 		 * warps over the 4 word-column groups and the two halves */
+		unsigned char *otc = out_t + c0 * rows + r0;
 #pragma unroll
 		for (int v = 0; v < DS_VPT; v++) {
-			const int u = v * TG_THREADS + tid, wi = u >> 5;
-			const int rg = u & 7, w = ((wi & 3) << 2) | ((u >> 3) & 3), hf = wi >> 2;
-			const int lr = 4 * rg;
-			const long long r = r0 + lr;
-			const int c = c0 + 4 * w;
-			if (r >= rows || c >= DG_COLS)
+			const int i = v * TG_THREADS + tid, hf = (i >> 5) >> 2;
+			const long long r = r0 + ur[v];
+			if (r >= rows || c0 + ucol[v] >= DG_COLS)
 				continue;
 			uint32_t x[4], y[4];
 #pragma unroll
 			for (int k = 0; k < 4; k++)
-				x[k] = s_q[ds_word(hf, lr + k, w)];
+				x[k] = s_q[ds_word(hf, ur[v] + k, ucol[v] / 4)];
 			tg_transpose_4x4_bytes(x[0], x[1], x[2], x[3], y);
+			unsigned char *dst = otc + uoff[v];
 #pragma unroll
-			for (int j = 0; j < 4; j++) {
-				unsigned char *dst = out_t + (long long)(hf * DG_COLS + c + j) * rows + r;
+			for (int j = 0; j < 4; j++, dst += rows) {
 				if (rows % 4 == 0) {
 					*(uint32_t *)dst = y[j];
 				} else {

@@ -85,6 +85,22 @@ typedef struct TgParams {
 #define TG_LAUNCH_DEPENDENTS()
 #endif
 
+/* Store two floats (8-byte aligned) that a kernel soon after reads (chunk partials: dreduce.cu), asking L2 to keep
+ * them (evict_last) so that the streaming traffic between does not push them out to memory. */
+#ifdef __CUDACC__
+__device__ __forceinline__ void tg_store_keep2(float *p, float a, float b)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+	unsigned long long pol;
+	asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
+	asm volatile("st.global.L2::cache_hint.v2.f32 [%0], {%1, %2}, %3;" ::"l"(p), "f"(a), "f"(b), "l"(pol) : "memory");
+#else
+	p[0] = a;
+	p[1] = b;
+#endif
+}
+#endif
+
 /* The recipe state of a layer: one float buffer. Each scale and scale_inv has a
  * 16-byte slot (cuBLASLt reads them as scale pointers and wants them aligned);
  * the history is [L][n], so its row 0 (the current amaxes) is contiguous for

@@ -364,6 +364,17 @@ static bool block_tile(const Kernel *k)
 		(glu || dglu_block_tile_fits(2 * slot_long(k, "TG_COLS", 0), slot_long(k, "TG_DBIAS", 0) != 0)));
 }
 
+/* dglu.cu's staged path takes variant v (the template's DG_STAGE): a per-tensor columnwise copy without dbias
+ * from 2-byte h and d_act, 8-element vectors, 32 rows a tile, 32-256 threads dividing 256, TG_COLS % 8 == 0. */
+static bool staged_variant(const Kernel *k, const PlanVariant *v)
+{
+	long rec = slot_long(k, "TG_RECIPE", 0);
+	return !strcmp(k->tmpl, "dglu.cu") && slot_long(k, "TG_COLWISE", 0) && !slot_long(k, "TG_DBIAS", 0) &&
+		(rec == TG_RECIPE_DELAYED || rec == TG_RECIPE_CURRENT_CAST) && slot_long(k, "TG_IN_DTYPE", 0) != TG_DTYPE_F32 &&
+		slot_long(k, "TG_G_DTYPE", 0) != TG_DTYPE_F32 && slot_long(k, "TG_COLS", 0) % 8 == 0 && v->vec == 8 &&
+		v->rows_per_cta == 32 && v->threads <= 256 && 256 % v->threads == 0;
+}
+
 /* grid_cols of a row-family kernel: 0 (a CTA per row block), except the block tile paths
  * (128-column tiles: of the output, or of dglu's gate half) and dglu.cu's tile path, whose work
  * items are slices of 16 steps of the gate half (DG_SW in the template). */
@@ -398,8 +409,8 @@ static bool variant_legal(const Kernel *k, const PlanVariant *v, bool sane)
 		long gsz = slot_long(k, "TG_G_DTYPE", 1) == 0 ? 4 : 2; /* dglu: d_act's vectors */
 		if (dglu && (vec * gsz < 4 || vec * gsz > 32))
 			return false;
-		if (dglu && row_tile_path(k) && !block_tile(k) && cols % (t / r * vec))
-			return false; /* dglu.cu: the step width divides the half */
+		if (dglu && row_tile_path(k) && !block_tile(k) && !staged_variant(k, v) && cols % (t / r * vec))
+			return false; /* dglu.cu's tile path: the step width divides the half (the staged path masks) */
 		if (!glu) {
 			long wsz = slot_long(k, "TG_W_DTYPE", 1) == 0 ? 4 : 2, bsz = slot_long(k, "TG_B_DTYPE", 1) == 0 ? 4 : 2;
 			if (vec * wsz < 4 || vec * wsz > 32 || vec * bsz < 4 || vec * bsz > 32)
@@ -862,7 +873,7 @@ static void plan_quantizing_op(Planner *pl, const Op *op)
 	 * takes its tile path whenever its heuristic tile (t256v8r32: 64 columns of each half
 	 * per step) fits: 520 us against 387 + 178 for the row kernel + byte transpose at
 	 * 8192 x 2 x 14336 on the H100 (bench/RESULTS.md, sixth session) */
-	bool dglu_tile = op->kind == OP_DGLU && (tensor_cols(out) / 2) % 64 == 0;
+	bool dglu_tile = op->kind == OP_DGLU && ((tensor_cols(out) / 2) % 64 == 0 || dglu_staged(g, op));
 	/* glu_amax likewise (t512v8r32, 128 columns a step): 269 us against 286-295 for the row kernel
 	 * + byte transpose at 8192 x 14336 on the H100 (sixth session, after the register prefetch) */
 	bool glu_tile = op->kind == OP_GLU_AMAX && tensor_cols(out) % 128 == 0;

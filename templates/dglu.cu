@@ -60,7 +60,7 @@
 // 32 rows (TG_ROWS_PER_CTA) with every thread holding whole vectors of a tile, TG_COLS % 8 == 0
 #define DG_STAGE (TG_COLWISE && !TG_DBIAS && (TG_RECIPE == TG_RECIPE_DELAYED || TG_RECIPE == TG_RECIPE_CURRENT_CAST) && \
 	TG_VEC == 8 && TG_IN_DTYPE != TG_DTYPE_F32 && TG_G_DTYPE != TG_DTYPE_F32 && TG_COLS % 8 == 0 && \
-	TG_ROWS_PER_CTA == 32 && TG_THREADS <= 256)
+	TG_ROWS_PER_CTA == 32 && 256 % TG_THREADS == 0) /* = gen/plan.c's staged_variant */
 #define DG_TILE ((TG_COLWISE || TG_DBIAS) && TG_RECIPE != TG_RECIPE_CURRENT_AMAX && !DG_BLOCK_TILE && !DG_STAGE)
 #if !TG_ROWWISE && !TG_COLWISE && TG_RECIPE != TG_RECIPE_CURRENT_AMAX
 #error "dglu.cu: neither TG_ROWWISE nor TG_COLWISE set"

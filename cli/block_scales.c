@@ -52,6 +52,25 @@ static bool zero_codes(const RefTensor *r, bool col, long cols, long ln, long e0
 	return true;
 }
 
+/* True when every element [e0, e1) of line ln is below FLT_MIN in magnitude: a float computation of the
+ * values (the GPU's) may give 0 for all of them (a GEGLU far in its tail), i.e. a block amax of 0 and scale 1,
+ * where the reference's denormal amax takes the largest scale and lifts them to nonzero codes. */
+static bool tiny_block(const RefTensor *r, bool col, long cols, long ln, long e0, long e1)
+{
+	for (long e = e0; e < e1; e++)
+		if (!(fabsf(r->value[value_at(col, cols, ln, e)]) < 1.17549435e-38f))
+			return false;
+	return true;
+}
+
+/* The codes q of elements [e0, e1) of line ln (lines of len elements) quantized again under multiplier m. */
+static void requantize(const RefTensor *r, uint8_t *q, bool col, long cols, long len, long ln, long e0, long e1, float m,
+	int fmt)
+{
+	for (long e = e0; e < e1; e++)
+		q[ln * len + e] = tg_f32_to_fmt(r->value[value_at(col, cols, ln, e)] * m, fmt);
+}
+
 long block_scales_adopt(const Tensor *t, long rows, long cols, bool col, const unsigned char *gpu, RefTensor *r,
 	size_t *close, size_t *moved)
 {
@@ -76,6 +95,12 @@ long block_scales_adopt(const Tensor *t, long rows, long cols, bool col, const u
 					(*close)++;
 					continue;
 				}
+				if (eg != er && tiny_block(r, col, cols, ln, e0, e1)) {
+					rs[k] = eg; /* every value 0 in float: quantized again under the GPU's scale */
+					(*close)++;
+					requantize(r, q, col, cols, len, ln, e0, e1, tg_e8m0_rcp(eg), fmt);
+					continue;
+				}
 				if (eg == er || abs(eg - er) != 1 || *moved >= budget)
 					continue;
 				rs[k] = eg;
@@ -91,6 +116,12 @@ long block_scales_adopt(const Tensor *t, long rows, long cols, bool col, const u
 					(*close)++;
 					continue;
 				}
+				if (tiny_block(r, col, cols, ln, e0, e1)) {
+					memcpy(rs + 4 * k, &sg, 4); /* every value 0 in float: quantized again under the GPU's scale */
+					(*close)++;
+					requantize(r, q, col, cols, len, ln, e0, e1, 1.0f / sg, fmt);
+					continue;
+				}
 				if (!t->recipe.pow2) {
 					if (ulps_apart(sg, sr) <= TG_BLOCK_SCALE_ULPS || fabsf(sg - sr) <= sr * block_slack(r, col, cols, ln, e0, e1)) {
 						memcpy(rs + 4 * k, &sg, 4);
@@ -104,8 +135,7 @@ long block_scales_adopt(const Tensor *t, long rows, long cols, bool col, const u
 				m = 1.0f / sg; /* a power of two: exact */
 			}
 			(*moved)++;
-			for (long e = e0; e < e1; e++) /* element e of line ln */
-				q[ln * len + e] = tg_f32_to_fmt(r->value[value_at(col, cols, ln, e)] * m, fmt);
+			requantize(r, q, col, cols, len, ln, e0, e1, m, fmt);
 		}
 	return lines * nb;
 }

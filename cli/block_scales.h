@@ -20,7 +20,8 @@
  * when col) into the reference r where the rule allows: a 1x128 scale (no pow2) within
  * TG_BLOCK_SCALE_ULPS, or within the relative error r->slack allows the block's amax (a LayerNorm's
  * float mean: a block of few elements near the row's mean, e.g. a columnwise block of one token), is
- * copied; a power-of-two move (1x128 with pow2, MXFP8 one E8M0 step) is copied and that block's
+ * copied, as is one whose values are all below FLT_MIN (0 in float: the block quantized again under the GPU's
+ * scale); a power-of-two move (1x128 with pow2, MXFP8 one E8M0 step) is copied and that block's
  * codes are quantized again from r->value with the GPU's scale, at most max(4, 1e-4 of the blocks)
  * such blocks. Layouts: rowwise MXFP8 scale_inv [rows][nb], 1x128 [nb][rows]; columnwise
  * scale_inv_t [nb][cols] for both, data_t [cols][rows]. *close and *moved count the two kinds;

@@ -407,6 +407,21 @@ static void test_block_scales_adopt(void)
 		block_scales_adopt(&t2, 1, 2, true, (const unsigned char *)gs2, &r2, &close, &moved);
 		check_line("numerics/", d2[1] != 0 && rs2[0] == 1.0f && rs2[1] == 0x1p-127f && close == 1 && moved == 0,
 			"block-scales zero codes", "close %zu moved %zu, scales %g %g", close, moved, rs2[0], rs2[1]);
+		/* a block whose values are all denormal (0 in a float computation) that the reference's largest scale
+		 * lifts to a nonzero code (a columnwise block of one token: conformance seed 1701, a GEGLU from fp16 h):
+		 * the GPU's scale 1 is adopted and the codes quantized again under it (zero) */
+		static float v3[1] = {1e-39f}, rs3[1] = {0x1p-127f}, gs3[1] = {1.0f};
+		static uint8_t d3[1];
+		d3[0] = tg_f32_to_fmt(v3[0] * 0x1p127f, TG_FMT_E4M3);
+		RefTensor r3;
+		memset(&r3, 0, sizeof r3);
+		r3.value = v3;
+		r3.comp[COMP_DATA_T] = d3;
+		r3.comp[COMP_SCALE_INV_T] = rs3;
+		bool lifted = d3[0] != 0;
+		block_scales_adopt(&t2, 1, 1, true, (const unsigned char *)gs3, &r3, &close, &moved);
+		check_line("numerics/", lifted && d3[0] == 0 && rs3[0] == 1.0f && close == 1 && moved == 0,
+			"block-scales denormal block", "close %zu moved %zu, scale %g code %u", close, moved, rs3[0], d3[0]);
 	}
 	/* rowwise MXFP8: [rows][nb] E8M0, blocks of 32 along a row of 64 */
 	enum { MR = 3, MC = 64 };

@@ -557,13 +557,6 @@ template <int IN_DT, int TR, int TC, int THREADS> struct StageTiling {
 	                           2 * TR * PW * 4 <= 48 * 1024;
 };
 
-__device__ __forceinline__ void cp_async16(uint32_t dst, const void *src, bool valid)
-{
-	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;"); }
-template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N)); }
-
 /* Where 16-byte vector v of thread tid sits in a tile at (r0, c0) of the staged
  * path: tile row r, vector column vc, global (gr, gc), ok = inside the tensor,
  * word = its first shared word in the XOR-swizzled tile (row pitch PW words). */
@@ -667,17 +660,16 @@ __device__ __forceinline__ void body_stage(const TgParams &p, const float eps)
 		if (t < tiles) {
 			const long long r0 = t / TILES_C * TR;
 			const int c0 = (int)(t % TILES_C) * TC;
-			const uint32_t base = (uint32_t)__cvta_generic_to_shared(&s_in[st][0]);
 #pragma unroll
 			for (int v = 0; v < VPT; v++) {
 				const StageVec q = stage_vec<THREADS, VPR, PW, IES, COLS>(v, tid, r0, c0, rows);
 				if (r0 + (q.r & ~31) >= rows)
 					continue; /* a 32-row block wholly past the end: nobody reads it */
 				const char *src = q.ok ? in + ((size_t)q.gr * COLS + q.gc) * IES : in;
-				cp_async16(base + 4u * (uint32_t)q.word, src, q.ok);
+				tg_cp_async16(&s_in[st][q.word], src, q.ok);
 			}
 		}
-		cp_async_commit();
+		tg_cp_async_commit();
 	};
 #pragma unroll
 	for (int s = 0; s < NS - 1; s++)
@@ -686,7 +678,7 @@ __device__ __forceinline__ void body_stage(const TgParams &p, const float eps)
 	int st = 0;
 	for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
 		issue(tile + (long long)(NS - 1) * gridDim.x, (st + NS - 1) % NS);
-		cp_async_wait<NS - 1>();
+		tg_cp_async_wait<NS - 1>();
 		__syncthreads();
 		const uint32_t *s = s_in[st];
 		const long long row0 = tile / TILES_C * TR;
@@ -834,7 +826,7 @@ __device__ __forceinline__ void body_stage(const TgParams &p, const float eps)
 		__syncthreads(); /* stage st is refilled NS-1 tiles from now */
 		st = (st + 1) % NS;
 	}
-	cp_async_wait<0>();
+	tg_cp_async_wait<0>();
 
 	if (want_amax)
 		amax_flush<THREADS>(p, tamax, s_red);

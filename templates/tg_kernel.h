@@ -85,9 +85,21 @@ typedef struct TgParams {
 #define TG_LAUNCH_DEPENDENTS()
 #endif
 
+/* Device helpers every template may use (memory movement). */
+#ifdef __CUDACC__
+/* 16 bytes from global src to shared dst without registers (cp.async, L2 only), zero-filled when !valid (src
+   is then not read); commit closes a group of them, wait<N> waits until at most N groups are in flight. */
+__device__ __forceinline__ void tg_cp_async16(void *dst, const void *src, bool valid)
+{
+	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"((unsigned)__cvta_generic_to_shared(dst)), "l"(src),
+	             "r"(valid ? 16 : 0)
+	             : "memory");
+}
+__device__ __forceinline__ void tg_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N> __device__ __forceinline__ void tg_cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
+
 /* Store two floats (8-byte aligned) that a kernel soon after reads (chunk partials: dreduce.cu), asking L2 to keep
  * them (evict_last) so that the streaming traffic between does not push them out to memory. */
-#ifdef __CUDACC__
 __device__ __forceinline__ void tg_store_keep2(float *p, float a, float b)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800

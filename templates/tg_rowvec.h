@@ -190,17 +190,6 @@ __device__ __forceinline__ void tg_store_fp8(void *p, long long i, const float (
 	}
 }
 
-// 16 bytes from global src to shared dst without registers (cp.async, L2 only), zero-filled when !valid (src
-// is then not read); commit closes a group of them, wait<N> waits until at most N groups are in flight.
-__device__ __forceinline__ void tg_cp_async16(void *dst, const void *src, bool valid)
-{
-	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"((uint32_t)__cvta_generic_to_shared(dst)), "l"(src),
-	             "r"(valid ? 16 : 0)
-	             : "memory");
-}
-__device__ __forceinline__ void tg_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
-template <int N> __device__ __forceinline__ void tg_cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
-
 __device__ __forceinline__ float tg_absmax(float m, float v) { return fmaxf(m, fabsf(v)); } // NaN ignored
 
 // Reduce over groups of G consecutive lanes (G a power of two <= 32); T float, or

@@ -787,8 +787,10 @@ __device__ __forceinline__ void body_stage(const TgParams &p, const float eps)
 							pb = __fadd_rn(pb, b[i]);
 						}
 					float *part = (float *)p.p[CT_P_DBIAS_PART] + (row0 / 32 + rb) * (long long)COLS;
-					if (h == 1 && c < COLS) /* COLS % 16 == 0: c + 1 < COLS */
-						tg_store_keep2(part + c, pa, pb);
+					if (h == 1 && c < COLS) { /* COLS % 16 == 0: c + 1 < COLS */
+						const float pv[2] = {pa, pb};
+						tg_store_keep<2>(part, c, pv);
+					}
 				}
 				if (MX || (want_amax && !ROW)) {
 					float ma = 0.0f, mb = 0.0f;

@@ -51,7 +51,7 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParam
 			for (int k = 0; k < DB_VEC; k++)
 				acc[k] = tg__add_rn(acc[k], g[k]);
 		}
-		tg_store_hp<TG_DTYPE_F32, DB_VEC>(p.p[TG_PB_DW], ch * DB_COLS + c, acc);
+		tg_store_keep<DB_VEC>((float *)p.p[TG_PB_DW], ch * DB_COLS + c, acc);
 	}
 }
 

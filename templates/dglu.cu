@@ -461,7 +461,8 @@ __device__ __forceinline__ void dg_flush(const TgParams &p, float (*ys)[DG_PITCH
 			float acc = -0.0f;
 			for (int k = 0; k < nr; k++)
 				acc = tg__add_rn(acc, ys[seg * TG_BWD_CHUNK + k][cc]);
-			((float *)p.p[TG_PB_DW])[rs0 / TG_BWD_CHUNK * (2 * DG_COLS) + c0 + cc] = acc;
+			const float av[1] = {acc};
+			tg_store_keep<1>((float *)p.p[TG_PB_DW], rs0 / TG_BWD_CHUNK * (2 * DG_COLS) + c0 + cc, av);
 		}
 	}
 	if constexpr (TG_COLWISE)

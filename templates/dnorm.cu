@@ -199,9 +199,9 @@ __device__ __forceinline__ void dn_chunks(const TgParams &p)
 				tg_store_hp<TG_OUT_DTYPE, DN_VEC>(p.p[TG_PB_OUT], e, dx);
 			}
 			if (pg)
-				tg_store_hp<TG_DTYPE_F32, DN_VEC>(pg, ch * DN_COLS + c, ag);
+				tg_store_keep<DN_VEC>(pg, ch * DN_COLS + c, ag);
 			if (TG_NORM == 1 && pb)
-				tg_store_hp<TG_DTYPE_F32, DN_VEC>(pb, ch * DN_COLS + c, ab);
+				tg_store_keep<DN_VEC>(pb, ch * DN_COLS + c, ab);
 		}
 		__syncthreads(); // the next chunk rewrites the statistics
 	}
@@ -348,9 +348,9 @@ __device__ __forceinline__ void dn_one_pass(const TgParams &p)
 			if (!(DN_NVEC % TG_THREADS == 0 || v < DN_NVEC))
 				continue;
 			if (pg)
-				tg_store_hp<TG_DTYPE_F32, DN_VEC>(pg, ch * DN_COLS + (long long)v * DN_VEC, ag[j]);
+				tg_store_keep<DN_VEC>(pg, ch * DN_COLS + (long long)v * DN_VEC, ag[j]);
 			if (TG_NORM == 1 && pb)
-				tg_store_hp<TG_DTYPE_F32, DN_VEC>(pb, ch * DN_COLS + (long long)v * DN_VEC, ab[j]);
+				tg_store_keep<DN_VEC>(pb, ch * DN_COLS + (long long)v * DN_VEC, ab[j]);
 		}
 	}
 }

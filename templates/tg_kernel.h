@@ -98,17 +98,31 @@ __device__ __forceinline__ void tg_cp_async16(void *dst, const void *src, bool v
 __device__ __forceinline__ void tg_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 template <int N> __device__ __forceinline__ void tg_cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
 
-/* Store two floats (8-byte aligned) that a kernel soon after reads (chunk partials: dreduce.cu), asking L2 to keep
- * them (evict_last) so that the streaming traffic between does not push them out to memory. */
-__device__ __forceinline__ void tg_store_keep2(float *p, float a, float b)
+/* Store N floats v (N = 1, 2 or a multiple of 4) at p + i (aligned to 4, 8 or 16 bytes) that a kernel soon after
+ * reads (chunk partials: dreduce.cu), asking L2 to keep them (evict_last) so that the streaming traffic between
+ * does not push them out to memory. */
+template <int N> __device__ __forceinline__ void tg_store_keep(float *p, long long i, const float (&v)[N])
 {
+	static_assert(N == 1 || N == 2 || N % 4 == 0, "tg_store_keep: N = 1, 2 or a multiple of 4");
+	p += i;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 	unsigned long long pol;
 	asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
-	asm volatile("st.global.L2::cache_hint.v2.f32 [%0], {%1, %2}, %3;" ::"l"(p), "f"(a), "f"(b), "l"(pol) : "memory");
+	if (N == 1)
+		asm volatile("st.global.L2::cache_hint.f32 [%0], %1, %2;" ::"l"(p), "f"(v[0]), "l"(pol) : "memory");
+	else if (N == 2)
+		asm volatile("st.global.L2::cache_hint.v2.f32 [%0], {%1, %2}, %3;" ::"l"(p), "f"(v[0]), "f"(v[1 % N]), "l"(pol)
+		             : "memory");
+	else
+#pragma unroll
+		for (int k = 0; k < N; k += 4)
+			asm volatile("st.global.L2::cache_hint.v4.f32 [%0], {%1, %2, %3, %4}, %5;" ::"l"(p + k), "f"(v[k % N]),
+			             "f"(v[(k + 1) % N]), "f"(v[(k + 2) % N]), "f"(v[(k + 3) % N]), "l"(pol)
+			             : "memory");
 #else
-	p[0] = a;
-	p[1] = b;
+#pragma unroll
+	for (int k = 0; k < N; k++)
+		p[k] = v[k];
 #endif
 }
 #endif

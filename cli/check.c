@@ -88,7 +88,8 @@ static void adopt_block_scales_of(TgLayer *l, const Graph *g, const long *dims, 
 	free(h);
 	if (close || moved)
 		buf_printf(out, "ok %s %s.%s [tokens=%ld]: %zu of %ld block scales taken from the GPU (the block amax in float on "
-			"the GPU, in double in the reference): %zu close (within %d ulps, a LayerNorm's slack, or every code zero), "
+			"the GPU, in double in the reference): %zu close (within %d ulps, a LayerNorm's slack, every code zero, or every "
+			"value below FLT_MIN), "
 			"%zu one power of two apart\n", g->layer, t->name, col ? "scale_inv_t" : "scale_inv", tokens, close + moved,
 			blocks, close, TG_BLOCK_SCALE_ULPS, moved);
 }

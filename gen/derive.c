@@ -29,13 +29,6 @@
 
 #include <string.h>
 
-/* A weight-gradient GEMM waiting to be appended (see flush_wgrads). */
-typedef struct Wgrad {
-	const char *gyq, *a, *dw;
-	bool accumulate;
-	Loc at;
-} Wgrad;
-
 typedef struct Dv {
 	Arena *a;
 	Diag *d;
@@ -45,8 +38,6 @@ typedef struct Dv {
 	const char **grad; /* per forward tensor: the name of its gradient, NULL none */
 	bool *grad_q;      /* that gradient is quantized with rowwise and columnwise copies */
 	int *spec_op;      /* per forward op: its index in s->ops */
-	Wgrad *wgrads;     /* the wgrad GEMMs derived, not appended yet */
-	int nwgrads;
 } Dv;
 
 static const Tensor *ft(Dv *v, int id) { return &v->g->tensors[id]; }
@@ -160,25 +151,6 @@ static void set_grad(Dv *v, const Tensor *t, const char *name, bool q, Loc at)
 	v->grad_q[t->id] = q;
 }
 
-/* Appends the waiting wgrad GEMMs. A wgrad waits until the next derived ops that read its GEMM's dgrad output
- * (the adjoint of the op before the GEMM, or the next dgrad) are in: that op then reads the dgrad's output while
- * L2 still holds part of it, and the wgrad's FP32 output drains behind a GEMM, not an element-wise kernel (H100,
- * Llama-3 8B training layer: dglu 501 -> see bench/RESULTS.md, seventeenth session). */
-static void flush_wgrads(Dv *v)
-{
-	for (int i = 0; i < v->nwgrads; i++) {
-		const Wgrad *w = &v->wgrads[i];
-		SpecOp *wg = add_op(v, OP_GEMM_CAST, w->at);
-		set_arg(wg, ARG_A, w->gyq);
-		set_arg(wg, ARG_B, w->a);
-		set_arg(wg, ARG_OUT, w->dw);
-		wg->p.pass = PASS_WGRAD;
-		wg->p.out_dtype = DT_F32;
-		wg->p.accumulate = w->accumulate;
-	}
-	v->nwgrads = 0;
-}
-
 static void derive_gemm(Dv *v, const Op *op, Loc at)
 {
 	const Tensor *Y = ft(v, op->arg[ARG_OUT]), *A = ft(v, op->arg[ARG_A]), *B = ft(v, op->arg[ARG_B]);
@@ -213,9 +185,14 @@ static void derive_gemm(Dv *v, const Op *op, Loc at)
 	set_grad(v, As, da, false, at);
 	if (As != A)
 		set_grad(v, A, da, false, at);
-	flush_wgrads(v); /* a later GEMM's wgrad after this dgrad */
+	SpecOp *wg = add_op(v, OP_GEMM_CAST, at);
 	const char *dw = fresh(v, at, "d_", W->name);
-	v->wgrads[v->nwgrads++] = (Wgrad){gyq, A->name, dw, main_grad(v, W, dw), at};
+	set_arg(wg, ARG_A, gyq);
+	set_arg(wg, ARG_B, A->name);
+	set_arg(wg, ARG_OUT, dw);
+	wg->p.pass = PASS_WGRAD;
+	wg->p.out_dtype = DT_F32;
+	wg->p.accumulate = main_grad(v, W, dw);
 	if (op->arg[ARG_BIAS] >= 0) {
 		const Tensor *bias = ft(v, op->arg[ARG_BIAS]);
 		const char *dbias = fresh(v, at, "d_", bias->name);
@@ -369,7 +346,6 @@ Spec *spec_derive_backward(Arena *a, Diag *d, const Spec *fs, Arch default_arch)
 	v->grad = arena_alloc(a, sizeof *v->grad * (size_t)g->ntensors);
 	v->grad_q = arena_alloc(a, sizeof *v->grad_q * (size_t)g->ntensors);
 	v->spec_op = arena_alloc(a, sizeof *v->spec_op * (size_t)g->nops);
-	v->wgrads = arena_alloc(a, sizeof *v->wgrads * (size_t)(g->nops + 1));
 	for (int k = 0; k < g->nops; k++)
 		for (int i = 0; i < fs->nops; i++)
 			if (fs->ops[i].loc.line == g->ops[k].loc.line && fs->ops[i].loc.col == g->ops[k].loc.col)
@@ -387,7 +363,6 @@ Spec *spec_derive_backward(Arena *a, Diag *d, const Spec *fs, Arch default_arch)
 		const Op *op = &g->ops[k];
 		SpecOp *fwd_op = &s->ops[v->spec_op[k]];
 		Loc at = op->loc;
-		int nops0 = s->nops;
 		switch (op->kind) {
 		case OP_GEMM_CAST: derive_gemm(v, op, at); break;
 		case OP_GLU_AMAX: derive_glu(v, op, at); break;
@@ -403,10 +378,7 @@ Spec *spec_derive_backward(Arena *a, Diag *d, const Spec *fs, Arch default_arch)
 			diag_error(d, at, "backward: true derives the backward of a forward layer; this spec already has a %s op",
 				op_name(op->kind));
 		}
-		if (op->kind != OP_GEMM_CAST && s->nops > nops0)
-			flush_wgrads(v); /* after the adjoint that reads the dgrad's output */
 	}
-	flush_wgrads(v);
 	/* an explicit outputs list gains the weight gradients and those of the layer's inputs */
 	if (fs->noutputs) {
 		int cap = fs->noutputs + 3 * s->nops + g->ntensors;

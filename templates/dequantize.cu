@@ -36,14 +36,6 @@ __device__ __forceinline__ void dq_fp8x2(uint32_t w, float &lo, float &hi)
 	asm("cvt.f32.f16 %0, %1;" : "=f"(hi) : "h"((uint16_t)(h >> 16)));
 }
 
-// lo and hi rounded to BF16 (RNE, a NaN to 0x7FFF: tg_f32_to_bf16's), lo in the low half.
-__device__ __forceinline__ uint32_t dq_bf16x2(float lo, float hi)
-{
-	uint32_t d;
-	asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(hi), "f"(lo));
-	return d;
-}
-
 // The scale byte of element e (of the copy) in TE's columnwise layout [ceil(rows/32)][cols].
 __device__ __forceinline__ uint8_t dq_scale_t(const uint8_t *sc, long long e, long long rows, long long cols)
 {
@@ -86,7 +78,7 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParam
 				shi = dq_scale(dq_scale_t(sc, e0 + 2 * i + 1, rows, cols));
 			}
 			dq_fp8x2(w[i / 2] >> (16 * (i % 2)), lo, hi);
-			o[i] = dq_bf16x2(lo * slo, hi * shi);
+			o[i] = tg_f32x2_to_bf16x2(lo * slo, hi * shi);
 		}
 		uint4 *dst = (uint4 *)(out + c * 16);
 		dst[0] = make_uint4(o[0], o[1], o[2], o[3]);

@@ -81,6 +81,7 @@ static_assert(TG_SCALE == TG_SCALE_TENSOR || (TG_PROMOTE && TG_EPI == TG_EPI_NON
 #define TG_WGMMA_KIND TG_KIND
 #include "tg_wgmma.h"
 #include "tg_kernel.h" // TgParams: the GLU epilogue's pointers
+#include "tg_formats.h" // tg_f32x2_to_bf16x2
 #if TG_EPI == TG_EPI_GLU
 #include "tg_glu.h"
 static_assert(TG_BN == 256 && !TG_PROMOTE && TG_OUT != TG_OUT_F32, "the GLU epilogue: 128 x (128 + 128) tiles, fast accumulation, a 2-byte D");
@@ -206,7 +207,7 @@ __device__ __forceinline__ TgOutPair out_pair(float a, float b)
 #if TG_OUT == TG_OUT_F16
 	asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(b), "f"(a));
 #else
-	asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(b), "f"(a));
+	r = tg_f32x2_to_bf16x2(a, b);
 #endif
 	return r;
 }

@@ -245,14 +245,14 @@ __device__ __forceinline__ void store_partial(uint8_t *dst, const uint32_t w[2],
 
 // The 16 codes of a block (packed in w[0..1], element 2k in the low nibble) dequantized: e2m1(code) * s rounded
 // to BF16, two a word (element 2k low), as nvfp4_dequantize.cu computes them: tab[byte] holds the byte's two
-// tg_e2m1_to_f32 values (fill_deq_tab), and cvt.rn.bf16x2 rounds as tg_f32_to_bf16 (the product of a finite
+// tg_e2m1_to_f32 values (fill_deq_tab), and tg_f32x2_to_bf16x2 rounds as tg_f32_to_bf16 (the product of a finite
 // scale is never NaN).
 __device__ __forceinline__ void deq16(const uint32_t w[2], float s, const float2 *tab, uint32_t h[8])
 {
 #pragma unroll
 	for (int k = 0; k < 8; k++) {
 		const float2 v = tab[(w[k / 4] >> (8 * (k % 4))) & 0xFFu];
-		asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(h[k]) : "f"(v.y * s), "f"(v.x * s));
+		h[k] = tg_f32x2_to_bf16x2(v.x * s, v.y * s);
 	}
 }
 

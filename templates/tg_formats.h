@@ -231,6 +231,17 @@ TG_HD float tg_e5m2_to_f32(uint8_t c)
 	return tg__from_narrow(c, 2, -14, 7);
 }
 
+#ifdef __CUDACC__
+/* lo and hi rounded to BF16 (RNE; a NaN to 0x7FFF, as tg_f32_to_bf16), lo in the low half: one cvt.rn.bf16x2
+ * (sm_80+; the dequantize kernels and the casts' BF16 GEMM operands). */
+__device__ __forceinline__ uint32_t tg_f32x2_to_bf16x2(float lo, float hi)
+{
+	uint32_t d;
+	asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(hi), "f"(lo));
+	return d;
+}
+#endif
+
 /* Device fast paths: the hardware instruction gives the same bits. */
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
 __device__ __forceinline__ uint16_t tg_f32x2_to_e4m3x2(float lo, float hi)

@@ -872,7 +872,8 @@ static void plan_quantizing_op(Planner *pl, const Op *op)
 	/* the byte transpose moves 16-byte vectors: other rows take the fused tile path. dglu
 	 * takes its tile path whenever its heuristic tile (t256v8r32: 64 columns of each half
 	 * per step) fits: 520 us against 387 + 178 for the row kernel + byte transpose at
-	 * 8192 x 2 x 14336 on the H100 (bench/RESULTS.md, sixth session) */
+	 * 8192 x 2 x 14336 on the H100 (bench/RESULTS.md, sixth session), and always where
+	 * the staged path (dglu_staged: 451-471 us there, seventeenth session) masks its last tile */
 	bool dglu_tile = op->kind == OP_DGLU && ((tensor_cols(out) / 2) % 64 == 0 || dglu_staged(g, op));
 	/* glu_amax likewise (t512v8r32, 128 columns a step): 269 us against 286-295 for the row kernel
 	 * + byte transpose at 8192 x 14336 on the H100 (sixth session, after the register prefetch) */

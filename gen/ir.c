@@ -885,10 +885,8 @@ static void check_backward_shape(B *b, const SpecOp *o, const Op *op)
 	} else if (sc == SCALING_BLOCK1X128 && !unfused) {
 		need = 128;
 		why = "a 1x128 block must lie within one half (d_gate, d_linear)";
-	} else if (tile && (sc == SCALING_DELAYED || sc == SCALING_CURRENT) && op->arg[ARG_DBIAS_OUT] < 0 &&
-		(in->dtype == DT_BF16 || in->dtype == DT_F16) && (arg_t(b, op, ARG_GRAD)->dtype == DT_BF16 ||
-		arg_t(b, op, ARG_GRAD)->dtype == DT_F16)) {
-		need = 8; /* dglu_staged */
+	} else if (tile && dglu_staged_kind(b->g, op)) {
+		need = 8;
 		why = "the staged path (a per-tensor columnwise copy) moves 8-element vectors of a half";
 	} else if (tile) {
 		need = 64;

@@ -291,14 +291,20 @@ NvfpSource nvfp4_source(const Graph *g, const Op *op)
 
 bool dglu_block_tile_fits(long cols, bool dbias) { return cols % 256 == 0 && !dbias; }
 
-bool dglu_staged(const Graph *g, const Op *op)
+bool dglu_staged_kind(const Graph *g, const Op *op)
 {
-	if (op->kind != OP_DGLU || op->arg[ARG_OUT] < 0 || op->arg[ARG_DBIAS_OUT] >= 0)
+	if (op->kind != OP_DGLU || op->arg[ARG_OUT] < 0 || op->arg[ARG_IN] < 0 || op->arg[ARG_GRAD] < 0 ||
+		op->arg[ARG_DBIAS_OUT] >= 0)
 		return false;
 	const Tensor *t = &g->tensors[op->arg[ARG_OUT]], *h = &g->tensors[op->arg[ARG_IN]], *d = &g->tensors[op->arg[ARG_GRAD]];
 	bool two = (h->dtype == DT_BF16 || h->dtype == DT_F16) && (d->dtype == DT_BF16 || d->dtype == DT_F16);
 	return (t->recipe.scaling == SCALING_DELAYED || t->recipe.scaling == SCALING_CURRENT) && t->dtype != t->hp_dtype &&
-		t->columnwise && two && (t->shape[t->rank - 1].add / 2) % 8 == 0;
+		t->columnwise && two;
+}
+
+bool dglu_staged(const Graph *g, const Op *op)
+{
+	return dglu_staged_kind(g, op) && (g->tensors[op->arg[ARG_OUT]].shape[g->tensors[op->arg[ARG_OUT]].rank - 1].add / 2) % 8 == 0;
 }
 unsigned op_required_args(OpKind k) { return ops[k].req; }
 unsigned op_optional_args(OpKind k) { return ops[k].opt; }

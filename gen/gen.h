@@ -401,9 +401,9 @@ NvfpSource nvfp4_source(const Graph *g, const Op *op);
  * (cols = 2C): no block straddles the halves (C % 128 == 0), and no dbias is fused. */
 bool dglu_block_tile_fits(long cols, bool dbias);
 /* dglu_staged: dglu.cu's staged path writes op's d_h (its heuristic variant t256v8r32): dglu_staged_kind, and
- * C % 8 == 0 (any such C: partial tiles are masked). The other tile-path dglus step 64 columns of a half.
- * dglu_staged_kind: a per-tensor FP8 (delayed or current) d_h with a columnwise copy, no fused dbias, h and d_act
- * bf16 or fp16 (the width rule aside: ir.c's check of C). */
+ * C % 8 == 0 (MXFP8: C % 32; any such C: partial tiles are masked). The other tile-path dglus step 64 columns of
+ * a half. dglu_staged_kind: a per-tensor FP8 (delayed or current) or MXFP8 d_h with a columnwise copy, no fused
+ * dbias, h and d_act bf16 or fp16 (the width rule aside: ir.c's check of C). */
 bool dglu_staged(const Graph *g, const Op *op);
 bool dglu_staged_kind(const Graph *g, const Op *op);
 /* op_tolerance is how the checker judges k's outputs against the reference. */

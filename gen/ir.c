@@ -851,7 +851,7 @@ static void infer_adamw(B *b, const SpecOp *o, Op *op)
  * 1x128 blocks (C % 128) and MXFP8 blocks (C % 32) in a half, and its tile path (a fused
  * dbias; a columnwise MXFP8 copy, or a per-tensor one without the rowwise copy or whose 2C
  * is not a multiple of 16: else the rowwise bytes are transposed) steps 64 columns (C % 64),
- * except the staged path (dglu_staged: a per-tensor copy from bf16/fp16 h and d_act, C % 8);
+ * except the staged path (dglu_staged: a per-tensor or MXFP8 copy from bf16/fp16 h and d_act, C % 8, MXFP8's C % 32);
  * dnorm loads vectors of 2 elements, dbias of 4 bytes (2 bf16/fp16 elements). */
 static void check_backward_shape(B *b, const SpecOp *o, const Op *op)
 {
@@ -886,11 +886,12 @@ static void check_backward_shape(B *b, const SpecOp *o, const Op *op)
 		need = 128;
 		why = "a 1x128 block must lie within one half (d_gate, d_linear)";
 	} else if (tile && dglu_staged_kind(b->g, op)) {
-		need = 8;
-		why = "the staged path (a per-tensor columnwise copy) moves 8-element vectors of a half";
+		need = sc == SCALING_MXFP8 ? 32 : 8;
+		why = sc == SCALING_MXFP8 ? "an MXFP8 block must lie within one half (d_gate, d_linear)"
+		                          : "the staged path (a per-tensor columnwise copy) moves 8-element vectors of a half";
 	} else if (tile) {
 		need = 64;
-		why = "the tile path (a columnwise MXFP8 copy, a per-tensor one from fp32 h or d_act, or dbias) steps 64 columns of a half";
+		why = "the tile path (a columnwise copy from fp32 h or d_act, or a fused dbias) steps 64 columns of a half";
 	} else if (sc == SCALING_MXFP8) {
 		need = 32;
 		why = "an MXFP8 block must lie within one half (d_gate, d_linear)";

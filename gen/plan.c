@@ -352,27 +352,36 @@ static bool row_tile_path(const Kernel *k)
 		slot_long(k, "TG_RECIPE", 0) != TG_RECIPE_CURRENT_AMAX;
 }
 
-/* glu_amax.cu or dglu.cu with a columnwise 1x128 copy, or an MXFP8 one (dglu: C % 128 == 0 and no
- * dbias, else its tile path): their block tile path (128 x 128 tiles). */
+/* dglu.cu's staged path takes kernel k (the template's DG_STAGE, the variant aside): a per-tensor or MXFP8
+ * columnwise copy without dbias from 2-byte h and d_act, TG_COLS % 8 == 0 (MXFP8 holds it to % 32). */
+static bool staged_kernel(const Kernel *k)
+{
+	long rec = slot_long(k, "TG_RECIPE", 0);
+	return !strcmp(k->tmpl, "dglu.cu") && slot_long(k, "TG_COLWISE", 0) && !slot_long(k, "TG_DBIAS", 0) &&
+		(rec == TG_RECIPE_DELAYED || rec == TG_RECIPE_CURRENT_CAST || rec == TG_RECIPE_MXFP8) &&
+		slot_long(k, "TG_IN_DTYPE", 0) != TG_DTYPE_F32 && slot_long(k, "TG_G_DTYPE", 0) != TG_DTYPE_F32 &&
+		slot_long(k, "TG_COLS", 0) % 8 == 0;
+}
+
+/* glu_amax.cu or dglu.cu with a columnwise 1x128 copy, or an MXFP8 one (dglu: C % 128 == 0, no dbias and not
+ * the staged path's, else its tile path): their block tile path (128 x 128 tiles). dglu's MXFP8 copies take the
+ * staged path from 2-byte inputs: 569.5-570.8 us against the block tile's 616.4-617.4 at 8192 x 2x14336 (H100,
+ * harness_bwd, seventeenth session). */
 static bool block_tile(const Kernel *k)
 {
 	bool glu = !strcmp(k->tmpl, "glu_amax.cu"), dglu = !strcmp(k->tmpl, "dglu.cu");
 	long rec = slot_long(k, "TG_RECIPE", 0);
-	if (!(glu || dglu) || !slot_long(k, "TG_COLWISE", 0))
+	if (!(glu || dglu) || !slot_long(k, "TG_COLWISE", 0) || (dglu && rec == TG_RECIPE_MXFP8 && staged_kernel(k)))
 		return false;
 	return rec == TG_RECIPE_BLOCK1X128 || (rec == TG_RECIPE_MXFP8 &&
 		(glu || dglu_block_tile_fits(2 * slot_long(k, "TG_COLS", 0), slot_long(k, "TG_DBIAS", 0) != 0)));
 }
 
-/* dglu.cu's staged path takes variant v (the template's DG_STAGE): a per-tensor columnwise copy without dbias
- * from 2-byte h and d_act, 8-element vectors, 32 rows a tile, 32-256 threads dividing 256, TG_COLS % 8 == 0. */
+/* dglu.cu's staged path takes variant v of kernel k: staged_kernel, 8-element vectors, 32 rows a tile, 32-256
+ * threads dividing 256. */
 static bool staged_variant(const Kernel *k, const PlanVariant *v)
 {
-	long rec = slot_long(k, "TG_RECIPE", 0);
-	return !strcmp(k->tmpl, "dglu.cu") && slot_long(k, "TG_COLWISE", 0) && !slot_long(k, "TG_DBIAS", 0) &&
-		(rec == TG_RECIPE_DELAYED || rec == TG_RECIPE_CURRENT_CAST) && slot_long(k, "TG_IN_DTYPE", 0) != TG_DTYPE_F32 &&
-		slot_long(k, "TG_G_DTYPE", 0) != TG_DTYPE_F32 && slot_long(k, "TG_COLS", 0) % 8 == 0 && v->vec == 8 &&
-		v->rows_per_cta == 32 && v->threads <= 256 && 256 % v->threads == 0;
+	return staged_kernel(k) && v->vec == 8 && v->rows_per_cta == 32 && v->threads <= 256 && 256 % v->threads == 0;
 }
 
 /* grid_cols of a row-family kernel: 0 (a CTA per row block), except the block tile paths

@@ -298,13 +298,18 @@ bool dglu_staged_kind(const Graph *g, const Op *op)
 		return false;
 	const Tensor *t = &g->tensors[op->arg[ARG_OUT]], *h = &g->tensors[op->arg[ARG_IN]], *d = &g->tensors[op->arg[ARG_GRAD]];
 	bool two = (h->dtype == DT_BF16 || h->dtype == DT_F16) && (d->dtype == DT_BF16 || d->dtype == DT_F16);
-	return (t->recipe.scaling == SCALING_DELAYED || t->recipe.scaling == SCALING_CURRENT) && t->dtype != t->hp_dtype &&
+	Scaling sc = t->recipe.scaling;
+	return (sc == SCALING_DELAYED || sc == SCALING_CURRENT || sc == SCALING_MXFP8) && t->dtype != t->hp_dtype &&
 		t->columnwise && two;
 }
 
 bool dglu_staged(const Graph *g, const Op *op)
 {
-	return dglu_staged_kind(g, op) && (g->tensors[op->arg[ARG_OUT]].shape[g->tensors[op->arg[ARG_OUT]].rank - 1].add / 2) % 8 == 0;
+	if (!dglu_staged_kind(g, op))
+		return false;
+	const Tensor *t = &g->tensors[op->arg[ARG_OUT]];
+	long c = t->shape[t->rank - 1].add / 2;
+	return c % (t->recipe.scaling == SCALING_MXFP8 ? 32 : 8) == 0;
 }
 unsigned op_required_args(OpKind k) { return ops[k].req; }
 unsigned op_optional_args(OpKind k) { return ops[k].opt; }

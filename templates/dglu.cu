@@ -30,9 +30,10 @@
 // TG_THREADS*TG_VEC/rows columns of the gate half per step (that width must divide
 // TG_COLS); d_a, then d_b, staged as FP32 in shared memory for tg_colwise_store. The a, b, g
 // of the next DG_PF steps are loaded before this step's math (register prefetch).
-// Staged path (a per-tensor FP8 columnwise copy, recipe 1 or 2, no dbias, 2-byte h and d_act, TG_VEC 8,
-// TG_ROWS_PER_CTA 32, TG_THREADS <= 256, TG_COLS % 8 == 0): 32 x 64 tiles by cp.async, the codes transposed
-// through a byte tile (below). H100, dSwiGLU 8192 x 2x14336 both copies E5M2, t256v8r32 in `tegen run` (NVRTC):
+// Staged path (a per-tensor FP8 or MXFP8 columnwise copy, recipe 1, 2 or 6, no dbias, 2-byte h and d_act,
+// TG_VEC 8, TG_ROWS_PER_CTA 32, TG_THREADS dividing 256, TG_COLS % 8 == 0): 32 x 64 tiles by cp.async, the
+// codes transposed through a byte tile (MXFP8: the values through an FP32 tile, each column's 32 rows one E8M0
+// block; 569.5-570.8 us against the block tile path's 616.4-617.4 at 8192 x 2x14336, harness_bwd). H100, dSwiGLU 8192 x 2x14336 both copies E5M2, t256v8r32 in `tegen run` (NVRTC):
 // 451-471 us alone, 501-506 in the training layer, against the tile path's 506-508 and 549-550 (seventeenth
 // session; harness_bwd, built by nvcc, 460-483 against 508).
 // Block tile path (TG_COLWISE with recipe 4): 128 x 128 tiles, TG_ROWS_PER_CTA 128, TG_VEC 8.
@@ -56,9 +57,14 @@
 #endif
 // the block tile path: a columnwise 1x128 copy, or an MXFP8 one at 128 rows a CTA (the planner's choice)
 #define DG_BLOCK_TILE (TG_COLWISE && (TG_RECIPE == TG_RECIPE_BLOCK1X128 || (TG_RECIPE == TG_RECIPE_MXFP8 && TG_ROWS_PER_CTA == 128)))
-// the staged path: a per-tensor FP8 columnwise copy (no dbias) from 2-byte h and d_act, 8-element vectors, tiles of
+// MXFP8 on the staged path (32-row tiles are its columnwise blocks); off: the block tile path or the tile path
+#ifndef TG_DG_STAGE_MX
+#define TG_DG_STAGE_MX 1
+#endif
+// the staged path: a per-tensor FP8 (or MXFP8) columnwise copy (no dbias) from 2-byte h and d_act, 8-element vectors, tiles of
 // 32 rows (TG_ROWS_PER_CTA) with every thread holding whole vectors of a tile, TG_COLS % 8 == 0
-#define DG_STAGE (TG_COLWISE && !TG_DBIAS && (TG_RECIPE == TG_RECIPE_DELAYED || TG_RECIPE == TG_RECIPE_CURRENT_CAST) && \
+#define DG_STAGE (TG_COLWISE && !TG_DBIAS && (TG_RECIPE == TG_RECIPE_DELAYED || TG_RECIPE == TG_RECIPE_CURRENT_CAST || \
+	(TG_RECIPE == TG_RECIPE_MXFP8 && TG_DG_STAGE_MX)) && \
 	TG_VEC == 8 && TG_IN_DTYPE != TG_DTYPE_F32 && TG_G_DTYPE != TG_DTYPE_F32 && TG_COLS % 8 == 0 && \
 	TG_ROWS_PER_CTA == 32 && 256 % TG_THREADS == 0) /* = gen/plan.c's staged_variant */
 #define DG_TILE ((TG_COLWISE || TG_DBIAS) && TG_RECIPE != TG_RECIPE_CURRENT_AMAX && !DG_BLOCK_TILE && !DG_STAGE)
@@ -199,21 +205,27 @@ __device__ __forceinline__ void dg_block_tile_path(const TgParams &p)
 }
 
 #elif DG_STAGE
-/* ---------------- staged path (per-tensor FP8 with a columnwise copy) ---------------- */
+/* ---------------- staged path (per-tensor FP8 or MXFP8 with a columnwise copy) ---------------- */
 // Tiles of DS_TR rows x 64 gate-half columns: the tile's a, b and g come into shared memory by cp.async, DS_NS
 // tiles deep (the next tiles' loads are in flight during this one's math). Row pass: each thread takes DS_VPT
 // 8-element vectors, computes d_a and d_b once (amax), stores the rowwise codes and puts them into a byte tile
 // (a per-tensor copy's columnwise codes are the same bytes). Column pass: each thread takes DS_VPT units of
 // 4 rows x 4 columns of the byte tile, transposes them by byte permutes and stores 4 bytes a column; the 8
-// lanes of a warp with the same columns cover 32 consecutive rows (one 32-byte sector a column). Two barriers
-// a tile. Items: tiles in the order of ds_tile; any grid.x >= 1 (grid-stride).
+// lanes of a warp with the same columns cover 32 consecutive rows (one 32-byte sector a column). MXFP8: the
+// row pass writes the rowwise copy by tg_emit_row (4 lanes a 32-column block) and the FP32 values into a tile;
+// the column pass takes two lanes a column (rows 0-15 and 16-31: the block amax by one shuffle, its E8M0 scale,
+// 16 codes a lane); two stages of inputs, and launch bounds with one CTA a SM as the minimum (NVRTC held the
+// plain bound to 64 registers and spilled; 78 without spills, three CTAs a SM). Two barriers a tile. Items:
+// tiles in the order of ds_tile; any grid.x >= 1 (grid-stride).
 constexpr int DS_TR = TG_ROWS_PER_CTA;
 constexpr int DS_TC = 64;                         // gate-half columns a tile
 constexpr int DS_VPT = DS_TR * DS_TC / 8 / TG_THREADS; // vectors (and column units) a thread
 constexpr int DS_NCT = (DG_COLS + DS_TC - 1) / DS_TC;
 constexpr int DS_TILE_B = DS_TR * DS_TC * 2;      // bytes of one input tile (2-byte elements)
-constexpr int DS_NS = 3;                          // stages: 3 x 3 x 12 KB and the 4 KB byte tile
-static_assert(DS_NS * 3 * DS_TILE_B + 2 * DS_TR * DS_TC + 128 <= 48 * 1024, "staged path: static shared memory");
+constexpr bool DS_MX = TG_RECIPE == TG_RECIPE_MXFP8;
+constexpr int DS_NS = DS_MX ? 2 : 3;              // stages: 3 x 3 x 12 KB and the 4 KB byte tile; MXFP8: 2 and 16 KB of values
+constexpr int DS_XW = DS_MX ? 2 * DS_TR * DS_TC : 2 * DS_TR * 16; // words of the byte tile, or of MXFP8's FP32 tile
+static_assert(DS_NS * 3 * DS_TILE_B + 4 * DS_XW + 128 <= 48 * 1024, "staged path: static shared memory");
 static_assert(dg_isz == 2 && dg_gsz == 2 && DS_TR == 32 && DS_VPT >= 1 && DS_VPT * TG_THREADS == 256,
               "staged path: 2-byte inputs, 32-row tiles, whole vectors a thread");
 
@@ -225,6 +237,10 @@ __device__ __forceinline__ int ds_word(int hf, int r, int w)
 {
 	return ((hf * DS_TR + r) * 16 + w) ^ ((((r >> 2) & 1) << 4) | (((r >> 3) & 3) << 2));
 }
+
+// MXFP8: index of d_a's (hf 0) or d_b's FP32 value at tile row r, column c (64 a row), the column XORed with 16
+// in rows 16-31, so the column pass's two lanes of a column (rows 0-15 and 16-31) read different banks.
+__device__ __forceinline__ int ds_fidx(int hf, int r, int c) { return (hf * DS_TR + r) * DS_TC + (c ^ ((r >> 4) << 4)); }
 
 // Tile t's first row and column: groups of 4 row tiles (128 rows) a column tile, the row tile fastest, so the
 // tiles in flight together fill whole 128-byte lines of the columnwise copy (the last group may hold fewer).
@@ -239,7 +255,7 @@ __device__ __forceinline__ void ds_tile(unsigned t, unsigned nrt, long long &r0,
 __device__ __forceinline__ void dg_stage_path(const TgParams &p)
 {
 	__shared__ alignas(16) unsigned char s_in[DS_NS][3][DS_TILE_B]; // a, b, g tiles [DS_TR][DS_TC]
-	__shared__ alignas(16) uint32_t s_q[2 * DS_TR * 16];            // byte tile: d_a's and d_b's codes
+	__shared__ alignas(16) uint32_t s_q[DS_XW]; // byte tile: d_a's and d_b's codes (MXFP8: their FP32 values)
 	__shared__ float ared[32];
 	const long long rows = p.n[0];
 	const unsigned nrt = (unsigned)((rows + DS_TR - 1) / DS_TR), tiles = nrt * DS_NCT;
@@ -306,6 +322,26 @@ __device__ __forceinline__ void dg_stage_path(const TgParams &p)
 			tg_load_raw<TG_G_DTYPE, 8>(&s_in[st][2][0], (long long)i * 8, rg);
 			float da[8], db[8];
 			dg_compute(ra, rb, rg, ok, da, db, amax);
+			if constexpr (DS_MX) { /* rowwise: 4 lanes a 32-column block; the values for the column pass */
+				const long long r = r0 + vr[v];
+				const int c = c0 + vc[v];
+#pragma unroll
+				for (int k = 0; k < 8; k++)
+					if (!ok)
+						da[k] = db[k] = 0.0f;
+				if (TG_ROWWISE) {
+					tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, 8, 2 * DG_COLS>(p, rows, r, c, da, ok, 1.0f,
+						TG_EPS_SCALE, TG_POW2);
+					tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, 8, 2 * DG_COLS>(p, rows, r, DG_COLS + c, db, ok,
+						1.0f, TG_EPS_SCALE, TG_POW2);
+				}
+				float *sf = reinterpret_cast<float *>(s_q);
+#pragma unroll
+				for (int k = 0; k < 8; k += 4) {
+					*reinterpret_cast<float4 *>(&sf[ds_fidx(0, vr[v], vc[v] + k)]) = make_float4(da[k], da[k + 1], da[k + 2], da[k + 3]);
+					*reinterpret_cast<float4 *>(&sf[ds_fidx(1, vr[v], vc[v] + k)]) = make_float4(db[k], db[k + 1], db[k + 2], db[k + 3]);
+				}
+			} else {
 			uint2 qa, qb;
 			qa.x = tg_fp8x2<TG_FMT>(da[0] * s, da[1] * s) | (tg_fp8x2<TG_FMT>(da[2] * s, da[3] * s) << 16);
 			qa.y = tg_fp8x2<TG_FMT>(da[4] * s, da[5] * s) | (tg_fp8x2<TG_FMT>(da[6] * s, da[7] * s) << 16);
@@ -318,11 +354,52 @@ __device__ __forceinline__ void dg_stage_path(const TgParams &p)
 			}
 			*(uint2 *)&s_q[ds_word(0, vr[v], vc[v] / 4)] = qa;
 			*(uint2 *)&s_q[ds_word(1, vr[v], vc[v] / 4)] = qb;
+			}
 		}
 		__syncthreads(); // the byte tile is complete; stage st may be refilled
 		/* column pass: unit = 8 row groups of 4 rows (lanes 0-7) x 4 word columns (lanes 8-31) a warp; the
 		 * warps over the 4 word-column groups and the two halves */
 		unsigned char *otc = out_t + c0 * rows + r0;
+		if constexpr (DS_MX) {
+			/* two lanes a column (rows 0-15, 16-31): the 32-row block's amax by one shuffle, its E8M0 scale to
+			 * scale_inv_t [ceil(rows/32)][2C], 16 codes a lane */
+			const float *sf = reinterpret_cast<const float *>(s_q);
+			constexpr float fmax = TG_FMT == TG_FMT_E4M3 ? TG_E4M3_MAX : TG_E5M2_MAX;
+#pragma unroll
+			for (int v = 0; v < DS_VPT; v++) {
+				const int u = v * TG_THREADS + tid, cc = u >> 1, h = u & 1, hf = cc >> 6, ci = cc & 63;
+				float a = 0.0f; // the values are read twice (amax, then codes): fewer registers than holding 16
+#pragma unroll
+				for (int i = 0; i < 16; i++)
+					a = tg_absmax(a, sf[ds_fidx(hf, 16 * h + i, ci)]);
+				a = fmaxf(a, __shfl_xor_sync(0xFFFFFFFFu, a, 1));
+				const int c = c0 + ci;
+				const long long r = r0 + 16 * h;
+				if (c >= DG_COLS || r >= rows)
+					continue;
+				const uint8_t e = tg_e8m0_from_amax(a, fmax);
+				const float bs = tg_e8m0_rcp(e);
+				if (h == 0)
+					((uint8_t *)p.p[TG_PB_SCALE_INV_T])[r0 / 32 * (2 * DG_COLS) + hf * DG_COLS + c] = e;
+				uint32_t w[4];
+#pragma unroll
+				for (int k = 0; k < 4; k++) {
+					const float *x = &sf[0];
+					const int i = 16 * h + 4 * k;
+					w[k] = tg_fp8x2<TG_FMT>(x[ds_fidx(hf, i, ci)] * bs, x[ds_fidx(hf, i + 1, ci)] * bs) |
+					       (tg_fp8x2<TG_FMT>(x[ds_fidx(hf, i + 2, ci)] * bs, x[ds_fidx(hf, i + 3, ci)] * bs) << 16);
+				}
+				unsigned char *dst = out_t + (long long)(hf * DG_COLS + c) * rows + r;
+				if (rows % 16 == 0) {
+					*reinterpret_cast<uint4 *>(dst) = make_uint4(w[0], w[1], w[2], w[3]);
+				} else {
+#pragma unroll
+					for (int k = 0; k < 16; k++)
+						if (r + k < rows)
+							dst[k] = (uint8_t)(w[k / 4] >> (8 * (k % 4)));
+				}
+			}
+		} else {
 #pragma unroll
 		for (int v = 0; v < DS_VPT; v++) {
 			const int i = v * TG_THREADS + tid, hf = (i >> 5) >> 2;
@@ -346,6 +423,7 @@ __device__ __forceinline__ void dg_stage_path(const TgParams &p)
 							dst[k] = (unsigned char)(y[j] >> (8 * k));
 				}
 			}
+		}
 		}
 		st = (st + 1) % DS_NS;
 	}
@@ -527,7 +605,12 @@ __device__ __forceinline__ void dg_tile_path(const TgParams &p)
 }
 #endif
 
-extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParams p)
+#if DG_STAGE && TG_RECIPE == TG_RECIPE_MXFP8
+#define DG_LAUNCH_BOUNDS __launch_bounds__(TG_THREADS, 1)
+#else
+#define DG_LAUNCH_BOUNDS __launch_bounds__(TG_THREADS)
+#endif
+extern "C" __global__ void DG_LAUNCH_BOUNDS TG_KERNEL(const TgParams p)
 {
 	TG_LAUNCH_DEPENDENTS(); // a dreduce after it may launch (Kernel.pdl)
 #if DG_BLOCK_TILE

@@ -391,8 +391,8 @@ def expected_rejections(c):
 def dglu_rejections(c, w, cols):
     """gen/ir.c's dglu rules (C = w, d_h [.., 2C]): quantize_out's block widths on 2C, then
     check_backward_shape's on C: 2; 128 with block1x128 (with a columnwise copy: 128 takes the block tile path,
-    other multiples of 4 run unfused); 8 on the staged path (a per-tensor columnwise copy from 2-byte h and
-    d_act), else 64 on the tile path (a columnwise
+    other multiples of 4 run unfused); 8 on the staged path (a per-tensor or MXFP8 columnwise copy from 2-byte h
+    and d_act; 32 with MXFP8), else 64 on the tile path (a columnwise
     MXFP8 copy, or a per-tensor one without the rowwise copy or of a row 2C not a multiple
     of 16); 32 with MXFP8."""
     r, out = c["recipe"], []
@@ -406,9 +406,9 @@ def dglu_rejections(c, w, cols):
     unfused = q and r == "block1x128" and "columnwise" in cols   # FP32 d_h, then the tile kernel casts
     tile = q and "columnwise" in cols and (r == "mxfp8" or (r in ("delayed", "current") and
                                                             ((2 * w) % 16 or "rowwise" not in cols)))
-    staged = tile and r in ("delayed", "current") and c["din"] != "fp32" and c["dg"] != "fp32"  # dglu_staged
-    need = (4 if unfused else 128 if q and r == "block1x128" else 8 if staged else 64 if tile else
-            32 if q and r == "mxfp8" else 2)
+    staged = tile and r in ("delayed", "current", "mxfp8") and c["din"] != "fp32" and c["dg"] != "fp32"  # dglu_staged
+    need = (4 if unfused else 128 if q and r == "block1x128" else (32 if r == "mxfp8" else 8) if staged else
+            64 if tile else 32 if q and r == "mxfp8" else 2)
     if w % need:
         out.append("dglu_width")
     return out

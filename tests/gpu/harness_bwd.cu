@@ -578,7 +578,9 @@ static void bench(void)
 		float one = 1.0f;
 		l.p.p[TG_PB_SCALE] = dalloc(16);
 		CK(cudaMemcpy(l.p.p[TG_PB_SCALE], &one, 4, cudaMemcpyHostToDevice));
-		l.p.p[TG_PB_SCALE_INV] = dalloc(16);
+		l.p.p[TG_PB_SCALE_INV] = dalloc(k.recipe == 6 ? (size_t)rows * cdivl(2 * k.cols, 32) : 16); /* MXFP8: E8M0 bytes */
+		if (k.recipe == 6 && k.colw)
+			l.p.p[TG_PB_SCALE_INV_T] = dalloc((size_t)cdivl(rows, 32) * 2 * k.cols);
 		l.p.p[TG_PB_AMAX] = dalloc(16);
 		l.p.n[0] = rows;
 		float t = time_median(launch_one, &l);

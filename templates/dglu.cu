@@ -342,24 +342,22 @@ __device__ __forceinline__ void dg_stage_path(const TgParams &p)
 					*reinterpret_cast<float4 *>(&sf[ds_fidx(1, vr[v], vc[v] + k)]) = make_float4(db[k], db[k + 1], db[k + 2], db[k + 3]);
 				}
 			} else {
-			uint2 qa, qb;
-			qa.x = tg_fp8x2<TG_FMT>(da[0] * s, da[1] * s) | (tg_fp8x2<TG_FMT>(da[2] * s, da[3] * s) << 16);
-			qa.y = tg_fp8x2<TG_FMT>(da[4] * s, da[5] * s) | (tg_fp8x2<TG_FMT>(da[6] * s, da[7] * s) << 16);
-			qb.x = tg_fp8x2<TG_FMT>(db[0] * s, db[1] * s) | (tg_fp8x2<TG_FMT>(db[2] * s, db[3] * s) << 16);
-			qb.y = tg_fp8x2<TG_FMT>(db[4] * s, db[5] * s) | (tg_fp8x2<TG_FMT>(db[6] * s, db[7] * s) << 16);
-			if (TG_ROWWISE && ok) {
-				unsigned char *o = ot + vr[v] * (2 * DG_COLS) + vc[v];
-				*(uint2 *)o = qa;
-				*(uint2 *)(o + DG_COLS) = qb;
-			}
-			*(uint2 *)&s_q[ds_word(0, vr[v], vc[v] / 4)] = qa;
-			*(uint2 *)&s_q[ds_word(1, vr[v], vc[v] / 4)] = qb;
+				uint2 qa, qb;
+				qa.x = tg_fp8x2<TG_FMT>(da[0] * s, da[1] * s) | (tg_fp8x2<TG_FMT>(da[2] * s, da[3] * s) << 16);
+				qa.y = tg_fp8x2<TG_FMT>(da[4] * s, da[5] * s) | (tg_fp8x2<TG_FMT>(da[6] * s, da[7] * s) << 16);
+				qb.x = tg_fp8x2<TG_FMT>(db[0] * s, db[1] * s) | (tg_fp8x2<TG_FMT>(db[2] * s, db[3] * s) << 16);
+				qb.y = tg_fp8x2<TG_FMT>(db[4] * s, db[5] * s) | (tg_fp8x2<TG_FMT>(db[6] * s, db[7] * s) << 16);
+				if (TG_ROWWISE && ok) {
+					unsigned char *o = ot + vr[v] * (2 * DG_COLS) + vc[v];
+					*(uint2 *)o = qa;
+					*(uint2 *)(o + DG_COLS) = qb;
+				}
+				*(uint2 *)&s_q[ds_word(0, vr[v], vc[v] / 4)] = qa;
+				*(uint2 *)&s_q[ds_word(1, vr[v], vc[v] / 4)] = qb;
 			}
 		}
 		__syncthreads(); // the byte tile is complete; stage st may be refilled
-		/* column pass: unit = 8 row groups of 4 rows (lanes 0-7) x 4 word columns (lanes 8-31) a warp; the
-		 * warps over the 4 word-column groups and the two halves */
-		unsigned char *otc = out_t + c0 * rows + r0;
+		/* column pass */
 		if constexpr (DS_MX) {
 			/* two lanes a column (rows 0-15, 16-31): the 32-row block's amax by one shuffle, its E8M0 scale to
 			 * scale_inv_t [ceil(rows/32)][2C], 16 codes a lane */
@@ -384,10 +382,9 @@ __device__ __forceinline__ void dg_stage_path(const TgParams &p)
 				uint32_t w[4];
 #pragma unroll
 				for (int k = 0; k < 4; k++) {
-					const float *x = &sf[0];
 					const int i = 16 * h + 4 * k;
-					w[k] = tg_fp8x2<TG_FMT>(x[ds_fidx(hf, i, ci)] * bs, x[ds_fidx(hf, i + 1, ci)] * bs) |
-					       (tg_fp8x2<TG_FMT>(x[ds_fidx(hf, i + 2, ci)] * bs, x[ds_fidx(hf, i + 3, ci)] * bs) << 16);
+					w[k] = tg_fp8x2<TG_FMT>(sf[ds_fidx(hf, i, ci)] * bs, sf[ds_fidx(hf, i + 1, ci)] * bs) |
+					       (tg_fp8x2<TG_FMT>(sf[ds_fidx(hf, i + 2, ci)] * bs, sf[ds_fidx(hf, i + 3, ci)] * bs) << 16);
 				}
 				unsigned char *dst = out_t + (long long)(hf * DG_COLS + c) * rows + r;
 				if (rows % 16 == 0) {
@@ -400,30 +397,33 @@ __device__ __forceinline__ void dg_stage_path(const TgParams &p)
 				}
 			}
 		} else {
+			/* unit = 8 row groups of 4 rows (lanes 0-7) x 4 word columns (lanes 8-31) a warp; the warps over the 4
+			 * word-column groups and the two halves */
+			unsigned char *otc = out_t + c0 * rows + r0;
 #pragma unroll
-		for (int v = 0; v < DS_VPT; v++) {
-			const int i = v * TG_THREADS + tid, hf = (i >> 5) >> 2;
-			const long long r = r0 + ur[v];
-			if (r >= rows || c0 + ucol[v] >= DG_COLS)
-				continue;
-			uint32_t x[4], y[4];
+			for (int v = 0; v < DS_VPT; v++) {
+				const int i = v * TG_THREADS + tid, hf = (i >> 5) >> 2;
+				const long long r = r0 + ur[v];
+				if (r >= rows || c0 + ucol[v] >= DG_COLS)
+					continue;
+				uint32_t x[4], y[4];
 #pragma unroll
-			for (int k = 0; k < 4; k++)
-				x[k] = s_q[ds_word(hf, ur[v] + k, ucol[v] / 4)];
-			tg_transpose_4x4_bytes(x[0], x[1], x[2], x[3], y);
-			unsigned char *dst = otc + uoff[v];
+				for (int k = 0; k < 4; k++)
+					x[k] = s_q[ds_word(hf, ur[v] + k, ucol[v] / 4)];
+				tg_transpose_4x4_bytes(x[0], x[1], x[2], x[3], y);
+				unsigned char *dst = otc + uoff[v];
 #pragma unroll
-			for (int j = 0; j < 4; j++, dst += rows) {
-				if (rows % 4 == 0) {
-					*(uint32_t *)dst = y[j];
-				} else {
+				for (int j = 0; j < 4; j++, dst += rows) {
+					if (rows % 4 == 0) {
+						*(uint32_t *)dst = y[j];
+					} else {
 #pragma unroll
-					for (int k = 0; k < 4; k++)
-						if (r + k < rows)
-							dst[k] = (unsigned char)(y[j] >> (8 * k));
+						for (int k = 0; k < 4; k++)
+							if (r + k < rows)
+								dst[k] = (unsigned char)(y[j] >> (8 * k));
+					}
 				}
 			}
-		}
 		}
 		st = (st + 1) % DS_NS;
 	}

@@ -187,6 +187,23 @@ static TgLayer *graph_test_layer(TgContext *ctx, const char *name, const char *s
 	return l;
 }
 
+/* Captures tg_run (and with bwd tg_backward) of l on stream s into a CUDA graph and replays it three times, then
+ * synchronizes; *graph and *exec are for the caller to destroy, *st the layer's status. 1 when every step succeeded. */
+static int capture_and_replay(TgLayer *l, CUstream s, int bwd, void **graph, void **exec, TgStatus *st)
+{
+	*graph = *exec = NULL;
+	int ok = !cu.cuStreamBeginCapture_v2(s, 0);
+	*st = tg_run(l, (TgStream)s);
+	if (bwd && *st == TG_OK)
+		*st = tg_backward(l, (TgStream)s);
+	ok &= !cu.cuStreamEndCapture(s, graph) && *st == TG_OK;
+	ok &= !cu.cuGraphInstantiateWithFlags(exec, *graph, 0);
+	for (int i = 0; ok && i < 3; i++)
+		ok &= !cu.cuGraphLaunch(*exec, s);
+	cu.cuStreamSynchronize(s);
+	return ok;
+}
+
 /* A training step (tg_run + tg_backward, which holds the dreduce kernels launched with programmatic stream
  * serialization) captured into a CUDA graph: after three replays every produced tensor's data must hold the
  * bytes of a plain step. */
@@ -215,16 +232,9 @@ static void test_graph_capture_step(TgContext *ctx, const char *spec_text)
 		cu.cuMemsetD8_v2((CUdeviceptr)(uintptr_t)dp, 0xAB, bytes);
 		total += bytes;
 	}
-	void *graph = NULL, *exec = NULL;
-	int ok = !cu.cuStreamBeginCapture_v2(s, 0);
-	TgStatus st = tg_run(l, (TgStream)s);
-	if (st == TG_OK)
-		st = tg_backward(l, (TgStream)s);
-	ok &= !cu.cuStreamEndCapture(s, &graph) && st == TG_OK;
-	ok &= !cu.cuGraphInstantiateWithFlags(&exec, graph, 0);
-	for (int i = 0; ok && i < 3; i++)
-		ok &= !cu.cuGraphLaunch(exec, s);
-	cu.cuStreamSynchronize(s);
+	void *graph, *exec;
+	TgStatus st;
+	int ok = capture_and_replay(l, s, 1, &graph, &exec, &st);
 	int differ = -1;
 	for (int i = 0; ok && i < g->ntensors && differ < 0; i++) {
 		void *dp;
@@ -284,14 +294,9 @@ static void test_graph_capture(TgContext *ctx, const char *spec_text)
 	cu.cuStreamSynchronize(s);
 	cu.cuMemcpyDtoH_v2(a, (CUdeviceptr)(uintptr_t)dp, bytes);
 	cu.cuMemsetD8_v2((CUdeviceptr)(uintptr_t)dp, 0xAB, bytes);
-	void *graph = NULL, *exec = NULL;
-	int ok = !cu.cuStreamBeginCapture_v2(s, 0);
-	TgStatus st = tg_run(l, (TgStream)s);
-	ok &= !cu.cuStreamEndCapture(s, &graph) && st == TG_OK;
-	ok &= !cu.cuGraphInstantiateWithFlags(&exec, graph, 0);
-	for (int i = 0; ok && i < 3; i++)
-		ok &= !cu.cuGraphLaunch(exec, s);
-	cu.cuStreamSynchronize(s);
+	void *graph, *exec;
+	TgStatus st;
+	int ok = capture_and_replay(l, s, 0, &graph, &exec, &st);
 	cu.cuMemcpyDtoH_v2(b, (CUdeviceptr)(uintptr_t)dp, bytes);
 	if (!ok)
 		printf("FAIL %s: capture failed (%s)\n", name, st ? tg_last_error() : "graph API");

@@ -12,7 +12,8 @@
  *    and mu a norm saves: relative error under 1e-6 (the kernel's own FP32 order);
  *  - backward ops (dglu, dnorm, dbias): bit-exact bytes, scales and amax (the
  *    kernels follow ref/backward.c's FP32 formulas and reduction orders, so
- *    d_gamma, d_beta and dbias are the same bits for every tile shape);
+ *    d_gamma, d_beta and dbias are the same bits for every tile shape; a dglu run as the
+ *    generated GEMM's epilogue, whose sigmoid is on the SFU, by the rule above);
  *  - GEMMs (cuBLASLt, other summation order): relative Frobenius error of the
  *    decoded output under 2^-7 (BF16/FP16 out) or 2^-3 (FP8 out). A native
  *    NVFP4 GEMM (sm_100+) is referenced the way it computes (block-scaled
@@ -355,18 +356,36 @@ static int bind_inputs(TgLayer *l, const Graph *g, const long *dims, const RefTe
 	return 0;
 }
 
-/* A GEMM kernel with a GLU epilogue writes D (the GLU's input) only when asked: the checked run
- * kept it (tg_layer_keep_intermediates) to judge each op; here the forward runs again without it,
- * and the GLU's output must be the same bytes. Skipped (0) where a second forward would change
- * them: an optimizer's updated weights, or a forward GEMM that accumulates. Returns the failures. */
+/* The op fused as GEMM kernel k's epilogue (its glu or dglu), -1 none. */
+static int epilogue_op(const Kernel *k)
+{
+	return k->kind != KERNEL_GEMM ? -1 : k->gemm.glu >= 0 ? k->gemm.glu : k->gemm.dglu;
+}
+
+/* Did op run as a GEMM's epilogue in the last run (its own kernel skipped)? */
+static bool ran_as_epilogue(const TgLayer *l, const Op *op)
+{
+	const Plan *p = tg_layer_plan(l);
+	for (int i = 0; i < p->nkernels; i++)
+		if (p->kernels[i].epilogue_of >= 0 && p->kernels[i].nops && p->kernels[i].ops[0] == op->id &&
+			tg_layer_kernel_skipped(l, i))
+			return true;
+	return false;
+}
+
+/* A GEMM kernel with a GLU or dglu epilogue writes D (the op's input) only when asked: the checked run
+ * kept it (tg_layer_keep_intermediates) to judge each op; here the layer runs again without it (the
+ * forward, and the backward where a dglu is fused), and the op's output must be the same bytes. Skipped
+ * (0) where a second run would change them: an optimizer's updated weights, or a forward GEMM that
+ * accumulates. Returns the failures. */
 static int check_epilogues_without_d(TgLayer *l, const Graph *g, Buf *out)
 {
 	const Plan *p = tg_layer_plan(l);
-	static const Component comps[2] = {COMP_DATA, COMP_DATA_T}; /* act's rowwise and columnwise copies */
-	bool fused = false, accumulates = false;
+	static const Component comps[2] = {COMP_DATA, COMP_DATA_T}; /* the output's rowwise and columnwise copies */
+	bool fused = false, accumulates = false, bwd = plan_has_phase(p, PHASE_BACKWARD);
 	int fails = 0;
 	for (int i = 0; i < p->nkernels; i++)
-		fused |= p->kernels[i].kind == KERNEL_GEMM && p->kernels[i].gemm.glu >= 0;
+		fused |= epilogue_op(&p->kernels[i]) >= 0;
 	for (int i = 0; i < g->nops; i++)
 		accumulates |= g->ops[i].kind == OP_GEMM_CAST && g->ops[i].p.accumulate && g->ops[i].phase == PHASE_FORWARD;
 	if (!fused || accumulates || g->optim.kind != OPTIM_NONE)
@@ -376,35 +395,35 @@ static int check_epilogues_without_d(TgLayer *l, const Graph *g, Buf *out)
 	for (int i = 0; i < 2 * p->nkernels; i++) {
 		const Kernel *k = &p->kernels[i / 2];
 		void *dp;
-		if (k->kind != KERNEL_GEMM || k->gemm.glu < 0 ||
-			tg_layer_tensor_component(l, g->ops[k->gemm.glu].arg[ARG_OUT], comps[i % 2], &dp, &nb[i]) || !dp)
+		if (epilogue_op(k) < 0 ||
+			tg_layer_tensor_component(l, g->ops[epilogue_op(k)].arg[ARG_OUT], comps[i % 2], &dp, &nb[i]) || !dp)
 			continue;
 		before[i] = malloc(nb[i] + 1);
 		cu.cuMemcpyDtoH_v2(before[i], (CUdeviceptr)(uintptr_t)dp, nb[i]);
 	}
 	tg_layer_keep_intermediates(l, false);
-	if (tg_run(l, NULL) || cu.cuCtxSynchronize()) {
-		buf_printf(out, "  FAIL the forward again without the GLU epilogues' D: %s\n", tg_last_error());
+	if (tg_run(l, NULL) || (bwd && tg_backward(l, NULL)) || cu.cuCtxSynchronize()) {
+		buf_printf(out, "  FAIL the layer again without the epilogues' D: %s\n", tg_last_error());
 		fails++;
 	}
 	for (int i = 0; i < 2 * p->nkernels && !fails; i++) {
 		const Kernel *k = &p->kernels[i / 2];
 		void *dp;
 		size_t n;
-		if (!before[i] || tg_layer_tensor_component(l, g->ops[k->gemm.glu].arg[ARG_OUT], comps[i % 2], &dp, &n))
+		if (!before[i] || tg_layer_tensor_component(l, g->ops[epilogue_op(k)].arg[ARG_OUT], comps[i % 2], &dp, &n))
 			continue;
 		unsigned char *after = malloc(n + 1);
 		cu.cuMemcpyDtoH_v2(after, (CUdeviceptr)(uintptr_t)dp, n);
 		size_t diff = 0;
 		for (size_t j = 0; j < n && n == nb[i]; j++)
 			diff += before[i][j] != after[j];
-		const char *name = g->tensors[g->ops[k->gemm.glu].arg[ARG_OUT]].name, *copy = i % 2 ? " (columnwise)" : "";
+		const char *name = g->tensors[g->ops[epilogue_op(k)].arg[ARG_OUT]].name, *copy = i % 2 ? " (columnwise)" : "";
 		if (diff || n != nb[i]) {
-			buf_printf(out, "  FAIL %s: %s%s from the GLU epilogue without D differs in %zu of %zu bytes\n", k->name, name, copy,
+			buf_printf(out, "  FAIL %s: %s%s from the epilogue without D differs in %zu of %zu bytes\n", k->name, name, copy,
 				diff, n);
 			fails++;
 		} else
-			buf_printf(out, "  ok   %s: %s%s from the GLU epilogue without D: the same %zu bytes\n", k->name, name, copy, n);
+			buf_printf(out, "  ok   %s: %s%s from the epilogue without D: the same %zu bytes\n", k->name, name, copy, n);
 		free(after);
 	}
 	for (int i = 0; i < 2 * p->nkernels; i++)
@@ -425,7 +444,9 @@ static int check_output(TgLayer *l, const Graph *g, const long *dims, const Op *
 	/* the op table's tolerance class: the backward kernels are bit-exact with ref/backward.c
 	 * (the same FP32 formulas and reduction orders, d_gamma/d_beta/dbias in the fixed chunk
 	 * order), so their rows say TOL_EXACT */
-	bool elementwise = op_tolerance(op->kind) == TOL_EXACT;
+	/* ... except a dglu run as the generated GEMM's epilogue (its sigmoid on the SFU, as the GLU epilogue's):
+	 * judged by the transcendental ops' rule */
+	bool elementwise = op_tolerance(op->kind) == TOL_EXACT && !(op->kind == OP_DGLU && ran_as_epilogue(l, op));
 	bool gemm = op_tolerance(op->kind) == TOL_GEMM;
 	bool q = layout_quantized(t);
 	bool nv = q && t->recipe.scaling == SCALING_NVFP4, exact = elementwise;

@@ -477,7 +477,8 @@ typedef struct GemmCall {
 	Component bias_comp;  /* COMP_DATA, or COMP_BIAS when the bias is converted first (gemm_bias_dtype) */
 	bool a_trans, b_trans; /* high-precision dgrad/wgrad: the operand's data read transposed (no columnwise copy) */
 	int glu;              /* the glu_amax op fused as the generated kernel's epilogue (gemm_fp8.cu TG_EPI 1); -1 none */
-	bool keep_d;          /* with glu: D (the GLU's input) is also written, as another op or the caller reads it */
+	int dglu;             /* the dglu op fused as the generated kernel's epilogue (TG_EPI 2: D is its d_act); -1 none */
+	bool keep_d;          /* with glu or dglu: D (the op's input) is also written, as another op or the caller reads it */
 } GemmCall;
 
 typedef struct Kernel {

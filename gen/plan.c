@@ -1400,6 +1400,7 @@ static GemmCall gemm_call(Planner *pl, const Op *op)
 	c->bias = op->arg[ARG_BIAS];
 	c->bias_comp = COMP_DATA;
 	c->glu = -1;
+	c->dglu = -1;
 	Extent arows = tensor_rows(pl, a, op->loc), brows = tensor_rows(pl, b, op->loc);
 	long acols = tensor_cols(a), bcols = tensor_cols(b);
 	/* TN: both operands K-contiguous. fprop: A[M][K], B[N][K]; dgrad: dY[M][N] rowwise,
@@ -1440,7 +1441,7 @@ static GemmCall gemm_call(Planner *pl, const Op *op)
 }
 
 /* Why the generated FP8 GEMM (templates/gemm_fp8.cu) cannot run call c, or NULL if it can. */
-static const char *gemm_generated_why_not(const GemmCall *c)
+static const char *gemm_generated_why_not(const GemmCall *c, bool dglu)
 {
 	bool block = c->scaling == SCALING_BLOCK1X128 || c->scaling == SCALING_BLOCK128X128;
 	if (c->scaling != SCALING_DELAYED && c->scaling != SCALING_CURRENT && !block)
@@ -1459,6 +1460,8 @@ static const char *gemm_generated_why_not(const GemmCall *c)
 	 * and fast accumulation 0.90-0.97x (ninth session). The kernel is tested (test_gemm) but not planned there. */
 	if (block)
 		return "block scales: generated 0.83-0.92x of cuBLASLt, H100";
+	if (dglu) /* the dglu epilogue promotes: split accumulator or not, a 2-byte d_act */
+		return c->d_dtype != DT_BF16 && c->d_dtype != DT_F16 ? "a BF16 or FP16 d_act only" : NULL;
 	if (!c->fast_accum)
 		return "split accumulator: generated 0.90-0.95x of cuBLASLt, H100";
 	if (c->d_dtype == DT_F32)
@@ -1471,23 +1474,16 @@ static const char *gemm_generated_why_not(const GemmCall *c)
 /* Where the GPU is an sm_90 (Hopper), a per-tensor FP8 GEMM runs the generated wgmma + TMA kernel
  * (templates/gemm_fp8.cu) instead of cuBLASLt; the runtime falls back to cuBLASLt on other GPUs and
  * for a call the kernel cannot take (K % 16, alignment: runtime/gemm_gen.h). */
-static void plan_gemm_generated(Planner *pl, Kernel *k, const GemmCall *c)
+/* The generated kernel's slots for tile 128 x bn, `stages` deep, promoting each 128 of K or not. */
+static void gemm_generated_tile(Planner *pl, Kernel *k, const GemmCall *c, int bn, int stages, bool promote)
 {
-	const char *why = gemm_generated_why_not(c);
-	if (why) {
-		k->gen_why_not = why;
-		return;
-	}
-	/* the one tile planned (fast accumulation, 2-byte output): 128 x 256, 3 stages of 48 KB plus the
-	 * 64 KB output tile, measured best on the H100 (docs/GEMM_GEN.md); the template's promoting, block-scaled
-	 * and smaller tiles are tested (test_gemm) but slower than cuBLASLt, so not planned */
 	k->tmpl = "gemm_fp8.cu";
-	k->choice = "sm_90a: generated wgmma kernel (without an epilogue where it pays: gemm_gen_pays); cuBLASLt elsewhere";
-	k->variant = "n256s3";
+	k->gen_why_not = NULL;
+	k->variant = arena_printf(pl->a, "n%ds%d%s", bn, stages, promote ? "p" : "");
 	slot(pl, k, "TG_KERNEL", emit_entry(pl->a, pl->p, k));
-	slot(pl, k, "TG_BN", "256");
-	slot(pl, k, "TG_STAGES", "3");
-	slot(pl, k, "TG_PROMOTE", "0");
+	slot(pl, k, "TG_BN", istr(pl, bn));
+	slot(pl, k, "TG_STAGES", istr(pl, stages));
+	slot(pl, k, "TG_PROMOTE", promote ? "1" : "0");
 	slot(pl, k, "TG_KIND", arena_printf(pl->a, "\"%s.%s\"", dtype_name(c->a_dtype), dtype_name(c->b_dtype)));
 	slot(pl, k, "TG_OUT", c->d_dtype == DT_F16 ? "1" : "0");
 	slot(pl, k, "TG_EPI", "0"); /* no epilogue: plan_glu_epilogue may add the GLU */
@@ -1497,7 +1493,24 @@ static void plan_gemm_generated(Planner *pl, Kernel *k, const GemmCall *c)
 	slot(pl, k, "TG_FMT", "0");
 	slot(pl, k, "TG_ACT_T", "0");
 	slot(pl, k, "TG_SCALE", "0"); /* per-tensor scales */
+	slot(pl, k, "TG_H_F16", "0"); /* the dglu epilogue's h and copies: plan_dglu_epilogue sets them */
+	slot(pl, k, "TG_DH_ROW", "1");
 	k->threads = 384;
+}
+
+static void plan_gemm_generated(Planner *pl, Kernel *k, const GemmCall *c)
+{
+	const char *why = gemm_generated_why_not(c, false);
+	if (why) {
+		k->gen_why_not = why;
+		return;
+	}
+	/* the one tile planned without an epilogue of a backward op (fast accumulation, 2-byte output): 128 x 256,
+	 * 3 stages of 48 KB plus the 64 KB output tile, measured best on the H100 (docs/GEMM_GEN.md); the template's
+	 * promoting, block-scaled and smaller tiles are tested (test_gemm) but slower than cuBLASLt, so not planned
+	 * (the promoting tile only with the dglu epilogue: plan_dglu_epilogue) */
+	gemm_generated_tile(pl, k, c, 256, 3, false);
+	k->choice = "sm_90a: generated wgmma kernel (without an epilogue where it pays: gemm_gen_pays); cuBLASLt elsewhere";
 }
 
 /* Why glu_amax op `op` cannot be the epilogue of the generated GEMM (kernel *kg) that writes its input
@@ -1560,6 +1573,79 @@ static int plan_glu_epilogue(Planner *pl, const Op *op, const char **why)
 	k->note = arena_printf(pl->a, "%s fused: act = %s(%s) as FP8 from the accumulators%s%s", op_name(op->kind),
 		glu_name(op->p.act), h->name, out->columnwise ? " (rowwise and columnwise)" : "",
 		k->gemm.keep_d ? arena_printf(pl->a, ", %s also written", h->name) : arena_printf(pl->a, " (%s not written)", h->name));
+	return kg;
+}
+
+/* Why dglu op `op` cannot be the epilogue of the GEMM (kernel *kg) that writes its d_act (NULL: it can; *kg = -1
+ * and NULL when no GEMM kernel writes it). The epilogue (gemm_fp8.cu TG_EPI 2, a promoting 128 x 128 tile) writes
+ * d_h's per-tensor FP8 copies with a delayed scale, from 2-byte h and d_act, without a fused dbias. */
+static const char *dglu_epilogue_why_not(Planner *pl, const Op *op, int *kg)
+{
+	const Graph *g = pl->g;
+	const Tensor *h = &g->tensors[op->arg[ARG_IN]], *da = &g->tensors[op->arg[ARG_GRAD]], *out = &g->tensors[op->arg[ARG_OUT]];
+	*kg = -1;
+	for (int i = 0; i < pl->p->nkernels; i++)
+		if (pl->p->kernels[i].kind == KERNEL_GEMM && pl->p->kernels[i].gemm.op == da->producer)
+			*kg = i;
+	if (*kg < 0)
+		return NULL;
+	const Kernel *k = &pl->p->kernels[*kg];
+	const char *why = gemm_generated_why_not(&k->gemm, true);
+	if (why)
+		return arena_printf(pl->a, "the GEMM: %s", why);
+	if (k->gemm.glu >= 0 || k->gemm.dglu >= 0 || k->phase != g->ops[op->id].phase)
+		return "the GEMM has an epilogue already";
+	if (!is_quantized(out) || out->recipe.scaling != SCALING_DELAYED || out->dtype == DT_E2M1)
+		return "an FP8 delayed-scaling d_h only";
+	if (op->arg[ARG_DBIAS_OUT] >= 0)
+		return "no fused dbias";
+	if (dtype_bits(h->dtype) != 16 || dtype_bits(da->dtype) != 16)
+		return "2-byte h and d_act only";
+	if (layout_cols(da) % 8)
+		return "d_act's width a multiple of 8";
+	if (pl->hp_values)
+		return "hp_values: the op writes its FP32 value";
+	return NULL;
+}
+
+/* dglu op `op` as the epilogue of the GEMM before it (gemm_fp8.cu TG_EPI 2), where dglu_epilogue_why_not allows:
+ * the GEMM becomes the generated promoting kernel (n128s4p: 128 x 128 tiles, 4 stages, 177 KB of shared memory
+ * with the staging and the two columnwise tiles; 512 threads, a warpgroup of them the epilogue's), also on a
+ * split accumulator, which alone runs on cuBLASLt (gemm_generated_why_not). Its own kernel is still planned and runs where the GEMM falls back to cuBLASLt;
+ * returns the GEMM kernel's index, or -1 with *why (NULL when no GEMM writes d_act). */
+static int plan_dglu_epilogue(Planner *pl, const Op *op, const char **why)
+{
+	const Graph *g = pl->g;
+	int kg;
+	if ((*why = dglu_epilogue_why_not(pl, op, &kg)) || kg < 0)
+		return -1;
+	Kernel *k = &pl->p->kernels[kg];
+	const Tensor *h = &g->tensors[op->arg[ARG_IN]], *da = &g->tensors[op->arg[ARG_GRAD]], *out = &g->tensors[op->arg[ARG_OUT]];
+	k->nslots = 0;
+	gemm_generated_tile(pl, k, &k->gemm, 128, 4, true);
+	k->threads = 512;
+	k->choice = "sm_90a: generated wgmma kernel with the dglu epilogue; cuBLASLt and the dglu kernel elsewhere";
+	k->gemm.dglu = op->id;
+	k->gemm.keep_d = da->output;
+	for (int i = 0; i < g->nops; i++) /* D is kept when another op reads it */
+		for (int s = 0; s < ARG_COUNT; s++)
+			if (i != op->id && !arg_is_output((ArgSlot)s) && g->ops[i].arg[s] == da->id)
+				k->gemm.keep_d = true;
+	k->ops[k->nops++] = op->id;
+	slot_set(k, "TG_EPI", "2");
+	slot_set(k, "TG_ACT", istr(pl, op->p.act));
+	slot_set(k, "TG_ALPHA", flit(pl, op->p.alpha));
+	slot_set(k, "TG_LIMIT", flit(pl, op->p.limit));
+	slot_set(k, "TG_FMT", out->dtype == DT_E5M2 ? "1" : "0");
+	slot_set(k, "TG_H_F16", h->dtype == DT_F16 ? "1" : "0");
+	slot_set(k, "TG_DH_ROW", out->rowwise ? "1" : "0");
+	slot_set(k, "TG_ACT_T", out->columnwise ? "1" : "0");
+	bind_outputs(pl, k, out, COMP_DATA);
+	bind(pl, k, TG_PB_IN, h->id, COMP_DATA);
+	k->note = arena_printf(pl->a, "%s fused: %s = d%s(%s, %s) as FP8 from the promoted accumulators%s%s", op_name(op->kind),
+		out->name, glu_name(op->p.act), h->name, da->name, out->rowwise && out->columnwise ? " (rowwise and columnwise)"
+		: out->columnwise ? " (columnwise)" : "", k->gemm.keep_d ? arena_printf(pl->a, ", %s also written", da->name)
+		: arena_printf(pl->a, " (%s not written)", da->name));
 	return kg;
 }
 
@@ -2014,7 +2100,8 @@ Plan *plan_build_opts(Arena *a, Diag *d, const Graph *g, const PlanOptions *o)
 			plan_adamw(&pl, op);
 		else {
 			const char *why = NULL;
-			int kg = op->kind == OP_GLU_AMAX ? plan_glu_epilogue(&pl, op, &why) : -1;
+			int kg = op->kind == OP_GLU_AMAX ? plan_glu_epilogue(&pl, op, &why)
+				: op->kind == OP_DGLU ? plan_dglu_epilogue(&pl, op, &why) : -1;
 			int first = p->nkernels;
 			plan_quantizing_op(&pl, op);
 			for (int k = first; k < p->nkernels && (kg >= 0 || why); k++) {
@@ -2081,7 +2168,7 @@ void plan_print(const Plan *p, Buf *out)
 			const GemmCall *c = &k->gemm;
 			if (k->tmpl)
 				buf_printf(out, " wgmma=%s (sm_90a%s; cuBLASLt elsewhere)", k->variant,
-					k->gemm.glu >= 0 ? "" : " where it pays: N >= 16384, 4 waves of tiles");
+					k->gemm.glu >= 0 || k->gemm.dglu >= 0 ? "" : " where it pays: N >= 16384, 4 waves of tiles");
 			else
 				buf_printf(out, " cublaslt (not generated: %s)", k->gen_why_not);
 			buf_printf(out, " m=%s n=%s k=%s a=%s.%s%s b=%s.%s%s d=%s %s->%s%s%s%s", extent_str(a, g, c->m),

@@ -91,7 +91,7 @@ typedef struct TgTensorMap { _Alignas(64) unsigned long long opaque[16]; } TgTen
 enum {
 	TG_CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0, TG_CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6,
 	TG_CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7, TG_CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9,
-	TG_CU_TENSOR_MAP_SWIZZLE_128B = 3, TG_CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3,
+	TG_CU_TENSOR_MAP_SWIZZLE_64B = 2, TG_CU_TENSOR_MAP_SWIZZLE_128B = 3, TG_CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3,
 };
 
 /* cuLaunchKernelEx's configuration, laid out as cuda.h's CUlaunchConfig / CUlaunchAttribute (a 64-byte value

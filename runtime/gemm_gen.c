@@ -1,6 +1,7 @@
 /* gemm_gen.c: the generated FP8 GEMM's host side: variant names, shape rules, TMA
  * descriptors and the launch (see gemm_gen.h and templates/gemm_fp8.cu). */
 #include "gemm_gen.h"
+#include "tg_backward.h" /* TG_PB_*: the dglu epilogue's pointers */
 
 #include <stdint.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@ int gemm_gen_tile_parse(const char *v, GemmGenTile *t)
 	const char *f = v + used;
 	t->promote = *f == 'p';
 	t->glu = 0;
+	t->dglu = 0;
 	t->scale = 0;
 	if (f[t->promote])
 		return -1;
@@ -27,8 +29,11 @@ int gemm_gen_tile_parse(const char *v, GemmGenTile *t)
 
 size_t gemm_gen_smem_bytes(const GemmGenTile *t, int d_dtype)
 {
-	/* the GLU epilogue: the staging tile (128 x bn of d_dtype) and the FP8 act tile (128 x 128 bytes) */
-	size_t tile = (size_t)GEN_BM * t->bn * out_bytes(d_dtype) + (t->glu ? (size_t)GEN_BM * 128 : 0);
+	/* the GLU epilogue: the staging tile (128 x bn of d_dtype) and the FP8 act tile (128 x 128 bytes);
+	 * the dglu epilogue: the staging tile and two columnwise tiles (bn x 64 bytes: d_h's gate and linear halves,
+	 * 64 tokens at a time) */
+	size_t tile = (size_t)GEN_BM * t->bn * out_bytes(d_dtype) + (t->glu ? (size_t)GEN_BM * 128 : 0) +
+		(t->dglu ? 2 * (size_t)t->bn * 64 : 0);
 	size_t scales = t->scale ? (size_t)t->stages * (GEN_BM + t->bn) * sizeof(float) : 0; /* A's and B's, a stage */
 	return (size_t)t->stages * (GEN_BM + t->bn) * GEN_BK + tile + scales + 1024 + 256;
 }
@@ -56,6 +61,13 @@ int gemm_gen_check(const GemmDesc *d, const GemmArgs *a, char *why, size_t whyle
 	return no ? -1 : 0;
 }
 
+int gemm_gen_dglu_check(const GemmDesc *d, const GemmArgs *a, const GemmGenEpi *epi)
+{
+	const TgParams *p = epi->p;
+	return d->n % 8 || !p->p[TG_PB_IN] || (uintptr_t)p->p[TG_PB_IN] % 8 || (uintptr_t)p->p[TG_PB_OUT] % 8 ||
+		(uintptr_t)p->p[TG_PB_OUT_T] % 8 || (uintptr_t)a->d % 8 ? -1 : 0;
+}
+
 int gemm_gen_pays(const GemmDesc *d, const GemmGenTile *t, int sms)
 {
 	if (t->scale)
@@ -64,15 +76,21 @@ int gemm_gen_pays(const GemmDesc *d, const GemmGenTile *t, int sms)
 	return d->n >= 16384 && tiles >= 4L * (sms > 0 ? sms : 1);
 }
 
-/* A 2D descriptor of a row-major [rows][cols] tensor of esize-byte elements, 128-byte swizzle, box
- * (128 bytes of columns) x box_rows. */
-static CUresult map2d(TgTensorMap *m, int dtype, const void *p, long rows, long cols, int esize, int box_rows)
+/* A 2D descriptor of a row-major [rows][cols] tensor of esize-byte elements, box (box_bytes of columns) x box_rows,
+ * swizzled in box_bytes (128 or 64) rows. */
+static CUresult map2d_box(TgTensorMap *m, int dtype, const void *p, long rows, long cols, int esize, int box_rows,
+	int box_bytes)
 {
 	unsigned long long dims[2] = {(unsigned long long)cols, (unsigned long long)rows};
 	unsigned long long strides[1] = {(unsigned long long)cols * (unsigned long long)esize};
-	unsigned box[2] = {128u / (unsigned)esize, (unsigned)box_rows}, es[2] = {1, 1};
-	return cu.cuTensorMapEncodeTiled(m, dtype, 2, (void *)p, dims, strides, box, es, 0, TG_CU_TENSOR_MAP_SWIZZLE_128B,
-		TG_CU_TENSOR_MAP_L2_PROMOTION_L2_256B, 0);
+	unsigned box[2] = {(unsigned)box_bytes / (unsigned)esize, (unsigned)box_rows}, es[2] = {1, 1};
+	return cu.cuTensorMapEncodeTiled(m, dtype, 2, (void *)p, dims, strides, box, es, 0,
+		box_bytes == 64 ? TG_CU_TENSOR_MAP_SWIZZLE_64B : TG_CU_TENSOR_MAP_SWIZZLE_128B, TG_CU_TENSOR_MAP_L2_PROMOTION_L2_256B, 0);
+}
+/* The same with 128-byte boxes (the operands, D, act). */
+static CUresult map2d(TgTensorMap *m, int dtype, const void *p, long rows, long cols, int esize, int box_rows)
+{
+	return map2d_box(m, dtype, p, rows, cols, esize, box_rows, 128);
 }
 
 int gemm_gen_launch(CUfunction f, const GemmGenTile *t, int sms, const GemmDesc *d, const GemmArgs *a,
@@ -82,7 +100,8 @@ int gemm_gen_launch(CUfunction f, const GemmGenTile *t, int sms, const GemmDesc 
 	TgTensorMap ta, tb, tb2 = {{0}}, td = {{0}}, tact = {{0}}, tact_t = {{0}};
 	const long cols = t->glu ? d->n / 2 : d->n; /* the output columns: act's with the GLU epilogue */
 	const unsigned char *act = t->glu ? (const unsigned char *)epi->p->p[TG_P_OUT] : NULL;
-	const unsigned char *act_t = t->glu ? (const unsigned char *)epi->p->p[TG_P_OUT_T] : NULL; /* [cols][M] */
+	/* [cols][M]; dglu: d_h's columnwise copy [2N][M], its gate half rows [0, N), the linear half [N, 2N) */
+	const unsigned char *act_t = t->glu || t->dglu ? (const unsigned char *)epi->p->p[TG_P_OUT_T] : NULL;
 	CUresult r = map2d(&ta, TG_CU_TENSOR_MAP_DATA_TYPE_UINT8, a->a, d->m, d->k, 1, GEN_BM);
 	if (!r && t->glu) { /* the gate rows [0, N/2) and the linear rows [N/2, N) of B, 128 each a tile */
 		r = map2d(&tb, TG_CU_TENSOR_MAP_DATA_TYPE_UINT8, a->b, cols, d->k, 1, 128);
@@ -95,9 +114,17 @@ int gemm_gen_launch(CUfunction f, const GemmGenTile *t, int sms, const GemmDesc 
 	 * (bit 1: D, or act's rowwise copy; bit 2: act's columnwise copy; gemm_fp8.cu TG_TMA_D, TG_TMA_ACT_T) */
 	int use_tma_store = t->glu ? cols % 16 == 0 && (uintptr_t)act % 16 == 0
 		: (long)d->n * ob % 16 == 0 && (uintptr_t)a->d % 16 == 0;
+	if (t->dglu)
+		use_tma_store = 0; /* d_h's rowwise copy and D from registers */
 	if (act_t && d->m % 16 == 0 && (uintptr_t)act_t % 16 == 0) {
 		use_tma_store |= 2;
-		if (!r)
+		if (!r && t->dglu) { /* each half its own map, so that a tile's stores clip at the half's last row; boxes of
+			                    64 tokens x 64 rows (the epilogue writes a tile's columnwise copy 64 tokens at a time) */
+			r = map2d_box(&tact, TG_CU_TENSOR_MAP_DATA_TYPE_UINT8, act_t, cols, d->m, 1, 64, 64);
+			if (!r)
+				r = map2d_box(&tact_t, TG_CU_TENSOR_MAP_DATA_TYPE_UINT8, act_t + (size_t)cols * (size_t)d->m, cols, d->m, 1, 64,
+					64);
+		} else if (!r)
 			r = map2d(&tact_t, TG_CU_TENSOR_MAP_DATA_TYPE_UINT8, act_t, cols, d->m, 1, 64);
 	}
 	if (!r && (use_tma_store & 1) && t->glu)
@@ -114,16 +141,17 @@ int gemm_gen_launch(CUfunction f, const GemmGenTile *t, int sms, const GemmDesc 
 	 * in a group; M fastest when there are at most two groups (B then streams once) */
 	int raster = tiles_m <= 32 ? 0 : 2;
 	unsigned grid = (unsigned)(tiles < sms ? tiles : sms);
-	void *dp = t->glu && !epi->write_d ? NULL : a->d;
+	void *dp = (t->glu || t->dglu) && !epi->write_d ? NULL : a->d;
 	int m = d->m, n = d->n, k = d->k;
 	const float *sa = a->a_scale_inv, *sb = a->b_scale_inv;
 	TgParams ep;
-	if (t->glu)
+	if (t->glu || t->dglu)
 		ep = *epi->p;
 	else
 		memset(&ep, 0, sizeof ep);
 	void *args[] = {&ta, &tb, &tb2, &td, &tact, &tact_t, &dp, &m, &n, &k, &sa, &sb, &raster, &use_tma_store, &ep};
-	r = cu.cuLaunchKernel(f, grid, 1, 1, 384, 1, 1, (unsigned)gemm_gen_smem_bytes(t, d->d_dtype), s, args, NULL);
+	/* 512 threads with the dglu epilogue (its own warpgroup), else 384 */
+	r = cu.cuLaunchKernel(f, grid, 1, 1, t->dglu ? 512 : 384, 1, 1, (unsigned)gemm_gen_smem_bytes(t, d->d_dtype), s, args, NULL);
 	if (r)
 		return gemm_fail(err, errlen, GEMM_ECUDA, "gemm (generated): launch: %s", cudrv_errstr(r));
 	return GEMM_OK;

@@ -462,6 +462,7 @@ TgStatus tg_layer_load(TgLayer *l)
 			if (gemm_gen_tile_parse(k->variant, &l->gen_tile[i]))
 				return fail(TG_ERR_COMPILE, "%s: bad generated GEMM variant '%s'", k->name, k->variant);
 			l->gen_tile[i].glu = k->gemm.glu >= 0;
+			l->gen_tile[i].dglu = k->gemm.dglu >= 0;
 			const char *sc = plan_slot(k, "TG_SCALE");
 			l->gen_tile[i].scale = sc ? atoi(sc) : 0;
 			CU(cu.cuFuncSetAttribute(l->fn[i], TG_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -794,7 +795,8 @@ const char *tg_layer_gemm_backend(const TgLayer *l, int ki)
 {
 	const Kernel *k = &l->plan->kernels[ki];
 	return k->kind == KERNEL_GEMM && l->fn[ki] && l->gen_ran[ki] != 0
-		? arena_printf(l->arena, "wgmma %s%s", k->variant, k->gemm.glu >= 0 ? "+glu" : "") : "cuBLASLt";
+		? arena_printf(l->arena, "wgmma %s%s", k->variant, k->gemm.glu >= 0 ? "+glu" : k->gemm.dglu >= 0 ? "+dglu" : "")
+		: "cuBLASLt";
 }
 
 bool tg_layer_kernel_skipped(const TgLayer *l, int ki)
@@ -895,19 +897,19 @@ static TgStatus launch_gemm(TgLayer *l, int ki, CUstream s)
 		return st;
 	char err[1024];
 	int r;
-	/* the generated kernel, where this call suits it; with a GLU epilogue it also does the GLU kernel's work
-	 * (which then does not run), writing D only when kept (or every intermediate is, for the checker) */
-	bool gen = l->fn[ki] && !gemm_gen_check(&gd, &ga, NULL, 0) &&
-		(l->gen_tile[ki].glu || l->ctx->gemm_gen_all || gemm_gen_pays(&gd, &l->gen_tile[ki], l->ctx->sms));
-	l->epilogue_ran[ki] = gen && l->gen_tile[ki].glu;
+	/* the generated kernel, where this call suits it; with a GLU or dglu epilogue it also does that op's kernel's
+	 * work (which then does not run), writing D only when kept (or every intermediate is, for the checker) */
+	const GemmGenTile *t = &l->gen_tile[ki];
+	TgParams ep;
+	GemmGenEpi epi = {&ep, k->gemm.keep_d || l->keep_intermediates};
+	if (t->glu || t->dglu)
+		bind_params(l, k, &ep);
+	bool gen = l->fn[ki] && !gemm_gen_check(&gd, &ga, NULL, 0) && (!t->dglu || !gemm_gen_dglu_check(&gd, &ga, &epi)) &&
+		(t->glu || t->dglu || l->ctx->gemm_gen_all || gemm_gen_pays(&gd, t, l->ctx->sms));
+	l->epilogue_ran[ki] = gen && (t->glu || t->dglu);
 	l->gen_ran[ki] = gen;
 	if (gen) {
-		TgParams ep;
-		GemmGenEpi epi = {&ep, k->gemm.keep_d || l->keep_intermediates};
-		if (l->gen_tile[ki].glu)
-			bind_params(l, k, &ep);
-		r = gemm_gen_launch(l->fn[ki], &l->gen_tile[ki], l->ctx->sms, &gd, &ga, l->gen_tile[ki].glu ? &epi : NULL, s, err,
-			sizeof err);
+		r = gemm_gen_launch(l->fn[ki], t, l->ctx->sms, &gd, &ga, t->glu || t->dglu ? &epi : NULL, s, err, sizeof err);
 	} else
 		r = gemm_run_padded(l->ctx->gemm, &gd, &ga, l->pad, l->pad_cap, s, err, sizeof err);
 	if (r)

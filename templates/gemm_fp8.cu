@@ -1,5 +1,5 @@
 // gemm_fp8.cu: the generated FP8 GEMM for Hopper (sm_90a): wgmma + TMA, per-tensor or block scales.
-// tegen-slots: TG_KERNEL TG_BN TG_STAGES TG_PROMOTE TG_KIND TG_OUT TG_EPI TG_ACT TG_ALPHA TG_LIMIT TG_FMT TG_ACT_T TG_SCALE
+// tegen-slots: TG_KERNEL TG_BN TG_STAGES TG_PROMOTE TG_KIND TG_OUT TG_EPI TG_ACT TG_ALPHA TG_LIMIT TG_FMT TG_ACT_T TG_SCALE TG_H_F16 TG_DH_ROW
 //
 //     D[M][N] = alpha * A[M][K] * B[N][K]^T,   alpha = a_scale_inv[0] * b_scale_inv[0]
 //
@@ -37,12 +37,23 @@
 // rowwise copy then goes out from registers), then TMA-stored through map_act_t (M % 16 == 0 and
 // aligned) or from registers.
 //
+// TG_EPI 2 (the dglu epilogue, dglu.cu fused into the dgrad GEMM that writes its d_act): D is d_act [M][C]
+// (C = N), tiles of 128 x 128; the consumers round their promoted totals to TG_OUT into the staging tile and go
+// on, and a fourth warpgroup (512 threads a CTA) reads from it, with the saved pre-activation h [M][2C] (gate half first; FP16 with
+// TG_H_F16, else BF16) from ep.p[TG_PB_IN], d_a, d_b = tg_dglu_fast(gate, linear, d_act) (the sigmoid on the
+// SFU, as the GLU epilogue), written as FP8 (TG_FMT) times the delayed scale ep.p[TG_PB_SCALE]: the rowwise
+// copy d_h [M][2C] from registers to ep.p[TG_PB_OUT] (TG_DH_ROW 1), the columnwise copy [2C][M] to
+// ep.p[TG_PB_OUT_T] (TG_ACT_T 1) through two byte tiles (the gate and linear halves, 64 tokens at a time)
+// TMA-stored by map_act (rows [0, C)) and map_act_t (rows [C, 2C)), or stored from them by the warps; max |d_h|
+// to ep.p[TG_PB_AMAX] and 1/scale to ep.p[TG_PB_SCALE_INV]; D only when D != NULL. C % 8 == 0 (the runtime's
+// rule).
+//
 // Not the TgParams ABI of the other templates: the runtime's GEMM backend (runtime/gemm_gen.c)
 // launches it with the tensor maps by value:
 //     TG_KERNEL(map_a, map_b, map_b2, map_d, map_act, map_act_t, D, M, N, K, a_scale_inv, b_scale_inv,
 //               raster, use_tma_store, ep)
-// (map_b2, map_act, map_act_t and ep are used by TG_EPI 1 only; use_tma_store: the TG_TMA_D / TG_TMA_ACT_T bits below)
-// grid = min(tiles, SMs) (persistent), block 384, dynamic shared memory TG_STAGES x TG_STAGE_BYTES
+// (map_b2 is used by TG_EPI 1 only, map_act, map_act_t and ep by the epilogues; use_tma_store: the TG_TMA_D /
+// TG_TMA_ACT_T bits below) grid = min(tiles, SMs) (persistent), block TG_THREADS (384; 512 with TG_EPI 2), dynamic shared memory TG_STAGES x TG_STAGE_BYTES
 // (the ring) + TG_TILE_OUT_BYTES (the output tile) + 1024 (alignment) + 256 (barriers).
 // map_a: A [M][K] bytes, box 128 x 128, 128-byte swizzle; map_b: B [N][K], box 128 x TG_BN;
 // map_d: D [M][N], box (128 bytes) x 64 rows, 128-byte swizzle; used when N * sizeof(out) % 16 == 0
@@ -69,6 +80,7 @@
 #define TG_OUT_F32 2
 #define TG_EPI_NONE 0
 #define TG_EPI_GLU 1
+#define TG_EPI_DGLU 2
 // Bits of the kernel's use_tma_store: which outputs go out by TMA (else from registers).
 #define TG_TMA_D 1     // D (plain epilogue) or act's rowwise copy (GLU epilogue): 16-byte rows, aligned
 #define TG_TMA_ACT_T 2 // act's columnwise copy [C][M] (GLU epilogue with TG_ACT_T): M % 16 == 0, aligned
@@ -85,8 +97,18 @@ static_assert(TG_SCALE == TG_SCALE_TENSOR || (TG_PROMOTE && TG_EPI == TG_EPI_NON
 #if TG_EPI == TG_EPI_GLU
 #include "tg_glu.h"
 static_assert(TG_BN == 256 && !TG_PROMOTE && TG_OUT != TG_OUT_F32, "the GLU epilogue: 128 x (128 + 128) tiles, fast accumulation, a 2-byte D");
+#elif TG_EPI == TG_EPI_DGLU
+#include "tg_glu.h"
+#include "tg_backward.h" // the backward pointer slots (TG_PB_IN ...)
+static_assert(TG_BN == 128 && TG_PROMOTE && TG_SCALE == TG_SCALE_TENSOR && TG_OUT != TG_OUT_F32,
+	"the dglu epilogue: 128 x 128 promoting tiles, per-tensor scales, a 2-byte d_act");
+#define TG_THREADS 512 // the producer warpgroup, two consumer warpgroups, the epilogue warpgroup
+#define DG_NE 128      // epilogue threads
 #else
-static_assert(!TG_ACT_T, "TG_ACT_T goes with the GLU epilogue");
+static_assert(!TG_ACT_T, "TG_ACT_T goes with the GLU or the dglu epilogue");
+#endif
+#ifndef TG_THREADS
+#define TG_THREADS 384 // the producer warpgroup (with the GLU epilogue's warps 1-3), two consumer warpgroups
 #endif
 
 typedef unsigned char u8;
@@ -106,6 +128,10 @@ struct __align__(64) TgTensorMap { u64 opaque[16]; };
 #if TG_EPI == TG_EPI_GLU
 #define TG_STAGING_BYTES (TG_GEMM_BM * TG_BN * 2)            // the tile's pre-activation, 2-byte values
 #define TG_TILE_OUT_BYTES (TG_STAGING_BYTES + TG_GEMM_BM * 128) // + the FP8 act tile: two 64 x 128-byte slabs
+#elif TG_EPI == TG_EPI_DGLU
+#define TG_STAGING_BYTES (TG_GEMM_BM * TG_BN * 2)             // the tile's d_act, 2-byte values
+#define TG_TH_BYTES (TG_BN * 64)                              // a half's columnwise tile: TG_BN rows of 64 tokens
+#define TG_TILE_OUT_BYTES (TG_STAGING_BYTES + 2 * TG_TH_BYTES)  // + the gate and linear columnwise tiles
 #else
 #define TG_TILE_OUT_BYTES (TG_GEMM_BM * TG_BN * TG_OUT_BYTES)
 #endif
@@ -214,13 +240,13 @@ __device__ __forceinline__ TgOutPair out_pair(float a, float b)
 __device__ __forceinline__ void store_one(void *D, size_t i, float x) { ((unsigned short *)D)[i] = (unsigned short)out_pair(x, 0.0f); }
 #endif
 
-#if TG_EPI == TG_EPI_GLU
-// A consumer's half of the GLU epilogue: its 64 rows of the tile, acc * alpha rounded to D's type, into the
-// staging tile (gate columns 0-127, linear 128-255), laid out as the plain epilogue's slabs: consumer cw's
-// 32 KB, slab j (128 bytes of columns: j = 0, 1 gate, 2, 3 linear) of 64 rows x 128 bytes, 16-byte chunk k
-// of row r at k ^ (r % 8) (conflict-free), then an arrive on sfull. The producer warpgroup's warps 1-3 do
-// the rest (glu_finish) while the consumers go on with the next tile's MMAs.
-__device__ __forceinline__ void glu_stage(const float (&acc)[TG_ACC], float alpha, int cw, int warp, int lane, u8 *stg,
+#if TG_EPI != TG_EPI_NONE
+// A consumer's half of an epilogue's staging: its 64 rows of the tile, acc * alpha rounded to D's type, laid out as
+// the plain epilogue's slabs: consumer cw's TG_NSLABS x 8 KB, slab j (128 bytes of columns; GLU: j = 0, 1 gate,
+// 2, 3 linear) of 64 rows x 128 bytes, 16-byte chunk k of row r at k ^ (r % 8) (conflict-free), then an arrive on
+// sfull. The producer warpgroup's warps 1-3 do the rest (glu_finish, dglu_finish) while the consumers go on with
+// the next tile's MMAs.
+__device__ __forceinline__ void epi_stage(const float (&acc)[TG_ACC], float alpha, int cw, int warp, int lane, u8 *stg,
 	u64 *sfull, u64 *sempty, u32 parity)
 {
 	if (warp == 0 && lane == 0)
@@ -230,27 +256,33 @@ __device__ __forceinline__ void glu_stage(const float (&acc)[TG_ACC], float alph
 	for (int i = 0; i < TG_ACC; i += 2) {
 		const int r = warp * 16 + lane / 4 + ((i % 4) >= 2 ? 8 : 0), c = 8 * (i / 4) + 2 * (lane % 4);
 		const int byte = c * 2, slab = byte / 128, chunk = (byte % 128) / 16;
-		*reinterpret_cast<TgOutPair *>(stg + cw * 32768 + slab * 8192 + r * 128 + ((chunk ^ (r % 8)) * 16) + byte % 16) =
+		*reinterpret_cast<TgOutPair *>(stg + cw * (TG_NSLABS * 8192) + slab * 8192 + r * 128 + ((chunk ^ (r % 8)) * 16) + byte % 16) =
 			out_pair(acc[i] * alpha, acc[i + 1] * alpha);
 	}
 	mbar_arrive(sfull); // release: the staging writes are visible to the waiting epilogue warps
 }
 
+// Two 2-byte values (BF16, or FP16 when f16) packed in a word, to floats.
+__device__ __forceinline__ void unpack2(u32 w, bool f16, float &lo, float &hi)
+{
+	if (f16) {
+		asm("{.reg .b16 l, h;\nmov.b32 {l, h}, %2;\ncvt.f32.f16 %0, l;\ncvt.f32.f16 %1, h;}" : "=f"(lo), "=f"(hi) : "r"(w));
+	} else {
+		lo = __uint_as_float(w << 16);
+		hi = __uint_as_float(w & 0xFFFF0000u);
+	}
+}
 // 8 values of D's type (16 bytes) to floats.
 __device__ __forceinline__ void unpack8(const uint4 &v, float (&f)[8])
 {
 	const u32 w[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
-	for (int k = 0; k < 4; k++) {
-#if TG_OUT == TG_OUT_F16
-		asm("{.reg .b16 lo, hi;\nmov.b32 {lo, hi}, %2;\ncvt.f32.f16 %0, lo;\ncvt.f32.f16 %1, hi;}" : "=f"(f[2 * k]), "=f"(f[2 * k + 1]) : "r"(w[k]));
-#else
-		f[2 * k] = __uint_as_float(w[k] << 16);
-		f[2 * k + 1] = __uint_as_float(w[k] & 0xFFFF0000u);
-#endif
-	}
+	for (int k = 0; k < 4; k++)
+		unpack2(w[k], TG_OUT == TG_OUT_F16, f[2 * k], f[2 * k + 1]);
 }
+#endif
 
+#if TG_EPI == TG_EPI_GLU
 // Transposes the 128 x 128-byte act tile in place (the slabs' swizzled layout: byte c of row r in slab r / 64,
 // row r % 64, chunk (c / 16) ^ (r % 8)): thread e of 96 swaps 4 x 4-byte blocks (I, J) and (J, I), I <= J, each
 // block's four rows of one 32-bit word transposed by tg_transpose_4x4_bytes. Every block pair is one thread's, so no
@@ -390,6 +422,202 @@ __device__ __forceinline__ void glu_finish(int e, u8 *stg, u8 *sact, u64 *sfull,
 }
 #endif
 
+#if TG_EPI == TG_EPI_DGLU
+// The epilogue warps' unit of work: 4 rows x 8 columns of d_act. A tile has 32 x (TG_BN / 8) units; thread e takes
+// units e, e + DG_NE, ... (DG_UNITS of them), so its first half are rows 0-63 and the second rows 64-127 (the two
+// halves of the columnwise tiles). Unit w: row group rg (rows 4 rg..), column group cg, d_act's column c. A warp
+// holds 4 row groups x 8 column groups: each row's h loads are 128 contiguous bytes, its stores 64, its staging
+// reads hit 32 banks once. With three epilogue warps (the producer warpgroup's, as the GLU epilogue) ncu (session
+// 18) found them latency-bound at 0.2 instructions a cycle each, 1095 instructions a unit, twice the mainloop's
+// time: hence a warpgroup of their own (DG_NE threads) and 128-column tiles, whose promoting accumulators leave
+// the registers for them.
+#define DG_UNITS (32 * (TG_BN / 8) / DG_NE) // a thread's units a tile (2)
+__device__ __forceinline__ void dglu_unit(int w, int tn, int &rg, int &cg, int &c)
+{
+	rg = ((w >> 2) / (TG_BN / 8)) * 4 + (w & 3);
+	cg = (w >> 2) % (TG_BN / 8);
+	c = tn * TG_BN + 8 * cg;
+}
+// Shared-memory byte offset of word q (tokens 4q..4q+3 of a 64-token half) of row j of a half's columnwise tile:
+// rows of 64 bytes in TMA's 64-byte swizzle (16-byte chunk k of row j at k ^ ((j / 2) % 4)).
+__device__ __forceinline__ u32 t_word(int j, int q) { return j * 64 + (((q >> 2) ^ ((j >> 1) & 3)) << 4) + (q & 3) * 4; }
+__device__ __forceinline__ uint4 lds128(u32 a)
+{
+	uint4 v;
+	asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(a));
+	return v;
+}
+__device__ __forceinline__ u32 lds32(u32 a)
+{
+	u32 v;
+	asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(a));
+	return v;
+}
+__device__ __forceinline__ void sts32(u32 a, u32 v) { asm volatile("st.shared.u32 [%0], %1;" ::"r"(a), "r"(v) : "memory"); }
+
+// Unit w of tile (tm, tn)'s h: for each of its 4 rows the gate (av) and the linear (bv) columns c..c+7, 0 past M
+// and C (C % 8 == 0: a unit's columns are all in or all out); loads through the read-only path, all 8 in flight.
+__device__ __forceinline__ void dglu_load_h(const unsigned short *h, int w, int M, int C, int tm, int tn, uint4 (&av)[4],
+	uint4 (&bv)[4])
+{
+	int rg, cg, c;
+	dglu_unit(w, tn, rg, cg, c);
+	const int R0 = tm * TG_GEMM_BM + 4 * rg;
+	const uint4 *p = reinterpret_cast<const uint4 *>(h + (size_t)R0 * (2 * (size_t)C) + c);
+#pragma unroll
+	for (int k = 0; k < 4; k++) {
+		const bool ok = R0 + k < M && c < C;
+		av[k] = ok ? __ldg(p + k * (C / 4)) : make_uint4(0, 0, 0, 0);
+		bv[k] = ok ? __ldg(p + k * (C / 4) + C / 8) : make_uint4(0, 0, 0, 0);
+	}
+}
+
+// One row of a unit: 8 (d_act, gate, linear) triples to 8 gate and 8 linear FP8 codes (times the scale s), the amax.
+__device__ __forceinline__ void dglu_row(const uint4 &dv, const uint4 &av, const uint4 &bv, float s, float &amax, uint2 &gq,
+	uint2 &lq)
+{
+	const u32 dw[4] = {dv.x, dv.y, dv.z, dv.w}, aw[4] = {av.x, av.y, av.z, av.w}, bw[4] = {bv.x, bv.y, bv.z, bv.w};
+	u32 g16[4], l16[4];
+#pragma unroll
+	for (int p = 0; p < 4; p++) {
+		float d0, d1, a0, a1, b0, b1, x0, x1, y0, y1;
+		unpack2(dw[p], TG_OUT == TG_OUT_F16, d0, d1);
+		unpack2(aw[p], TG_H_F16, a0, a1);
+		unpack2(bw[p], TG_H_F16, b0, b1);
+		tg_dglu_fast<TG_ACT>(a0, b0, d0, (float)(TG_ALPHA), (float)(TG_LIMIT), x0, y0);
+		tg_dglu_fast<TG_ACT>(a1, b1, d1, (float)(TG_ALPHA), (float)(TG_LIMIT), x1, y1);
+		amax = fmaxf(amax, fmaxf(fmaxf(fabsf(x0), fabsf(x1)), fmaxf(fabsf(y0), fabsf(y1)))); // NaN ignored, as tg_absmax
+		g16[p] = TG_FMT == TG_FMT_E4M3 ? tg_f32x2_to_e4m3x2(x0 * s, x1 * s) : tg_f32x2_to_e5m2x2(x0 * s, x1 * s);
+		l16[p] = TG_FMT == TG_FMT_E4M3 ? tg_f32x2_to_e4m3x2(y0 * s, y1 * s) : tg_f32x2_to_e5m2x2(y0 * s, y1 * s);
+	}
+	gq = make_uint2(g16[0] | g16[1] << 16, g16[2] | g16[3] << 16);
+	lq = make_uint2(l16[0] | l16[1] << 16, l16[2] | l16[3] << 16);
+}
+
+// Writes a unit's column words into a half's columnwise tile at shared address t: words w[0..3] are the unit's
+// columns 4 h4 + jj (4 tokens each, from tg_transpose_4x4_bytes), word q of rows 8 cg + 4 h4 + jj; jj rotated by cg
+// so that a warp's 8 column groups spread over the banks.
+__device__ __forceinline__ void dglu_put_t(u32 t, const u32 (&w)[4], int cg, int h4, int q)
+{
+#pragma unroll
+	for (int i = 0; i < 4; i++) {
+		const int jj = (i + cg) & 3;
+		sts32(t + t_word(8 * cg + 4 * h4 + jj, q), jj == 0 ? w[0] : jj == 1 ? w[1] : jj == 2 ? w[2] : w[3]);
+	}
+}
+
+// The epilogue warps' part (DG_NE threads, e = 0..DG_NE-1) of tile (tm, tn) with the dglu epilogue: from the staging
+// tile (d_act, shared address stg) and h, d_h = dglu(gate, linear, d_act) as FP8 (scale s): the rowwise copy
+// (TG_DH_ROW) from registers, the columnwise one (TG_ACT_T) through the two half-height columnwise tiles (st: gate
+// half, then linear half; 64 tokens at a time), D (d_act) written when asked, amax kept.
+__device__ __forceinline__ void dglu_finish(int e, u32 stg, u32 st, u64 *sfull, u64 *sempty, u32 parity, float s,
+	float &amax, void *D, int M, int C, int tm, int tn, int tm2, int tn2, uint4 (&av)[4], uint4 (&bv)[4],
+	int use_tma_store, const TgTensorMap &tg, const TgTensorMap &tl, const unsigned short *h, u8 *out, u8 *out_t)
+{
+	const size_t C2 = 2 * (size_t)C;
+	mbar_wait(sfull, parity);
+#ifdef DGE_NOEPI
+	if (1) { mbar_arrive(sempty); return; }
+#endif
+#pragma unroll 1
+	for (int n = 0; n < DG_UNITS; n++) {
+		const int w = e + DG_NE * n, hf = n / (DG_UNITS / 2); // hf: the tile's rows 0-63 or 64-127
+		int rg, cg, c;
+		dglu_unit(w, tn, rg, cg, c);
+		// the next unit's h (the next tile's first after the last) loads while this one's math runs: its latency,
+		// exposed, was the epilogue's largest stall (ncu, session 18)
+		uint4 an[4], bn[4];
+		if (n + 1 < DG_UNITS)
+			dglu_load_h(h, w + DG_NE, M, C, tm, tn, an, bn);
+		else if (tm2 >= 0)
+			dglu_load_h(h, e, M, C, tm2, tn2, an, bn);
+		else
+			for (int k = 0; k < 4; k++)
+				an[k] = bn[k] = make_uint4(0, 0, 0, 0);
+		if (TG_ACT_T && n % (DG_UNITS / 2) == 0) { // the columnwise tiles' last stores have read them
+			if (e == 0)
+				asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+			bar_sync(5, DG_NE);
+		}
+		const int R0 = tm * TG_GEMM_BM + 4 * rg;
+		const bool cok = c < C;
+		u8 *orow = out + (size_t)R0 * C2 + c;
+		[[maybe_unused]] u32 gw[4][2], lw[4][2]; // the codes of the 4 rows, for the columnwise tiles
+#pragma unroll
+		for (int k = 0; k < 4; k++) {
+			const int r = 4 * rg + k;
+			// d_act: slab cg / 8 of the row's half (r / 64), 16-byte chunk (cg % 8) ^ (r % 8)
+			const uint4 dv = lds128(stg + (r / 64) * (TG_NSLABS * 8192) + (cg / 8) * 8192 + (r % 64) * 128 + (((cg % 8) ^ (r % 8)) * 16));
+			uint2 gq, lq;
+			dglu_row(dv, av[k], bv[k], s, amax, gq, lq);
+			gw[k][0] = gq.x, gw[k][1] = gq.y, lw[k][0] = lq.x, lw[k][1] = lq.y;
+			const bool ok = cok && R0 + k < M;
+			if (TG_DH_ROW && ok) {
+				*reinterpret_cast<uint2 *>(orow + k * C2) = gq;
+				*reinterpret_cast<uint2 *>(orow + k * C2 + C) = lq;
+			}
+			if (D && ok)
+				*reinterpret_cast<uint4 *>((unsigned short *)D + (size_t)(R0 + k) * C + c) = dv;
+		}
+		if (n == DG_UNITS - 1)
+			mbar_arrive(sempty); // the staging is read: the consumers may write the next tile's
+#pragma unroll
+		for (int k = 0; k < 4; k++)
+			av[k] = an[k], bv[k] = bn[k];
+#if TG_ACT_T
+		{ // columns 8 cg + 4 h4 + jj: the 4 tokens of rows 4 rg.. as one word, in each half's tile
+			const int q = rg - 16 * hf;
+#pragma unroll
+			for (int h4 = 0; h4 < 2; h4++) {
+				u32 tw[4];
+				tg_transpose_4x4_bytes(gw[0][h4], gw[1][h4], gw[2][h4], gw[3][h4], tw);
+				dglu_put_t(st, tw, cg, h4, q);
+				tg_transpose_4x4_bytes(lw[0][h4], lw[1][h4], lw[2][h4], lw[3][h4], tw);
+				dglu_put_t(st + TG_TH_BYTES, tw, cg, h4, q);
+			}
+		}
+		if (n % (DG_UNITS / 2) != DG_UNITS / 2 - 1)
+			continue;
+		// a half of the tile's tokens is in the columnwise tiles: out by TMA (64-row boxes), or by the warps
+		const int H0 = tm * TG_GEMM_BM + 64 * hf;
+		if (use_tma_store & TG_TMA_ACT_T) {
+			asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+			bar_sync(5, DG_NE);
+			if (e == 0 && H0 < M) {
+#pragma unroll
+				for (int p = 0; p < TG_BN / 64; p++)
+					if (tn * TG_BN + 64 * p < C) {
+						asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];"
+							::"l"((u64)&tg), "r"(st + p * 4096), "r"(H0), "r"(tn * TG_BN + 64 * p) : "memory");
+						asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];"
+							::"l"((u64)&tl), "r"(st + TG_TH_BYTES + p * 4096), "r"(H0), "r"(tn * TG_BN + 64 * p) : "memory");
+					}
+				asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+			}
+			continue;
+		}
+		bar_sync(5, DG_NE);
+		for (int v = e; v < TG_BN * 16; v += DG_NE) { // row j of each half's tile, tokens 4q..4q+3 of this half
+			const int j = v / 16, qq = v % 16, cc = tn * TG_BN + j;
+			if (cc >= C)
+				continue;
+			const u32 vg = lds32(st + t_word(j, qq)), vl = lds32(st + TG_TH_BYTES + t_word(j, qq));
+#pragma unroll
+			for (int k = 0; k < 4; k++) {
+				const int R = H0 + 4 * qq + k;
+				if (R < M) {
+					out_t[(size_t)cc * M + R] = (u8)(vg >> (8 * k));
+					out_t[((size_t)C + cc) * M + R] = (u8)(vl >> (8 * k));
+				}
+			}
+		}
+#else
+		(void)hf, (void)use_tma_store, (void)tg, (void)tl, (void)out_t, (void)st;
+#endif
+	}
+}
+#endif
+
 #if TG_SCALE != TG_SCALE_TENSOR
 // The producer warp's part of a stage with block scales (lane 0..31): k block kt's scales of tile (tm, tn) into the
 // stage's sc with 4-byte cp.async, 0 past M and N (A's 128 rows, then B's TG_BN columns or its one or two 128-column
@@ -487,7 +715,7 @@ struct Promotion {
 };
 #endif
 
-extern "C" __global__ void __launch_bounds__(384, 1) TG_KERNEL(const __grid_constant__ TgTensorMap ta,
+extern "C" __global__ void __launch_bounds__(TG_THREADS, 1) TG_KERNEL(const __grid_constant__ TgTensorMap ta,
 	const __grid_constant__ TgTensorMap tb, const __grid_constant__ TgTensorMap tb2, const __grid_constant__ TgTensorMap td,
 	const __grid_constant__ TgTensorMap tact, const __grid_constant__ TgTensorMap tact_t, void *D, int M, int N, int K, const float *sa, const float *sb, int raster,
 	int use_tma_store, const __grid_constant__ TgParams ep)
@@ -498,8 +726,8 @@ extern "C" __global__ void __launch_bounds__(384, 1) TG_KERNEL(const __grid_cons
 	u8 *sout = smem + TG_STAGES * TG_STAGE_BYTES;
 	float *ssc = (float *)(sout + TG_TILE_OUT_BYTES); // block scales: TG_SC_STAGE floats a stage
 	u64 *full = (u64 *)(ssc + TG_STAGES * TG_SC_STAGE), *empty = full + TG_STAGES;
-#if TG_EPI == TG_EPI_GLU
-	u64 *sfull = empty + TG_STAGES, *sempty = sfull + 1; // the GLU epilogue's staging tile
+#if TG_EPI != TG_EPI_NONE
+	u64 *sfull = empty + TG_STAGES, *sempty = sfull + 1; // the epilogue's staging tile
 #endif
 	const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
 	if (threadIdx.x == 0) {
@@ -507,9 +735,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) TG_KERNEL(const __grid_cons
 			mbar_init(&full[s], TG_SCALE ? 33 : 1);   // the producer's expect_tx (block scales: + each lane's cp.async)
 			mbar_init(&empty[s], TG_SCALE ? 8 : 2); // each consumer warpgroup (block scales: each consumer warp, done with them)
 		}
-#if TG_EPI == TG_EPI_GLU
+#if TG_EPI != TG_EPI_NONE
 		mbar_init(sfull, 256); // every consumer thread, its staging written
-		mbar_init(sempty, 96); // every epilogue thread, the staging read
+		mbar_init(sempty, TG_THREADS == 512 ? 128 : 96); // every epilogue thread (DG_NE with the dglu epilogue), the staging read
 #endif
 		asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 	}
@@ -517,7 +745,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) TG_KERNEL(const __grid_cons
 	// with TG_EPI 1 (TG_BN 256, N = 2C) these are ceil(C / 128) tiles of 128 gate and 128 linear columns
 	const int tiles_m = (M + TG_GEMM_BM - 1) / TG_GEMM_BM, tiles_n = (N + TG_BN - 1) / TG_BN;
 	const int ktiles = (K + TG_GEMM_BK - 1) / TG_GEMM_BK, ntiles = tiles_m * tiles_n;
-	if (wg == 0) { // the producer (thread 0) and, with TG_EPI 1, the GLU epilogue (warps 1-3)
+	if (wg == 0) { // the producer (thread 0) and, with an epilogue, the epilogue warps (1-3)
 #if TG_EPI == TG_EPI_GLU
 		asm volatile("setmaxnreg.dec.sync.aligned.u32 72;");
 		if (tid >= 32) {
@@ -541,7 +769,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) TG_KERNEL(const __grid_cons
 				asm volatile("red.global.max.s32 [%0], %1;" ::"l"(ep.p[TG_P_AMAX]), "r"(__float_as_int(amax)) : "memory");
 		}
 #else
-		asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+		asm volatile("setmaxnreg.dec.sync.aligned.u32 40;"); // (with the dglu epilogue: the producer alone)
 #endif
 		if (TG_SCALE ? tid < 32 : tid == 0) { // the producer: thread 0 (block scales: warp 0, lane 0 issuing the TMA)
 			int stage = 0;
@@ -572,9 +800,47 @@ extern "C" __global__ void __launch_bounds__(384, 1) TG_KERNEL(const __grid_cons
 				}
 			}
 		}
+#if TG_EPI == TG_EPI_DGLU
+	} else if (wg == 3) { // the dglu epilogue's warpgroup
+		// 512 threads start at 128 registers; the producer gives back 88 x 128, the consumers take 16 x 256 and
+		// this warpgroup 56 x 128 (setmaxnreg.inc waits for registers given back in the CTA: asking for more than
+		// that hangs: 640 threads start at 96, and 144 / 88 with the producer at 40 asked for more than it gave)
+		asm volatile("setmaxnreg.inc.sync.aligned.u32 184;");
+		const int e = threadIdx.x - 384;
+		const float s = *(const float *)ep.p[TG_PB_SCALE];
+		const unsigned short *h = (const unsigned short *)ep.p[TG_PB_IN];
+		const u32 stg = smem_u32(sout), st = stg + TG_STAGING_BYTES;
+		if (blockIdx.x == 0 && e == 0)
+			*(float *)ep.p[TG_PB_SCALE_INV] = tg_div_rn(1.0f, s);
+		float amax = 0.0f;
+		u32 parity = 0;
+		int tm = -1, tn = -1;
+		uint4 av[4], bv[4]; // the h of the thread's next unit
+		if ((int)blockIdx.x < ntiles) {
+			tg_gemm_tile(blockIdx.x, tiles_m, tiles_n, raster, tm, tn);
+			dglu_load_h(h, e, M, N, tm, tn, av, bv);
+		}
+		for (int t = blockIdx.x; t < ntiles; t += gridDim.x, parity ^= 1) {
+			int tm2 = -1, tn2 = -1;
+			if (t + (int)gridDim.x < ntiles)
+				tg_gemm_tile(t + gridDim.x, tiles_m, tiles_n, raster, tm2, tn2);
+			dglu_finish(e, stg, st, sfull, sempty, parity, s, amax, D, M, N, tm, tn, tm2, tn2, av, bv, use_tma_store, tact,
+				tact_t, h, (u8 *)ep.p[TG_PB_OUT], (u8 *)ep.p[TG_PB_OUT_T]);
+			tm = tm2, tn = tn2;
+		}
+		if (e == 0)
+			asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+		for (int o = 16; o > 0; o >>= 1)
+			amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, o));
+		if (tid % 32 == 0) // max of non-negative floats == max of their bit patterns as signed ints
+			asm volatile("red.global.max.s32 [%0], %1;" ::"l"(ep.p[TG_PB_AMAX]), "r"(__float_as_int(amax)) : "memory");
+#endif
 	} else { // the consumers: rows 64 * (wg - 1) of each tile
 #if TG_EPI == TG_EPI_GLU
 		asm volatile("setmaxnreg.inc.sync.aligned.u32 216;"); // 72 x 128 + 216 x 256 <= 64K registers
+		u32 sparity = 0;
+#elif TG_EPI == TG_EPI_DGLU
+		asm volatile("setmaxnreg.inc.sync.aligned.u32 144;"); // 40 x 128 + 144 x 256 + 184 x 128 = 64K (136 spilled)
 		u32 sparity = 0;
 #else
 		asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
@@ -637,8 +903,8 @@ extern "C" __global__ void __launch_bounds__(384, 1) TG_KERNEL(const __grid_cons
 			if (prev >= 0 && tid == 0)
 				mbar_arrive(&empty[prev]);
 			// fragment i: row 16 warp + lane/4 (+8 for i%4 >= 2), column 8 (i/4) + 2 (lane%4) + (i%2)
-#if TG_EPI == TG_EPI_GLU
-			glu_stage(total, alpha, cw, warp, lane, sout, sfull, sempty, sparity);
+#if TG_EPI != TG_EPI_NONE
+			epi_stage(total, alpha, cw, warp, lane, sout, sfull, sempty, sparity);
 			sparity ^= 1;
 			continue;
 #endif

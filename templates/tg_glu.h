@@ -1,5 +1,6 @@
 // tg_glu.h: the gated activations act(a) * b: tg_glu as glu_amax.cu computes them (float or double),
-// tg_glu_fast with the sigmoid on the SFU for the generated GEMM's GLU epilogue (gemm_fp8.cu TG_EPI 1).
+// tg_glu_fast with the sigmoid on the SFU for the generated GEMM's GLU epilogue (gemm_fp8.cu TG_EPI 1), and
+// tg_dglu_fast, the gradient in the same way, for its dglu epilogue (TG_EPI 2).
 //
 // ACT (tg_codes.h): 0 swiglu silu(a)*b, 1 geglu (tanh-approximate GELU, as TE), 2 reglu,
 // 3 qgeglu a*sigmoid(1.702a)*b, 4 sreglu relu(a)^2*b, 5 clamped_swiglu (GPT-OSS: a <= limit,
@@ -98,6 +99,53 @@ template <int ACT> __device__ __forceinline__ float tg_glu_fast(float a, float b
 		b = b + 1.0f;
 	}
 	return act * b;
+}
+
+// The gradient of one GLU element (tg_backward.h's tg_dglu1, same formulas and special cases) with the sigmoid
+// on the SFU: e = 2^(-|z| log2 e) <= 1 by ex2.approx, p = 1 / (1 + e) by rcp.approx, sigmoid(z) and 1 - sigmoid(z)
+// are p and e p (swapped for z < 0): relative error a few 2^-23, no cancellation. For the generated GEMM's dglu
+// epilogue, whose FP8 output absorbs that error (the checker judges it as it does the GLU epilogue's act).
+//     *da = (g * lin) * act'(a),   *db = g * act(a)
+template <int ACT> __device__ __forceinline__ void tg_dglu_fast(float a, float b, float g, float alpha, float limit, float &da,
+	float &db)
+{
+	float av, dact, lin = b;
+	bool lin_live = true;
+	if (ACT == TG_ACT_REGLU) {
+		av = a > 0.0f ? a : 0.0f;
+		dact = a > 0.0f ? 1.0f : 0.0f;
+	} else if (ACT == TG_ACT_SREGLU) {
+		av = a > 0.0f ? a * a : 0.0f;
+		dact = a > 0.0f ? a + a : 0.0f;
+	} else {
+		float ae = a, z, dz;
+		if (ACT == TG_ACT_SWIGLU) {
+			z = a, dz = 1.0f;
+		} else if (ACT == TG_ACT_QGEGLU) {
+			z = 1.702f * a, dz = 1.702f;
+		} else if (ACT == TG_ACT_GEGLU) {
+			const float a2 = a * a;
+			z = 1.5957691216057308f * (a + 0.044715f * a2 * a);
+			dz = 1.5957691216057308f * (1.0f + 0.134145f * a2);
+		} else { // clamped_swiglu
+			ae = a > limit ? limit : a;
+			z = alpha * ae, dz = alpha;
+			float bc = b > limit ? limit : b;
+			bc = bc < -limit ? -limit : bc;
+			lin = bc + 1.0f;
+			lin_live = !(b > limit || b < -limit);
+		}
+		float e, p;
+		asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(fabsf(z) * -1.4426950408889634f));
+		asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(p) : "f"(1.0f + e));
+		const float q = e * p, s = z >= 0.0f ? p : q, sc = z >= 0.0f ? q : p, t = s * sc;
+		av = ae * s;
+		dact = t == 0.0f ? s : s + (ae * dz) * t;
+		if (ACT == TG_ACT_CLAMPED_SWIGLU && a > limit)
+			dact = 0.0f;
+	}
+	da = (g * lin) * dact;
+	db = lin_live ? g * av : 0.0f;
 }
 
 #endif

@@ -333,7 +333,7 @@ static CUfunction gen_function(const char *v, int at, int bt, int dt, int scale,
 	Slot slots[] = {{"TG_KERNEL", "tg_gemm_test"}, {"TG_BN", bn}, {"TG_STAGES", st}, {"TG_PROMOTE", t->promote ? "1" : "0"},
 		{"TG_KIND", kind}, {"TG_OUT", dt == DT_F32 ? "2" : dt == DT_F16 ? "1" : "0"}, {"TG_EPI", glu ? "1" : "0"}, {"TG_ACT", "0"},
 		{"TG_ALPHA", "0.0f"}, {"TG_LIMIT", "0.0f"}, {"TG_FMT", "0"}, {"TG_ACT_T", act_t ? "1" : "0"},
-		{"TG_SCALE", scale == 2 ? "2" : scale == 1 ? "1" : "0"}};
+		{"TG_SCALE", scale == 2 ? "2" : scale == 1 ? "1" : "0"}, {"TG_H_F16", "0"}, {"TG_DH_ROW", "1"}};
 	Arena *a = arena_new();
 	Diag d;
 	memset(&d, 0, sizeof d);

@@ -81,7 +81,10 @@ static void report(const char *name, int fails, const Buf *log, const char *err)
 		printf("FAIL %s: %d comparisons failed\n", name, fails);
 		for (const char *p = log->p; p && *p;) {
 			const char *e = strchr(p, '\n');
-			if (!strncmp(p, "FAIL", 4))
+			const char *f = p;
+			while (*f == ' ')
+				f++;
+			if (!strncmp(f, "FAIL", 4)) /* check.c's lines, and its indented ones (the epilogues without D) */
 				printf("    %.*s\n", (int)(e ? e - p : (long)strlen(p)), p);
 			p = e ? e + 1 : p + strlen(p);
 		}

@@ -150,8 +150,11 @@ int gemm_gen_launch(CUfunction f, const GemmGenTile *t, int sms, const GemmDesc 
 	else
 		memset(&ep, 0, sizeof ep);
 	void *args[] = {&ta, &tb, &tb2, &td, &tact, &tact_t, &dp, &m, &n, &k, &sa, &sb, &raster, &use_tma_store, &ep};
-	/* 512 threads with the dglu epilogue (its own warpgroup), else 384 */
-	r = cu.cuLaunchKernel(f, grid, 1, 1, t->dglu ? 512 : 384, 1, 1, (unsigned)gemm_gen_smem_bytes(t, d->d_dtype), s, args, NULL);
+	/* 384 threads; with the dglu epilogue its warpgroup too, as the kernel's launch bounds say (TG_THREADS) */
+	int threads = 384;
+	if (t->dglu && cu.cuFuncGetAttribute(&threads, TG_CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f))
+		return gemm_fail(err, errlen, GEMM_ECUDA, "gemm (generated): the dglu kernel's block size is unknown");
+	r = cu.cuLaunchKernel(f, grid, 1, 1, (unsigned)threads, 1, 1, (unsigned)gemm_gen_smem_bytes(t, d->d_dtype), s, args, NULL);
 	if (r)
 		return gemm_fail(err, errlen, GEMM_ECUDA, "gemm (generated): launch: %s", cudrv_errstr(r));
 	return GEMM_OK;

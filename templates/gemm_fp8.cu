@@ -102,7 +102,10 @@ static_assert(TG_BN == 256 && !TG_PROMOTE && TG_OUT != TG_OUT_F32, "the GLU epil
 #include "tg_backward.h" // the backward pointer slots (TG_PB_IN ...)
 static_assert(TG_BN == 128 && TG_PROMOTE && TG_SCALE == TG_SCALE_TENSOR && TG_OUT != TG_OUT_F32,
 	"the dglu epilogue: 128 x 128 promoting tiles, per-tensor scales, a 2-byte d_act");
-#define TG_THREADS 512 // the producer warpgroup, two consumer warpgroups, the epilogue warpgroup
+// One epilogue warpgroup at 184 registers, loading a unit's h a unit ahead. Two at 88 registers (640 threads, the
+// consumers at 136, no prefetch) measured slower on the H100: 1375-1390 us against 1240-1244 for the 8B dgrad
+// (session 18, call 15), so the epilogue is not bound by its warps' number alone.
+#define TG_THREADS 512 // the producer warpgroup, two consumer warpgroups, the epilogue's
 #define DG_NE 128      // epilogue threads
 #else
 static_assert(!TG_ACT_T, "TG_ACT_T goes with the GLU or the dglu epilogue");
@@ -462,6 +465,8 @@ __device__ __forceinline__ void dglu_load_h(const unsigned short *h, int w, int 
 {
 	int rg, cg, c;
 	dglu_unit(w, tn, rg, cg, c);
+	// (0 past M and C: reading row M - 1 and column 0 there instead, unpredicated, measured slower: 1228-1242 us
+	// against 1118-1174, session 18 call 14)
 	const int R0 = tm * TG_GEMM_BM + 4 * rg;
 	const uint4 *p = reinterpret_cast<const uint4 *>(h + (size_t)R0 * (2 * (size_t)C) + c);
 #pragma unroll
@@ -472,7 +477,9 @@ __device__ __forceinline__ void dglu_load_h(const unsigned short *h, int w, int 
 	}
 }
 
-// One row of a unit: 8 (d_act, gate, linear) triples to 8 gate and 8 linear FP8 codes (times the scale s), the amax.
+// One row of a unit: 8 (d_act, gate, linear) triples to 8 gate and 8 linear FP8 codes, the scale s folded into
+// d_act (d_h * s = dglu(gate, linear, d_act * s): one multiply an element, not two) and the amax kept of the scaled
+// values (the caller divides it by s once: within an ulp or two of max |d_h|, inside the check's 1e-6).
 __device__ __forceinline__ void dglu_row(const uint4 &dv, const uint4 &av, const uint4 &bv, float s, float &amax, uint2 &gq,
 	uint2 &lq)
 {
@@ -482,13 +489,14 @@ __device__ __forceinline__ void dglu_row(const uint4 &dv, const uint4 &av, const
 	for (int p = 0; p < 4; p++) {
 		float d0, d1, a0, a1, b0, b1, x0, x1, y0, y1;
 		unpack2(dw[p], TG_OUT == TG_OUT_F16, d0, d1);
+		d0 *= s, d1 *= s;
 		unpack2(aw[p], TG_H_F16, a0, a1);
 		unpack2(bw[p], TG_H_F16, b0, b1);
 		tg_dglu_fast<TG_ACT>(a0, b0, d0, (float)(TG_ALPHA), (float)(TG_LIMIT), x0, y0);
 		tg_dglu_fast<TG_ACT>(a1, b1, d1, (float)(TG_ALPHA), (float)(TG_LIMIT), x1, y1);
 		amax = fmaxf(amax, fmaxf(fmaxf(fabsf(x0), fabsf(x1)), fmaxf(fabsf(y0), fabsf(y1)))); // NaN ignored, as tg_absmax
-		g16[p] = TG_FMT == TG_FMT_E4M3 ? tg_f32x2_to_e4m3x2(x0 * s, x1 * s) : tg_f32x2_to_e5m2x2(x0 * s, x1 * s);
-		l16[p] = TG_FMT == TG_FMT_E4M3 ? tg_f32x2_to_e4m3x2(y0 * s, y1 * s) : tg_f32x2_to_e5m2x2(y0 * s, y1 * s);
+		g16[p] = TG_FMT == TG_FMT_E4M3 ? tg_f32x2_to_e4m3x2(x0, x1) : tg_f32x2_to_e5m2x2(x0, x1);
+		l16[p] = TG_FMT == TG_FMT_E4M3 ? tg_f32x2_to_e4m3x2(y0, y1) : tg_f32x2_to_e5m2x2(y0, y1);
 	}
 	gq = make_uint2(g16[0] | g16[1] << 16, g16[2] | g16[3] << 16);
 	lq = make_uint2(l16[0] | l16[1] << 16, l16[2] | l16[3] << 16);
@@ -516,9 +524,6 @@ __device__ __forceinline__ void dglu_finish(int e, u32 stg, u32 st, u64 *sfull, 
 {
 	const size_t C2 = 2 * (size_t)C;
 	mbar_wait(sfull, parity);
-#ifdef DGE_NOEPI
-	if (1) { mbar_arrive(sempty); return; }
-#endif
 #pragma unroll 1
 	for (int n = 0; n < DG_UNITS; n++) {
 		const int w = e + DG_NE * n, hf = n / (DG_UNITS / 2); // hf: the tile's rows 0-63 or 64-127
@@ -737,7 +742,7 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS, 1) TG_KERNEL(const __gr
 		}
 #if TG_EPI != TG_EPI_NONE
 		mbar_init(sfull, 256); // every consumer thread, its staging written
-		mbar_init(sempty, TG_THREADS == 512 ? 128 : 96); // every epilogue thread (DG_NE with the dglu epilogue), the staging read
+		mbar_init(sempty, TG_THREADS - 384 > 0 ? TG_THREADS - 384 : 96); // every epilogue thread (DG_NE with the dglu epilogue), the staging read
 #endif
 		asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 	}
@@ -802,9 +807,10 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS, 1) TG_KERNEL(const __gr
 		}
 #if TG_EPI == TG_EPI_DGLU
 	} else if (wg == 3) { // the dglu epilogue's warpgroup
-		// 512 threads start at 128 registers; the producer gives back 88 x 128, the consumers take 16 x 256 and
-		// this warpgroup 56 x 128 (setmaxnreg.inc waits for registers given back in the CTA: asking for more than
-		// that hangs: 640 threads start at 96, and 144 / 88 with the producer at 40 asked for more than it gave)
+		// setmaxnreg.inc waits for registers given back in the CTA (asking for more hangs: 640 threads start at 96,
+		// and consumers at 144 with the producer at 40 and two such warpgroups at 88 asked for more than was
+		// given). 512 threads start at 128: the producer gives back 88 x 128, the consumers take 16 x 256 and this
+		// warpgroup 56 x 128.
 		asm volatile("setmaxnreg.inc.sync.aligned.u32 184;");
 		const int e = threadIdx.x - 384;
 		const float s = *(const float *)ep.p[TG_PB_SCALE];
@@ -832,6 +838,7 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS, 1) TG_KERNEL(const __gr
 			asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
 		for (int o = 16; o > 0; o >>= 1)
 			amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, o));
+		amax = tg_div_rn(amax, s); // the amax of the scaled values (dglu_row), unscaled
 		if (tid % 32 == 0) // max of non-negative floats == max of their bit patterns as signed ints
 			asm volatile("red.global.max.s32 [%0], %1;" ::"l"(ep.p[TG_PB_AMAX]), "r"(__float_as_int(amax)) : "memory");
 #endif

@@ -138,7 +138,7 @@ template <int ACT> __device__ __forceinline__ void tg_dglu_fast(float a, float b
 		float e, p;
 		asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(fabsf(z) * -1.4426950408889634f));
 		asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(p) : "f"(1.0f + e));
-		const float q = e * p, s = z >= 0.0f ? p : q, sc = z >= 0.0f ? q : p, t = s * sc;
+		const float q = e * p, s = z >= 0.0f ? p : q, t = p * q; // t = s (1 - s) either way
 		av = ae * s;
 		dact = t == 0.0f ? s : s + (ae * dz) * t;
 		if (ACT == TG_ACT_CLAMPED_SWIGLU && a > limit)

@@ -5,7 +5,9 @@ The space: op (norm_quantize rmsnorm/layernorm, with/without residual, zero-cent
 gamma; glu_amax, every act; cast_transpose; quantize; gemm_cast fprop/dgrad/wgrad with
 bias/accumulate/output dtype; the chain gemm_cast fprop -> glu_amax (x [T,K] and w [2C,K]
 quantized, h in bf16/fp16/fp32, every act: the generated GEMM's GLU epilogue where the
-planner fuses it, and its cuBLASLt fallback); the backward dglu (every act, h and grad dtypes), dnorm
+planner fuses it, and its cuBLASLt fallback); the backward dglu (every act, h and grad dtypes), the chain
+gemm_cast dgrad -> dglu (dy [T,K] rowwise and w [K,C] columnwise quantized, d_act and h in bf16/fp16/fp32: the
+generated GEMM's dglu epilogue where the planner fuses it, and its fallback), dnorm
 (rms/layernorm, zero-centered, residual gradient, dtypes; recipe none) and dbias) x recipe (none, delayed, current, block1x128,
 block128x128, mxfp8, nvfp4 plain/2d/sr/rht; current and the block recipes with pow2 each way)
 x format (e4m3/e5m2/hybrid) x operand
@@ -80,7 +82,8 @@ POW2_RECIPES = ["current", "block1x128", "block128x128"]  # `pow2` applies: a ca
 FORMATS = ["e4m3", "e5m2", "hybrid"]
 ACTS = ["swiglu", "geglu", "reglu", "qgeglu", "sreglu", "clamped_swiglu"]
 LAYOUTS = {"row": ["rowwise"], "col": ["columnwise"], "both": ["rowwise", "columnwise"]}
-OPS = ["norm_quantize", "glu_amax", "cast_transpose", "quantize", "gemm_cast", "gemm_glu", "dglu", "dnorm", "dbias"]
+OPS = ["norm_quantize", "glu_amax", "cast_transpose", "quantize", "gemm_cast", "gemm_glu", "dglu", "gemm_dglu", "dnorm",
+       "dbias"]
 BACKWARD_UNQUANTIZED = ("dnorm", "dbias")   # their outputs are never quantized: recipe none only
 
 # Deliberate rejections: class -> what `tegen check`'s message must mention.
@@ -172,11 +175,21 @@ def gemm_glu_configs():
                 yield dict(op="gemm_glu", act=act, din=din, dh=dh)
 
 
+def gemm_dglu_configs():
+    """A dgrad GEMM writing d_act, then dglu reading it (the generated GEMM's dglu epilogue where it applies)."""
+    for act in ACTS:
+        for din in HP:
+            for dh in HP:
+                for dg in HP:
+                    yield dict(op="gemm_dglu", act=act, din=din, dh=dh, dg=dg)
+
+
 def op_configs():
     """Every (op config, recipe, format, layout/precision) combination: the space without widths/tokens/targets."""
     out = []
     bases = list(norm_configs()) + list(glu_configs()) + list(tile_configs("cast_transpose")) + \
         list(tile_configs("quantize")) + list(gemm_configs()) + list(gemm_glu_configs()) + list(dglu_configs()) + \
+        list(gemm_dglu_configs()) + \
         list(dnorm_configs()) + list(dbias_configs())
     for base in bases:
         for recipe in (["none"] if base["op"] in BACKWARD_UNQUANTIZED else RECIPES):
@@ -274,7 +287,7 @@ def stable_hash(s):
 
 def pick_widths(c):
     """The concrete row length(s) of a case from its class (deterministic per case)."""
-    table = GEMM_WIDTHS if c["op"] in ("gemm_cast", "gemm_glu") else WIDTHS
+    table = GEMM_WIDTHS if c["op"] in ("gemm_cast", "gemm_glu", "gemm_dglu") else WIDTHS
     vals = table[c["wclass"]]
     if c["tokens"] == 8192:          # keep the largest runs affordable on the GPU half
         vals = [v for v in vals if v <= 4112] or vals[:1]
@@ -284,7 +297,7 @@ def pick_widths(c):
 
 
 def case_name(c):
-    parts = [{"cast_transpose": "ct", "gemm_glu": "gglu"}.get(c["op"], c["op"].split("_")[0])]
+    parts = [{"cast_transpose": "ct", "gemm_glu": "gglu", "gemm_dglu": "gdglu"}.get(c["op"], c["op"].split("_")[0])]
     if c["op"] == "norm_quantize":
         parts += [c["norm"][:2], c["resid"], "zcg" if c["zcg"] else "g", c["din"], c["dg"], c["db"] or "-"]
     elif c["op"] == "glu_amax":
@@ -295,6 +308,8 @@ def case_name(c):
         parts += [c["act"], c["din"], c["dg"]]
     elif c["op"] == "gemm_glu":
         parts += [c["act"], c["din"], c["dh"]]
+    elif c["op"] == "gemm_dglu":
+        parts += [c["act"], c["din"], c["dh"], c["dg"]]
     elif c["op"] == "dnorm":
         parts += [c["norm"][:2], "zcg" if c["zcg"] else "g", "dres" if c["dres"] else "-", c["din"], c["dg"], c["dw"]]
     elif c["op"] == "dbias":
@@ -302,7 +317,8 @@ def case_name(c):
     else:
         parts += [c["role"][:4], c["din"]] + (["db"] if c.get("dbias") else [])
     parts += [c["recipe"] + ("~pow2" if c.get("sopt") == "flip" else ""), c["fmt"] or "-", c["layout"] or (c["prec"] or "-")]
-    parts += ["w%d" % c["width"] + ("x%d" % c["width2"] if c["op"] in ("gemm_cast", "gemm_glu") else ""), "t%d" % c["tokens"],
+    parts += ["w%d" % c["width"] + ("x%d" % c["width2"] if c["op"] in ("gemm_cast", "gemm_glu", "gemm_dglu") else ""),
+              "t%d" % c["tokens"],
               c["target"]]
     return ".".join(parts)
 
@@ -323,6 +339,12 @@ def expected_rejections(c):
     if c["op"] == "gemm_glu":   # the GEMM's rules (K = width) and the GLU's (C = width2, reading h)
         g = dict(c, op="gemm_cast", gpass="fprop", bias=None, acc=False, dout=c["dh"], layout=None)
         u = dict(c, op="glu_amax", din=c["dh"], width=c["width2"],
+                 recipe="block1x128" if c["recipe"] == "block128x128" else c["recipe"])
+        return expected_rejections(g) + expected_rejections(u)
+    if c["op"] == "gemm_dglu":  # the dgrad's rules (out [T, C]: its K = C = width2, N = width) and the dglu's
+        g = dict(c, op="gemm_cast", gpass="dgrad", bias=None, acc=False, dout=c["dg"], layout=None,
+                 width=c["width2"], width2=c["width"])
+        u = dict(c, op="dglu", din=c["dh"], dg=c["dg"], width=c["width2"],
                  recipe="block1x128" if c["recipe"] == "block128x128" else c["recipe"])
         return expected_rejections(g) + expected_rejections(u)
     q = quantized(c["recipe"])
@@ -451,7 +473,7 @@ def recipe_map(c):
             m["nvfp4_" + opt] = True
         return m
     # a GEMM's block128x128 row: 1x128 activations, the weight (b) overridden to 128x128
-    m = {"scaling": "block1x128" if r == "block128x128" and c["op"] in ("gemm_cast", "gemm_glu") else r}
+    m = {"scaling": "block1x128" if r == "block128x128" and c["op"] in ("gemm_cast", "gemm_glu", "gemm_dglu") else r}
     m["format"] = c["fmt"]
     if c.get("sopt") == "flip":
         m["pow2"] = r == "current"
@@ -504,6 +526,20 @@ def spec_text(c):
                 overrides.append(("w_q", {"scaling": "block128x128"}))
         ops.append(("gemm_cast", {"a": a_op, "b": b_op, "out": "h", "dtype": c["dh"]}))
         ops.append(("glu_amax", dict({"in": "h", "out": "y", "act": c["act"]}, **common)))
+    elif op == "gemm_dglu":
+        dims = {"tokens": "dynamic", "k": w, "ffn": w2}
+        tensors.append(("dy", {"shape": ["tokens", "k"], "dtype": c["din"], "role": "gradient"}))
+        tensors.append(("w", {"shape": ["k", "ffn"], "dtype": c["din"], "role": "weight"}))
+        tensors.append(("h", {"shape": ["tokens", "2*ffn"], "dtype": c["dh"]}))
+        a_op, b_op = "dy", "w"
+        if quantized(c["recipe"]):
+            a_op, b_op = "dy_q", "w_q"
+            ops.append(("quantize", {"in": "dy", "out": "dy_q", "layout": ["rowwise"]}))
+            ops.append(("quantize", {"in": "w", "out": "w_q", "layout": ["columnwise"]}))
+            if c["recipe"] == "block128x128":
+                overrides.append(("w_q", {"scaling": "block128x128"}))
+        ops.append(("gemm_cast", {"a": a_op, "b": b_op, "out": "da", "dtype": c["dg"], "pass": "dgrad"}))
+        ops.append(("dglu", dict({"in": "h", "grad": "da", "out": "y", "act": c["act"]}, **common)))
     elif op == "dglu":
         dims = {"tokens": "dynamic", "ffn": w}
         tensors.append(("h", {"shape": ["tokens", "2*ffn"], "dtype": c["din"]}))

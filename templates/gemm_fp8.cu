@@ -517,14 +517,14 @@ __device__ __forceinline__ void dglu_put_t(u32 t, const u32 (&w)[4], int cg, int
 // The epilogue warps' part (DG_NE threads, e = 0..DG_NE-1) of tile (tm, tn) with the dglu epilogue: from the staging
 // tile (d_act, shared address stg) and h, d_h = dglu(gate, linear, d_act) as FP8 (scale s): the rowwise copy
 // (TG_DH_ROW) from registers, the columnwise one (TG_ACT_T) through the two half-height columnwise tiles (st: gate
-// half, then linear half; 64 tokens at a time), D (d_act) written when asked, amax kept.
+// half, then linear half; 64 tokens at a time), amax kept (D, when asked, is the consumers' to write).
 __device__ __forceinline__ void dglu_finish(int e, u32 stg, u32 st, u64 *sfull, u64 *sempty, u32 parity, float s,
-	float &amax, void *D, int M, int C, int tm, int tn, int tm2, int tn2, uint4 (&av)[4], uint4 (&bv)[4],
+	float &amax, int M, int C, int tm, int tn, int tm2, int tn2, uint4 (&av)[4], uint4 (&bv)[4],
 	int use_tma_store, const TgTensorMap &tg, const TgTensorMap &tl, const unsigned short *h, u8 *out, u8 *out_t)
 {
 	const size_t C2 = 2 * (size_t)C;
 	mbar_wait(sfull, parity);
-#pragma unroll 1
+#pragma unroll 1 // (unrolled by 2: 1232-1266 us against 1251-1266, session 18 call 18: no gain)
 	for (int n = 0; n < DG_UNITS; n++) {
 		const int w = e + DG_NE * n, hf = n / (DG_UNITS / 2); // hf: the tile's rows 0-63 or 64-127
 		int rg, cg, c;
@@ -561,8 +561,6 @@ __device__ __forceinline__ void dglu_finish(int e, u32 stg, u32 st, u64 *sfull, 
 				*reinterpret_cast<uint2 *>(orow + k * C2) = gq;
 				*reinterpret_cast<uint2 *>(orow + k * C2 + C) = lq;
 			}
-			if (D && ok)
-				*reinterpret_cast<uint4 *>((unsigned short *)D + (size_t)(R0 + k) * C + c) = dv;
 		}
 		if (n == DG_UNITS - 1)
 			mbar_arrive(sempty); // the staging is read: the consumers may write the next tile's
@@ -830,7 +828,7 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS, 1) TG_KERNEL(const __gr
 			int tm2 = -1, tn2 = -1;
 			if (t + (int)gridDim.x < ntiles)
 				tg_gemm_tile(t + gridDim.x, tiles_m, tiles_n, raster, tm2, tn2);
-			dglu_finish(e, stg, st, sfull, sempty, parity, s, amax, D, M, N, tm, tn, tm2, tn2, av, bv, use_tma_store, tact,
+			dglu_finish(e, stg, st, sfull, sempty, parity, s, amax, M, N, tm, tn, tm2, tn2, av, bv, use_tma_store, tact,
 				tact_t, h, (u8 *)ep.p[TG_PB_OUT], (u8 *)ep.p[TG_PB_OUT_T]);
 			tm = tm2, tn = tn2;
 		}
@@ -913,7 +911,10 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS, 1) TG_KERNEL(const __gr
 #if TG_EPI != TG_EPI_NONE
 			epi_stage(total, alpha, cw, warp, lane, sout, sfull, sempty, sparity);
 			sparity ^= 1;
-			continue;
+			if (TG_EPI != TG_EPI_DGLU || !D)
+				continue;
+			// the dglu epilogue's D (d_act, kept for the checker or another op): from the registers, below (the
+			// runtime passes no TG_TMA_D with it), so the epilogue warps' loop has no D branch
 #endif
 			if (use_tma_store & TG_TMA_D) { // this consumer's 64 x TG_BN as TG_NSLABS slabs of 64 rows x 128 bytes
 				u8 *so = sout + cw * (TG_TILE_OUT_BYTES / 2);

@@ -1541,6 +1541,28 @@ static const char *glu_epilogue_why_not(Planner *pl, const Op *op, int *kg)
 	return NULL;
 }
 
+/* Op `op` (a GLU or dglu) fused into GEMM kernel k as its epilogue `epi` (gemm_fp8.cu's TG_EPI), reading the
+ * GEMM's output d: D is still written when d is a layer output or another op reads it (keep_d); the op's
+ * activation and the FP8 format and copies of its output out go into the slots, out's pointers into the
+ * bindings. */
+static void fuse_epilogue(Planner *pl, Kernel *k, const Op *op, const Tensor *d, const Tensor *out, const char *epi)
+{
+	const Graph *g = pl->g;
+	k->gemm.keep_d = d->output;
+	for (int i = 0; i < g->nops; i++)
+		for (int s = 0; s < ARG_COUNT; s++)
+			if (i != op->id && !arg_is_output((ArgSlot)s) && g->ops[i].arg[s] == d->id)
+				k->gemm.keep_d = true;
+	k->ops[k->nops++] = op->id;
+	slot_set(k, "TG_EPI", epi);
+	slot_set(k, "TG_ACT", istr(pl, op->p.act));
+	slot_set(k, "TG_ALPHA", flit(pl, op->p.alpha));
+	slot_set(k, "TG_LIMIT", flit(pl, op->p.limit));
+	slot_set(k, "TG_FMT", out->dtype == DT_E5M2 ? "1" : "0");
+	slot_set(k, "TG_ACT_T", out->columnwise ? "1" : "0");
+	bind_outputs(pl, k, out, COMP_DATA);
+}
+
 /* glu_amax op `op` as the epilogue of the generated GEMM before it (gemm_fp8.cu TG_EPI 1: the tile holds
  * 128 columns of the gate half and the same 128 of the linear half), where glu_epilogue_why_not allows.
  * Its own kernel is still planned (the caller's next step) and runs where the GEMM falls back to
@@ -1554,22 +1576,10 @@ static int plan_glu_epilogue(Planner *pl, const Op *op, const char **why)
 	Kernel *k = &pl->p->kernels[kg];
 	const Tensor *h = &g->tensors[op->arg[ARG_IN]], *out = &g->tensors[op->arg[ARG_OUT]];
 	k->gemm.glu = op->id;
-	k->gemm.keep_d = h->output;
-	for (int i = 0; i < g->nops; i++) /* D is kept when another op reads it (a saved pre-activation) */
-		for (int s = 0; s < ARG_COUNT; s++)
-			if (i != op->id && !arg_is_output((ArgSlot)s) && g->ops[i].arg[s] == h->id)
-				k->gemm.keep_d = true;
-	k->ops[k->nops++] = op->id;
 	/* the tile stays n256s3: a fourth stage (which the 16 KB act tile leaves room for) measured 1% slower on
 	 * the H100 (up-projection 8192 x 28672 x 4096: 1370.9 us with 3 stages, 1383.7 with 4; plain n256s3
 	 * 1294.5 and the GLU kernel after it 213-220 us; bench/RESULTS.md, tenth session) */
-	slot_set(k, "TG_EPI", "1");
-	slot_set(k, "TG_ACT", istr(pl, op->p.act));
-	slot_set(k, "TG_ALPHA", flit(pl, op->p.alpha));
-	slot_set(k, "TG_LIMIT", flit(pl, op->p.limit));
-	slot_set(k, "TG_FMT", out->dtype == DT_E5M2 ? "1" : "0");
-	slot_set(k, "TG_ACT_T", out->columnwise ? "1" : "0");
-	bind_outputs(pl, k, out, COMP_DATA);
+	fuse_epilogue(pl, k, op, h, out, "1");
 	k->note = arena_printf(pl->a, "%s fused: act = %s(%s) as FP8 from the accumulators%s%s", op_name(op->kind),
 		glu_name(op->p.act), h->name, out->columnwise ? " (rowwise and columnwise)" : "",
 		k->gemm.keep_d ? arena_printf(pl->a, ", %s also written", h->name) : arena_printf(pl->a, " (%s not written)", h->name));
@@ -1611,8 +1621,9 @@ static const char *dglu_epilogue_why_not(Planner *pl, const Op *op, int *kg)
 /* dglu op `op` as the epilogue of the GEMM before it (gemm_fp8.cu TG_EPI 2), where dglu_epilogue_why_not allows:
  * the GEMM becomes the generated promoting kernel (n128s4p: 128 x 128 tiles, 4 stages, 177 KB of shared memory
  * with the staging and the two columnwise tiles; 512 threads, a warpgroup of them the epilogue's), also on a
- * split accumulator, which alone runs on cuBLASLt (gemm_generated_why_not). Its own kernel is still planned and runs where the GEMM falls back to cuBLASLt;
- * returns the GEMM kernel's index, or -1 with *why (NULL when no GEMM writes d_act). */
+ * split accumulator, which alone runs on cuBLASLt (gemm_generated_why_not). Its own kernel is still planned and
+ * runs where the GEMM falls back to cuBLASLt; returns the GEMM kernel's index, or -1 with *why (NULL when no GEMM
+ * writes d_act). */
 static int plan_dglu_epilogue(Planner *pl, const Op *op, const char **why)
 {
 	const Graph *g = pl->g;
@@ -1626,21 +1637,9 @@ static int plan_dglu_epilogue(Planner *pl, const Op *op, const char **why)
 	k->threads = 512;
 	k->choice = "sm_90a: generated wgmma kernel with the dglu epilogue; cuBLASLt and the dglu kernel elsewhere";
 	k->gemm.dglu = op->id;
-	k->gemm.keep_d = da->output;
-	for (int i = 0; i < g->nops; i++) /* D is kept when another op reads it */
-		for (int s = 0; s < ARG_COUNT; s++)
-			if (i != op->id && !arg_is_output((ArgSlot)s) && g->ops[i].arg[s] == da->id)
-				k->gemm.keep_d = true;
-	k->ops[k->nops++] = op->id;
-	slot_set(k, "TG_EPI", "2");
-	slot_set(k, "TG_ACT", istr(pl, op->p.act));
-	slot_set(k, "TG_ALPHA", flit(pl, op->p.alpha));
-	slot_set(k, "TG_LIMIT", flit(pl, op->p.limit));
-	slot_set(k, "TG_FMT", out->dtype == DT_E5M2 ? "1" : "0");
+	fuse_epilogue(pl, k, op, da, out, "2");
 	slot_set(k, "TG_H_F16", h->dtype == DT_F16 ? "1" : "0");
 	slot_set(k, "TG_DH_ROW", out->rowwise ? "1" : "0");
-	slot_set(k, "TG_ACT_T", out->columnwise ? "1" : "0");
-	bind_outputs(pl, k, out, COMP_DATA);
 	bind(pl, k, TG_PB_IN, h->id, COMP_DATA);
 	k->note = arena_printf(pl->a, "%s fused: %s = d%s(%s, %s) as FP8 from the promoted accumulators%s%s", op_name(op->kind),
 		out->name, glu_name(op->p.act), h->name, da->name, out->rowwise && out->columnwise ? " (rowwise and columnwise)"

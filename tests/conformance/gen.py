@@ -480,6 +480,18 @@ def recipe_map(c):
     return m
 
 
+def gemm_operands(c, ops, overrides, a, b, b_layout):
+    """A chain's GEMM operands: a (rowwise) and b (b_layout) quantized to a_q and b_q when the recipe quantizes
+    (b, the weight, 128x128 under block128x128), else a and b themselves."""
+    if not quantized(c["recipe"]):
+        return a, b
+    ops.append(("quantize", {"in": a, "out": a + "_q", "layout": ["rowwise"]}))
+    ops.append(("quantize", {"in": b, "out": b + "_q", "layout": [b_layout]}))
+    if c["recipe"] == "block128x128":
+        overrides.append((b + "_q", {"scaling": "block128x128"}))
+    return a + "_q", b + "_q"
+
+
 def spec_text(c):
     """One small layer for case c."""
     L = ["# tegen conformance case %s (tests/conformance/gen.py)" % case_name(c), "layer: conf"]
@@ -517,13 +529,7 @@ def spec_text(c):
         dims = {"tokens": "dynamic", "k": w, "ffn": w2}
         tensors.append(("x", {"shape": ["tokens", "k"], "dtype": c["din"]}))
         tensors.append(("w", {"shape": ["2*ffn", "k"], "dtype": c["din"], "role": "weight"}))
-        a_op, b_op = "x", "w"
-        if quantized(c["recipe"]):
-            a_op, b_op = "x_q", "w_q"
-            ops.append(("quantize", {"in": "x", "out": "x_q", "layout": ["rowwise"]}))
-            ops.append(("quantize", {"in": "w", "out": "w_q", "layout": ["rowwise"]}))
-            if c["recipe"] == "block128x128":
-                overrides.append(("w_q", {"scaling": "block128x128"}))
+        a_op, b_op = gemm_operands(c, ops, overrides, "x", "w", "rowwise")
         ops.append(("gemm_cast", {"a": a_op, "b": b_op, "out": "h", "dtype": c["dh"]}))
         ops.append(("glu_amax", dict({"in": "h", "out": "y", "act": c["act"]}, **common)))
     elif op == "gemm_dglu":
@@ -531,13 +537,7 @@ def spec_text(c):
         tensors.append(("dy", {"shape": ["tokens", "k"], "dtype": c["din"], "role": "gradient"}))
         tensors.append(("w", {"shape": ["k", "ffn"], "dtype": c["din"], "role": "weight"}))
         tensors.append(("h", {"shape": ["tokens", "2*ffn"], "dtype": c["dh"]}))
-        a_op, b_op = "dy", "w"
-        if quantized(c["recipe"]):
-            a_op, b_op = "dy_q", "w_q"
-            ops.append(("quantize", {"in": "dy", "out": "dy_q", "layout": ["rowwise"]}))
-            ops.append(("quantize", {"in": "w", "out": "w_q", "layout": ["columnwise"]}))
-            if c["recipe"] == "block128x128":
-                overrides.append(("w_q", {"scaling": "block128x128"}))
+        a_op, b_op = gemm_operands(c, ops, overrides, "dy", "w", "columnwise")
         ops.append(("gemm_cast", {"a": a_op, "b": b_op, "out": "da", "dtype": c["dg"], "pass": "dgrad"}))
         ops.append(("dglu", dict({"in": "h", "grad": "da", "out": "y", "act": c["act"]}, **common)))
     elif op == "dglu":

@@ -443,9 +443,8 @@ static int check_output(TgLayer *l, const Graph *g, const long *dims, const Op *
 	const Tensor *t = &g->tensors[i];
 	/* the op table's tolerance class: the backward kernels are bit-exact with ref/backward.c
 	 * (the same FP32 formulas and reduction orders, d_gamma/d_beta/dbias in the fixed chunk
-	 * order), so their rows say TOL_EXACT */
-	/* ... except a dglu run as the generated GEMM's epilogue (its sigmoid on the SFU, as the GLU epilogue's):
-	 * judged by the transcendental ops' rule */
+	 * order), so their rows say TOL_EXACT; a dglu run as the generated GEMM's epilogue (its sigmoid
+	 * on the SFU, as the GLU epilogue's) is judged by the transcendental ops' rule */
 	bool elementwise = op_tolerance(op->kind) == TOL_EXACT && !(op->kind == OP_DGLU && ran_as_epilogue(l, op));
 	bool gemm = op_tolerance(op->kind) == TOL_GEMM;
 	bool q = layout_quantized(t);

@@ -64,7 +64,7 @@ int gemm_gen_check(const GemmDesc *d, const GemmArgs *a, char *why, size_t whyle
 int gemm_gen_dglu_check(const GemmDesc *d, const GemmArgs *a, const GemmGenEpi *epi)
 {
 	const TgParams *p = epi->p;
-	return d->n % 8 || !p->p[TG_PB_IN] || (uintptr_t)p->p[TG_PB_IN] % 8 || (uintptr_t)p->p[TG_PB_OUT] % 8 ||
+	return d->n % 8 || !p->p[TG_PB_IN] || (uintptr_t)p->p[TG_PB_IN] % 16 || (uintptr_t)p->p[TG_PB_OUT] % 8 ||
 		(uintptr_t)p->p[TG_PB_OUT_T] % 8 || (uintptr_t)a->d % 8 ? -1 : 0;
 }
 

@@ -8,7 +8,8 @@
  * call's pointers and launches one persistent CTA per SM (at most one per tile). The
  * semantics are gemm.h's (D = a_scale_inv * b_scale_inv * A * B^T, both K-major), for
  * GEMM_SCALE_TENSOR with FP8 A and B, BF16/FP16/FP32 D, no epilogue or accumulate; or, with a
- * GLU epilogue (TG_EPI 1, GemmGenEpi), act = glu(D's halves) as FP8 with a delayed scale; or
+ * GLU epilogue (TG_EPI 1, GemmGenEpi), act = glu(D's halves) as FP8 with a delayed scale; or, with
+ * a dglu epilogue (TG_EPI 2, 512 threads), d_h = dglu(h, D) as FP8 with a delayed scale; or
  * GEMM_SCALE_BLOCK with A's scales 1x128 and B's 128x128 or 1x128 (a promoting tile, TG_SCALE). */
 #ifndef TG_GEMM_GEN_H
 #define TG_GEMM_GEN_H
@@ -31,7 +32,7 @@ typedef struct GemmGenTile {
 int gemm_gen_scale_of(const GemmDesc *d);
 
 /* An epilogue's arguments. GLU: B's rows [0, N/2) are the gate half, [N/2, N) the linear half.
- * dglu: D is d_act [M][N]; TG_PB_IN the saved h [M][2N] (BF16 or FP16 as compiled), 8-byte aligned. */
+ * dglu: D is d_act [M][N]; TG_PB_IN the saved h [M][2N] (BF16 or FP16 as compiled), 16-byte aligned. */
 typedef struct GemmGenEpi {
 	const TgParams *p;        /* GLU: TG_P_OUT: act [M][N/2] FP8; TG_P_OUT_T: its columnwise copy [N/2][M]
 	                             (kernels compiled with TG_ACT_T 1 only, else NULL); TG_P_SCALE (read),
@@ -44,11 +45,12 @@ typedef struct GemmGenEpi {
 /* gemm_gen_tile_parse reads a variant name ("n192s4p"); 0, or -1 if it is not one (glu, dglu and scale set to 0). */
 int gemm_gen_tile_parse(const char *variant, GemmGenTile *t);
 /* gemm_gen_smem_bytes is the dynamic shared memory a CTA of tile t with output dtype d_dtype needs
- * (the ring, then the output tile: 128 x bn of d_dtype, with t->glu also the 128 x 128-byte act tile;
+ * (the ring, then the output tile: 128 x bn of d_dtype, with t->glu also the 128 x 128-byte act tile, with
+ * t->dglu the two bn x 64-byte columnwise tiles;
  * with block scales (t->scale) also A's and B's scales, 128 + bn floats a stage). */
 size_t gemm_gen_smem_bytes(const GemmGenTile *t, int d_dtype);
-/* gemm_gen_dglu_check: 0 if the dglu epilogue can run with these arguments (N % 8 == 0, h, d_h and D
- * 8-byte aligned), else -1 (the caller then runs cuBLASLt and the dglu kernel). */
+/* gemm_gen_dglu_check: 0 if the dglu epilogue can run with these arguments (N % 8 == 0, h 16-byte aligned,
+ * d_h's copies and D 8-byte aligned), else -1 (the caller then runs cuBLASLt and the dglu kernel). */
 int gemm_gen_dglu_check(const GemmDesc *d, const GemmArgs *a, const GemmGenEpi *epi);
 /* gemm_gen_check: 0 if the generated kernel can run this call (K % 16 == 0, M, N, K >= 1, A and B
  * 16-byte aligned, scale_inv given, the driver has cuTensorMapEncodeTiled), else -1 with why. The

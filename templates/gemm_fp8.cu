@@ -434,7 +434,7 @@ __device__ __forceinline__ void glu_finish(int e, u8 *stg, u8 *sact, u64 *sfull,
 // 18) found them latency-bound at 0.2 instructions a cycle each, 1095 instructions a unit, twice the mainloop's
 // time: hence a warpgroup of their own (DG_NE threads) and 128-column tiles, whose promoting accumulators leave
 // the registers for them.
-#define DG_UNITS (32 * (TG_BN / 8) / DG_NE) // a thread's units a tile (2)
+#define DG_UNITS (32 * (TG_BN / 8) / DG_NE) // a thread's units a tile (4)
 __device__ __forceinline__ void dglu_unit(int w, int tn, int &rg, int &cg, int &c)
 {
 	rg = ((w >> 2) / (TG_BN / 8)) * 4 + (w & 3);

@@ -5,7 +5,7 @@ The space: op (norm_quantize rmsnorm/layernorm, with/without residual, zero-cent
 gamma; glu_amax, every act; cast_transpose; quantize; gemm_cast fprop/dgrad/wgrad with
 bias/accumulate/output dtype; the chain gemm_cast fprop -> glu_amax (x [T,K] and w [2C,K]
 quantized, h in bf16/fp16/fp32, every act: the generated GEMM's GLU epilogue where the
-planner fuses it, and its cuBLASLt fallback); the backward dglu (every act, h and grad dtypes), the chain
+planner fuses it, and its cuBLASLt fallback); the backward dglu (every act, h and grad dtypes, with and without its fused dbias), the chain
 gemm_cast dgrad -> dglu (dy [T,K] rowwise and w [K,C] columnwise quantized, d_act and h in bf16/fp16/fp32: the
 generated GEMM's dglu epilogue where the planner fuses it, and its fallback), dnorm
 (rms/layernorm, zero-centered, residual gradient, dtypes; recipe none) and dbias) x recipe (none, delayed, current, block1x128,
@@ -134,7 +134,8 @@ def dglu_configs():
     for act in ACTS:
         for din in HP:
             for dg in HP:
-                yield dict(op="dglu", act=act, din=din, dg=dg)
+                for dbias in [False, True]:   # the bias gradient of h (a bias before the activation), fused
+                    yield dict(op="dglu", act=act, din=din, dg=dg, dbias=dbias)
 
 
 def dnorm_configs():
@@ -181,7 +182,8 @@ def gemm_dglu_configs():
         for din in HP:
             for dh in HP:
                 for dg in HP:
-                    yield dict(op="gemm_dglu", act=act, din=din, dh=dh, dg=dg)
+                    for dbias in [False, True]:
+                        yield dict(op="gemm_dglu", act=act, din=din, dh=dh, dg=dg, dbias=dbias)
 
 
 def op_configs():
@@ -305,11 +307,11 @@ def case_name(c):
     elif c["op"] == "gemm_cast":
         parts += [c["gpass"], c["din"], "b" + (c["bias"] or "-"), "acc" if c["acc"] else "set", c["dout"]]
     elif c["op"] == "dglu":
-        parts += [c["act"], c["din"], c["dg"]]
+        parts += [c["act"], c["din"], c["dg"]] + (["db"] if c.get("dbias") else [])
     elif c["op"] == "gemm_glu":
         parts += [c["act"], c["din"], c["dh"]]
     elif c["op"] == "gemm_dglu":
-        parts += [c["act"], c["din"], c["dh"], c["dg"]]
+        parts += [c["act"], c["din"], c["dh"], c["dg"]] + (["db"] if c.get("dbias") else [])
     elif c["op"] == "dnorm":
         parts += [c["norm"][:2], "zcg" if c["zcg"] else "g", "dres" if c["dres"] else "-", c["din"], c["dg"], c["dw"]]
     elif c["op"] == "dbias":
@@ -412,25 +414,36 @@ def expected_rejections(c):
 
 def dglu_rejections(c, w, cols):
     """gen/ir.c's dglu rules (C = w, d_h [.., 2C]): quantize_out's block widths on 2C, then
-    check_backward_shape's on C: 2; 128 with block1x128 (with a columnwise copy: 128 takes the block tile path,
-    other multiples of 4 run unfused); 8 on the staged path (a per-tensor or MXFP8 columnwise copy from 2-byte h
-    and d_act; 32 with MXFP8), else 64 on the tile path (a columnwise
-    MXFP8 copy, or a per-tensor one without the rowwise copy or of a row 2C not a multiple
+    check_backward_shape's on C: 2; 128 with block1x128 (with a columnwise copy: 128 takes the block tile path
+    where 2C % 256 == 0 and no dbias is fused, other widths run unfused: 4); 8 on the staged path (a per-tensor or
+    MXFP8 columnwise copy from 2-byte h and d_act, no dbias; 32 with MXFP8), else 64 on the tile path (a fused
+    dbias, a columnwise MXFP8 copy, or a per-tensor one without the rowwise copy or of a row 2C not a multiple
     of 16); 32 with MXFP8."""
     r, out = c["recipe"], []
     q = quantized(r)
+    dbias = bool(c.get("dbias"))
     if q and r == "mxfp8" and (2 * w) % 32:
         out.append("mxfp8_width")
     if q and r.startswith("nvfp4") and (2 * w) % 16:
         out.append("nvfp4_width")
     if q and r == "block128x128":
         out.append("fused_block128x128")
-    unfused = q and r == "block1x128" and "columnwise" in cols   # FP32 d_h, then the tile kernel casts
-    tile = q and "columnwise" in cols and (r == "mxfp8" or (r in ("delayed", "current") and
-                                                            ((2 * w) % 16 or "rowwise" not in cols)))
-    staged = tile and r in ("delayed", "current", "mxfp8") and c["din"] != "fp32" and c["dg"] != "fp32"  # dglu_staged
-    need = (4 if unfused else 128 if q and r == "block1x128" else (32 if r == "mxfp8" else 8) if staged else
-            64 if tile else 32 if q and r == "mxfp8" else 2)
+    # FP32 d_h, then the tile kernel casts (op_writes_hp): both 1x128 copies off the block tile path
+    unfused = q and r == "block1x128" and "columnwise" in cols and not ((2 * w) % 256 == 0 and not dbias)
+    tile = dbias or (q and "columnwise" in cols and (r == "mxfp8" or (r in ("delayed", "current") and
+                                                                     ((2 * w) % 16 or "rowwise" not in cols))))
+    staged = tile and not dbias and "columnwise" in cols and r in ("delayed", "current", "mxfp8") and \
+        c["din"] != "fp32" and c["dg"] != "fp32"  # dglu_staged_kind
+    if unfused and not tile:
+        need = 4
+    elif q and r == "block1x128" and not unfused:
+        need = 128
+    elif staged:
+        need = 32 if r == "mxfp8" else 8
+    elif tile:
+        need = 64
+    else:
+        need = 32 if q and r == "mxfp8" else 2
     if w % need:
         out.append("dglu_width")
     return out
@@ -539,12 +552,14 @@ def spec_text(c):
         tensors.append(("h", {"shape": ["tokens", "2*ffn"], "dtype": c["dh"]}))
         a_op, b_op = gemm_operands(c, ops, overrides, "dy", "w", "columnwise")
         ops.append(("gemm_cast", {"a": a_op, "b": b_op, "out": "da", "dtype": c["dg"], "pass": "dgrad"}))
-        ops.append(("dglu", dict({"in": "h", "grad": "da", "out": "y", "act": c["act"]}, **common)))
+        ops.append(("dglu", dict({"in": "h", "grad": "da", "out": "y", "act": c["act"],
+                                  "dbias": "dbh" if c.get("dbias") else None}, **common)))
     elif op == "dglu":
         dims = {"tokens": "dynamic", "ffn": w}
         tensors.append(("h", {"shape": ["tokens", "2*ffn"], "dtype": c["din"]}))
         tensors.append(("da", {"shape": ["tokens", "ffn"], "dtype": c["dg"], "role": "gradient"}))
-        ops.append(("dglu", dict({"in": "h", "grad": "da", "out": "y", "act": c["act"]}, **common)))
+        ops.append(("dglu", dict({"in": "h", "grad": "da", "out": "y", "act": c["act"],
+                                  "dbias": "dbh" if c.get("dbias") else None}, **common)))
     elif op == "dnorm":
         dims = {"tokens": "dynamic", "hidden": w}
         tensors.append(("x", {"shape": ["tokens", "hidden"], "dtype": c["din"]}))

@@ -3,7 +3,8 @@
 
 The space: op (norm_quantize rmsnorm/layernorm, with/without residual, zero-centered
 gamma; glu_amax, every act; cast_transpose; quantize; gemm_cast fprop/dgrad/wgrad with
-bias/accumulate/output dtype; the chain gemm_cast fprop -> glu_amax (x [T,K] and w [2C,K]
+bias/accumulate/output dtype, the GELU epilogue (fprop) and fast accumulation either way; the chain gemm_cast
+fprop -> glu_amax (x [T,K] and w [2C,K]
 quantized, h in bf16/fp16/fp32, every act: the generated GEMM's GLU epilogue where the
 planner fuses it, and its cuBLASLt fallback); the backward dglu (every act, h and grad dtypes, with and without its fused dbias), the chain
 gemm_cast dgrad -> dglu (dy [T,K] rowwise and w [K,C] columnwise quantized, d_act and h in bf16/fp16/fp32: the
@@ -166,7 +167,12 @@ def gemm_configs():
             for bias in ([None] + HP if gpass != "wgrad" else [None]):
                 for acc in [False, True]:
                     for dout in ["bf16", "fp16", "fp32", "fp8"]:
-                        yield dict(op="gemm_cast", gpass=gpass, din=din, bias=bias, acc=acc, dout=dout)
+                        # cuBLASLt's GELU epilogue (fprop only); fast accumulation the other way from the pass's
+                        # default (fprop fast, dgrad/wgrad split)
+                        for gelu in ([False, True] if gpass == "fprop" else [False]):
+                            for fa_flip in [False, True]:
+                                yield dict(op="gemm_cast", gpass=gpass, din=din, bias=bias, acc=acc, dout=dout,
+                                           gelu=gelu, fa_flip=fa_flip)
 
 
 def gemm_glu_configs():
@@ -305,7 +311,8 @@ def case_name(c):
     elif c["op"] == "glu_amax":
         parts += [c["act"], c["din"]]
     elif c["op"] == "gemm_cast":
-        parts += [c["gpass"], c["din"], "b" + (c["bias"] or "-"), "acc" if c["acc"] else "set", c["dout"]]
+        parts += [c["gpass"], c["din"], "b" + (c["bias"] or "-"), "acc" if c["acc"] else "set", c["dout"]] + \
+            (["gelu"] if c.get("gelu") else []) + (["fa~"] if c.get("fa_flip") else [])
     elif c["op"] == "dglu":
         parts += [c["act"], c["din"], c["dg"]] + (["db"] if c.get("dbias") else [])
     elif c["op"] == "gemm_glu":
@@ -602,7 +609,9 @@ def spec_text(c):
             tensors.append(("y", {"shape": out_shape, "dtype": c["dout"] if c["dout"] != "fp8" else "e4m3"}))
         ops.append(("gemm_cast", {"a": a_op, "b": b_op, "bias": "bias" if c["bias"] else None, "out": "y",
                                   "dtype": c["dout"], "pass": g if g != "fprop" else None,
-                                  "accumulate": True if c["acc"] else None}))
+                                  "accumulate": True if c["acc"] else None,
+                                  "epilogue": "gelu" if c.get("gelu") else None,
+                                  "fast_accum": (g != "fprop") if c.get("fa_flip") else None}))
     L.append("dims: " + flow(dims))
     rm = recipe_map(c)
     if rm:

@@ -2,7 +2,7 @@
 """gen.py: tegen's conformance generator (issue 13): the spec space, case by case.
 
 The space: op (norm_quantize rmsnorm/layernorm, with/without residual, zero-centered
-gamma; glu_amax, every act; cast_transpose; quantize; gemm_cast fprop/dgrad/wgrad with
+gamma, the saved rsigma / mu; glu_amax, every act; cast_transpose; quantize; gemm_cast fprop/dgrad/wgrad with
 bias/accumulate/output dtype, the GELU epilogue (fprop) and fast accumulation either way; the chain gemm_cast
 fprop -> glu_amax (x [T,K] and w [2C,K]
 quantized, h in bf16/fp16/fp32, every act: the generated GEMM's GLU epilogue where the
@@ -122,7 +122,9 @@ def norm_configs():
         for din in HP:
             for dg in HP:
                 for db in (HP if norm == "layernorm" else [None]):
-                    yield dict(op="norm_quantize", norm=norm, resid=resid, zcg=zcg, din=din, dg=dg, db=db)
+                    for stats in [False, True]:   # the rsigma (and mu) a training forward saves
+                        yield dict(op="norm_quantize", norm=norm, resid=resid, zcg=zcg, din=din, dg=dg, db=db,
+                                   stats=stats)
 
 
 def glu_configs():
@@ -307,7 +309,8 @@ def pick_widths(c):
 def case_name(c):
     parts = [{"cast_transpose": "ct", "gemm_glu": "gglu", "gemm_dglu": "gdglu"}.get(c["op"], c["op"].split("_")[0])]
     if c["op"] == "norm_quantize":
-        parts += [c["norm"][:2], c["resid"], "zcg" if c["zcg"] else "g", c["din"], c["dg"], c["db"] or "-"]
+        parts += [c["norm"][:2], c["resid"], "zcg" if c["zcg"] else "g", c["din"], c["dg"], c["db"] or "-"] + \
+            (["st"] if c.get("stats") else [])
     elif c["op"] == "glu_amax":
         parts += [c["act"], c["din"]]
     elif c["op"] == "gemm_cast":
@@ -532,6 +535,10 @@ def spec_text(c):
             args["residual"] = "res"
             if c["resid"] == "res_out":
                 args["residual_out"] = "xr"
+        if c.get("stats"):
+            args["rsigma"] = "rs"
+            if c["norm"] == "layernorm":
+                args["mu"] = "mu"
         args.update(out="y", norm=c["norm"] if c["norm"] != "rmsnorm" else None,
                     zero_centered_gamma=True if c["zcg"] else None, **common)
         ops.append(("norm_quantize", args))

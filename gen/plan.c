@@ -1513,6 +1513,15 @@ static void plan_gemm_generated(Planner *pl, Kernel *k, const GemmCall *c)
 	k->choice = "sm_90a: generated wgmma kernel (without an epilogue where it pays: gemm_gen_pays); cuBLASLt elsewhere";
 }
 
+/* The GEMM kernel whose op writes tensor t, -1 none. */
+static int gemm_kernel_writing(const Planner *pl, const Tensor *t)
+{
+	for (int i = 0; i < pl->p->nkernels; i++)
+		if (pl->p->kernels[i].kind == KERNEL_GEMM && pl->p->kernels[i].gemm.op == t->producer)
+			return i;
+	return -1;
+}
+
 /* Why glu_amax op `op` cannot be the epilogue of the generated GEMM (kernel *kg) that writes its input
  * (NULL: it can; *kg = -1 and NULL when no generated GEMM writes it). The epilogue writes a rowwise
  * per-tensor FP8 copy with a delayed scale (known before the GEMM runs; current scaling needs the amax
@@ -1521,10 +1530,7 @@ static const char *glu_epilogue_why_not(Planner *pl, const Op *op, int *kg)
 {
 	const Graph *g = pl->g;
 	const Tensor *h = &g->tensors[op->arg[ARG_IN]], *out = &g->tensors[op->arg[ARG_OUT]];
-	*kg = -1;
-	for (int i = 0; i < pl->p->nkernels; i++)
-		if (pl->p->kernels[i].kind == KERNEL_GEMM && pl->p->kernels[i].gemm.op == h->producer)
-			*kg = i;
+	*kg = gemm_kernel_writing(pl, h);
 	if (*kg >= 0 && !pl->p->kernels[*kg].tmpl)
 		*kg = -1; /* a cuBLASLt GEMM */
 	if (*kg < 0)
@@ -1593,10 +1599,7 @@ static const char *dglu_epilogue_why_not(Planner *pl, const Op *op, int *kg)
 {
 	const Graph *g = pl->g;
 	const Tensor *h = &g->tensors[op->arg[ARG_IN]], *da = &g->tensors[op->arg[ARG_GRAD]], *out = &g->tensors[op->arg[ARG_OUT]];
-	*kg = -1;
-	for (int i = 0; i < pl->p->nkernels; i++)
-		if (pl->p->kernels[i].kind == KERNEL_GEMM && pl->p->kernels[i].gemm.op == da->producer)
-			*kg = i;
+	*kg = gemm_kernel_writing(pl, da);
 	if (*kg < 0)
 		return NULL;
 	const Kernel *k = &pl->p->kernels[*kg];
@@ -1632,7 +1635,7 @@ static int plan_dglu_epilogue(Planner *pl, const Op *op, const char **why)
 		return -1;
 	Kernel *k = &pl->p->kernels[kg];
 	const Tensor *h = &g->tensors[op->arg[ARG_IN]], *da = &g->tensors[op->arg[ARG_GRAD]], *out = &g->tensors[op->arg[ARG_OUT]];
-	k->nslots = 0;
+	k->nslots = 0; /* a fast-accumulation dgrad may have been planned generated (n256s3) already */
 	gemm_generated_tile(pl, k, &k->gemm, 128, 4, true);
 	k->threads = 512;
 	k->choice = "sm_90a: generated wgmma kernel with the dglu epilogue; cuBLASLt and the dglu kernel elsewhere";

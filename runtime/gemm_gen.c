@@ -9,6 +9,8 @@
 
 #define GEN_BM 128 /* output rows a tile (two consumer warpgroups of 64) */
 #define GEN_BK 128 /* bytes of K a stage */
+#define GEN_THREADS 384      /* gemm_fp8.cu's TG_THREADS: the producer and two consumer warpgroups */
+#define GEN_THREADS_DGLU 512 /* ... and with TG_EPI 2 the dglu epilogue's warpgroup */
 
 static int out_bytes(int t) { return t == DT_F32 ? 4 : 2; }
 
@@ -150,11 +152,8 @@ int gemm_gen_launch(CUfunction f, const GemmGenTile *t, int sms, const GemmDesc 
 	else
 		memset(&ep, 0, sizeof ep);
 	void *args[] = {&ta, &tb, &tb2, &td, &tact, &tact_t, &dp, &m, &n, &k, &sa, &sb, &raster, &use_tma_store, &ep};
-	/* 384 threads; with the dglu epilogue its warpgroup too, as the kernel's launch bounds say (TG_THREADS) */
-	int threads = 384;
-	if (t->dglu && cu.cuFuncGetAttribute(&threads, TG_CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f))
-		return gemm_fail(err, errlen, GEMM_ECUDA, "gemm (generated): the dglu kernel's block size is unknown");
-	r = cu.cuLaunchKernel(f, grid, 1, 1, (unsigned)threads, 1, 1, (unsigned)gemm_gen_smem_bytes(t, d->d_dtype), s, args, NULL);
+	r = cu.cuLaunchKernel(f, grid, 1, 1, t->dglu ? GEN_THREADS_DGLU : GEN_THREADS, 1, 1,
+		(unsigned)gemm_gen_smem_bytes(t, d->d_dtype), s, args, NULL);
 	if (r)
 		return gemm_fail(err, errlen, GEMM_ECUDA, "gemm (generated): launch: %s", cudrv_errstr(r));
 	return GEMM_OK;

@@ -902,7 +902,7 @@ static TgStatus launch_gemm(TgLayer *l, int ki, CUstream s)
 	const GemmGenTile *t = &l->gen_tile[ki];
 	TgParams ep;
 	GemmGenEpi epi = {&ep, k->gemm.keep_d || l->keep_intermediates};
-	if (t->glu || t->dglu)
+	if (l->fn[ki] && (t->glu || t->dglu)) /* the epilogue's pointers, for the kernel and gemm_gen_dglu_check */
 		bind_params(l, k, &ep);
 	bool gen = l->fn[ki] && !gemm_gen_check(&gd, &ga, NULL, 0) && (!t->dglu || !gemm_gen_dglu_check(&gd, &ga, &epi)) &&
 		(t->glu || t->dglu || l->ctx->gemm_gen_all || gemm_gen_pays(&gd, t, l->ctx->sms));

@@ -169,10 +169,15 @@ __device__ __forceinline__ void tma_load(const TgTensorMap *map, void *dst, u64 
 	             ::"r"(smem_u32(dst)), "l"((u64)map), "r"(smem_u32(bar)), "r"(c0), "r"(c1) : "memory");
 }
 // TMA: store a shared-memory box to (c0 = column, c1 = row), clipped at the tensor's edges
-__device__ __forceinline__ void tma_store(const TgTensorMap *map, const void *src, int c0, int c1)
+// (src: a shared-memory address; the pointer form below converts one)
+__device__ __forceinline__ void tma_store(const TgTensorMap *map, u32 src, int c0, int c1)
 {
 	asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];"
-	             ::"l"((u64)map), "r"(smem_u32(src)), "r"(c0), "r"(c1) : "memory");
+	             ::"l"((u64)map), "r"(src), "r"(c0), "r"(c1) : "memory");
+}
+__device__ __forceinline__ void tma_store(const TgTensorMap *map, const void *src, int c0, int c1)
+{
+	tma_store(map, smem_u32(src), c0, c1);
 }
 __device__ __forceinline__ void bar_sync(int id, int n) { asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(n) : "memory"); }
 __device__ __forceinline__ void bar_arrive(int id, int n) { asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(n) : "memory"); }
@@ -590,10 +595,8 @@ __device__ __forceinline__ void dglu_finish(int e, u32 stg, u32 st, u64 *sfull, 
 #pragma unroll
 				for (int p = 0; p < TG_BN / 64; p++)
 					if (tn * TG_BN + 64 * p < C) {
-						asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];"
-							::"l"((u64)&tg), "r"(st + p * 4096), "r"(H0), "r"(tn * TG_BN + 64 * p) : "memory");
-						asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];"
-							::"l"((u64)&tl), "r"(st + TG_TH_BYTES + p * 4096), "r"(H0), "r"(tn * TG_BN + 64 * p) : "memory");
+						tma_store(&tg, st + p * 4096, H0, tn * TG_BN + 64 * p);
+						tma_store(&tl, st + TG_TH_BYTES + p * 4096, H0, tn * TG_BN + 64 * p);
 					}
 				asm volatile("cp.async.bulk.commit_group;" ::: "memory");
 			}

@@ -7,7 +7,7 @@
  *     output gradient the caller binds, role gradient, t's dtype);
  *   - gemm_cast fprop Y = A x B^T: the gradient of Y, quantized rowwise and
  *     columnwise by a cast_transpose (unless dglu already wrote both copies),
- *     feeds the dgrad d_A (A's high-precision dtype) and the wgrad d_W (fp32; W the weight B was
+ *     feeds the dgrad d_A (A's high-precision dtype) and the wgrad d_W (fp32, or the weight's grad_dtype; W the weight B was
  *     quantized from); the forward's quantize ops of A and B then also write
  *     the columnwise copies the backward GEMMs read; a bias gets a dbias (fused
  *     into dglu when the GEMM's output is a GLU's input);
@@ -130,6 +130,26 @@ static bool main_grad(Dv *v, const Tensor *w, const char *name)
 	return false;
 }
 
+/* The dtype of weight w's wgrad output: its `grad_dtype` (bf16, fp16 or fp32), fp32 when not given. */
+static DType wgrad_dtype(const Dv *v, const Tensor *w)
+{
+	for (int i = 0; i < v->s->ntensors; i++)
+		if (!strcmp(v->s->tensors[i].name, w->name) && v->s->tensors[i].grad_dtype != DT_NONE)
+			return v->s->tensors[i].grad_dtype;
+	return DT_F32;
+}
+
+/* A weight whose gradient is an FP32 sum over tokens (d_gamma, d_beta, dbias) may not ask for another dtype. */
+static void fp32_gradient_only(const Dv *v, const Tensor *w, const char *what)
+{
+	for (int i = 0; i < v->s->ntensors; i++) {
+		const SpecTensor *t = &v->s->tensors[i];
+		if (!strcmp(t->name, w->name) && t->grad_dtype != DT_NONE && t->grad_dtype != DT_F32)
+			diag_error(v->d, t->grad_dtype_loc, "grad_dtype: d_%s (%s) is an fp32 sum over tokens; grad_dtype applies to a "
+				"GEMM's weight (its wgrad output)", w->name, what);
+	}
+}
+
 /* The forward op that produced t asks for a columnwise copy too (a backward GEMM reads it). */
 static void want_columnwise(Dv *v, const Tensor *t)
 {
@@ -191,11 +211,12 @@ static void derive_gemm(Dv *v, const Op *op, Loc at)
 	set_arg(wg, ARG_B, A->name);
 	set_arg(wg, ARG_OUT, dw);
 	wg->p.pass = PASS_WGRAD;
-	wg->p.out_dtype = DT_F32;
+	wg->p.out_dtype = wgrad_dtype(v, W);
 	wg->p.accumulate = main_grad(v, W, dw);
 	if (op->arg[ARG_BIAS] >= 0) {
 		const Tensor *bias = ft(v, op->arg[ARG_BIAS]);
 		const char *dbias = fresh(v, at, "d_", bias->name);
+		fp32_gradient_only(v, bias, "dbias's");
 		bool acc = main_grad(v, bias, dbias);
 		SpecOp *dglu = NULL; /* a bias before the activation: dglu's fused dbias */
 		for (int i = 0; v->grad_q[Y->id] && i < v->s->nops; i++)
@@ -306,6 +327,9 @@ static void derive_norm(Dv *v, const Op *op, SpecOp *fwd, Loc at)
 	set_arg(o, ARG_OUT, dx);
 	const Tensor *gamma = ft(v, op->arg[ARG_GAMMA]), *beta = layer ? ft(v, op->arg[ARG_BETA]) : NULL;
 	set_arg(o, ARG_D_GAMMA, fresh(v, at, "d_", gamma->name));
+	fp32_gradient_only(v, gamma, "dnorm's");
+	if (beta)
+		fp32_gradient_only(v, beta, "dnorm's");
 	o->p.accumulate = main_grad(v, gamma, o->arg[ARG_D_GAMMA]);
 	if (layer) {
 		set_arg(o, ARG_D_BETA, fresh(v, at, "d_", beta->name));

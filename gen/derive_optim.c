@@ -2,7 +2,7 @@
  * (see spec_derive_optimizer in gen.h).
  *
  * A weight is a layer input of role weight; the backward names its gradient d_<name>
- * (the wgrad GEMM's FP32 output, dnorm's d_gamma, dbias). Each such weight gets
+ * (the wgrad GEMM's output, FP32 or the weight's grad_dtype; dnorm's d_gamma, dbias). Each such weight gets
  *     adamw: {in: w, grad: d_w}
  * which updates w in place (the user's bound buffer keeps the current value, rounded
  * to w's dtype) from its FP32 master copy and moments (the layer-owned components
@@ -43,9 +43,9 @@ Spec *spec_derive_optimizer(Arena *a, Diag *d, Spec *s, Arch default_arch)
 			diag_error(d, w->loc, "optimizer: weight '%s' has no derived gradient (d_%s); a weight the layer does not "
 				"train should not have role weight", w->name, w->name);
 		const Tensor *gw = &g->tensors[gi];
-		if (gw->dtype != DT_F32)
-			diag_error(d, w->loc, "optimizer: the gradient d_%s of weight '%s' is %s; adamw reads an FP32 gradient",
-				w->name, w->name, dtype_name(gw->dtype));
+		if (gw->dtype != DT_F32 && gw->dtype != DT_BF16 && gw->dtype != DT_F16)
+			diag_error(d, w->loc, "optimizer: the gradient d_%s of weight '%s' is %s; adamw reads an fp32, bf16 or fp16 "
+				"gradient", w->name, w->name, dtype_name(gw->dtype));
 		SpecOp *o = &ops[n++];
 		memset(o, 0, sizeof *o);
 		o->kind = OP_ADAMW;

@@ -263,6 +263,8 @@ typedef struct SpecTensor {
 	bool main_grad; Loc main_grad_loc;                  /* `main_grad: true` (a weight, backward: true): its
 	                                                     * derived gradient d_<name> (fp32) is accumulated into
 	                                                     * the caller's buffer, not overwritten */
+	DType grad_dtype; Loc grad_dtype_loc;               /* `grad_dtype: bf16|fp16|fp32` (a GEMM weight, backward:
+	                                                     * true): its wgrad's output dtype; DT_NONE = fp32 */
 } SpecTensor;
 
 typedef struct SpecOp {

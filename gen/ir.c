@@ -831,16 +831,16 @@ static void infer_dbias(B *b, const SpecOp *o, Op *op)
 }
 
 /* adamw: the weight w (a layer input of role weight, high precision) is updated in place
- * from its FP32 gradient grad (w's shape); one update per weight. */
+ * from its gradient grad (w's shape; FP32, or BF16 / FP16 by the weight's grad_dtype); one update per weight. */
 static void infer_adamw(B *b, const SpecOp *o, Op *op)
 {
 	const Tensor *w = arg_t(b, op, ARG_IN), *g = arg_t(b, op, ARG_GRAD);
 	check_hp_input(b, o, w, ARG_IN);
 	if (w->producer >= 0 || w->role != ROLE_WEIGHT)
 		diag_error(b->d, op_arg_loc(o, ARG_IN), "adamw updates '%s', which is not a layer input of role weight", w->name);
-	if (g->dtype != DT_F32 || !same_shape(g, w))
-		diag_error(b->d, op_arg_loc(o, ARG_GRAD), "adamw's gradient '%s' must be fp32 with the shape of '%s'", g->name,
-			w->name);
+	if ((g->dtype != DT_F32 && g->dtype != DT_BF16 && g->dtype != DT_F16) || !same_shape(g, w))
+		diag_error(b->d, op_arg_loc(o, ARG_GRAD), "adamw's gradient '%s' must be fp32, bf16 or fp16 with the shape of '%s'",
+			g->name, w->name);
 	for (int k = 0; k < op->id; k++)
 		if (b->g->ops[k].kind == OP_ADAMW && b->g->ops[k].arg[ARG_IN] == w->id)
 			diag_error(b->d, o->loc, "adamw: weight '%s' is updated twice", w->name);

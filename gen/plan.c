@@ -1867,6 +1867,7 @@ static void adamw_binds(Planner *pl, Kernel *k, const Op *op, const Tensor *w)
 {
 	bind(pl, k, TG_PA_W, w->id, COMP_DATA);
 	bind(pl, k, TG_PA_GRAD, op->arg[ARG_GRAD], COMP_DATA);
+	slot(pl, k, "TG_G_DTYPE", istr(pl, dtype_code(pl->g->tensors[op->arg[ARG_GRAD]].dtype))); /* FP32, BF16 or FP16 */
 	bind(pl, k, TG_PA_MASTER, w->id, COMP_MASTER);
 	bind(pl, k, TG_PA_M, w->id, COMP_MOM1);
 	bind(pl, k, TG_PA_V, w->id, COMP_MOM2);
@@ -2021,6 +2022,7 @@ static void plan_optim_step(Planner *pl)
 	k->tmpl = "adamw.cu";
 	adamw_slots(pl, k, 1);
 	slot(pl, k, "TG_W_DTYPE", "0");
+	slot(pl, k, "TG_G_DTYPE", "0");
 	slot(pl, k, "TG_VEC", "1");
 	slot(pl, k, "TG_THREADS", "32");
 	slot(pl, k, "TG_AMAX", "0");

@@ -440,7 +440,7 @@ static const char *const role_names[] = {"activation", "weight", "gradient"};
 
 static void parse_tensor(P *p, SpecTensor *t, Pair *pr)
 {
-	static const char *const keys[] = {"shape", "dtype", "role", "main_grad"};
+	static const char *const keys[] = {"shape", "dtype", "role", "main_grad", "grad_dtype"};
 	t->name = ident(p, pr->k, "tensor name");
 	t->loc = loc_of(p, pr->k);
 	t->dtype = DT_BF16;
@@ -450,7 +450,7 @@ static void parse_tensor(P *p, SpecTensor *t, Pair *pr)
 	Pair *f = pairs(p, pr->v, what, &n);
 	bool have_shape = false;
 	for (int i = 0; i < n; i++) {
-		switch (key_index(f[i].key, keys, 4)) {
+		switch (key_index(f[i].key, keys, 5)) {
 		case 0: {
 			int m;
 			yaml_node_t **e = items(p, f[i].v, arena_printf(p->a, "the shape of '%s'", t->name), &m);
@@ -485,7 +485,14 @@ static void parse_tensor(P *p, SpecTensor *t, Pair *pr)
 			t->main_grad = boolean(p, f[i].v, "main_grad");
 			t->main_grad_loc = loc_of(p, f[i].k);
 			break;
-		default: unknown_key(p, &f[i], what, keys, 4);
+		case 4: { /* a weight gradient in high precision: bf16, fp16 or fp32 */
+			const char *names[DT_COUNT] = {0};
+			names[DT_BF16] = dtype_names[DT_BF16], names[DT_F16] = dtype_names[DT_F16], names[DT_F32] = dtype_names[DT_F32];
+			t->grad_dtype = (DType)choice(p, f[i].v, "grad_dtype", names, DT_COUNT);
+			t->grad_dtype_loc = loc_of(p, f[i].v);
+			break;
+		}
+		default: unknown_key(p, &f[i], what, keys, 5);
 		}
 	}
 	if (!have_shape)
@@ -903,6 +910,15 @@ static void parse_top(P *p, yaml_node_t *root)
 		if (t->main_grad && !s->backward)
 			diag_error(p->d, t->main_grad_loc, "main_grad accumulates the derived gradient of '%s'; it needs backward: true",
 				t->name);
+		if (t->grad_dtype != DT_NONE && t->role != ROLE_WEIGHT)
+			diag_error(p->d, t->grad_dtype_loc, "grad_dtype is for weights: '%s' has role %s; add role: weight or drop grad_dtype",
+				t->name, role_names[t->role]);
+		else if (t->grad_dtype != DT_NONE && !s->backward)
+			diag_error(p->d, t->grad_dtype_loc, "grad_dtype is the dtype of the derived gradient of '%s'; it needs backward: true",
+				t->name);
+		else if (t->grad_dtype != DT_NONE && t->grad_dtype != DT_F32 && t->main_grad)
+			diag_error(p->d, t->grad_dtype_loc, "grad_dtype %s with main_grad: main_grad accumulates the gradient of '%s' in "
+				"fp32; drop one", dtype_names[t->grad_dtype], t->name);
 	}
 	if (by[7]) {
 		parse_list(p, by[7], "targets", &s->targets, &s->target_locs, &s->ntargets, false);

@@ -307,8 +307,19 @@ static int run_adamw(const Graph *g, const long *dims, const Op *op, RefTensor *
 		rw->bytes[c] = n * sizeof(float);
 	}
 	RefAdamw h = {g->optim.beta1, g->optim.beta2, g->optim.eps, g->optim.weight_decay};
-	ref_adamw(&h, st, rw->comp[COMP_DATA], ref_dtype(w->dtype), t[gr->id].comp[COMP_DATA], rw->comp[COMP_MASTER],
-		rw->comp[COMP_MOM1], rw->comp[COMP_MOM2], n);
+	float *g32 = NULL; /* a BF16 or FP16 gradient (the weight's grad_dtype) as floats, as the kernel loads it */
+	if (gr->dtype != DT_F32) {
+		g32 = malloc(sizeof *g32 * (n ? n : 1));
+		if (!g32) {
+			snprintf(err, errlen, "reference: adamw of '%s': out of memory", w->name);
+			return -1;
+		}
+		for (size_t i = 0; i < n; i++)
+			g32[i] = ref_load(t[gr->id].comp[COMP_DATA], ref_dtype(gr->dtype), i);
+	}
+	ref_adamw(&h, st, rw->comp[COMP_DATA], ref_dtype(w->dtype), g32 ? g32 : t[gr->id].comp[COMP_DATA],
+		rw->comp[COMP_MASTER], rw->comp[COMP_MOM1], rw->comp[COMP_MOM2], n);
+	free(g32);
 	return 0;
 }
 

@@ -1,11 +1,12 @@
 // adamw.cu: the AdamW update of one weight (TG_MODE 0), or the optimizer's step count (TG_MODE 1).
-// tegen-slots: TG_KERNEL TG_MODE TG_W_DTYPE TG_VEC TG_THREADS TG_BETA1 TG_BETA2 TG_EPS TG_WD TG_AMAX
+// tegen-slots: TG_KERNEL TG_MODE TG_W_DTYPE TG_G_DTYPE TG_VEC TG_THREADS TG_BETA1 TG_BETA2 TG_EPS TG_WD TG_AMAX
 //
 // TG_MODE 0: every element of the weight [n[0]][n[1]] (flat, grid-stride, TG_VEC at a time):
 //   step 0 (the state's TG_OPTIM_STEP == 0): master = the bound weight (FP32), m = v = 0;
 //   then tg_adamw1 (tg_optim.h) with lr and the beta powers read from the state;
 //   writes master, m, v and the weight rounded to TG_W_DTYPE (the caller's buffer keeps
-//   the current value). Bit-exact with ref_adamw (ref/optim.c).
+//   the current value). Bit-exact with ref_adamw (ref/optim.c). The gradient is TG_G_DTYPE (FP32, BF16
+//   or FP16: a wgrad in the weight's grad_dtype), read as floats.
 // TG_AMAX 1 (a weight cast with current scaling): also the amax of the new weight as stored
 //   (rounded to TG_W_DTYPE), atomically into p[TG_P_AMAX], so the cast's amax pass need not
 //   read the weight again (the cast pass reads this amax).
@@ -47,7 +48,7 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParam
 	for (long long i = ((long long)blockIdx.x * TG_THREADS + threadIdx.x) * AW_VEC; i < n;
 		i += (long long)gridDim.x * TG_THREADS * AW_VEC) {
 		float w[AW_VEC], g[AW_VEC], m[AW_VEC], v[AW_VEC];
-		tg_load_vec<0, AW_VEC>(p.p[TG_PA_GRAD], i, g);
+		tg_load_vec<TG_G_DTYPE, AW_VEC>(p.p[TG_PA_GRAD], i, g);
 		if (step == 0) {
 			tg_load_vec<TG_W_DTYPE, AW_VEC>(p.p[TG_PA_W], i, w);
 #pragma unroll

@@ -1,6 +1,6 @@
 // adamw_cast.cu: the AdamW update of one weight fused with its per-tensor FP8 copies (delayed
 // scaling: the scale is known before the step), one pass over memory.
-// tegen-slots: TG_KERNEL TG_MODE TG_W_DTYPE TG_FMT TG_ROWWISE TG_COLWISE TG_THREADS TG_BETA1 TG_BETA2 TG_EPS TG_WD
+// tegen-slots: TG_KERNEL TG_MODE TG_W_DTYPE TG_G_DTYPE TG_FMT TG_ROWWISE TG_COLWISE TG_THREADS TG_BETA1 TG_BETA2 TG_EPS TG_WD
 //
 // The weight [n[0]][n[1]] (rows, cols; cols % 4 == 0) in tiles of 64 rows x 256 columns
 // (grid-stride over tiles, 256 threads; a tile row is 1 KB of each FP32 array, long enough
@@ -12,7 +12,7 @@
 // (TG_COLWISE: the tile's bytes staged in shared memory and written down the columns), the
 // amax of |w| atomically into p[TG_P_AMAX], scale_inv = 1/scale into p[TG_P_SCALE_INV].
 // Bytes per element: 16 read (grad, master, m, v), 12 + 2 + 2 written: 32, against 34 for the
-// update (30) and the separate cast (4), and one launch fewer.
+// update (30) and the separate cast (4), and one launch fewer (a BF16 or FP16 gradient, TG_G_DTYPE: 2 fewer).
 // Pointer slots: tg_optim.h's TG_PA_W .. TG_PA_V (0-4), tg_kernel.h's TG_P_OUT, TG_P_OUT_T,
 // TG_P_SCALE, TG_P_SCALE_INV, TG_P_AMAX (5-10), the optimizer state at TG_PAC_STATE (11).
 // TG_MODE is adamw_slots' (always 0 here). Launch: block (TG_THREADS,1,1), any grid.x >= 1.
@@ -60,7 +60,7 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParam
 			if (r < rows && c < cols) { // cols % 4 == 0: a quad is all in or all out
 				const long long i = r * cols + c;
 				float w[4];
-				tg_adamw_quad<TG_W_DTYPE>(p, s, step, i, w); // w: the new weight as stored
+				tg_adamw_quad<TG_W_DTYPE, TG_G_DTYPE>(p, s, step, i, w); // w: the new weight as stored
 #pragma unroll
 				for (int k = 0; k < 4; k++)
 					amax = tg_absmax(amax, w[k]);

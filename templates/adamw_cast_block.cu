@@ -3,7 +3,7 @@
 // the CTA that updates a tile can cast it: TG_RECIPE 5 (block128x128: one scale a tile), 4
 // (block1x128: a scale per 128 elements of a row, and per 128 rows of a column for the columnwise
 // copy) or 6 (MXFP8: an E8M0 scale per 32 elements of a row, per 32 rows of a column).
-// tegen-slots: TG_KERNEL TG_MODE TG_W_DTYPE TG_FMT TG_RECIPE TG_ROWWISE TG_COLWISE TG_THREADS TG_BETA1 TG_BETA2 TG_EPS TG_WD TG_EPS_SCALE TG_POW2
+// tegen-slots: TG_KERNEL TG_MODE TG_W_DTYPE TG_G_DTYPE TG_FMT TG_RECIPE TG_ROWWISE TG_COLWISE TG_THREADS TG_BETA1 TG_BETA2 TG_EPS TG_WD TG_EPS_SCALE TG_POW2
 //
 // The weight [n[0]][n[1]] (rows, cols; cols % 4 == 0) in 128 x 128 tiles, grid-stride over tiles,
 // 256 threads: a pass is 8 rows of 32 4-element quads (a warp holds one tile row), 16 passes a
@@ -19,7 +19,7 @@
 // p[TG_P_SCALE_INV_T] [ceil(cols/128)][ceil(rows/128)] (the same blocks); 4: [ceil(cols/128)][rows]
 // and [ceil(rows/128)][cols]; 6: bytes [rows][ceil(cols/32)] and [ceil(rows/32)][cols].
 // Bytes per element: 16 read (grad, master, m, v), 12 + 2 + 2 written, against 34 for the update
-// and the separate cast, and one launch fewer.
+// and the separate cast, and one launch fewer (a BF16 or FP16 gradient, TG_G_DTYPE: 2 fewer read).
 // Pointer slots: tg_optim.h's TG_PA_W .. TG_PA_V (0-4), tg_kernel.h's TG_P_OUT, TG_P_OUT_T,
 // TG_P_SCALE_INV, TG_P_SCALE_INV_T, the optimizer state at TG_PAB_STATE (11). TG_MODE is
 // adamw_slots' (always 0 here). Launch: block (TG_THREADS,1,1), any grid.x >= 1.
@@ -98,7 +98,7 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParam
 			for (int k = 0; k < 4; k++)
 				w[pass][k] = 0.0f;
 			if (r < rows && c < cols) { // cols % 4 == 0: a quad is all in or all out
-				tg_adamw_quad<TG_W_DTYPE>(p, s, step, r * cols + c, w[pass]); // w: the new weight as stored
+				tg_adamw_quad<TG_W_DTYPE, TG_G_DTYPE>(p, s, step, r * cols + c, w[pass]); // w: the new weight as stored
 #pragma unroll
 				for (int k = 0; k < 4; k++)
 					amax = tg_absmax(amax, w[pass][k]);

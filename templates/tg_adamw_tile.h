@@ -10,13 +10,13 @@
 // tg_adamw_quad: the AdamW update of the 4 elements from index i, each exactly as adamw.cu does it
 // (tg_adamw1, bit-exact with ref_adamw; step 0 takes the master from the bound weight): master, m, v
 // and the weight written; w gets the new weight as stored (rounded to W_DTYPE): what its cast reads.
-template <int W_DTYPE>
+template <int W_DTYPE, int G_DTYPE>
 __device__ __forceinline__ void tg_adamw_quad(const TgParams &p, const TgAdamwStep &s, unsigned step, long long i,
                                               float (&w)[4])
 {
 	float *master = (float *)p.p[TG_PA_MASTER], *mom1 = (float *)p.p[TG_PA_M], *mom2 = (float *)p.p[TG_PA_V];
 	float g[4], m[4], v[4];
-	tg_load_vec<TG_DTYPE_F32, 4>(p.p[TG_PA_GRAD], i, g);
+	tg_load_vec<G_DTYPE, 4>(p.p[TG_PA_GRAD], i, g); // FP32, BF16 or FP16 (G_DTYPE)
 	if (step == 0) {
 		tg_load_vec<W_DTYPE, 4>(p.p[TG_PA_W], i, w);
 #pragma unroll

@@ -22,7 +22,7 @@
 
 /* Pointer slots of adamw.cu (TgParams.p). */
 #define TG_PA_W      0   /* the weight, high precision: read at the first step, written with the new value */
-#define TG_PA_GRAD   1   /* its gradient, FP32 */
+#define TG_PA_GRAD   1   /* its gradient: FP32, BF16 or FP16 (the kernel's TG_G_DTYPE) */
 #define TG_PA_MASTER 2   /* FP32 master copy (read, written) */
 #define TG_PA_M      3   /* first moment, FP32 */
 #define TG_PA_V      4   /* second moment, FP32 */

@@ -130,24 +130,44 @@ static bool main_grad(Dv *v, const Tensor *w, const char *name)
 	return false;
 }
 
-/* The dtype of weight w's wgrad output: its `grad_dtype` (bf16, fp16 or fp32), fp32 when not given. */
-static DType wgrad_dtype(const Dv *v, const Tensor *w)
+/* w's declaration with a `grad_dtype` other than fp32, or NULL. */
+static const SpecTensor *narrow_grad(const Dv *v, const Tensor *w)
 {
-	for (int i = 0; i < v->s->ntensors; i++)
-		if (!strcmp(v->s->tensors[i].name, w->name) && v->s->tensors[i].grad_dtype != DT_NONE)
-			return v->s->tensors[i].grad_dtype;
-	return DT_F32;
+	for (int i = 0; i < v->s->ntensors; i++) {
+		const SpecTensor *t = &v->s->tensors[i];
+		if (!strcmp(t->name, w->name) && t->grad_dtype != DT_NONE && t->grad_dtype != DT_F32)
+			return t;
+	}
+	return NULL;
+}
+
+/* The dtype of weight W's wgrad output (operands a, quantized when q): its `grad_dtype`, fp32 when not given. A
+ * GEMM of high-precision operands (and an emulated MXFP8/NVFP4 one, a BF16 GEMM) has no output in another 16-bit
+ * type (cuBLASLt; ir.c's gemm rule), which is reported at the grad_dtype. */
+static DType wgrad_dtype(const Dv *v, const Tensor *W, const Tensor *a, bool q)
+{
+	const SpecTensor *t = narrow_grad(v, W);
+	if (!t)
+		return DT_F32;
+	DType hin = !q ? a->dtype : (a->recipe.scaling == SCALING_MXFP8 || a->recipe.scaling == SCALING_NVFP4) ? DT_BF16
+		: DT_NONE;
+	if (hin == DT_F32)
+		diag_error(v->d, t->grad_dtype_loc, "grad_dtype %s: the wgrad of '%s' is a GEMM of fp32 operands, whose output is "
+			"fp32 (cuBLASLt); drop grad_dtype or use fp32", dtype_name(t->grad_dtype), W->name);
+	if (hin != DT_NONE && t->grad_dtype != hin)
+		diag_error(v->d, t->grad_dtype_loc, "grad_dtype %s: the wgrad of '%s' is a GEMM of %s operands%s, whose output is "
+			"%s or fp32 (cuBLASLt); use grad_dtype %s or fp32", dtype_name(t->grad_dtype), W->name, dtype_name(hin),
+			q ? " (emulated)" : "", dtype_name(hin), dtype_name(hin));
+	return t->grad_dtype;
 }
 
 /* A weight whose gradient is an FP32 sum over tokens (d_gamma, d_beta, dbias) may not ask for another dtype. */
 static void fp32_gradient_only(const Dv *v, const Tensor *w, const char *what)
 {
-	for (int i = 0; i < v->s->ntensors; i++) {
-		const SpecTensor *t = &v->s->tensors[i];
-		if (!strcmp(t->name, w->name) && t->grad_dtype != DT_NONE && t->grad_dtype != DT_F32)
-			diag_error(v->d, t->grad_dtype_loc, "grad_dtype: d_%s (%s) is an fp32 sum over tokens; grad_dtype applies to a "
-				"GEMM's weight (its wgrad output)", w->name, what);
-	}
+	const SpecTensor *t = narrow_grad(v, w);
+	if (t)
+		diag_error(v->d, t->grad_dtype_loc, "grad_dtype: d_%s (%s) is an fp32 sum over tokens; grad_dtype applies to a "
+			"GEMM's weight (its wgrad output)", w->name, what);
 }
 
 /* The forward op that produced t asks for a columnwise copy too (a backward GEMM reads it). */
@@ -211,7 +231,7 @@ static void derive_gemm(Dv *v, const Op *op, Loc at)
 	set_arg(wg, ARG_B, A->name);
 	set_arg(wg, ARG_OUT, dw);
 	wg->p.pass = PASS_WGRAD;
-	wg->p.out_dtype = wgrad_dtype(v, W);
+	wg->p.out_dtype = wgrad_dtype(v, W, A, q);
 	wg->p.accumulate = main_grad(v, W, dw);
 	if (op->arg[ARG_BIAS] >= 0) {
 		const Tensor *bias = ft(v, op->arg[ARG_BIAS]);

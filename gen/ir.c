@@ -841,6 +841,13 @@ static void infer_adamw(B *b, const SpecOp *o, Op *op)
 	if ((g->dtype != DT_F32 && g->dtype != DT_BF16 && g->dtype != DT_F16) || !same_shape(g, w))
 		diag_error(b->d, op_arg_loc(o, ARG_GRAD), "adamw's gradient '%s' must be fp32, bf16 or fp16 with the shape of '%s'",
 			g->name, w->name);
+	/* adamw.cu moves 4 bytes of a 16-bit weight or gradient at a time (2 elements): the flat update needs the last
+	 * extent even (plan_adamw's vector width), unless both are fp32 */
+	Extent last = w->rank ? w->shape[w->rank - 1] : (Extent){-1, 0, 1};
+	if (last.dim < 0 && last.add % 2 && (w->dtype != DT_F32 || g->dtype != DT_F32))
+		diag_error(b->d, op_arg_loc(o, ARG_IN), "adamw: weight '%s' (%s) with gradient '%s' (%s) has an odd last extent "
+			"(%ld); the update moves 16-bit values two at a time: make it even, or both fp32", w->name,
+			dtype_name(w->dtype), g->name, dtype_name(g->dtype), last.add);
 	for (int k = 0; k < op->id; k++)
 		if (b->g->ops[k].kind == OP_ADAMW && b->g->ops[k].arg[ARG_IN] == w->id)
 			diag_error(b->d, o->loc, "adamw: weight '%s' is updated twice", w->name);
@@ -1035,6 +1042,12 @@ static void infer_gemm(B *b, const SpecOp *o, Op *op)
 	 * FP32 x FP32 -> FP32; MXFP8/NVFP4 run as a BF16 GEMM wherever they are emulated */
 	DType hin = !qa ? A->dtype : (A->recipe.scaling == SCALING_MXFP8 || A->recipe.scaling == SCALING_NVFP4) ? DT_BF16 : DT_NONE;
 	if (hin != DT_NONE && out->dtype != DT_F32 && out->dtype != hin) {
+		if (o->phase == PHASE_BACKWARD) /* a derived dgrad (its output in the forward input's dtype) */
+			diag_error(b->d, o->loc, "backward: the derived %s of this gemm_cast writes '%s' in %s (the dtype of its forward "
+				"input), but a GEMM of %s operands%s has only a %s or fp32 output (cuBLASLt); make the input %s or fp32",
+				o->p.pass == PASS_WGRAD ? "wgrad" : "dgrad", out->name, dtype_name(out->dtype),
+				qa ? scaling_name(A->recipe.scaling) : dtype_name(hin), qa ? " (emulated as BF16)" : "", dtype_name(hin),
+				dtype_name(hin));
 		if (qa)
 			diag_error(b->d, or_loc(o->dtype_loc, o->loc), "gemm_cast of %s operands has no %s output: where it is emulated it runs as a BF16 GEMM, and cuBLASLt computes bf16 x bf16 -> bf16 or fp32; use dtype bf16 or fp32",
 				scaling_name(A->recipe.scaling), dtype_name(out->dtype));

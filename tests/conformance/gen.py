@@ -84,7 +84,8 @@ FORMATS = ["e4m3", "e5m2", "hybrid"]
 ACTS = ["swiglu", "geglu", "reglu", "qgeglu", "sreglu", "clamped_swiglu"]
 LAYOUTS = {"row": ["rowwise"], "col": ["columnwise"], "both": ["rowwise", "columnwise"]}
 OPS = ["norm_quantize", "glu_amax", "cast_transpose", "quantize", "gemm_cast", "gemm_glu", "dglu", "gemm_dglu", "dnorm",
-       "dbias"]
+       "dbias", "adamw"]
+GEMM_OPS = ("gemm_cast", "gemm_glu", "gemm_dglu", "adamw")   # cases with two GEMM extents (K = width, N = width2)
 BACKWARD_UNQUANTIZED = ("dnorm", "dbias")   # their outputs are never quantized: recipe none only
 
 # Deliberate rejections: class -> what `tegen check`'s message must mention.
@@ -99,11 +100,13 @@ REJECT = {
     "gemm_fp8_out_not_delayed": r"delayed|fp8",
     "gemm_accumulate_fp8": r"accumulate|fp8",
     "gemm_accumulate_gelu": r"accumulate is not allowed with epilogue: gelu",
+    "adamw_odd_width": r"adamw: .*odd last extent",
+    "grad_dtype_hp": r"grad_dtype \w+: the wgrad of",
     "gemm_block128_both": r"block128x128",
     "tile_width8": r"multiple of 8",
     "row_width": r"multiple of [24]",
     "row_too_long": r"longer than the row kernel holds",
-    "gemm_hp_out_dtype": r"has no fp(16|32)? ?\w* ?output|no \w+ output",
+    "gemm_hp_out_dtype": r"has no fp(16|32)? ?\w* ?output|no \w+ output|has only a \w+ or fp32 output",
     "dglu_width": r"multiple of (2|4|8|32|64|128)\b",
 }
 
@@ -195,17 +198,25 @@ def gemm_dglu_configs():
                         yield dict(op="gemm_dglu", act=act, din=din, dh=dh, dg=dg, dbias=dbias)
 
 
+def adamw_configs():
+    """A training layer y = x w^T (backward: true) with AdamW: the derived dgrad and wgrad, the weight's gradient in
+    its grad_dtype (fp32 when not given), read by the update (fused with the weight's cast where it is quantized)."""
+    for din in HP:
+        for gd in [None] + HP:
+            yield dict(op="adamw", din=din, gd=gd)
+
+
 def op_configs():
     """Every (op config, recipe, format, layout/precision) combination: the space without widths/tokens/targets."""
     out = []
     bases = list(norm_configs()) + list(glu_configs()) + list(tile_configs("cast_transpose")) + \
         list(tile_configs("quantize")) + list(gemm_configs()) + list(gemm_glu_configs()) + list(dglu_configs()) + \
         list(gemm_dglu_configs()) + \
-        list(dnorm_configs()) + list(dbias_configs())
+        list(dnorm_configs()) + list(dbias_configs()) + list(adamw_configs())
     for base in bases:
         for recipe in (["none"] if base["op"] in BACKWARD_UNQUANTIZED else RECIPES):
             for fmt in recipe_formats(recipe):
-                if base["op"] == "gemm_cast":
+                if base["op"] in ("gemm_cast", "adamw"):
                     layouts = [None]          # the pass decides which copies the operands need
                     precs = [None]
                 elif quantized(recipe):
@@ -298,7 +309,7 @@ def stable_hash(s):
 
 def pick_widths(c):
     """The concrete row length(s) of a case from its class (deterministic per case)."""
-    table = GEMM_WIDTHS if c["op"] in ("gemm_cast", "gemm_glu", "gemm_dglu") else WIDTHS
+    table = GEMM_WIDTHS if c["op"] in GEMM_OPS else WIDTHS
     vals = table[c["wclass"]]
     if c["tokens"] == 8192:          # keep the largest runs affordable on the GPU half
         vals = [v for v in vals if v <= 4112] or vals[:1]
@@ -327,10 +338,12 @@ def case_name(c):
         parts += [c["norm"][:2], "zcg" if c["zcg"] else "g", "dres" if c["dres"] else "-", c["din"], c["dg"], c["dw"]]
     elif c["op"] == "dbias":
         parts += [c["din"]]
+    elif c["op"] == "adamw":
+        parts += [c["din"], "g" + (c["gd"] or "-")]
     else:
         parts += [c["role"][:4], c["din"]] + (["db"] if c.get("dbias") else [])
     parts += [c["recipe"] + ("~pow2" if c.get("sopt") == "flip" else ""), c["fmt"] or "-", c["layout"] or (c["prec"] or "-")]
-    parts += ["w%d" % c["width"] + ("x%d" % c["width2"] if c["op"] in ("gemm_cast", "gemm_glu", "gemm_dglu") else ""),
+    parts += ["w%d" % c["width"] + ("x%d" % c["width2"] if c["op"] in GEMM_OPS else ""),
               "t%d" % c["tokens"],
               c["target"]]
     return ".".join(parts)
@@ -360,6 +373,16 @@ def expected_rejections(c):
         u = dict(c, op="dglu", din=c["dh"], dg=c["dg"], width=c["width2"],
                  recipe="block1x128" if c["recipe"] == "block128x128" else c["recipe"])
         return expected_rejections(g) + expected_rejections(u)
+    if c["op"] == "adamw":     # the forward GEMM's rules, then the derived dgrad's and wgrad's (K = width, N = width2)
+        g = dict(c, op="gemm_cast", bias=None, acc=False, gelu=False, fa_flip=False, layout=None)
+        out = expected_rejections(dict(g, gpass="fprop", dout=c["din"] if not quantized(c["recipe"]) else "bf16"))
+        out += expected_rejections(dict(g, gpass="dgrad", dout=c["din"]))
+        # the wgrad's output dtype rule is reported at the weight's grad_dtype (gen/derive.c wgrad_dtype)
+        out += [e if e != "gemm_hp_out_dtype" else "grad_dtype_hp"
+                for e in expected_rejections(dict(g, gpass="wgrad", dout=c["gd"] or "fp32"))]
+        if c["width"] % 2 and (c["din"] != "fp32" or (c["gd"] or "fp32") != "fp32"):
+            out.append("adamw_odd_width")   # adamw.cu moves 16-bit values two at a time (gen/ir.c infer_adamw)
+        return sorted(set(out))
     q = quantized(c["recipe"])
     op, w = c["op"], c["width"]
     out = []
@@ -499,7 +522,7 @@ def recipe_map(c):
             m["nvfp4_" + opt] = True
         return m
     # a GEMM's block128x128 row: 1x128 activations, the weight (b) overridden to 128x128
-    m = {"scaling": "block1x128" if r == "block128x128" and c["op"] in ("gemm_cast", "gemm_glu", "gemm_dglu") else r}
+    m = {"scaling": "block1x128" if r == "block128x128" and c["op"] in GEMM_OPS else r}
     m["format"] = c["fmt"]
     if c.get("sopt") == "flip":
         m["pow2"] = r == "current"
@@ -596,6 +619,19 @@ def spec_text(c):
         dims = {"tokens": "dynamic", "hidden": w}
         tensors.append(("dy", {"shape": ["tokens", "hidden"], "dtype": c["din"], "role": "gradient"}))
         ops.append(("dbias", {"in": "dy", "out": "y"}))
+    elif op == "adamw":
+        dims = {"tokens": "dynamic", "k": w, "n": w2}
+        tensors.append(("x", {"shape": ["tokens", "k"], "dtype": c["din"]}))
+        tensors.append(("w", {"shape": ["n", "k"], "dtype": c["din"], "role": "weight", "grad_dtype": c["gd"]}))
+        a_op, b_op = "x", "w"
+        if quantized(c["recipe"]):   # the copies the backward reads are the derivation's to add
+            a_op, b_op = "x_q", "w_q"
+            ops.append(("quantize", {"in": "x", "out": a_op}))
+            ops.append(("quantize", {"in": "w", "out": b_op}))
+            if c["recipe"] == "block128x128":
+                overrides.append((b_op, {"scaling": "block128x128"}))
+        ops.append(("gemm_cast", {"a": a_op, "b": b_op, "out": "y",
+                                  "dtype": c["din"] if not quantized(c["recipe"]) else "bf16"}))
     else:
         dims = {"tokens": "dynamic", "k": w, "n": w2}
         g = c["gpass"]
@@ -633,6 +669,10 @@ def spec_text(c):
     L += ["  %s: %s" % (n, flow(m)) for n, m in tensors]
     L.append("ops:")
     L += ["  - %s: %s" % (k, flow(m)) for k, m in ops]
+    if op == "adamw":
+        L.append("outputs: [y]")
+        L.append("backward: true")
+        L.append("optimizer: {kind: adamw, lr: 1e-2, betas: [0.9, 0.95], eps: 1e-8, weight_decay: 0.1}")
     L.append("targets: [%s]" % ", ".join(TARGETS[c["target"]]))
     return "\n".join(L) + "\n"
 

@@ -447,6 +447,11 @@ Spec *spec_derive_backward(Arena *a, Diag *d, const Spec *fs, Arch default_arch)
 			if (g->tensors[i].producer < 0 && v->grad[i])
 				add[n++] = v->grad[i];
 		for (int i = 0; i < n; i++) {
+			bool listed = false; /* a residual norm's input and residual share one gradient (d_<input>) */
+			for (int j = 0; j < s->noutputs && !listed; j++)
+				listed = !strcmp(s->outputs[j], add[i]);
+			if (listed)
+				continue;
 			s->outputs[s->noutputs] = add[i];
 			s->output_locs[s->noutputs++] = fs->outputs_loc;
 		}

@@ -209,7 +209,7 @@ def adamw_configs():
 
 def mlp_configs():
     """A whole MLP training layer: norm -> up GEMM (bias or not) -> GLU -> down GEMM, backward: true (every
-    derived op: ct, dgrad/wgrad, dglu with its dbias, dnorm), AdamW or not. Its rejections are not predicted
+    derived op: ct, dgrad/wgrad, dglu with its dbias, dnorm with the residual stream's gradient), AdamW or not. Its rejections are not predicted
     (the "open" class): the CPU half passes a file:line:col rejection for any reason, the GPU half skips it."""
     for norm in ["rmsnorm", "layernorm"]:
         for act in ACTS:
@@ -217,7 +217,9 @@ def mlp_configs():
                 for din in HP:
                     for dh in HP:
                         for optim in [False, True]:
-                            yield dict(op="mlp", norm=norm, act=act, bias=bias, din=din, dh=dh, optim=optim)
+                            for resid in [False, True]:   # the norm adds a residual stream (residual_out an output)
+                                yield dict(op="mlp", norm=norm, act=act, bias=bias, din=din, dh=dh, optim=optim,
+                                           resid=resid)
 
 
 def op_configs():
@@ -355,7 +357,8 @@ def case_name(c):
     elif c["op"] == "adamw":
         parts += [c["din"], "g" + (c["gd"] or "-")]
     elif c["op"] == "mlp":
-        parts += [c["norm"][:2], c["act"], "bias" if c["bias"] else "-", c["din"], c["dh"], "adamw" if c["optim"] else "-"]
+        parts += [c["norm"][:2] + ("+res" if c.get("resid") else ""), c["act"], "bias" if c["bias"] else "-", c["din"],
+                  c["dh"], "adamw" if c["optim"] else "-"]
     else:
         parts += [c["role"][:4], c["din"]] + (["db"] if c.get("dbias") else [])
     parts += [c["recipe"] + ("~pow2" if c.get("sopt") == "flip" else ""), c["fmt"] or "-", c["layout"] or (c["prec"] or "-")]
@@ -641,6 +644,8 @@ def spec_text(c):
         q = quantized(c["recipe"])
         dims = {"tokens": "dynamic", "hidden": w, "ffn": w2}
         tensors.append(("x", {"shape": ["tokens", "hidden"], "dtype": c["din"]}))
+        if c.get("resid"):
+            tensors.append(("r", {"shape": ["tokens", "hidden"], "dtype": c["din"]}))
         tensors.append(("gamma", {"shape": ["hidden"], "dtype": c["din"], "role": "weight"}))
         if c["norm"] == "layernorm":
             tensors.append(("beta", {"shape": ["hidden"], "dtype": c["din"], "role": "weight"}))
@@ -649,7 +654,9 @@ def spec_text(c):
             tensors.append(("b_up", {"shape": ["2*ffn"], "dtype": c["dh"], "role": "weight"}))
         tensors.append(("w_down", {"shape": ["hidden", "ffn"], "dtype": c["din"], "role": "weight"}))
         hp = None if q else c["din"]   # unquantized: the norm's and the GLU's outputs in the GEMMs' dtype
-        ops.append(("norm_quantize", {"in": "x", "gamma": "gamma", "beta": "beta" if c["norm"] == "layernorm" else None,
+        ops.append(("norm_quantize", {"in": "x", "residual": "r" if c.get("resid") else None,
+                                      "residual_out": "s" if c.get("resid") else None,
+                                      "gamma": "gamma", "beta": "beta" if c["norm"] == "layernorm" else None,
                                       "out": "xn", "norm": c["norm"] if c["norm"] != "rmsnorm" else None,
                                       "precision": hp}))
         up, down = "w_up", "w_down"
@@ -713,7 +720,7 @@ def spec_text(c):
     L.append("ops:")
     L += ["  - %s: %s" % (k, flow(m)) for k, m in ops]
     if op in ("adamw", "mlp"):
-        L.append("outputs: [y]")
+        L.append("outputs: [y, s]" if c.get("resid") else "outputs: [y]")
         L.append("backward: true")
         if op == "adamw" or c.get("optim"):
             L.append("optimizer: {kind: adamw, lr: 1e-2, betas: [0.9, 0.95], eps: 1e-8, weight_decay: 0.1}")

@@ -218,8 +218,9 @@ def mlp_configs():
                     for dh in HP:
                         for optim in [False, True]:
                             for resid in [False, True]:   # the norm adds a residual stream (residual_out an output)
-                                yield dict(op="mlp", norm=norm, act=act, bias=bias, din=din, dh=dh, optim=optim,
-                                           resid=resid)
+                                for rank3 in [False, True]:  # activations [2, tokens, hidden]: M = 2 x tokens
+                                    yield dict(op="mlp", norm=norm, act=act, bias=bias, din=din, dh=dh, optim=optim,
+                                               resid=resid, rank3=rank3)
 
 
 def op_configs():
@@ -357,8 +358,8 @@ def case_name(c):
     elif c["op"] == "adamw":
         parts += [c["din"], "g" + (c["gd"] or "-")]
     elif c["op"] == "mlp":
-        parts += [c["norm"][:2] + ("+res" if c.get("resid") else ""), c["act"], "bias" if c["bias"] else "-", c["din"],
-                  c["dh"], "adamw" if c["optim"] else "-"]
+        parts += [c["norm"][:2] + ("+res" if c.get("resid") else "") + ("+r3" if c.get("rank3") else ""), c["act"],
+                  "bias" if c["bias"] else "-", c["din"], c["dh"], "adamw" if c["optim"] else "-"]
     else:
         parts += [c["role"][:4], c["din"]] + (["db"] if c.get("dbias") else [])
     parts += [c["recipe"] + ("~pow2" if c.get("sopt") == "flip" else ""), c["fmt"] or "-", c["layout"] or (c["prec"] or "-")]
@@ -643,9 +644,10 @@ def spec_text(c):
     elif op == "mlp":
         q = quantized(c["recipe"])
         dims = {"tokens": "dynamic", "hidden": w, "ffn": w2}
-        tensors.append(("x", {"shape": ["tokens", "hidden"], "dtype": c["din"]}))
+        xs = ["2", "tokens", "hidden"] if c.get("rank3") else ["tokens", "hidden"]
+        tensors.append(("x", {"shape": xs, "dtype": c["din"]}))
         if c.get("resid"):
-            tensors.append(("r", {"shape": ["tokens", "hidden"], "dtype": c["din"]}))
+            tensors.append(("r", {"shape": xs, "dtype": c["din"]}))
         tensors.append(("gamma", {"shape": ["hidden"], "dtype": c["din"], "role": "weight"}))
         if c["norm"] == "layernorm":
             tensors.append(("beta", {"shape": ["hidden"], "dtype": c["din"], "role": "weight"}))

@@ -515,6 +515,31 @@ static int check_output(TgLayer *l, const Graph *g, const long *dims, const Op *
 	return fails;
 }
 
+/* The delayed scales "NAME=VALUE ..." (spaces or commas between) into the host state copy h: each NAME a tensor
+ * with delayed scaling. 0, or -1 with why. */
+static int set_scales(const Graph *g, const TgStateLayout *lay, float *h, const char *spec, char *err, size_t errlen)
+{
+	char name[128];
+	float v;
+	int used;
+	for (const char *p = spec; sscanf(p, " %127[^=, ]=%g%n", name, &v, &used) == 2;) {
+		const Tensor *t = NULL;
+		for (int i = 0; i < g->ntensors && !t; i++)
+			if (!strcmp(g->tensors[i].name, name))
+				t = &g->tensors[i];
+		if (!t || t->state_slot < 0 || t->state_slot >= lay->delayed || !(v > 0.0f) || !isfinite(v)) {
+			snprintf(err, errlen, "scales: '%s' is not a tensor with delayed scaling, or %g is not a finite positive scale",
+				name, v);
+			return -1;
+		}
+		h[lay->scale + lay->stride * (size_t)t->state_slot] = v;
+		h[lay->scale_inv + lay->stride * (size_t)t->state_slot] = tg_scale_inv(v);
+		for (p += used; *p == ',' || *p == ' ';)
+			p++;
+	}
+	return 0;
+}
+
 int check_layer(TgLayer *l, long tokens, unsigned seed, int do_compare, CheckKeep *keep, Buf *out, char *err,
 	size_t errlen)
 {
@@ -547,6 +572,10 @@ int check_layer(TgLayer *l, long tokens, unsigned seed, int do_compare, CheckKee
 		for (int s = 0; s < lay.delayed; s++) {
 			hstate[lay.scale + lay.stride * (size_t)s] = refrun_delayed_scale(s);
 			hstate[lay.scale_inv + lay.stride * (size_t)s] = tg_scale_inv(hstate[lay.scale + lay.stride * (size_t)s]);
+		}
+		if (keep && keep->scales && set_scales(g, &lay, hstate, keep->scales, err, errlen)) {
+			free(hstate);
+			goto done;
 		}
 		cu.cuMemcpyHtoD_v2((CUdeviceptr)(uintptr_t)state, hstate, state_bytes);
 	}
@@ -624,13 +653,11 @@ int check_layer(TgLayer *l, long tokens, unsigned seed, int do_compare, CheckKee
 	free(amax0);
 done:
 	if (keep) {
-		const char *in_dir = keep->in_dir;
-		check_keep_free(keep);
-		keep->in_dir = in_dir;
+		check_keep_free(keep); /* (in_dir and scales stay) */
 		keep->dev = dev;
 		keep->n = g->ntensors;
 	} else {
-		CheckKeep k = {dev, g->ntensors, NULL};
+		CheckKeep k = {dev, g->ntensors, NULL, NULL};
 		check_keep_free(&k);
 	}
 	interp_free(g, rt);

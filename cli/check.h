@@ -13,6 +13,8 @@
 typedef struct CheckKeep {
 	unsigned long long *dev; int n; /* the bound input buffers */
 	const char *in_dir;             /* optional: take input NAME from IN_DIR/NAME.npy when that file exists */
+	const char *scales;             /* optional: "NAME=VALUE ..." delayed scales for those tensors instead of the
+	                                 * defaults (a test's `# test-scales:`, e.g. a scale near FLT_MAX) */
 } CheckKeep;
 int check_layer(TgLayer *l, long tokens, unsigned seed, int compare, CheckKeep *keep, Buf *out, char *err,
 	size_t errlen);

@@ -484,7 +484,8 @@ __device__ __forceinline__ void dglu_load_h(const unsigned short *h, int w, int 
 
 // One row of a unit: 8 (d_act, gate, linear) triples to 8 gate and 8 linear FP8 codes, the scale s folded into
 // d_act (d_h * s = dglu(gate, linear, d_act * s): one multiply an element, not two) and the amax kept of the scaled
-// values (the caller divides it by s once: within an ulp or two of max |d_h|, inside the check's 1e-6).
+// values (the caller divides it by s once: within an ulp or two of max |d_h|, inside the check's 1e-6; where a
+// scaled value overflows, the caller takes the unit's amax unscaled instead: dglu_unit_amax).
 __device__ __forceinline__ void dglu_row(const uint4 &dv, const uint4 &av, const uint4 &bv, float s, float &amax, uint2 &gq,
 	uint2 &lq)
 {
@@ -507,6 +508,20 @@ __device__ __forceinline__ void dglu_row(const uint4 &dv, const uint4 &av, const
 	lq = make_uint2(l16[0] | l16[1] << 16, l16[2] | l16[3] << 16);
 }
 
+// max |d_h| of a unit's 4 rows without the scale (the rare path: a scaled value of the unit overflowed FP32, as with
+// a delayed scale near FLT_MAX, where amax / s would be inf): the same math with s = 1, codes dropped.
+__device__ __noinline__ float dglu_unit_amax(u32 stg, int rg, int cg, const uint4 (&av)[4], const uint4 (&bv)[4])
+{
+	float a = 0.0f;
+	uint2 gq, lq;
+	for (int k = 0; k < 4; k++) {
+		const int r = 4 * rg + k;
+		const uint4 dv = lds128(stg + (r / 64) * (TG_NSLABS * 8192) + (cg / 8) * 8192 + (r % 64) * 128 + (((cg % 8) ^ (r % 8)) * 16));
+		dglu_row(dv, av[k], bv[k], 1.0f, a, gq, lq);
+	}
+	return a;
+}
+
 // Writes a unit's column words into a half's columnwise tile at shared address t: words w[0..3] are the unit's
 // columns 4 h4 + jj (4 tokens each, from tg_transpose_4x4_bytes), word q of rows 8 cg + 4 h4 + jj; jj rotated by cg
 // so that a warp's 8 column groups spread over the banks.
@@ -524,7 +539,7 @@ __device__ __forceinline__ void dglu_put_t(u32 t, const u32 (&w)[4], int cg, int
 // (TG_DH_ROW) from registers, the columnwise one (TG_ACT_T) through the two half-height columnwise tiles (st: gate
 // half, then linear half; 64 tokens at a time), amax kept (D, when asked, is the consumers' to write).
 __device__ __forceinline__ void dglu_finish(int e, u32 stg, u32 st, u64 *sfull, u64 *sempty, u32 parity, float s,
-	float &amax, int M, int C, int tm, int tn, int tm2, int tn2, uint4 (&av)[4], uint4 (&bv)[4],
+	float &amax, float &amax_u, int M, int C, int tm, int tn, int tm2, int tn2, uint4 (&av)[4], uint4 (&bv)[4],
 	int use_tma_store, const TgTensorMap &tg, const TgTensorMap &tl, const unsigned short *h, u8 *out, u8 *out_t)
 {
 	const size_t C2 = 2 * (size_t)C;
@@ -553,13 +568,14 @@ __device__ __forceinline__ void dglu_finish(int e, u32 stg, u32 st, u64 *sfull, 
 		const bool cok = c < C;
 		u8 *orow = out + (size_t)R0 * C2 + c;
 		[[maybe_unused]] u32 gw[4][2], lw[4][2]; // the codes of the 4 rows, for the columnwise tiles
+		float ua = 0.0f; // the unit's amax of scaled values
 #pragma unroll
 		for (int k = 0; k < 4; k++) {
 			const int r = 4 * rg + k;
 			// d_act: slab cg / 8 of the row's half (r / 64), 16-byte chunk (cg % 8) ^ (r % 8)
 			const uint4 dv = lds128(stg + (r / 64) * (TG_NSLABS * 8192) + (cg / 8) * 8192 + (r % 64) * 128 + (((cg % 8) ^ (r % 8)) * 16));
 			uint2 gq, lq;
-			dglu_row(dv, av[k], bv[k], s, amax, gq, lq);
+			dglu_row(dv, av[k], bv[k], s, ua, gq, lq);
 			gw[k][0] = gq.x, gw[k][1] = gq.y, lw[k][0] = lq.x, lw[k][1] = lq.y;
 			const bool ok = cok && R0 + k < M;
 			if (TG_DH_ROW && ok) {
@@ -567,6 +583,10 @@ __device__ __forceinline__ void dglu_finish(int e, u32 stg, u32 st, u64 *sfull, 
 				*reinterpret_cast<uint2 *>(orow + k * C2 + C) = lq;
 			}
 		}
+		if (ua <= 3.402823466e38f) // finite (NaN is ignored by the max): folded
+			amax = fmaxf(amax, ua);
+		else // a scaled value overflowed: this unit's amax without the scale, from the staging it still holds
+			amax_u = fmaxf(amax_u, dglu_unit_amax(stg, rg, cg, av, bv));
 		if (n == DG_UNITS - 1)
 			mbar_arrive(sempty); // the staging is read: the consumers may write the next tile's
 #pragma unroll
@@ -819,7 +839,7 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS, 1) TG_KERNEL(const __gr
 		const u32 stg = smem_u32(sout), st = stg + TG_STAGING_BYTES;
 		if (blockIdx.x == 0 && e == 0)
 			*(float *)ep.p[TG_PB_SCALE_INV] = tg_div_rn(1.0f, s);
-		float amax = 0.0f;
+		float amax = 0.0f, amax_u = 0.0f; // scaled (folded) and, from units that overflowed, unscaled
 		u32 parity = 0;
 		int tm = -1, tn = -1;
 		uint4 av[4], bv[4]; // the h of the thread's next unit
@@ -831,15 +851,17 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS, 1) TG_KERNEL(const __gr
 			int tm2 = -1, tn2 = -1;
 			if (t + (int)gridDim.x < ntiles)
 				tg_gemm_tile(t + gridDim.x, tiles_m, tiles_n, raster, tm2, tn2);
-			dglu_finish(e, stg, st, sfull, sempty, parity, s, amax, M, N, tm, tn, tm2, tn2, av, bv, use_tma_store, tact,
+			dglu_finish(e, stg, st, sfull, sempty, parity, s, amax, amax_u, M, N, tm, tn, tm2, tn2, av, bv, use_tma_store, tact,
 				tact_t, h, (u8 *)ep.p[TG_PB_OUT], (u8 *)ep.p[TG_PB_OUT_T]);
 			tm = tm2, tn = tn2;
 		}
 		if (e == 0)
 			asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
-		for (int o = 16; o > 0; o >>= 1)
+		for (int o = 16; o > 0; o >>= 1) {
 			amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, o));
-		amax = tg_div_rn(amax, s); // the amax of the scaled values (dglu_row), unscaled
+			amax_u = fmaxf(amax_u, __shfl_xor_sync(0xFFFFFFFFu, amax_u, o));
+		}
+		amax = fmaxf(tg_div_rn(amax, s), amax_u); // the amax of the scaled values (dglu_row), unscaled
 		if (tid % 32 == 0) // max of non-negative floats == max of their bit patterns as signed ints
 			asm volatile("red.global.max.s32 [%0], %1;" ::"l"(ep.p[TG_PB_AMAX]), "r"(__float_as_int(amax)) : "memory");
 #endif

@@ -588,6 +588,12 @@ int main(int argc, char **argv)
 			continue;
 		long hs[8] = {160, 256, 512, 4096}, tokens[8] = {1, 5, 217, 993};
 		int nh = directive(text, "# test-hidden:", hs, 8), ntok = directive(text, "# test-tokens:", tokens, 8);
+		char scales[256] = ""; /* "# test-scales: NAME=VALUE ...": delayed scales other than check_layer's */
+		const char *sd = strstr(text, "# test-scales:");
+		if (sd)
+			sscanf(sd + strlen("# test-scales:"), " %255[^\n]", scales);
+		CheckKeep keep = {0};
+		keep.scales = scales;
 		nh = nh ? nh : 4;
 		ntok = ntok ? ntok : 4;
 		for (int hi = 0; hi < nh; hi++) {
@@ -607,7 +613,8 @@ int main(int argc, char **argv)
 					continue; /* the largest token count only at the largest row length */
 				Buf log = {0};
 				char err[2048] = "";
-				int f = check_layer(l, tk, (unsigned)(ti + 11 * hi), 1, NULL, &log, err, sizeof err);
+				int f = check_layer(l, tk, (unsigned)(ti + 11 * hi), 1, scales[0] ? &keep : NULL, &log, err, sizeof err);
+				check_keep_free(&keep);
 				char cname[300];
 				snprintf(cname, sizeof cname, "%s/tokens=%ld", name, tk);
 				report(cname, f, &log, err);

@@ -132,6 +132,35 @@ int cli_usage(const char *usage)
 	return 2;
 }
 
+static bool graph_dynamic(const Graph *g)
+{
+	for (int d = 0; d < g->ndims; d++)
+		if (g->dims[d].value < 0)
+			return true;
+	return false;
+}
+
+int cli_run_tokens(const Graph *g, const char *spec, long *tokens)
+{
+	if (!graph_dynamic(g) && *tokens) {
+		fprintf(stderr, "tegen run: %s has no dynamic dim (every extent is fixed); --tokens does not apply: drop it, or "
+			"make the token dim `dynamic`\n", spec);
+		return 1;
+	}
+	if (!*tokens)
+		*tokens = 1024;
+	return 0;
+}
+
+const char *cli_tokens_label(const Graph *g, long tokens, char *buf, size_t n)
+{
+	if (graph_dynamic(g))
+		snprintf(buf, n, "tokens=%ld", tokens);
+	else
+		snprintf(buf, n, "static shapes");
+	return buf;
+}
+
 long cli_tokens(const char *s)
 {
 	char *end;

@@ -55,6 +55,11 @@ int cli_parse(const CliArgs *c, int argc, char **argv);
 #define CLI_MAX_TOKENS 2147483647L
 /* cli_tokens reads a --tokens value (decimal digits only, 1..CLI_MAX_TOKENS); 0 after printing why if it is not one. */
 long cli_tokens(const char *s);
+/* cli_run_tokens settles `tegen run`'s --tokens for graph g (*tokens 0: not given): 1024 by default; a layer whose
+ * extents are all fixed takes none (1 after printing why if one was given; else 1024, unused). 0 when settled. */
+int cli_run_tokens(const Graph *g, const char *spec, long *tokens);
+/* cli_tokens_label: "tokens=N", or "static shapes" for a layer without a dynamic dim (into buf). */
+const char *cli_tokens_label(const Graph *g, long tokens, char *buf, size_t n);
 /* cli_make_dir makes an output directory (or takes a writable one that exists); -1 after printing why. */
 int cli_make_dir(const char *dir);
 /* cli_usage prints usage to stderr and returns 2, the exit status of bad usage. */

@@ -455,7 +455,7 @@ static const char run_usage[] = "usage: tegen run SPEC [--tokens N] [--check] [-
 int cmd_run(int argc, char **argv)
 {
 	const char *spec = NULL, *in_dir = NULL, *out_dir = NULL;
-	long tokens = 1024;
+	long tokens = 0; /* not given: cli_run_tokens */
 	int check = 0, iters = 20, cpu = 0, cache = 0;
 	const CliFlag flags[] = {{"--tokens", FLAG_TOKENS, &tokens, 0}, {"--iters", FLAG_INT, &iters, 0},
 		{"--in", FLAG_STRING, &in_dir, 0}, {"--out", FLAG_STRING, &out_dir, 0}, {"--check", FLAG_SWITCH, &check, 1},
@@ -463,7 +463,7 @@ int cmd_run(int argc, char **argv)
 	const CliArgs args = {run_usage, flags, 7, &spec, true, false};
 	if (cli_parse(&args, argc, argv))
 		return 2;
-	if (tokens < 1 || iters < 1)
+	if (tokens < 0 || iters < 1)
 		return cli_usage(args.usage);
 	if (cpu && check) {
 		fprintf(stderr, "tegen run: --cpu runs the reference itself; compare a GPU run's --out with it: tegen compare\n");
@@ -483,6 +483,8 @@ int cmd_run(int argc, char **argv)
 		tg_context_destroy(ctx);
 		return 1;
 	}
+	if (cli_run_tokens(tg_layer_plan(l)->g, spec, &tokens))
+		goto out;
 	if (tg_layer_set_tokens(l, tokens) || tg_layer_load(l) || (cache && tg_layer_cache_weights(l, 1))) {
 		fprintf(stderr, "tegen: %s\n", tg_last_error());
 		goto out;
@@ -508,7 +510,9 @@ int cmd_run(int argc, char **argv)
 	print_times(l, tg_layer_plan(l), iters);
 	check_keep_free(&keep);
 	rc = check && fails ? 1 : 0;
-	printf("%s: tokens=%ld, %s\n", spec, tokens, check ? (fails ? "CHECK FAILED" : "check passed") : "ran");
+	char label[64];
+	printf("%s: %s, %s\n", spec, cli_tokens_label(tg_layer_plan(l)->g, tokens, label, sizeof label),
+		check ? (fails ? "CHECK FAILED" : "check passed") : "ran");
 out:
 	tg_layer_destroy(l);
 	tg_context_destroy(ctx);

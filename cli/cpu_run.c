@@ -14,8 +14,8 @@
 int cmd_run_cpu(const char *spec, long tokens, const char *in_dir, const char *out_dir)
 {
 	Arena *a = arena_new();
-	const Plan *p = cli_load_plan(a, spec, cli_plan_options(a, NULL, tokens));
-	if (!p) {
+	const Plan *p = cli_load_plan(a, spec, cli_plan_options(a, NULL, tokens ? tokens : 1024));
+	if (!p || cli_run_tokens(p->g, spec, &tokens)) {
 		arena_free(a);
 		return 1;
 	}
@@ -54,8 +54,9 @@ int cmd_run_cpu(const char *spec, long tokens, const char *in_dir, const char *o
 					goto out;
 			}
 	}
-	printf("%s: tokens=%ld, CPU reference %.2f s on %d threads (%d ops)\n", spec, tokens, t1 - t0, ref_threads(),
-		g->nops);
+	char label[64];
+	printf("%s: %s, CPU reference %.2f s on %d threads (%d ops)\n", spec, cli_tokens_label(g, tokens, label, sizeof label),
+		t1 - t0, ref_threads(), g->nops);
 	rc = 0;
 out:
 	interp_free(g, rt);

@@ -180,6 +180,12 @@ expect run_cpu_tokens 0 '' "$tegen" run $tiny --cpu --tokens 17 --out "$tmp/cpu_
 expect compare_shape 1 '' "$tegen" compare $tiny "$tmp/cpu_a" "$tmp/cpu_c"
 grep -q '^FAIL numerics_mlp y: dtype or shape differ' "$tmp/out" && echo "ok cli/compare_shape_report" ||
 	{ echo "FAIL cli/compare_shape_report: $(tr '\n' '|' <"$tmp/out")"; fails=$((fails + 1)); }
+# a layer whose extents are all fixed takes no --tokens (it was ignored silently)
+sed 's/tokens: dynamic/tokens: 24/' $tiny >"$tmp/static.yaml"
+expect run_static_tokens 1 'no dynamic dim' "$tegen" run "$tmp/static.yaml" --cpu --tokens 16
+expect run_static 0 '' "$tegen" run "$tmp/static.yaml" --cpu --out "$tmp/cpu_s"
+grep -q 'static shapes' "$tmp/out" && echo "ok cli/run_static_label" ||
+	{ echo "FAIL cli/run_static_label: $(tr '\n' '|' <"$tmp/out")"; fails=$((fails + 1)); }
 expect compare_usage 2 'usage: tegen compare' "$tegen" compare $tiny "$tmp/cpu_a"
 expect compare_no_dir 1 'cannot read directory' "$tegen" compare $tiny "$tmp/cpu_a" "$tmp/nosuch"
 [ $fails = 0 ]

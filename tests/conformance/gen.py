@@ -102,6 +102,7 @@ REJECT = {
     "gemm_accumulate_gelu": r"accumulate is not allowed with epilogue: gelu",
     "adamw_odd_width": r"adamw: .*odd last extent",
     "grad_dtype_hp": r"grad_dtype \w+: the wgrad of",
+    "gemm_hp_mixed": r"operands have different dtypes",
     "open": r"error: ",   # a class whose rejections are not predicted (mlp): any file:line:col error
     "gemm_block128_both": r"block128x128",
     "tile_width8": r"multiple of 8",
@@ -203,8 +204,10 @@ def adamw_configs():
     """A training layer y = x w^T (backward: true) with AdamW: the derived dgrad and wgrad, the weight's gradient in
     its grad_dtype (fp32 when not given), read by the update (fused with the weight's cast where it is quantized)."""
     for din in HP:
-        for gd in [None] + HP:
-            yield dict(op="adamw", din=din, gd=gd)
+        for dw in HP:   # the weight's dtype: mixed with x's where both are quantized
+            for gd in [None] + HP:
+                for smix in [False, True]:   # the weight's copy in the other per-tensor scaling (delayed x current)
+                    yield dict(op="adamw", din=din, dw=dw, gd=gd, smix=smix)
 
 
 def mlp_configs():
@@ -356,7 +359,7 @@ def case_name(c):
     elif c["op"] == "dbias":
         parts += [c["din"]]
     elif c["op"] == "adamw":
-        parts += [c["din"], "g" + (c["gd"] or "-")]
+        parts += [c["din"], "w" + c.get("dw", c["din"]), "g" + (c["gd"] or "-")] + (["smix"] if c.get("smix") else [])
     elif c["op"] == "mlp":
         parts += [c["norm"][:2] + ("+res" if c.get("resid") else "") + ("+r3" if c.get("rank3") else ""), c["act"],
                   "bias" if c["bias"] else "-", c["din"], c["dh"], "adamw" if c["optim"] else "-"]
@@ -402,8 +405,11 @@ def expected_rejections(c):
         # the wgrad's output dtype rule is reported at the weight's grad_dtype (gen/derive.c wgrad_dtype)
         out += [e if e != "gemm_hp_out_dtype" else "grad_dtype_hp"
                 for e in expected_rejections(dict(g, gpass="wgrad", dout=c["gd"] or "fp32"))]
-        if c["width"] % 2 and (c["din"] != "fp32" or (c["gd"] or "fp32") != "fp32"):
+        dw = c.get("dw", c["din"])
+        if c["width"] % 2 and (dw != "fp32" or (c["gd"] or "fp32") != "fp32"):
             out.append("adamw_odd_width")   # adamw.cu moves 16-bit values two at a time (gen/ir.c infer_adamw)
+        if not quantized(c["recipe"]) and dw != c["din"]:
+            out.append("gemm_hp_mixed")     # high-precision operands share one dtype
         return sorted(set(out))
     q = quantized(c["recipe"])
     op, w = c["op"], c["width"]
@@ -674,7 +680,7 @@ def spec_text(c):
     elif op == "adamw":
         dims = {"tokens": "dynamic", "k": w, "n": w2}
         tensors.append(("x", {"shape": ["tokens", "k"], "dtype": c["din"]}))
-        tensors.append(("w", {"shape": ["n", "k"], "dtype": c["din"], "role": "weight", "grad_dtype": c["gd"]}))
+        tensors.append(("w", {"shape": ["n", "k"], "dtype": c.get("dw", c["din"]), "role": "weight", "grad_dtype": c["gd"]}))
         a_op, b_op = "x", "w"
         if quantized(c["recipe"]):   # the copies the backward reads are the derivation's to add
             a_op, b_op = "x_q", "w_q"
@@ -682,6 +688,8 @@ def spec_text(c):
             ops.append(("quantize", {"in": "w", "out": b_op}))
             if c["recipe"] == "block128x128":
                 overrides.append((b_op, {"scaling": "block128x128"}))
+            if c.get("smix") and c["recipe"] in ("delayed", "current"):
+                overrides.append((b_op, {"scaling": "current" if c["recipe"] == "delayed" else "delayed"}))
         ops.append(("gemm_cast", {"a": a_op, "b": b_op, "out": "y",
                                   "dtype": c["din"] if not quantized(c["recipe"]) else "bf16"}))
     else:

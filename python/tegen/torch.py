@@ -7,8 +7,8 @@
 
 The spec's weights (tensors with role: weight) are the module's nn.Parameters, in the spec's dtype;
 its activation inputs are forward's arguments (in spec order), its outputs what forward returns.
-A spec with `backward: true` gives gradients: d_<input> for the inputs, d_<weight> (FP32 in tegen,
-cast to the parameter's dtype) for the weights. The recipe state (amax histories, scales) lives in
+A spec with `backward: true` gives gradients: d_<input> for the inputs, d_<weight> (FP32 in tegen, or the
+weight's grad_dtype; cast to the parameter's dtype) for the weights. The recipe state (amax histories, scales) lives in
 tegen and is stepped (tg_step) after each backward, or after each forward run without autograd,
 unless auto_step=False (then call .step()).
 

@@ -522,7 +522,8 @@ static int set_scales(const Graph *g, const TgStateLayout *lay, float *h, const 
 	char name[128];
 	float v;
 	int used;
-	for (const char *p = spec; sscanf(p, " %127[^=, ]=%g%n", name, &v, &used) == 2;) {
+	const char *p = spec;
+	for (; sscanf(p, " %127[^=, ]=%g%n", name, &v, &used) == 2;) {
 		const Tensor *t = NULL;
 		for (int i = 0; i < g->ntensors && !t; i++)
 			if (!strcmp(g->tensors[i].name, name))
@@ -534,8 +535,14 @@ static int set_scales(const Graph *g, const TgStateLayout *lay, float *h, const 
 		}
 		h[lay->scale + lay->stride * (size_t)t->state_slot] = v;
 		h[lay->scale_inv + lay->stride * (size_t)t->state_slot] = tg_scale_inv(v);
-		for (p += used; *p == ',' || *p == ' ';)
+		for (p += used; *p == ',' || *p == ' ' || *p == '\t';)
 			p++;
+	}
+	while (*p == ' ' || *p == '\t' || *p == '\r')
+		p++;
+	if (*p) {
+		snprintf(err, errlen, "scales: cannot read '%.60s' (NAME=VALUE, space or comma separated)", p);
+		return -1;
 	}
 	return 0;
 }

@@ -463,6 +463,13 @@ __device__ __forceinline__ u32 lds32(u32 a)
 }
 __device__ __forceinline__ void sts32(u32 a, u32 v) { asm volatile("st.shared.u32 [%0], %1;" ::"r"(a), "r"(v) : "memory"); }
 
+// The staging tile's shared address of row r's d_act chunk cg (8 columns): slab cg / 8 of the row's half (r / 64),
+// 16-byte chunk (cg % 8) ^ (r % 8).
+__device__ __forceinline__ u32 dact_addr(u32 stg, int r, int cg)
+{
+	return stg + (r / 64) * (TG_NSLABS * 8192) + (cg / 8) * 8192 + (r % 64) * 128 + (((cg % 8) ^ (r % 8)) * 16);
+}
+
 // Unit w of tile (tm, tn)'s h: for each of its 4 rows the gate (av) and the linear (bv) columns c..c+7, 0 past M
 // and C (C % 8 == 0: a unit's columns are all in or all out); loads through the read-only path, all 8 in flight.
 __device__ __forceinline__ void dglu_load_h(const unsigned short *h, int w, int M, int C, int tm, int tn, uint4 (&av)[4],
@@ -516,7 +523,7 @@ __device__ __noinline__ float dglu_unit_amax(u32 stg, int rg, int cg, const uint
 	uint2 gq, lq;
 	for (int k = 0; k < 4; k++) {
 		const int r = 4 * rg + k;
-		const uint4 dv = lds128(stg + (r / 64) * (TG_NSLABS * 8192) + (cg / 8) * 8192 + (r % 64) * 128 + (((cg % 8) ^ (r % 8)) * 16));
+		const uint4 dv = lds128(dact_addr(stg, r, cg));
 		dglu_row(dv, av[k], bv[k], 1.0f, a, gq, lq);
 	}
 	return a;
@@ -572,8 +579,7 @@ __device__ __forceinline__ void dglu_finish(int e, u32 stg, u32 st, u64 *sfull, 
 #pragma unroll
 		for (int k = 0; k < 4; k++) {
 			const int r = 4 * rg + k;
-			// d_act: slab cg / 8 of the row's half (r / 64), 16-byte chunk (cg % 8) ^ (r % 8)
-			const uint4 dv = lds128(stg + (r / 64) * (TG_NSLABS * 8192) + (cg / 8) * 8192 + (r % 64) * 128 + (((cg % 8) ^ (r % 8)) * 16));
+			const uint4 dv = lds128(dact_addr(stg, r, cg));
 			uint2 gq, lq;
 			dglu_row(dv, av[k], bv[k], s, ua, gq, lq);
 			gw[k][0] = gq.x, gw[k][1] = gq.y, lw[k][0] = lq.x, lw[k][1] = lq.y;

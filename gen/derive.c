@@ -118,27 +118,31 @@ static void add_input(Dv *v, const char *name, const Tensor *t, DType dt)
 	st->dtype_set = st->role_set = true;
 }
 
+/* w's declaration under `tensors`, or NULL (valid until add_input grows the list). */
+static const SpecTensor *declared(const Dv *v, const Tensor *w)
+{
+	for (int i = 0; i < v->s->ntensors; i++)
+		if (!strcmp(v->s->tensors[i].name, w->name))
+			return &v->s->tensors[i];
+	return NULL;
+}
+
 /* main_grad: weight w's gradient `name` (fp32) is accumulated into the caller's buffer, so it
  * is declared (ir requires an accumulated output to be); true if w asks for it. */
 static bool main_grad(Dv *v, const Tensor *w, const char *name)
 {
-	for (int i = 0; i < v->s->ntensors; i++)
-		if (!strcmp(v->s->tensors[i].name, w->name) && v->s->tensors[i].main_grad) {
-			add_input(v, name, w, DT_F32);
-			return true;
-		}
-	return false;
+	const SpecTensor *t = declared(v, w);
+	if (!t || !t->main_grad)
+		return false;
+	add_input(v, name, w, DT_F32);
+	return true;
 }
 
-/* w's declaration with a `grad_dtype` other than fp32, or NULL. */
+/* w's declaration when it has a `grad_dtype` other than fp32, or NULL. */
 static const SpecTensor *narrow_grad(const Dv *v, const Tensor *w)
 {
-	for (int i = 0; i < v->s->ntensors; i++) {
-		const SpecTensor *t = &v->s->tensors[i];
-		if (!strcmp(t->name, w->name) && t->grad_dtype != DT_NONE && t->grad_dtype != DT_F32)
-			return t;
-	}
-	return NULL;
+	const SpecTensor *t = declared(v, w);
+	return t && t->grad_dtype != DT_NONE && t->grad_dtype != DT_F32 ? t : NULL;
 }
 
 /* The dtype of weight W's wgrad output (operands a, quantized when q): its `grad_dtype`, fp32 when not given. A

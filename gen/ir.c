@@ -1042,24 +1042,19 @@ static void infer_gemm(B *b, const SpecOp *o, Op *op)
 	 * FP32 x FP32 -> FP32; MXFP8/NVFP4 run as a BF16 GEMM wherever they are emulated */
 	DType hin = !qa ? A->dtype : (A->recipe.scaling == SCALING_MXFP8 || A->recipe.scaling == SCALING_NVFP4) ? DT_BF16 : DT_NONE;
 	if (hin != DT_NONE && out->dtype != DT_F32 && out->dtype != hin) {
-		if (o->phase == PHASE_BACKWARD && hin == DT_F32)
-			diag_error(b->d, o->loc, "backward: the derived %s of this gemm_cast writes '%s' in %s (the dtype of its forward "
-				"input), but a GEMM of fp32 operands has only an fp32 output (cuBLASLt); make the input fp32",
-				o->p.pass == PASS_WGRAD ? "wgrad" : "dgrad", out->name, dtype_name(out->dtype));
+		char outs[32]; /* what cuBLASLt can write from these operands */
+		snprintf(outs, sizeof outs, hin == DT_F32 ? "fp32" : "%s or fp32", dtype_name(hin));
 		if (o->phase == PHASE_BACKWARD) /* a derived dgrad (its output in the forward input's dtype) */
 			diag_error(b->d, o->loc, "backward: the derived %s of this gemm_cast writes '%s' in %s (the dtype of its forward "
-				"input), but a GEMM of %s operands%s has only a %s or fp32 output (cuBLASLt); make the input %s or fp32",
+				"input), but a GEMM of %s operands%s has only a%s %s output (cuBLASLt); make the input %s",
 				o->p.pass == PASS_WGRAD ? "wgrad" : "dgrad", out->name, dtype_name(out->dtype),
-				qa ? scaling_name(A->recipe.scaling) : dtype_name(hin), qa ? " (emulated as BF16)" : "", dtype_name(hin),
-				dtype_name(hin));
+				qa ? scaling_name(A->recipe.scaling) : dtype_name(hin), qa ? " (emulated as BF16)" : "",
+				hin == DT_F32 ? "n" : "", outs, outs);
 		if (qa)
 			diag_error(b->d, or_loc(o->dtype_loc, o->loc), "gemm_cast of %s operands has no %s output: where it is emulated it runs as a BF16 GEMM, and cuBLASLt computes bf16 x bf16 -> bf16 or fp32; use dtype bf16 or fp32",
 				scaling_name(A->recipe.scaling), dtype_name(out->dtype));
-		if (hin == DT_F32)
-			diag_error(b->d, or_loc(o->dtype_loc, o->loc), "gemm_cast has no %s output from fp32 operands (cuBLASLt computes "
-				"fp32 x fp32 -> fp32); use dtype fp32", dtype_name(out->dtype));
-		diag_error(b->d, or_loc(o->dtype_loc, o->loc), "gemm_cast has no %s output from %s operands (cuBLASLt computes %s x %s -> %s or fp32); use dtype %s or fp32",
-			dtype_name(out->dtype), dtype_name(hin), dtype_name(hin), dtype_name(hin), dtype_name(hin), dtype_name(hin));
+		diag_error(b->d, or_loc(o->dtype_loc, o->loc), "gemm_cast has no %s output from %s operands (cuBLASLt computes %s x %s -> %s); use dtype %s",
+			dtype_name(out->dtype), dtype_name(hin), dtype_name(hin), dtype_name(hin), outs, outs);
 	}
 	if (o->p.accumulate) {
 		const SpecTensor *st = b->decl[op->arg[ARG_OUT]];

@@ -108,7 +108,7 @@ REJECT = {
     "tile_width8": r"multiple of 8",
     "row_width": r"multiple of [24]",
     "row_too_long": r"longer than the row kernel holds",
-    "gemm_hp_out_dtype": r"has no fp(16|32)? ?\w* ?output|no \w+ output|has only a \w+ or fp32 output",
+    "gemm_hp_out_dtype": r"has no fp(16|32)? ?\w* ?output|no \w+ output|has only an? (\w+ or )?fp32 output",
     "dglu_width": r"multiple of (2|4|8|32|64|128)\b",
 }
 

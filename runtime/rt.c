@@ -900,16 +900,17 @@ static TgStatus launch_gemm(TgLayer *l, int ki, CUstream s)
 	/* the generated kernel, where this call suits it; with a GLU or dglu epilogue it also does that op's kernel's
 	 * work (which then does not run), writing D only when kept (or every intermediate is, for the checker) */
 	const GemmGenTile *t = &l->gen_tile[ki];
+	const bool fused = t->glu || t->dglu; /* compiled with an epilogue op */
 	TgParams ep;
 	GemmGenEpi epi = {&ep, k->gemm.keep_d || l->keep_intermediates};
-	if (l->fn[ki] && (t->glu || t->dglu)) /* the epilogue's pointers, for the kernel and gemm_gen_dglu_check */
+	if (l->fn[ki] && fused) /* the epilogue's pointers, for the kernel and gemm_gen_dglu_check */
 		bind_params(l, k, &ep);
 	bool gen = l->fn[ki] && !gemm_gen_check(&gd, &ga, NULL, 0) && (!t->dglu || !gemm_gen_dglu_check(&gd, &ga, &epi)) &&
-		(t->glu || t->dglu || l->ctx->gemm_gen_all || gemm_gen_pays(&gd, t, l->ctx->sms));
-	l->epilogue_ran[ki] = gen && (t->glu || t->dglu);
+		(fused || l->ctx->gemm_gen_all || gemm_gen_pays(&gd, t, l->ctx->sms));
+	l->epilogue_ran[ki] = gen && fused;
 	l->gen_ran[ki] = gen;
 	if (gen) {
-		r = gemm_gen_launch(l->fn[ki], t, l->ctx->sms, &gd, &ga, t->glu || t->dglu ? &epi : NULL, s, err, sizeof err);
+		r = gemm_gen_launch(l->fn[ki], t, l->ctx->sms, &gd, &ga, fused ? &epi : NULL, s, err, sizeof err);
 	} else
 		r = gemm_run_padded(l->ctx->gemm, &gd, &ga, l->pad, l->pad_cap, s, err, sizeof err);
 	if (r)

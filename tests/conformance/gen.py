@@ -235,6 +235,8 @@ def op_configs():
         list(dnorm_configs()) + list(dbias_configs()) + list(adamw_configs()) + list(mlp_configs())
     for base in bases:
         for recipe in (["none"] if base["op"] in BACKWARD_UNQUANTIZED else RECIPES):
+            if base.get("smix") and recipe not in ("delayed", "current"):
+                continue   # the other per-tensor scaling exists only for those two
             for fmt in recipe_formats(recipe):
                 if base["op"] == "mlp" and fmt == "e5m2":
                     continue   # e5m2 activations and weights have no GEMM (gemm_e5m2_both): every such layer is rejected

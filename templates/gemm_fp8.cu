@@ -209,12 +209,11 @@ __device__ __forceinline__ void cp_async_arrive(u64 *bar)
 	asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(smem_u32(bar)) : "memory");
 }
 
-// Shared-memory matrix descriptor: K-major, 128-byte swizzle (8-row atoms of 128 bytes: stride 1024).
-__device__ __forceinline__ u64 sw128_desc(const void *p)
-{
-	u64 a = smem_u32(p);
-	return ((a & 0x3FFFF) >> 4) | (1ull << 16) | ((u64)(1024 >> 4) << 32) | (1ull << 62);
-}
+// Shared-memory matrix descriptor: K-major, 128-byte swizzle (8-row atoms of 128 bytes: stride 1024). Its low word
+// (sw128_lo: the start address / 16 in bits 0-13, the leading offset 1 at bit 16) grows by n for an operand n x 16
+// bytes further on (shared addresses are below 2^18, so the sum stays in bits 0-13); the high word is a constant.
+__device__ __forceinline__ u32 sw128_lo(const void *p) { return ((smem_u32(p) & 0x3FFFF) >> 4) | (1u << 16); }
+__device__ __forceinline__ u64 sw128_desc_of(u32 lo) { return (u64)lo | ((u64)(1024 >> 4) << 32) | (1ull << 62); }
 
 // Tile t's coordinates. raster 0: M fastest (A stays in L2 while B streams once); 2: groups of 16 M
 // tiles, N fastest within a group (the CTAs in flight share about 16 A panels and 8 B panels).
@@ -260,12 +259,14 @@ __device__ __forceinline__ void epi_stage(const float (&acc)[TG_ACC], float alph
 	if (warp == 0 && lane == 0)
 		mbar_wait(sempty, parity ^ 1); // the epilogue warps have read the last tile's staging
 	bar_sync(1 + cw, 128);
+	const u32 base = smem_u32(stg) + cw * (TG_NSLABS * 8192); // shared-space stores (generic ones cost more)
 #pragma unroll
 	for (int i = 0; i < TG_ACC; i += 2) {
 		const int r = warp * 16 + lane / 4 + ((i % 4) >= 2 ? 8 : 0), c = 8 * (i / 4) + 2 * (lane % 4);
 		const int byte = c * 2, slab = byte / 128, chunk = (byte % 128) / 16;
-		*reinterpret_cast<TgOutPair *>(stg + cw * (TG_NSLABS * 8192) + slab * 8192 + r * 128 + ((chunk ^ (r % 8)) * 16) + byte % 16) =
-			out_pair(acc[i] * alpha, acc[i + 1] * alpha);
+		const u32 v = out_pair(acc[i] * alpha, acc[i + 1] * alpha);
+		asm volatile("st.shared.u32 [%0], %1;" ::"r"(base + slab * 8192 + r * 128 + ((chunk ^ (r % 8)) * 16) + byte % 16), "r"(v)
+			: "memory");
 	}
 	mbar_arrive(sfull); // release: the staging writes are visible to the waiting epilogue warps
 }
@@ -470,23 +471,40 @@ __device__ __forceinline__ u32 dact_addr(u32 stg, int r, int cg)
 	return stg + (r / 64) * (TG_NSLABS * 8192) + (cg / 8) * 8192 + (r % 64) * 128 + (((cg % 8) ^ (r % 8)) * 16);
 }
 
-// Unit w of tile (tm, tn)'s h: for each of its 4 rows the gate (av) and the linear (bv) columns c..c+7, 0 past M
-// and C (C % 8 == 0: a unit's columns are all in or all out); loads through the read-only path, all 8 in flight.
-__device__ __forceinline__ void dglu_load_h(const unsigned short *h, int w, int M, int C, int tm, int tn, uint4 (&av)[4],
-	uint4 (&bv)[4])
+// Unit w of tile (tm, tn)'s h: the address of its first row's gate columns c..c+7 (the linear ones C / 8 uint4 on,
+// the next row C / 4 on) and how many of its 4 rows exist (0 past C; C % 8 == 0: a unit's columns are all in or out).
+__device__ __forceinline__ const uint4 *dglu_h_row0(const unsigned short *h, int w, int M, int C, int tm, int tn, int &rows)
 {
 	int rg, cg, c;
 	dglu_unit(w, tn, rg, cg, c);
-	// (0 past M and C: reading row M - 1 and column 0 there instead, unpredicated, measured slower: 1228-1242 us
-	// against 1118-1174, session 18 call 14)
 	const int R0 = tm * TG_GEMM_BM + 4 * rg;
-	const uint4 *p = reinterpret_cast<const uint4 *>(h + (size_t)R0 * (2 * (size_t)C) + c);
+	rows = c < C ? min(4, M - R0) : 0;
+	return reinterpret_cast<const uint4 *>(h + (size_t)R0 * (2 * (size_t)C) + c);
+}
+// Row k of a unit's h (from dglu_h_row0): the gate (a) and linear (b) columns, 0 past M and C, through the read-only
+// path. (Reading row M - 1 and column 0 there instead, unpredicated, measured slower: 1228-1242 us against
+// 1118-1174, session 18 call 14.)
+__device__ __forceinline__ void dglu_load_row(const uint4 *p, int rows, int C, int k, uint4 &a, uint4 &b)
+{
+	const bool ok = k < rows;
+	a = ok ? __ldg(p + k * (C / 4)) : make_uint4(0, 0, 0, 0);
+	b = ok ? __ldg(p + k * (C / 4) + C / 8) : make_uint4(0, 0, 0, 0);
+}
+// Unit w of tile (tm, tn)'s h, all 4 rows (gate av, linear bv), all 8 loads in flight.
+__device__ __forceinline__ void dglu_load_h(const unsigned short *h, int w, int M, int C, int tm, int tn, uint4 (&av)[4],
+	uint4 (&bv)[4])
+{
+	int rows;
+	const uint4 *p = dglu_h_row0(h, w, M, C, tm, tn, rows);
 #pragma unroll
-	for (int k = 0; k < 4; k++) {
-		const bool ok = R0 + k < M && c < C;
-		av[k] = ok ? __ldg(p + k * (C / 4)) : make_uint4(0, 0, 0, 0);
-		bv[k] = ok ? __ldg(p + k * (C / 4) + C / 8) : make_uint4(0, 0, 0, 0);
-	}
+	for (int k = 0; k < 4; k++)
+		dglu_load_row(p, rows, C, k, av[k], bv[k]);
+}
+// An 8-byte global store where p holds, predicated rather than branched around.
+__device__ __forceinline__ void stg64_if(bool p, void *a, uint2 v)
+{
+	asm volatile("{\n.reg .pred q;\nsetp.ne.b32 q, %0, 0;\n@q st.global.v2.u32 [%1], {%2, %3};\n}" ::"r"((int)p), "l"(a), "r"(v.x),
+		"r"(v.y));
 }
 
 // One row of a unit: 8 (d_act, gate, linear) triples to 8 gate and 8 linear FP8 codes, the scale s folded into
@@ -515,10 +533,15 @@ __device__ __forceinline__ void dglu_row(const uint4 &dv, const uint4 &av, const
 	lq = make_uint2(l16[0] | l16[1] << 16, l16[2] | l16[3] << 16);
 }
 
-// max |d_h| of a unit's 4 rows without the scale (the rare path: a scaled value of the unit overflowed FP32, as with
-// a delayed scale near FLT_MAX, where amax / s would be inf): the same math with s = 1, codes dropped.
-__device__ __noinline__ float dglu_unit_amax(u32 stg, int rg, int cg, const uint4 (&av)[4], const uint4 (&bv)[4])
+// max |d_h| of unit w's 4 rows without the scale (the rare path: a scaled value of the unit overflowed FP32, as with
+// a delayed scale near FLT_MAX, where amax / s would be inf): the same math with s = 1, codes dropped, h loaded
+// again (passing the caller's h registers by reference put them on the stack: 8 local stores a unit).
+__device__ __noinline__ float dglu_unit_amax(u32 stg, const unsigned short *h, int w, int M, int C, int tm, int tn)
 {
+	int rg, cg, c;
+	dglu_unit(w, tn, rg, cg, c);
+	uint4 av[4], bv[4];
+	dglu_load_h(h, w, M, C, tm, tn, av, bv);
 	float a = 0.0f;
 	uint2 gq, lq;
 	for (int k = 0; k < 4; k++) {
@@ -529,16 +552,19 @@ __device__ __noinline__ float dglu_unit_amax(u32 stg, int rg, int cg, const uint
 	return a;
 }
 
-// Writes a unit's column words into a half's columnwise tile at shared address t: words w[0..3] are the unit's
-// columns 4 h4 + jj (4 tokens each, from tg_transpose_4x4_bytes), word q of rows 8 cg + 4 h4 + jj; jj rotated by cg
-// so that a warp's 8 column groups spread over the banks.
-__device__ __forceinline__ void dglu_put_t(u32 t, const u32 (&w)[4], int cg, int h4, int q)
+// Writes a unit's column words into a half's columnwise tile at shared address t: the 4 x 4 codes r[0..3] (4 rows,
+// columns 4 h4..4 h4 + 3) transposed, column jj = (i + cg) & 3 by the i-th store (word q of row 8 cg + 4 h4 + jj), so
+// that a warp's 8 column groups spread over the banks. The rows' bytes are rotated by cg first, so the i-th
+// transposed word is column jj's without a select (a select chain a store cost ~8 instructions).
+__device__ __forceinline__ void dglu_put_t(u32 t, u32 r0, u32 r1, u32 r2, u32 r3, int cg, int h4, int q)
 {
+	const u32 rot = 8 * (cg & 3); // byte j of a rotated row is byte (j + cg) & 3 of the row
+	u32 w[4];
+	tg_transpose_4x4_bytes(__funnelshift_r(r0, r0, rot), __funnelshift_r(r1, r1, rot), __funnelshift_r(r2, r2, rot),
+		__funnelshift_r(r3, r3, rot), w);
 #pragma unroll
-	for (int i = 0; i < 4; i++) {
-		const int jj = (i + cg) & 3;
-		sts32(t + t_word(8 * cg + 4 * h4 + jj, q), jj == 0 ? w[0] : jj == 1 ? w[1] : jj == 2 ? w[2] : w[3]);
-	}
+	for (int i = 0; i < 4; i++)
+		sts32(t + t_word(8 * cg + 4 * h4 + ((i + cg) & 3), q), w[i]);
 }
 
 // The epilogue warps' part (DG_NE threads, e = 0..DG_NE-1) of tile (tm, tn) with the dglu epilogue: from the staging
@@ -556,16 +582,15 @@ __device__ __forceinline__ void dglu_finish(int e, u32 stg, u32 st, u64 *sfull, 
 		const int w = e + DG_NE * n, hf = n / (DG_UNITS / 2); // hf: the tile's rows 0-63 or 64-127
 		int rg, cg, c;
 		dglu_unit(w, tn, rg, cg, c);
-		// the next unit's h (the next tile's first after the last) loads while this one's math runs: its latency,
-		// exposed, was the epilogue's largest stall (ncu, session 18)
-		uint4 an[4], bn[4];
+		// the next unit's h (the next tile's first after the last) loads, row by row into the registers this unit's
+		// row has just left, while the rest of this unit's math runs: its latency, exposed, was the epilogue's
+		// largest stall (ncu, session 18); loading into the freed registers saves a unit's 32 register copies
+		int nrows = 0;
+		const uint4 *hn = nullptr;
 		if (n + 1 < DG_UNITS)
-			dglu_load_h(h, w + DG_NE, M, C, tm, tn, an, bn);
+			hn = dglu_h_row0(h, w + DG_NE, M, C, tm, tn, nrows);
 		else if (tm2 >= 0)
-			dglu_load_h(h, e, M, C, tm2, tn2, an, bn);
-		else
-			for (int k = 0; k < 4; k++)
-				an[k] = bn[k] = make_uint4(0, 0, 0, 0);
+			hn = dglu_h_row0(h, e, M, C, tm2, tn2, nrows);
 		if (TG_ACT_T && n % (DG_UNITS / 2) == 0) { // the columnwise tiles' last stores have read them
 			if (e == 0)
 				asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
@@ -582,32 +607,27 @@ __device__ __forceinline__ void dglu_finish(int e, u32 stg, u32 st, u64 *sfull, 
 			const uint4 dv = lds128(dact_addr(stg, r, cg));
 			uint2 gq, lq;
 			dglu_row(dv, av[k], bv[k], s, ua, gq, lq);
+			dglu_load_row(hn, nrows, C, k, av[k], bv[k]);
 			gw[k][0] = gq.x, gw[k][1] = gq.y, lw[k][0] = lq.x, lw[k][1] = lq.y;
-			const bool ok = cok && R0 + k < M;
-			if (TG_DH_ROW && ok) {
-				*reinterpret_cast<uint2 *>(orow + k * C2) = gq;
-				*reinterpret_cast<uint2 *>(orow + k * C2 + C) = lq;
+			if (TG_DH_ROW) {
+				const bool ok = cok && R0 + k < M;
+				stg64_if(ok, orow + k * C2, gq);
+				stg64_if(ok, orow + k * C2 + C, lq);
 			}
 		}
 		if (ua <= 3.402823466e38f) // finite (NaN is ignored by the max): folded
 			amax = fmaxf(amax, ua);
 		else // a scaled value overflowed: this unit's amax without the scale, from the staging it still holds
-			amax_u = fmaxf(amax_u, dglu_unit_amax(stg, rg, cg, av, bv));
+			amax_u = fmaxf(amax_u, dglu_unit_amax(stg, h, w, M, C, tm, tn));
 		if (n == DG_UNITS - 1)
 			mbar_arrive(sempty); // the staging is read: the consumers may write the next tile's
-#pragma unroll
-		for (int k = 0; k < 4; k++)
-			av[k] = an[k], bv[k] = bn[k];
 #if TG_ACT_T
 		{ // columns 8 cg + 4 h4 + jj: the 4 tokens of rows 4 rg.. as one word, in each half's tile
 			const int q = rg - 16 * hf;
 #pragma unroll
 			for (int h4 = 0; h4 < 2; h4++) {
-				u32 tw[4];
-				tg_transpose_4x4_bytes(gw[0][h4], gw[1][h4], gw[2][h4], gw[3][h4], tw);
-				dglu_put_t(st, tw, cg, h4, q);
-				tg_transpose_4x4_bytes(lw[0][h4], lw[1][h4], lw[2][h4], lw[3][h4], tw);
-				dglu_put_t(st + TG_TH_BYTES, tw, cg, h4, q);
+				dglu_put_t(st, gw[0][h4], gw[1][h4], gw[2][h4], gw[3][h4], cg, h4, q);
+				dglu_put_t(st + TG_TH_BYTES, lw[0][h4], lw[1][h4], lw[2][h4], lw[3][h4], cg, h4, q);
 			}
 		}
 		if (n % (DG_UNITS / 2) != DG_UNITS / 2 - 1)
@@ -746,6 +766,43 @@ struct Promotion {
 	}
 };
 #endif
+
+// One k block (kt, on ring stage st of phase ph) of consumer warpgroup cw: wait for the stage, issue its four wgmma
+// (descriptors: stage st's, as offsets from da0 and db0), then promote the group into total (TG_PROMOTE: the two
+// consumers take turns issuing, named barriers 3 and 4, so the tensor cores run one warpgroup's group while the
+// other waits for its own and promotes it) or hand the previous stage back to the producer (prev).
+__device__ __forceinline__ void consumer_kblock(float (&acc)[TG_ACC], float (&total)[TG_ACC], u64 *full, u64 *empty,
+	const float *ssc, u32 da0, u32 db0, int kt, int st, u32 ph, int ktiles, int cw, int warp, int lane, int tid, int tn,
+	bool first_tile, bool last_tile, int &prev)
+{
+	mbar_wait(&full[st], ph);
+#if TG_PROMOTE
+	const bool first = first_tile && kt == 0, last = last_tile && kt == ktiles - 1;
+	if (cw == 1 || !first)
+		bar_sync(3 + cw, 256);
+#endif
+	const u32 so = st * (TG_STAGE_BYTES / 16);
+	wgmma_fence();
+#pragma unroll
+	for (int k = 0; k < TG_GEMM_BK / 32; k++) // k steps of 32 bytes: 2 in the descriptors
+		tg_wgmma(acc, sw128_desc_of(da0 + so + 2 * k), sw128_desc_of(db0 + so + 2 * k), k > 0 || (!TG_PROMOTE && kt > 0));
+	wgmma_commit();
+#if TG_PROMOTE
+	if (cw == 0 || !last)
+		bar_arrive(3 + (cw ^ 1), 256); // the other consumer's turn
+	Promotion pr;
+	pr.load(ssc + st * TG_SC_STAGE, cw * 64 + warp * 16 + lane / 4, tn, lane);
+	wgmma_wait<0>(); // this 128 of K is summed: promote it into the FP32 total
+	pr.apply(total, acc, &empty[st], tid, lane);
+	(void)prev;
+#else
+	wgmma_wait<1>(); // the previous k-tile's group is done: its stage goes back to the producer
+	if (prev >= 0 && tid == 0)
+		mbar_arrive(&empty[prev]);
+	prev = st;
+	(void)ssc, (void)first_tile, (void)last_tile, (void)ktiles, (void)cw, (void)warp, (void)lane, (void)tn;
+#endif
+}
 
 extern "C" __global__ void __launch_bounds__(TG_THREADS, 1) TG_KERNEL(const __grid_constant__ TgTensorMap ta,
 	const __grid_constant__ TgTensorMap tb, const __grid_constant__ TgTensorMap tb2, const __grid_constant__ TgTensorMap td,
@@ -895,45 +952,37 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS, 1) TG_KERNEL(const __gr
 #else
 		float (&total)[TG_ACC] = acc;
 #endif
+		// the stage's operand descriptors, as low words: A's rows of this consumer and B, stage 0, then per stage
+		// TG_STAGE_BYTES further on (computed once: building them from addresses took ~40 instructions a k block)
+		const u32 da0 = sw128_lo(smem + cw * 64 * TG_GEMM_BK), db0 = sw128_lo(smem + TG_A_BYTES);
 		for (int t = blockIdx.x; t < ntiles; t += gridDim.x) {
 			int tm, tn;
 			tg_gemm_tile(t, tiles_m, tiles_n, raster, tm, tn);
 			int prev = -1; // the stage whose wgmma group may still be in flight
+			[[maybe_unused]] const bool first_tile = t == (int)blockIdx.x, last_tile = t + (int)gridDim.x >= ntiles;
 #if TG_PROMOTE
 #pragma unroll
 			for (int i = 0; i < TG_ACC; i++)
 				total[i] = 0.0f; // once a tile: a select per element in every k block cost more than the adds
 #endif
-			for (int kt = 0; kt < ktiles; kt++) {
-				mbar_wait(&full[stage], phase);
-#if TG_PROMOTE
-				// ping-pong: the consumers take turns issuing their groups (named barriers 3 and 4), so the tensor
-				// cores run one warpgroup's group while the other waits for its own and promotes it
-				const bool first = t == (int)blockIdx.x && kt == 0, last = t + (int)gridDim.x >= ntiles && kt == ktiles - 1;
-				if (cw == 1 || !first)
-					bar_sync(3 + cw, 256);
-#endif
-				const u8 *sA = smem + stage * TG_STAGE_BYTES + cw * 64 * TG_GEMM_BK, *sB = smem + stage * TG_STAGE_BYTES + TG_A_BYTES;
-				wgmma_fence();
+			// the ring's stage at a tile's start is 0 when ktiles is a multiple of TG_STAGES (every tile takes the
+			// same number): then the k loop is unrolled over the ring, each stage a constant (its barrier and
+			// descriptor offsets folded: fewer instructions a k block, whose issue slots the promoting consumers
+			// share with the epilogue warps). Per-tensor scales only: with block scales the unrolled loop spilled
+			// (TG_BN 192, TG_SCALE 2: 1664 bytes).
+			if (TG_SCALE == TG_SCALE_TENSOR && ktiles % TG_STAGES == 0) {
+				for (int kt = 0; kt < ktiles; kt += TG_STAGES, phase ^= 1)
 #pragma unroll
-				for (int k = 0; k < TG_GEMM_BK / 32; k++)
-					tg_wgmma(acc, sw128_desc(sA + 32 * k), sw128_desc(sB + 32 * k), k > 0 || (!TG_PROMOTE && kt > 0));
-				wgmma_commit();
-#if TG_PROMOTE
-				if (cw == 0 || !last)
-					bar_arrive(3 + (cw ^ 1), 256); // the other consumer's turn
-				Promotion pr;
-				pr.load(ssc + stage * TG_SC_STAGE, cw * 64 + warp * 16 + lane / 4, tn, lane);
-				wgmma_wait<0>(); // this 128 of K is summed: promote it into the FP32 total
-				pr.apply(total, acc, &empty[stage], tid, lane);
-#else
-				wgmma_wait<1>(); // the previous k-tile's group is done: its stage goes back to the producer
-				if (prev >= 0 && tid == 0)
-					mbar_arrive(&empty[prev]);
-				prev = stage;
-#endif
-				if (++stage == TG_STAGES)
-					stage = 0, phase ^= 1;
+					for (int st = 0; st < TG_STAGES; st++)
+						consumer_kblock(acc, total, full, empty, ssc, da0, db0, kt + st, st, phase, ktiles, cw, warp, lane,
+							tid, tn, first_tile, last_tile, prev);
+			} else {
+				for (int kt = 0; kt < ktiles; kt++) {
+					consumer_kblock(acc, total, full, empty, ssc, da0, db0, kt, stage, phase, ktiles, cw, warp, lane, tid,
+						tn, first_tile, last_tile, prev);
+					if (++stage == TG_STAGES)
+						stage = 0, phase ^= 1;
+				}
 			}
 			wgmma_wait<0>();
 			if (prev >= 0 && tid == 0)

@@ -51,8 +51,8 @@ for st in $stages; do
 	nvfp4) # the NVFP4 layer: check at odd and full token counts, then kernel times at 8192 tokens
 		for t in 5 64; do stage "run-check nvfp4 $t" 120 "$O/run.log" build/tegen run specs/llama3_8b_mlp_nvfp4.yaml --tokens $t --check --iters 3; done
 		stage "run-time nvfp4" 120 "$O/run.log" build/tegen run specs/llama3_8b_mlp_nvfp4.yaml --tokens 8192 --iters 20
-		for t in 5 64; do stage "run-check nvfp4-bwd $t" 120 "$O/run.log" build/tegen run specs/llama3_8b_mlp_backward_nvfp4.yaml --tokens $t --check --iters 3; done
-		stage "run-time nvfp4-bwd" 120 "$O/run.log" build/tegen run specs/llama3_8b_mlp_backward_nvfp4.yaml --tokens 8192 --iters 20 ;;
+		for t in 5 64; do stage "run-check nvfp4-bwd $t" 120 "$O/run.log" build/tegen run tests/specs/llama3_8b_mlp_backward_nvfp4.yaml --tokens $t --check --iters 3; done
+		stage "run-time nvfp4-bwd" 120 "$O/run.log" build/tegen run tests/specs/llama3_8b_mlp_backward_nvfp4.yaml --tokens 8192 --iters 20 ;;
 	example) stage example 60 "$O/run.log" build/examples/host ;;
 	gemmdisk) # the chosen GEMM algorithms are recorded on disk and reused by a second process
 		rm -f /tmp/tegen-cache/tuning/gemm-v1.txt

@@ -84,7 +84,7 @@ check build-cached ' 0 compiled' $out/tegen build $spec --arch sm_90a --cache-di
 # extents at the largest --tokens (overflow-safe products); the planner's fallback from an illegal
 # heuristic variant (once a stack-use-after-scope, with ffn 14236) is no longer reached by a spec that
 # passes check: tests/fuzz.sh's fuzz_plan exercises the planner under ASan instead
-check plan-max-tokens 'k0_' $out/tegen plan specs/llama3_8b_mlp_backward.yaml --tokens 2147483647
+check plan-max-tokens 'k0_' $out/tegen plan tests/specs/llama3_8b_mlp_backward.yaml --tokens 2147483647
 check cli '' env TEGEN=$out/tegen sh tests/cli.sh # hostile arguments and caches
 check cache-ls '' $out/tegen cache ls --cache-dir "$tmp/cache"
 check cache-verify '' $out/tegen cache verify --cache-dir "$tmp/cache"

@@ -57,7 +57,7 @@ expect tokens_negative 2 'not a whole number' "$tegen" plan $fp8 --tokens -5
 expect tokens_empty 2 'not a whole number' "$tegen" plan $fp8 --tokens ''
 expect tokens_build 2 'not a whole number' "$tegen" build $fp8 --tokens 12abc
 expect tokens_run 2 'not a whole number' "$tegen" run $fp8 --tokens 12abc
-expect tokens_max 0 '' "$tegen" plan specs/llama3_8b_mlp_backward.yaml --tokens 2147483647
+expect tokens_max 0 '' "$tegen" plan tests/specs/llama3_8b_mlp_backward.yaml --tokens 2147483647
 # extents whose product overflows 64 bits: a spec error from the planner, not a wrapped number
 cat >"$tmp/rows.yaml" <<'EOF'
 layer: rows

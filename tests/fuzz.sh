@@ -3,7 +3,7 @@
 #   fuzz_spec  the front end: spec_load + ir_build (tests/fuzz/fuzz_spec.c)
 #   fuzz_plan  spec + ir + plan + emit, every legal variant (tests/fuzz/fuzz_plan.c)
 # Usage: tests/fuzz.sh [seconds [target...]]   (default 20 seconds each, both targets). Run from anywhere.
-# Seeds: tests/gen/*.yaml and specs/*.yaml. Crashes land in build-fuzz/ (replay one:
+# Seeds: tests/gen/*.yaml, tests/specs/*.yaml and specs/*.yaml. Crashes land in build-fuzz/ (replay one:
 # build-fuzz/fuzz_plan build-fuzz/crash-...). Without libFuzzer ($FUZZ_CC, default clang, lacks
 # -fsanitize=fuzzer) each target is built with tests/fuzz/replay.c instead and replays the seeds once.
 # Prints "ok NAME (N runs)" or "FAIL NAME" with the report tail, per target.
@@ -26,7 +26,7 @@ else
 	[ -n "${FUZZ_CC:-}" ] || cc=${CC:-cc}
 	driver="tests/fuzz/replay.c"
 fi
-cp tests/gen/*.yaml specs/*.yaml $out/corpus/ 2>/dev/null
+cp tests/gen/*.yaml tests/specs/*.yaml specs/*.yaml $out/corpus/ 2>/dev/null
 # a dictionary of spec words helps reach deep states
 {
 	for w in layer dims recipe overrides tensors ops outputs targets shape dtype role dynamic \

@@ -5,7 +5,7 @@
 #                          NAME.plan   -> `tegen plan` stdout must match
 #                          NAME.cu     -> `tegen emit` stdout must match
 #                          NAME.numerics -> `tegen numerics --recipes all --tokens 32 --inputs outliers` stdout
-# and every specs/*.yaml must pass `tegen check`.
+# and every specs/*.yaml and tests/specs/*.yaml must pass `tegen check`.
 # Usage: tests/golden.sh [--update]   ($TEGEN: the binary, default build/tegen)
 # Prints one line per case: "ok gen/NAME.ir" or "FAIL gen/NAME.err" and a diff.
 tegen=${TEGEN:-build/tegen}
@@ -61,7 +61,7 @@ for yaml in tests/gen/*.yaml; do
 	fi
 done
 
-for spec in specs/*.yaml; do
+for spec in specs/*.yaml tests/specs/*.yaml; do
 	[ -e "$spec" ] || continue
 	if out=$("$tegen" check "$spec" 2>&1); then
 		echo "ok $spec"

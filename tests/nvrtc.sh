@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.." || exit 2
 TEGEN=${TEGEN:-build/tegen}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-for spec in specs/*.yaml tests/gen/plan_*_native*.yaml; do
+for spec in specs/*.yaml tests/specs/*.yaml tests/gen/plan_*_native*.yaml; do
 	[ -e "$spec" ] || continue
 	name=$(basename "$spec" .yaml)
 	out=$($TEGEN build "$spec" --arch sm_90a,sm_100a --cache-dir "$dir" 2>"$dir/err"); rc=$?

@@ -25,7 +25,7 @@ out2=$("$TEGEN" plan "$spec" --tokens 4096 --cache-dir "$dir" 2>&1)
 "$TEGEN" tune "$spec" --tokens 0 >/dev/null 2>&1
 [ $? = 2 ] && echo "ok tune/cli-usage-bad-tokens" || { echo "FAIL tune/cli-usage-bad-tokens: not exit 2"; rc=1; }
 # every variant the tables offer compiles (NVRTC, no GPU): the tables match the templates' static_asserts
-for s in specs/llama3_8b_mlp_backward.yaml; do
+for s in tests/specs/llama3_8b_mlp_backward.yaml; do
 	out=$("$TEGEN" tune "$s" --compile-only --arch sm_90a --cache-dir "$dir" 2>&1); trc=$?
 	last=$(printf '%s\n' "$out" | tail -1)
 	if [ $trc = 0 ]; then echo "ok tune/compile-all-variants/$(basename "$s" .yaml) ($last)"

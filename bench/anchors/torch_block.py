@@ -3,7 +3,8 @@ BF16 (eager, torch.compile) and FP8 (torch.compile quantize + torch._scaled_mm, 
 gradients). torch_anchors3.py times these with its other anchors. Run alone, this file times the FP8 and BF16
 steps in rounds interleaved with a tegen command (its whole-layer medians), so that both sides run under the
 same clocks: the H100's GEMM clocks drift by 6-8% between runs of a few seconds.
-Usage on a GPU machine: python3 torch_block.py [--rounds N] [--tegen "build/tegen run SPEC --tokens 8192"]"""
+Usage on a GPU machine: python3 torch_block.py [--rounds N] [--tegen "build/tegen run SPEC --tokens 8192"]...
+(each --tegen command runs once a round, in order; tegen0, tegen1, ... in the output)"""
 import json
 import subprocess
 import sys
@@ -126,20 +127,22 @@ def tegen_layer(cmd):
 
 
 if __name__ == "__main__":
-    rounds, cmd = 3, "build/tegen run bench/llama3_8b_mlp_adamw_bf16grad.yaml --tokens 8192 --iters 20"
+    rounds, cmds = 3, []
     args = sys.argv[1:]
     while args:
         a = args.pop(0)
-        if a == "--rounds":
+        if a == "--rounds" and args:
             rounds = int(args.pop(0))
-        elif a == "--tegen":
-            cmd = args.pop(0)
+        elif a == "--tegen" and args:
+            cmds.append(args.pop(0))
         else:
-            sys.exit(f"torch_block.py: unknown argument {a}")
+            sys.exit(f"torch_block.py: unknown or incomplete argument {a} (usage: see the docstring)")
+    cmds = cmds or ["build/tegen run bench/llama3_8b_mlp_adamw_bf16grad.yaml --tokens 8192 --iters 20"]
     steps, flops = block_steps()
     for r in range(rounds):
         row = {"round": r + 1}
         for name in ("fp8 torch.compile+_scaled_mm", "bf16 torch.compile"):
             row[name] = round(bench(steps[name], reps=10), 1)
-        row["tegen"], row["tegen graph"] = tegen_layer(cmd)
+        for i, cmd in enumerate(cmds):  # each tegen command: its events median and its graph replay
+            row[f"tegen{i}"], row[f"tegen{i} graph"] = tegen_layer(cmd)
         print(json.dumps(row), flush=True)

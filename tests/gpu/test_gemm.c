@@ -1027,8 +1027,11 @@ static const GenShape gen_shapes[] = {
 	{8192, 4096, 14336, 1, DT_BF16, "down fprop", {"n256s3", "n192s4", NULL, NULL}, 0},
 	{8192, 6144, 4096, 1, DT_BF16, "QKV fprop", {"n256s3", NULL, NULL, NULL}, 0},
 	{993, 6144, 4096, 1, DT_BF16, "QKV 993 tok", {"n256s3", NULL, NULL, NULL}, 0},
-	{8192, 14336, 4096, 0, DT_BF16, "down dgrad", {"n192s4p", "n128s6p", NULL, NULL}, 0},
+	{8192, 14336, 4096, 0, DT_BF16, "down dgrad", {"n192s4p", "n128s6p", "n128s4p", NULL}, 0},
 	{4096, 14336, 8192, 0, DT_F32, "down wgrad", {"n192s3p", "n128s4p", NULL, NULL}, 0},
+	{4096, 14336, 8192, 0, DT_BF16, "down wgrad", {"n192s4p", "n128s4p", NULL, NULL}, 0},
+	{8192, 4096, 28672, 0, DT_BF16, "up dgrad", {"n192s4p", "n128s4p", NULL, NULL}, 0},
+	{28672, 4096, 8192, 0, DT_BF16, "up wgrad", {"n192s4p", "n128s4p", NULL, NULL}, 0},
 	/* block scaling (1: A 1x128, B 128x128; 2: both 1x128), cuBLASLt's block-scaled GEMM first */
 	{8192, 28672, 4096, 0, DT_BF16, "up fprop blk", {"n192s4p", "n128s5p", NULL, NULL}, 1},
 	{8192, 4096, 14336, 0, DT_BF16, "dn fprop blk", {"n192s4p", "n128s5p", NULL, NULL}, 1},

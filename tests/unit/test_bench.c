@@ -225,7 +225,7 @@ static void test_spec_linears(void)
 {
 	static const struct { const char *path; int n; long dims[2][3]; } cases[] = {
 		{"specs/llama3_8b_mlp.yaml", 2, {{8192, 4096, 28672}, {8192, 14336, 4096}}},
-		{"specs/llama3_8b_mlp_backward.yaml", 1, {{8192, 14336, 4096}, {0, 0, 0}}},
+		{"tests/specs/llama3_8b_mlp_backward.yaml", 1, {{8192, 14336, 4096}, {0, 0, 0}}},
 	};
 	for (int c = 0; c < 2; c++) {
 		Arena *a = arena_new();

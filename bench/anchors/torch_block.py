@@ -11,22 +11,11 @@ import sys
 import torch
 import torch.nn.functional as F
 
+from anchor_timing import bench
+
 E4M3, E5M2 = torch.float8_e4m3fn, torch.float8_e5m2
 M4, M5 = 448.0, 57344.0
 dev = "cuda"
-
-
-def bench(fn, reps=30, warm=5):
-    for _ in range(warm):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        s = torch.cuda.Event(enable_timing=True); e = torch.cuda.Event(enable_timing=True)
-        s.record(); fn(); e.record(); e.synchronize()
-        ts.append(s.elapsed_time(e) * 1e3)
-    ts.sort()
-    return ts[len(ts) // 2]
 
 
 def q(y, scale, fmt, fmax):

@@ -770,16 +770,15 @@ struct Promotion {
 // One k block (kt, on ring stage st of phase ph) of consumer warpgroup cw: wait for the stage, issue its four wgmma
 // (descriptors: stage st's, as offsets from da0 and db0), then promote the group into total (TG_PROMOTE: the two
 // consumers take turns issuing, named barriers 3 and 4, so the tensor cores run one warpgroup's group while the
-// other waits for its own and promotes it) or hand the previous stage back to the producer (prev).
+// other waits for its own and promotes it; consumer 1 arrives on barrier 3 once before its first k block and
+// consumer 0 waits on it once after its last, so every k block passes both barriers unconditionally) or hand
+// the previous stage back to the producer (prev).
 __device__ __forceinline__ void consumer_kblock(float (&acc)[TG_ACC], float (&total)[TG_ACC], u64 *full, u64 *empty,
-	const float *ssc, u32 da0, u32 db0, int kt, int st, u32 ph, int ktiles, int cw, int warp, int lane, int tid, int tn,
-	bool first_tile, bool last_tile, int &prev)
+	const float *ssc, u32 da0, u32 db0, int kt, int st, u32 ph, int cw, int warp, int lane, int tid, int tn, int &prev)
 {
 	mbar_wait(&full[st], ph);
 #if TG_PROMOTE
-	const bool first = first_tile && kt == 0, last = last_tile && kt == ktiles - 1;
-	if (cw == 1 || !first)
-		bar_sync(3 + cw, 256);
+	bar_sync(3 + cw, 256);
 #endif
 	const u32 so = st * (TG_STAGE_BYTES / 16);
 	wgmma_fence();
@@ -788,8 +787,7 @@ __device__ __forceinline__ void consumer_kblock(float (&acc)[TG_ACC], float (&to
 		tg_wgmma(acc, sw128_desc_of(da0 + so + 2 * k), sw128_desc_of(db0 + so + 2 * k), k > 0 || (!TG_PROMOTE && kt > 0));
 	wgmma_commit();
 #if TG_PROMOTE
-	if (cw == 0 || !last)
-		bar_arrive(3 + (cw ^ 1), 256); // the other consumer's turn
+	bar_arrive(3 + (cw ^ 1), 256); // the other consumer's turn
 	Promotion pr;
 	pr.load(ssc + st * TG_SC_STAGE, cw * 64 + warp * 16 + lane / 4, tn, lane);
 	wgmma_wait<0>(); // this 128 of K is summed: promote it into the FP32 total
@@ -800,7 +798,7 @@ __device__ __forceinline__ void consumer_kblock(float (&acc)[TG_ACC], float (&to
 	if (prev >= 0 && tid == 0)
 		mbar_arrive(&empty[prev]);
 	prev = st;
-	(void)ssc, (void)first_tile, (void)last_tile, (void)ktiles, (void)cw, (void)warp, (void)lane, (void)tn;
+	(void)ssc, (void)cw, (void)warp, (void)lane, (void)tn;
 #endif
 }
 
@@ -955,11 +953,12 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS, 1) TG_KERNEL(const __gr
 		// the stage's operand descriptors, as low words: A's rows of this consumer and B, stage 0, then per stage
 		// TG_STAGE_BYTES further on (computed once: building them from addresses took ~40 instructions a k block)
 		const u32 da0 = sw128_lo(smem + cw * 64 * TG_GEMM_BK), db0 = sw128_lo(smem + TG_A_BYTES);
+		if (TG_PROMOTE && cw == 1)
+			bar_arrive(3, 256); // consumer 0's first k block goes first
 		for (int t = blockIdx.x; t < ntiles; t += gridDim.x) {
 			int tm, tn;
 			tg_gemm_tile(t, tiles_m, tiles_n, raster, tm, tn);
 			int prev = -1; // the stage whose wgmma group may still be in flight
-			[[maybe_unused]] const bool first_tile = t == (int)blockIdx.x, last_tile = t + (int)gridDim.x >= ntiles;
 #if TG_PROMOTE
 #pragma unroll
 			for (int i = 0; i < TG_ACC; i++)
@@ -974,12 +973,11 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS, 1) TG_KERNEL(const __gr
 				for (int kt = 0; kt < ktiles; kt += TG_STAGES, phase ^= 1)
 #pragma unroll
 					for (int st = 0; st < TG_STAGES; st++)
-						consumer_kblock(acc, total, full, empty, ssc, da0, db0, kt + st, st, phase, ktiles, cw, warp, lane,
-							tid, tn, first_tile, last_tile, prev);
+						consumer_kblock(acc, total, full, empty, ssc, da0, db0, kt + st, st, phase, cw, warp, lane, tid, tn,
+							prev);
 			} else {
 				for (int kt = 0; kt < ktiles; kt++) {
-					consumer_kblock(acc, total, full, empty, ssc, da0, db0, kt, stage, phase, ktiles, cw, warp, lane, tid,
-						tn, first_tile, last_tile, prev);
+					consumer_kblock(acc, total, full, empty, ssc, da0, db0, kt, stage, phase, cw, warp, lane, tid, tn, prev);
 					if (++stage == TG_STAGES)
 						stage = 0, phase ^= 1;
 				}
@@ -1035,6 +1033,8 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS, 1) TG_KERNEL(const __gr
 				}
 			}
 		}
+		if (TG_PROMOTE && cw == 0)
+			bar_sync(3, 256); // consumer 1's arrival after its last k block
 		if (tid == 0)
 			asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
 	}

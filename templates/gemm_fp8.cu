@@ -782,9 +782,7 @@ __device__ __forceinline__ void consumer_kblock(float (&acc)[TG_ACC], float (&to
 #endif
 	const u32 so = st * (TG_STAGE_BYTES / 16);
 	wgmma_fence();
-#pragma unroll
-	for (int k = 0; k < TG_GEMM_BK / 32; k++) // k steps of 32 bytes: 2 in the descriptors
-		tg_wgmma(acc, sw128_desc_of(da0 + so + 2 * k), sw128_desc_of(db0 + so + 2 * k), k > 0 || (!TG_PROMOTE && kt > 0));
+	tg_wgmma_k128(acc, sw128_desc_of(da0 + so), sw128_desc_of(db0 + so), !TG_PROMOTE && kt > 0); // 4 k steps of 32 bytes
 	wgmma_commit();
 #if TG_PROMOTE
 	bar_arrive(3 + (cw ^ 1), 256); // the other consumer's turn

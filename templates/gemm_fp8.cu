@@ -102,11 +102,20 @@ static_assert(TG_BN == 256 && !TG_PROMOTE && TG_OUT != TG_OUT_F32, "the GLU epil
 #include "tg_backward.h" // the backward pointer slots (TG_PB_IN ...)
 static_assert(TG_BN == 128 && TG_PROMOTE && TG_SCALE == TG_SCALE_TENSOR && TG_OUT != TG_OUT_F32,
 	"the dglu epilogue: 128 x 128 promoting tiles, per-tensor scales, a 2-byte d_act");
-// One epilogue warpgroup at 184 registers, loading a unit's h a unit ahead. Two at 88 registers (640 threads, the
+// One epilogue warpgroup at 168 registers (DG_EPI_REGS), loading a unit's h a unit ahead. Two at 88 registers (640 threads, the
 // consumers at 136, no prefetch) measured slower on the H100: 1375-1390 us against 1240-1244 for the 8B dgrad
 // (session 18, call 15), so the epilogue is not bound by its warps' number alone.
 #define TG_THREADS 512 // the producer warpgroup, two consumer warpgroups, the epilogue's
 #define DG_NE 128      // epilogue threads
+// Registers of a consumer and of an epilogue thread (40 x 128 + consumers x 256 + epilogue x 128 = 64K): clamped_swiglu's
+// epilogue spilled at 168, so it keeps 184 (and the consumers 144)
+#if TG_ACT == TG_ACT_CLAMPED_SWIGLU
+#define DG_CONSUMER_REGS "144"
+#define DG_EPI_REGS "184"
+#else
+#define DG_CONSUMER_REGS "152"
+#define DG_EPI_REGS "168"
+#endif
 #else
 static_assert(!TG_ACT_T, "TG_ACT_T goes with the GLU or the dglu epilogue");
 #endif
@@ -889,9 +898,10 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS, 1) TG_KERNEL(const __gr
 	} else if (wg == 3) { // the dglu epilogue's warpgroup
 		// setmaxnreg.inc waits for registers given back in the CTA (asking for more hangs: 640 threads start at 96,
 		// and consumers at 144 with the producer at 40 and two such warpgroups at 88 asked for more than was
-		// given). 512 threads start at 128: the producer gives back 88 x 128, the consumers take 16 x 256 and this
-		// warpgroup 56 x 128.
-		asm volatile("setmaxnreg.inc.sync.aligned.u32 184;");
+		// given). 512 threads start at 128: the producer gives back 88 x 128, the consumers take 24 x 256 and this
+		// warpgroup 40 x 128 (its h no longer copied unit to unit: 168 fit, and the consumers at 152 ran 1039-1054 us
+		// against 1057-1059 at 144 / 184, H100, session 20).
+		asm volatile("setmaxnreg.inc.sync.aligned.u32 " DG_EPI_REGS ";");
 		const int e = threadIdx.x - 384;
 		const float s = *(const float *)ep.p[TG_PB_SCALE];
 		const unsigned short *h = (const unsigned short *)ep.p[TG_PB_IN];
@@ -929,7 +939,7 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS, 1) TG_KERNEL(const __gr
 		asm volatile("setmaxnreg.inc.sync.aligned.u32 216;"); // 72 x 128 + 216 x 256 <= 64K registers
 		u32 sparity = 0;
 #elif TG_EPI == TG_EPI_DGLU
-		asm volatile("setmaxnreg.inc.sync.aligned.u32 144;"); // 40 x 128 + 144 x 256 + 184 x 128 = 64K (136 spilled)
+		asm volatile("setmaxnreg.inc.sync.aligned.u32 " DG_CONSUMER_REGS ";"); // (136 spilled)
 		u32 sparity = 0;
 #else
 		asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");

@@ -153,8 +153,7 @@ static DType wgrad_dtype(const Dv *v, const Tensor *W, const Tensor *a, bool q)
 	const SpecTensor *t = narrow_grad(v, W);
 	if (!t)
 		return DT_F32;
-	DType hin = !q ? a->dtype : (a->recipe.scaling == SCALING_MXFP8 || a->recipe.scaling == SCALING_NVFP4) ? DT_BF16
-		: DT_NONE;
+	DType hin = gemm_hp_dtype(a, q);
 	if (hin == DT_F32)
 		diag_error(v->d, t->grad_dtype_loc, "grad_dtype %s: the wgrad of '%s' is a GEMM of fp32 operands, whose output is "
 			"fp32 (cuBLASLt); drop grad_dtype or use fp32", dtype_name(t->grad_dtype), W->name);

@@ -378,6 +378,10 @@ const char *dtype_name(DType t);
 int dtype_bits(DType t);
 /* dtype_code is t's code in kernels (TG_DTYPE_*: fp32, bf16, fp16), -1 for other types. */
 int dtype_code(DType t);
+/* gemm_hp_dtype: what a GEMM with operand a computes in when cuBLASLt runs it in high precision (its output is
+ * that dtype or fp32): a's dtype when a is not low precision (lowp false), bf16 for an MXFP8 or NVFP4 operand
+ * (emulated as a BF16 GEMM), DT_NONE for a native FP8 one. */
+DType gemm_hp_dtype(const Tensor *a, bool lowp);
 const char *scaling_name(Scaling s);
 const char *op_name(OpKind k);
 /* op_template names the template file of an op kind (NULL: a library call). */

@@ -1040,7 +1040,7 @@ static void infer_gemm(B *b, const SpecOp *o, Op *op)
 	}
 	/* cuBLASLt's high-precision GEMMs: BF16 x BF16 -> BF16/FP32, FP16 x FP16 -> FP16/FP32,
 	 * FP32 x FP32 -> FP32; MXFP8/NVFP4 run as a BF16 GEMM wherever they are emulated */
-	DType hin = !qa ? A->dtype : (A->recipe.scaling == SCALING_MXFP8 || A->recipe.scaling == SCALING_NVFP4) ? DT_BF16 : DT_NONE;
+	DType hin = gemm_hp_dtype(A, qa);
 	if (hin != DT_NONE && out->dtype != DT_F32 && out->dtype != hin) {
 		char outs[32]; /* what cuBLASLt can write from these operands */
 		snprintf(outs, sizeof outs, hin == DT_F32 ? "fp32" : "%s or fp32", dtype_name(hin));

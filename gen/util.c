@@ -244,6 +244,12 @@ _Static_assert(TG_RECIPE_CURRENT_AMAX != TG_RECIPE_CURRENT_CAST, "current scalin
 const char *dtype_name(DType t) { return t >= 0 && t < DT_COUNT ? dtypes[t].name : "?"; }
 int dtype_bits(DType t) { return t >= 0 && t < DT_COUNT ? dtypes[t].bits : 0; }
 int dtype_code(DType t) { return t >= 0 && t < DT_COUNT ? dtypes[t].code : -1; }
+DType gemm_hp_dtype(const Tensor *a, bool lowp)
+{
+	if (!lowp)
+		return a->dtype;
+	return a->recipe.scaling == SCALING_MXFP8 || a->recipe.scaling == SCALING_NVFP4 ? DT_BF16 : DT_NONE;
+}
 const char *scaling_name(Scaling s) { return s >= 0 && s < SCALING_COUNT ? scalings[s].name : "?"; }
 const ScalingInfo *scaling_info(Scaling s) { return &scalings[s >= 0 && s < SCALING_COUNT ? s : SCALING_NONE]; }
 const char *op_name(OpKind k) { return k >= 0 && k < OP_COUNT ? ops[k].name : "?"; }

@@ -939,7 +939,7 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS, 1) TG_KERNEL(const __gr
 		asm volatile("setmaxnreg.inc.sync.aligned.u32 216;"); // 72 x 128 + 216 x 256 <= 64K registers
 		u32 sparity = 0;
 #elif TG_EPI == TG_EPI_DGLU
-		asm volatile("setmaxnreg.inc.sync.aligned.u32 " DG_CONSUMER_REGS ";"); // (136 spilled)
+		asm volatile("setmaxnreg.inc.sync.aligned.u32 " DG_CONSUMER_REGS ";"); // (at 136 the promotion spilled)
 		u32 sparity = 0;
 #else
 		asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");

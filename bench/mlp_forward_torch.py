@@ -2,23 +2,16 @@
 torch.compile BF16, and FP8 (torch.compile RMSNorm/SwiGLU + quantize, torch._scaled_mm, weights
 cast once beforehand, as tegen's 'weights pre-cast' number). Median of 20, CUDA events."""
 import json
+import os
+import sys
 import torch
 import torch.nn.functional as F
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "anchors"))
+from anchor_timing import bench  # noqa: E402 (the anchors' timer)
+
 T, H, FF = 8192, 4096, 14336
 E4M3, FMAX = torch.float8_e4m3fn, 448.0
-
-
-def median_us(fn, reps=20, warm=5):
-    for _ in range(warm):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record(); fn(); b.record(); b.synchronize()
-        ts.append(a.elapsed_time(b) * 1e3)
-    return sorted(ts)[reps // 2]
 
 
 x = torch.randn(T, H, device="cuda", dtype=torch.bfloat16)
@@ -55,5 +48,5 @@ def fp8_block(x):
     return torch._scaled_mm(hq, w2q.t(), scale_a=1 / s2, scale_b=one, out_dtype=torch.bfloat16, use_fast_accum=True)
 
 
-print(json.dumps({"mlp_forward_T8192": {"bf16_torch_compile_us": round(median_us(lambda: bf16_block(x)), 1),
-                                        "fp8_torch_scaled_mm_us": round(median_us(lambda: fp8_block(x)), 1)}}))
+print(json.dumps({"mlp_forward_T8192": {"bf16_torch_compile_us": round(bench(lambda: bf16_block(x), reps=20), 1),
+                                        "fp8_torch_scaled_mm_us": round(bench(lambda: fp8_block(x), reps=20), 1)}}))

@@ -80,6 +80,23 @@ TG_HD float tg_bwd_abs(float x) { return tg_u2f(tg_f2u(x) & 0x7FFFFFFFu); }
 /* 2^k for k in [-126, 127], exact. */
 TG_HD float tg_bwd_pow2(int k) { return tg_u2f((uint32_t)(k + 127) << 23); }
 
+/* tg_bwd_exp's reduction and polynomial: e^x = p * 2^n (x in [-104, 89]). */
+TG_HD float tg_bwd_exp_poly(float x, int *n)
+{
+	float big = tg_bwd_fma(x, 1.44269502163f, 12582912.0f);
+	*n = (int)(tg_f2u(big) - 0x4B400000u);
+	float k = tg__sub_rn(big, 12582912.0f);
+	float r = tg_bwd_fma(-k, 1.428606765330187e-06f, tg_bwd_fma(-k, 0.693145751953125f, x));
+	float p = 1.98412698e-04f;                         /* 1/5040 */
+	p = tg_bwd_fma(p, r, 1.38888889e-03f);             /* 1/720 */
+	p = tg_bwd_fma(p, r, 8.33333377e-03f);             /* 1/120 */
+	p = tg_bwd_fma(p, r, 4.16666679e-02f);             /* 1/24 */
+	p = tg_bwd_fma(p, r, 1.66666672e-01f);             /* 1/6 */
+	p = tg_bwd_fma(p, r, 0.5f);
+	p = tg_bwd_fma(p, r, 1.0f);
+	return tg_bwd_fma(p, r, 1.0f);
+}
+
 /* e^x in FP32 (max error about 1 ulp; tests/unit/test_backward.c measures it):
  * n = RNE(x * log2(e)) by the 1.5*2^23 add (integer read from the bits);
  * r = (x - n*ln2_hi) - n*ln2_lo (ln2_hi has 15 significant bits, so n*ln2_hi
@@ -98,22 +115,27 @@ TG_HD float tg_bwd_exp(float x)
 		return tg_u2f(0x7F800000u);
 	if (x < -104.0f)
 		return 0.0f;
-	float big = tg_bwd_fma(x, 1.44269502163f, 12582912.0f);
-	int n = (int)(tg_f2u(big) - 0x4B400000u);
-	float k = tg__sub_rn(big, 12582912.0f);
-	float r = tg_bwd_fma(-k, 1.428606765330187e-06f, tg_bwd_fma(-k, 0.693145751953125f, x));
-	float p = 1.98412698e-04f;                         /* 1/5040 */
-	p = tg_bwd_fma(p, r, 1.38888889e-03f);             /* 1/720 */
-	p = tg_bwd_fma(p, r, 8.33333377e-03f);             /* 1/120 */
-	p = tg_bwd_fma(p, r, 4.16666679e-02f);             /* 1/24 */
-	p = tg_bwd_fma(p, r, 1.66666672e-01f);             /* 1/6 */
-	p = tg_bwd_fma(p, r, 0.5f);
-	p = tg_bwd_fma(p, r, 1.0f);
-	p = tg_bwd_fma(p, r, 1.0f);
+	int n;
+	float p = tg_bwd_exp_poly(x, &n);
 	if (n >= -125 && n <= 127) /* p * 2^n normal (p in [0.7, 1.42]): exact, the two-step product's value */
 		return tg__mul_rn(p, tg_bwd_pow2(n));
 	int n1 = n / 2;
 	return tg__mul_rn(tg__mul_rn(p, tg_bwd_pow2(n1)), tg_bwd_pow2(n - n1));
+}
+
+/* tg_bwd_exp(x) for x <= 0 or NaN (the sigmoid's e^-|z|): the same bits without branches (dglu is
+ * issue-bound, and each branch cost a reconvergence pair on the GPU). x below -104 is computed at -104
+ * and replaced by +0 (a NaN passes both selects: a NaN result); 2^n is applied as 2^max(n, -125) (p times
+ * it is normal: exact) times 2^(n - max(n, -125)): one rounding of the exact product p * 2^n, as in
+ * either of tg_bwd_exp's forms (n <= 0 here). */
+TG_HD float tg_bwd_exp_nonpos(float x)
+{
+	const int under = x < -104.0f;
+	int n;
+	const float p = tg_bwd_exp_poly(under ? -104.0f : x, &n);
+	const int n1 = n > -125 ? n : -125;
+	const float y = tg__mul_rn(tg__mul_rn(p, tg_bwd_pow2(n1)), tg_bwd_pow2(n - n1));
+	return under ? 0.0f : y;
 }
 
 /* The logistic sigmoid s = 1/(1+e^-z) and its complement 1-s, each accurate
@@ -123,9 +145,9 @@ TG_HD float tg_bwd_exp(float x)
  * -inf (0, 1). */
 TG_HD void tg_bwd_sigmoid2(float z, float *s, float *sc)
 {
-	float e = tg_bwd_exp(-tg_bwd_abs(z));
-	float d = tg__add_rn(1.0f, e);
-	float p = tg_rcp_rn(d), q = tg__mul_rn(e, p);
+	float e = tg_bwd_exp_nonpos(-tg_bwd_abs(z));
+	float d = tg__add_rn(1.0f, e); /* in [1, 2], or NaN */
+	float p = tg_rcp_rn_unit(d), q = tg__mul_rn(e, p);
 	*s = z >= 0.0f ? p : q;
 	*sc = z >= 0.0f ? q : p;
 }
@@ -187,7 +209,9 @@ TG_HD void tg_dglu1(int act, float a, float b, float g, float limit, float alpha
 		tg_bwd_sigmoid2(z, &s, &sc);
 		float t = tg__mul_rn(s, sc);
 		av = tg__mul_rn(ae, s);
-		dact = t == 0.0f ? s : tg__add_rn(s, tg__mul_rn(tg__mul_rn(ae, dz), t));
+		/* swiglu's dz is 1: ae * 1 is ae (no multiply to issue) */
+		float aedz = act == TG_ACT_SWIGLU ? ae : tg__mul_rn(ae, dz);
+		dact = t == 0.0f ? s : tg__add_rn(s, tg__mul_rn(aedz, t));
 		if (act == TG_ACT_CLAMPED_SWIGLU && a > limit)
 			dact = 0.0f;
 	}

@@ -97,6 +97,21 @@ TG_HD float tg_rcp_rn(float b)
 #endif
 }
 
+/* 1/d rounded to nearest even for d in [1, 2] or NaN (the sigmoid's 1 + e, 0 <= e <= 1): on the GPU the
+ * fast path of __frcp_rn (rcp.approx, then one Newton step by FMA: its correctly rounded result wherever d's
+ * exponent is far from the ends of FP32's range) without the range check and branch around it; 1/d on the
+ * host. harness_bwd checks it against __frcp_rn for every d in [1, 2]. */
+TG_HD float tg_rcp_rn_unit(float d)
+{
+#if defined(__CUDA_ARCH__) && defined(__CUDACC__) /* (tests/unit/rht_device.c defines only the first: 1/d) */
+	float r;
+	asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(d));
+	return __fmaf_rn(r, __fmaf_rn(-d, r, 1.0f), r);
+#else
+	return 1.0f / d;
+#endif
+}
+
 /* Round |x| (finite, bits a = |x| bits) to a float format with m mantissa
  * bits and minimum normal exponent emin; returns the unsigned code
  * (exponent field << m | mantissa) without any saturation. Exact RNE for all

@@ -12,7 +12,8 @@
  * chunk partials, d_gamma, d_beta, dbias (through dreduce.cu), and the FP8 bytes, scales,
  * scale_inv and amax of the quantized copies. Inputs hold special values (0, +-inf, NaN, the
  * clamp edges, large and subnormal values). Then, unless --no-bench, the bench instances are
- * timed (median of 20) at the Llama-3 8B shapes against a 1 GiB device-to-device copy.
+ * timed (median of 20) at the Llama-3 8B shapes against a 1 GiB device-to-device copy. First, for every FP32
+ * input (2^32), the sigmoid's branch-free GPU path against the definition it replaced (run_exhaustive).
  * Prints ok/FAIL lines; "skip harness_bwd: no GPU" without a device. Exit 1 on a failure.
  * Build and run: bench/run_bwd.sh. Usage: harness_bwd [--no-bench] [--only SUBSTR]
  */
@@ -650,6 +651,66 @@ static void bench(void)
 		cudaFree(d);
 }
 
+/* ---- the sigmoid's branch-free GPU path, every FP32 input ---- */
+
+/* NaN-aware equality of two results' bits (any NaN equals any NaN, as the contract says). */
+__device__ bool same_bits(float a, float b)
+{
+	return __float_as_uint(a) == __float_as_uint(b) || (a != a && b != b);
+}
+
+/* For every 32-bit pattern u: tg_bwd_sigmoid2 (tg_bwd_exp_nonpos, tg_rcp_rn_unit) against the branchy
+ * definition it replaced on the device (tg_bwd_exp, __frcp_rn), and tg_rcp_rn_unit against __frcp_rn
+ * on [1, 2]. bad[0..2]: mismatches of s, sc, the reciprocal; first[0]: the first input that differed. */
+__global__ void exhaustive_sigmoid(unsigned long long *bad, unsigned *first)
+{
+	for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < (1ull << 32);
+	     i += (unsigned long long)gridDim.x * blockDim.x) {
+		const float z = __uint_as_float((unsigned)i);
+		float s, sc;
+		tg_bwd_sigmoid2(z, &s, &sc);
+		const float e = tg_bwd_exp(-tg_bwd_abs(z));
+		const float d = __fadd_rn(1.0f, e), p = __frcp_rn(d), q = __fmul_rn(e, p);
+		const bool ok_s = same_bits(s, z >= 0.0f ? p : q), ok_sc = same_bits(sc, z >= 0.0f ? q : p);
+		if (!ok_s)
+			atomicAdd(&bad[0], 1ull);
+		if (!ok_sc)
+			atomicAdd(&bad[1], 1ull);
+		if (!(ok_s && ok_sc))
+			atomicMin(first, (unsigned)i);
+		const unsigned du = 0x3F800000u + (unsigned)(i & 0x7FFFFFu) + (unsigned)((i >> 23) & 1u); // [1, 2]
+		if (i < (2ull << 23) && !same_bits(tg_rcp_rn_unit(__uint_as_float(du)), __frcp_rn(__uint_as_float(du))))
+			atomicAdd(&bad[2], 1ull);
+	}
+}
+
+static void run_exhaustive(void)
+{
+	if (!selected("exhaustive"))
+		return;
+	unsigned long long *bad;
+	unsigned *first;
+	CK(cudaMalloc(&bad, 3 * sizeof(unsigned long long)));
+	CK(cudaMalloc(&first, sizeof(unsigned)));
+	CK(cudaMemset(bad, 0, 3 * sizeof(unsigned long long)));
+	CK(cudaMemset(first, 0xFF, sizeof(unsigned)));
+	exhaustive_sigmoid<<<132 * 16, 256>>>(bad, first);
+	CK(cudaGetLastError());
+	unsigned long long h[3];
+	unsigned f;
+	CK(cudaMemcpy(h, bad, sizeof h, cudaMemcpyDeviceToHost));
+	CK(cudaMemcpy(&f, first, sizeof f, cudaMemcpyDeviceToHost));
+	CK(cudaFree(bad));
+	CK(cudaFree(first));
+	if (h[0] || h[1] || h[2]) {
+		g_fail++;
+		printf("FAIL exhaustive sigmoid2: %llu s, %llu 1-s, %llu 1/d mismatches (first input 0x%08x)\n", h[0], h[1], h[2], f);
+	} else {
+		g_ok++;
+		printf("ok exhaustive sigmoid2: every FP32 z, s and 1-s as tg_bwd_exp + __frcp_rn; 1/d as __frcp_rn on [1, 2]\n");
+	}
+}
+
 int main(int argc, char **argv)
 {
 	bool no_bench = false;
@@ -664,6 +725,7 @@ int main(int argc, char **argv)
 		printf("skip harness_bwd: no GPU\n");
 		return 0;
 	}
+	run_exhaustive();
 	static const long long rows_list[] = {1, 5, 217, 256, 993};
 	for (const DgInst &k : dg_insts)
 		if (!k.bench && selected(k.name))

@@ -1,6 +1,8 @@
 /* test_backward.c: the CPU reference of the backward element-wise ops
  * (ref/backward.c, templates/tg_backward.h).
  *
+ * - tg_bwd_exp_nonpos (the sigmoid's branch-free form) against tg_bwd_exp, bit for bit, on every 61st
+ *   float <= 0 and the edges of its clamp and two-step product;
  * - tg_bwd_exp against double exp on a sweep of every 97th float in
  *   [-104, 89] (bound: 2 ulps; the measured maximum is printed), and its
  *   edges (overflow, gradual underflow, NaN, +-inf, +-0);
@@ -98,6 +100,32 @@ static void test_exp(void)
 	         ulps(tg_bwd_exp(-100.0f), exp(-100.0)) <= 1.0 && ulps(tg_bwd_exp(-103.5f), exp(-103.5)) <= 1.0 &&
 	         tg_bwd_exp(1e-30f) == 1.0f;
 	check_line("backward/", ok, "exp-edges", "an edge value is off");
+	/* the sigmoid's branch-free form: the same bits for every x <= 0 (every 61st float here; harness_bwd takes
+	 * all of them on the GPU), the clamp and the two-step edges, -inf and NaN */
+	long bad = 0;
+	uint32_t first = 0;
+	for (uint64_t u = 0x80000000u; u <= 0xFF800000u; u += 61) {
+		float x = tg_u2f((uint32_t)u), a = tg_bwd_exp_nonpos(x), b = tg_bwd_exp(x);
+		if (tg_f2u(a) != tg_f2u(b) && !bad++)
+			first = (uint32_t)u;
+	}
+	static const float edge[] = {-0.0f, -104.0f, -103.99999f, -104.00001f, -86.6f, -86.64f, -86.7f, -87.33654f, -88.0f,
+	                             -1e-30f, -1e30f};
+	for (size_t i = 0; i < sizeof edge / sizeof edge[0]; i++)
+		if (tg_f2u(tg_bwd_exp_nonpos(edge[i])) != tg_f2u(tg_bwd_exp(edge[i])) && !bad++)
+			first = tg_f2u(edge[i]);
+	for (int k = -152; k <= 0; k++) { /* every n of the range, at the boundaries of its reduction interval */
+		float x = (float)(((double)k - 0.5) * 0.6931471805599453);
+		for (int d = -2; d <= 2; d++) {
+			float y = tg_u2f(tg_f2u(x) + (uint32_t)d);
+			if (tg_f2u(tg_bwd_exp_nonpos(y)) != tg_f2u(tg_bwd_exp(y)) && !bad++)
+				first = tg_f2u(y);
+		}
+	}
+	ok = tg_bwd_exp_nonpos(-inf) == 0.0f && tg_isnan(tg_bwd_exp_nonpos(tg_nan())) &&
+	     tg_isnan(tg_bwd_exp_nonpos(-tg_bwd_abs(tg_nan())));
+	check_line("backward/", ok && !bad, "exp-nonpos", "%ld inputs differ from tg_bwd_exp (first 0x%08x), or -inf/NaN", bad,
+	           first);
 }
 
 static void test_sigmoid(void)

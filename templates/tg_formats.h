@@ -97,10 +97,10 @@ TG_HD float tg_rcp_rn(float b)
 #endif
 }
 
-/* 1/d rounded to nearest even for d in [1, 2] or NaN (the sigmoid's 1 + e, 0 <= e <= 1): on the GPU the
+/* 1/d rounded to nearest even for d in [1, 4) or NaN (the sigmoids' 1 + e, 0 <= e <= 1 + 2^-22): on the GPU the
  * fast path of __frcp_rn (rcp.approx, then one Newton step by FMA: its correctly rounded result wherever d's
  * exponent is far from the ends of FP32's range) without the range check and branch around it; 1/d on the
- * host. harness_bwd checks it against __frcp_rn for every d in [1, 2]. */
+ * host. harness_bwd checks it against __frcp_rn for every d in [1, 4). */
 TG_HD float tg_rcp_rn_unit(float d)
 {
 #if defined(__CUDA_ARCH__) && defined(__CUDACC__) /* (tests/unit/rht_device.c defines only the first: 1/d) */

@@ -11,6 +11,21 @@
 #include "tg_codes.h"
 #include "tg_formats.h"
 
+// a / d rounded to nearest even for swiglu's a / (1 + e^-a), a >= -80 (d in [1, 1 + e^80], or NaN): the fast
+// path of __fdiv_rn (rcp.approx, a Newton step, the quotient and one correction, all FMA: its correctly rounded
+// result wherever neither the operands nor the quotient lie near the ends of FP32's range) without the range
+// check (FCHK) and the branch around it, which the GLU kernels, issue-bound, paid on every element. d == 1
+// gives a (an infinite a included); a zero quotient takes a's sign. harness_bwd checks it against __fdiv_rn
+// for every FP32 a (through tg_glu's swiglu path).
+__device__ __forceinline__ float tg_div_sigmoid(float a, float d)
+{
+	float r;
+	asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(d));
+	r = __fmaf_rn(r, __fmaf_rn(-d, r, 1.0f), r);
+	const float q0 = __fmul_rn(a, r), q = __fmaf_rn(r, __fmaf_rn(-d, q0, a), q0);
+	return d == 1.0f ? a : __uint_as_float(__float_as_uint(q) | (__float_as_uint(a) & 0x80000000u));
+}
+
 // p * sigmoid(z) in float, z = zf + dz (a float and its correction), p the product it scales (a * b).
 // e = e^-|z| = e^-|zf| (1 -+ dz): rounding z to float alone would err by |z| x 2^-24 in
 // e, 20 FP32 ulps at z = -6.5. With q = e / (1 + e) = sigmoid(-|z|) (no overflow), p sigmoid(z) is
@@ -22,7 +37,7 @@ __device__ __forceinline__ float tg_sigmoid_scale(float p, float zf, float dz)
 {
 	float e = expf(-fabsf(zf));
 	e = fmaf(e, zf >= 0.0f ? -dz : dz, e);
-	const float q = e * tg_rcp_rn(1.0f + e); // q's extra rounding is scaled by q in p - p q
+	const float q = e * tg_rcp_rn_unit(1.0f + e); // 1 + e in [1, 2 + 2^-22]; q's extra rounding is scaled by q in p - p q
 	const bool neg = zf < 0.0f;
 	return neg || q > 0.0f ? fmaf(neg ? p : -p, q, neg ? 0.0f : p) : p; // q = 0, z >= 0: p (an infinite p too)
 }
@@ -62,7 +77,7 @@ template <int ACT, typename T> __device__ __forceinline__ float tg_glu(float af,
 		// had no room for tg_sigmoid_scale on sm_100a); a e^a below a = -80, where e^-a nears overflow
 		const bool tiny = af < -80.0f;
 		const float e = expf(tiny ? af : -af);
-		return (tiny ? af * e : tg_div_rn(af, 1.0f + e)) * bf;
+		return (tiny ? af * e : tg_div_sigmoid(af, 1.0f + e)) * bf;
 	}
 	float dz, zf = tg_sigmoid_arg(z, dz);
 	return tg_sigmoid_scale(af * bf, zf, dz);

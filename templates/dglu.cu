@@ -179,14 +179,8 @@ __device__ __forceinline__ void dg_block_tile_path(const TgParams &p)
 		float d[2][DB_NS][DG_VEC], amax = 0.0f; // d_a, d_b
 		auto &da = d[0], &db = d[1];
 #pragma unroll
-		for (int st = 0; st < DB_NS; st++) {
-			const bool ok = r0 + lr * DB_NS + st < rows;
-			dg_compute(qa[st], qb[st], qg[st], ok, da[st], db[st], amax);
-#pragma unroll
-			for (int k = 0; k < DG_VEC; k++)
-				if (!ok)
-					da[st][k] = db[st][k] = 0.0f;
-		}
+		for (int st = 0; st < DB_NS; st++) // rows past the tensor: a = b = g = 0 give d_a = d_b = +0 (every act)
+			dg_compute(qa[st], qb[st], qg[st], true, da[st], db[st], amax);
 		if (TG_ROWWISE) {
 #pragma unroll
 			for (int st = 0; st < DB_NS; st++) {

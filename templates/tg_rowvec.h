@@ -450,7 +450,7 @@ __device__ __forceinline__ void tg_block_colwise_tile(const TgParams &p, TgBlock
 	const float (&y)[NT][NS][8], long long r0, int c0, int cstep, int c_end, long long rows, float eps, int pow2)
 {
 	constexpr int G = THREADS / 16, NB = 128 / BR, PPB = BR / (2 * NS); // blocks a tile column, partials a block
-	static_assert(THREADS % 32 == 0 && G * NS == 128 && (NS == 2 || NS == 4 || NS == 8),
+	static_assert(THREADS % 32 == 0 && G * NS == 128 && (NS == 2 || NS == 4 || NS == 8) && 1024 % THREADS == 0,
 		"block columnwise: 16 lanes a row, 2, 4 or 8 rows a thread");
 	static_assert((BR == 128 || BR == 32) && PPB >= 1 && BR % (2 * NS) == 0, "block columnwise: blocks of 128 or 32 rows");
 	constexpr float fmax = FMT == TG_FMT_E4M3 ? TG_E4M3_MAX : TG_E5M2_MAX;
@@ -519,19 +519,22 @@ __device__ __forceinline__ void tg_block_colwise_tile(const TgParams &p, TgBlock
 		}
 	}
 	__syncthreads();
+	// the tiles out: NT * 1024 pieces of 16 bytes, a thread's at compile-time steps (THREADS divides 1024), the
+	// rows left in the tile as a 32-bit bound
 	const bool aligned16 = (rows % 16) == 0;
-	for (int q = threadIdx.x; q < NT * 128 * 8; q += THREADS) {
-		const int i = q / 1024, cc = q / 8 % 128, part = q % 8;
-		const long long rs = r0 + part * 16;
-		const int col = c0 + i * cstep + cc;
-		if (col >= c_end || rs >= rows)
+	const int left = rows - r0 < 128 ? (int)(rows - r0) : 128, part = threadIdx.x % 8;
+#pragma unroll
+	for (int j = 0; j < NT * 1024 / THREADS; j++) {
+		const int q = threadIdx.x + j * THREADS, i = q / 1024, cc = q / 8 % 128;
+		const int col = c0 + i * cstep + cc, rs = part * 16;
+		if (col >= c_end || rs >= left)
 			continue;
 		const uint8_t *src = &sm.qt[i][cc][(part ^ ((cc >> 3) & 7)) << 4];
-		uint8_t *dst = (uint8_t *)p.p[TG_P_OUT_T] + (long long)col * rows + rs;
-		if (aligned16 && rs + 16 <= rows)
+		uint8_t *dst = (uint8_t *)p.p[TG_P_OUT_T] + (long long)col * rows + r0 + rs;
+		if (aligned16 && rs + 16 <= left)
 			*reinterpret_cast<uint4 *>(dst) = *reinterpret_cast<const uint4 *>(src);
 		else
-			for (int k = 0; k < 16 && rs + k < rows; k++)
+			for (int k = 0; k < 16 && rs + k < left; k++)
 				dst[k] = src[k];
 	}
 	__syncthreads(); // sm is rewritten by the next call

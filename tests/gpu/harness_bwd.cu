@@ -270,8 +270,12 @@ static void run_dglu(const DgInst &k, long long rows)
 		si_b = (size_t)cdivl(C2, 128) * R * 4;
 		want_out.resize(out_b);
 		want_si.resize(si_b);
-		ref_quant_block1x128(dh.data(), R, C2, k.fmt, k.eps, k.pow2, want_out.data(), (float *)want_si.data(), nullptr,
-		                     nullptr);
+		want_t.resize(nh);
+		want_sit.resize((size_t)cdivl(R, 128) * C2 * 4);
+		ref_quant_block1x128(dh.data(), R, C2, k.fmt, k.eps, k.pow2, want_out.data(), (float *)want_si.data(),
+		                     want_t.data(), (float *)want_sit.data());
+		if (k.colw) /* the block tile path: both copies' 1x128 blocks */
+			t_b = nh, sit_b = want_sit.size();
 	} else if (k.recipe == 6) {
 		out_b = nh;
 		si_b = (size_t)R * cdivl(C2, 32);
@@ -356,7 +360,7 @@ static void run_dglu(const DgInst &k, long long rows)
 		if (t_b)
 			ok = cmp("d_h columnwise", k.name, rows, grid, dout_t, want_t.data(), 1, false) && ok;
 		if (sit_b)
-			ok = cmp("scale_inv_t", k.name, rows, grid, dsi_t, want_sit.data(), 1, false) && ok;
+			ok = cmp("scale_inv_t", k.name, rows, grid, dsi_t, want_sit.data(), k.recipe == 4 ? 4 : 1, k.recipe == 4) && ok;
 		if (k.dbias) {
 			ok = cmp("dbias partials", k.name, rows, grid, dpart, dbp.data(), 4, true) && ok;
 			ok = check_reduce("dbias", k.name, rows, grid, dpart, dbp, nk, C2) && ok;

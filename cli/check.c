@@ -9,7 +9,9 @@
  *  - ops with a reduction or a transcendental (norm_quantize, glu_amax): each
  *    element within one unit in the last place of its format, and at most
  *    ceil(1e-4 * n) elements off at all; amax within 1e-6 relative; the rsigma
- *    and mu a norm saves: relative error under 1e-6 (the kernel's own FP32 order);
+ *    and mu a norm saves: relative error under 1e-6 (the kernel's own FP32 order), a
+ *    LayerNorm's mu also passes with every row within 1e-6 of its RMS sqrt(mu^2 + 1/rsigma^2)
+ *    (a mean that cancels: cmp_mu);
  *  - backward ops (dglu, dnorm, dbias): bit-exact bytes, scales and amax (the
  *    kernels follow ref/backward.c's FP32 formulas and reduction orders, so
  *    d_gamma, d_beta and dbias are the same bits for every tile shape; a dglu run as the
@@ -433,6 +435,37 @@ static int check_epilogues_without_d(TgLayer *l, const Graph *g, Buf *out)
 	return fails;
 }
 
+/* A LayerNorm's saved mu (FP32 [rows]) against the reference: the relative error of the whole buffer under
+ * 1e-6, or, where a row's mean cancels (x + residual summing to near zero, so the float sum's few-ulp error is
+ * large against mu itself), every row within 1e-6 of the row's RMS, sqrt(mu^2 + sigma^2), sigma = 1/rsigma
+ * from the reference (rs_ref; NULL: the first rule alone). Appends the line; 1 on FAIL. */
+static int cmp_mu(Buf *out, const char *what, const float *gpu, const float *ref, const float *rs_ref, size_t rows)
+{
+	Buf quiet = {0};
+	int fails = cmp_buffers(&quiet, what, CMP_REL, DT_F32, gpu, ref, rows * 4, 32, 1e-6);
+	if (fails && rs_ref) {
+		size_t bad = 0, first = 0;
+		for (size_t r = 0; r < rows; r++) {
+			double m = ref[r], sigma = 1.0 / (double)rs_ref[r], rms = sqrt(m * m + sigma * sigma);
+			if (!(fabs((double)gpu[r] - m) <= 1e-6 * rms) && !(isnan(gpu[r]) && isnan(ref[r])) && !bad++)
+				first = r;
+		}
+		if (!bad) {
+			buf_printf(out, "ok %s (every row within 1e-6 of its RMS: a mean that cancels, relative error over 1e-6)\n",
+				what);
+			buf_free(&quiet);
+			return 0;
+		}
+		buf_printf(out, "FAIL %s: %zu of %zu rows off by more than 1e-6 of the row's RMS (first: row %zu, gpu %.9g ref %.9g)\n",
+			what, bad, rows, first, gpu[first], ref[first]);
+		buf_free(&quiet);
+		return 1;
+	}
+	buf_printf(out, "%s", quiet.len ? quiet.p : "");
+	buf_free(&quiet);
+	return fails;
+}
+
 /* The GPU's outputs of op's output slot a (tensor i), every component the reference has, against the
  * reference; then its amax, scale_inv / S_enc and RHT state. pass, trained_cast and amax0: see
  * check_layer (a delayed trained weight's amax holds both casts' maxima). Returns the failures. */
@@ -476,7 +509,10 @@ static int check_output(TgLayer *l, const Graph *g, const long *dims, const Op *
 		snprintf(what, sizeof what, "%s %s.%s [tokens=%ld]", g->layer, t->name, comp_name(c), tokens);
 		bool data = c == COMP_DATA || c == COMP_DATA_T;
 		bool stat = a == ARG_RSIGMA_OUT || a == ARG_MU_OUT; /* the forward's own FP32 order: a few ulps */
-		if (stat)
+		int rs = op->arg[ARG_RSIGMA_OUT];
+		if (a == ARG_MU_OUT && t->dtype == DT_F32 && c == COMP_DATA)
+			fails += cmp_mu(out, what, h, rt[i].comp[c], rs >= 0 ? rt[rs].comp[COMP_DATA] : NULL, bytes / 4);
+		else if (stat)
 			fails += cmp_buffers(out, what, CMP_REL, t->dtype, h, rt[i].comp[c], bytes, 32, 1e-6);
 		else if (gemm)
 			fails += cmp_buffers(out, what, CMP_REL, t->dtype, h, rt[i].comp[c], bytes, dtype_bits(t->dtype),

@@ -11,21 +11,6 @@
 #include "tg_codes.h"
 #include "tg_formats.h"
 
-// a / d rounded to nearest even for swiglu's a / (1 + e^-a), a >= -80 (d in [1, 1 + e^80], or NaN): the fast
-// path of __fdiv_rn (rcp.approx, a Newton step, the quotient and one correction, all FMA: its correctly rounded
-// result wherever neither the operands nor the quotient lie near the ends of FP32's range) without the range
-// check (FCHK) and the branch around it, which the GLU kernels, issue-bound, paid on every element. d == 1
-// gives a (an infinite a included); a zero quotient takes a's sign. harness_bwd checks it against __fdiv_rn
-// for every FP32 a (through tg_glu's swiglu path).
-__device__ __forceinline__ float tg_div_sigmoid(float a, float d)
-{
-	float r;
-	asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(d));
-	r = __fmaf_rn(r, __fmaf_rn(-d, r, 1.0f), r);
-	const float q0 = __fmul_rn(a, r), q = __fmaf_rn(r, __fmaf_rn(-d, q0, a), q0);
-	return d == 1.0f ? a : __uint_as_float(__float_as_uint(q) | (__float_as_uint(a) & 0x80000000u));
-}
-
 // p * sigmoid(z) in float, z = zf + dz (a float and its correction), p the product it scales (a * b).
 // e = e^-|z| = e^-|zf| (1 -+ dz): rounding z to float alone would err by |z| x 2^-24 in
 // e, 20 FP32 ulps at z = -6.5. With q = e / (1 + e) = sigmoid(-|z|) (no overflow), p sigmoid(z) is
@@ -33,10 +18,11 @@ __device__ __forceinline__ float tg_div_sigmoid(float a, float d)
 // p / (1 + e) would, put an exact product p of two 16-bit inputs on a BF16 rounding midpoint where the
 // true value lies just below it: GEGLU's BF16 output was off by one unit on 1.4e-4 of the elements of
 // a GEMM's output (conformance), 1e-5 or fewer this way (an emulation over Gaussian inputs).
-__device__ __forceinline__ float tg_sigmoid_scale(float p, float zf, float dz)
+__device__ __forceinline__ float tg_sigmoid_scale(float p, float zf, float dz, bool corr = true)
 {
 	float e = expf(-fabsf(zf));
-	e = fmaf(e, zf >= 0.0f ? -dz : dz, e);
+	if (corr) // (swiglu: z = a exactly, no correction)
+		e = fmaf(e, zf >= 0.0f ? -dz : dz, e);
 	const float q = e * tg_rcp_rn_unit(1.0f + e); // 1 + e in [1, 2 + 2^-22]; q's extra rounding is scaled by q in p - p q
 	const bool neg = zf < 0.0f;
 	return neg || q > 0.0f ? fmaf(neg ? p : -p, q, neg ? 0.0f : p) : p; // q = 0, z >= 0: p (an infinite p too)
@@ -73,12 +59,9 @@ template <int ACT, typename T> __device__ __forceinline__ float tg_glu(float af,
 		: 1.702 * ad;
 	if constexpr (sizeof(T) == 8)
 		return (float)(ad / (1.0 + exp(-z)) * (double)bf);
-	if (ACT == TG_ACT_SWIGLU) { // z = a exactly: a / (1 + e^-a), as before (the rows kernels at 72 registers
-		// had no room for tg_sigmoid_scale on sm_100a); a e^a below a = -80, where e^-a nears overflow
-		const bool tiny = af < -80.0f;
-		const float e = expf(tiny ? af : -af);
-		return (tiny ? af * e : tg_div_sigmoid(af, 1.0f + e)) * bf;
-	}
+	if (ACT == TG_ACT_SWIGLU) // z = a exactly (a / (1 + e^-a) times b rounded silu(a) to a where e^-a < 2^-24, a
+		// unit below the reference's a b on NVFP4 GEMM outputs, whose exact products sit on E4M3 block-scale midpoints)
+		return tg_sigmoid_scale(af * bf, af, 0.0f, false);
 	float dz, zf = tg_sigmoid_arg(z, dz);
 	return tg_sigmoid_scale(af * bf, zf, dz);
 }

@@ -1038,6 +1038,12 @@ static const GenShape gen_shapes[] = {
 	{8192, 14336, 4096, 0, DT_BF16, "dn dgrad blk", {"n192s4p", NULL, NULL, NULL}, 1},
 	{4096, 14336, 8192, 0, DT_F32, "dn wgrad blk", {"n192s3p", "n128s4p", NULL, NULL}, 2},
 	{14336, 4096, 8192, 0, DT_F32, "up wgrad blk", {"n192s3p", NULL, NULL, NULL}, 2},
+	/* both operands 1x128 in every pass (llama3_8b_mlp_train_block.yaml: 1x128 weights too) */
+	{8192, 28672, 4096, 0, DT_BF16, "up fprop b11", {"n192s4p", "n128s5p", NULL, NULL}, 2},
+	{8192, 4096, 14336, 0, DT_BF16, "dn fprop b11", {"n192s4p", "n128s5p", NULL, NULL}, 2},
+	{8192, 14336, 4096, 0, DT_BF16, "dn dgrad b11", {"n192s4p", "n128s5p", NULL, NULL}, 2},
+	{8192, 4096, 28672, 0, DT_BF16, "up dgrad b11", {"n192s4p", "n128s5p", NULL, NULL}, 2},
+	{28672, 4096, 8192, 0, DT_F32, "up wgrad b11", {"n192s3p", "n128s4p", NULL, NULL}, 2},
 };
 /* --gen-sweep: the planned tile (n256s3) beside cuBLASLt over token counts at the Llama-3 8B fprop shapes
  * (QKV, attention out, MLP up and down): where the generated kernel loses (few tiles a SM). */

@@ -63,7 +63,8 @@ int gemm_gen_check(const GemmDesc *d, const GemmArgs *a, char *why, size_t whyle
  * session): at N = 4096 and 6144 it ran 0.96-0.99x of cuBLASLt from 993-2048 tokens and 0.31-0.84x
  * below; at N = 28672 1.02-1.10x from 993 tokens, 0.87-0.99x below. So: N >= 16384 and at least four
  * waves of tiles. A GLU epilogue is taken regardless (it removes a kernel and the BF16 round trip); block
- * scales never (0.83-0.92x of cuBLASLt's block-scaled GEMM at the Llama-3 8B shapes, thirteenth session). */
+ * scales never (0.91-0.94x of cuBLASLt's block-scaled GEMM with 128x128 weights, 0.76-0.88x with 1x128 weights,
+ * at the Llama-3 8B shapes, twenty-first session). */
 int gemm_gen_pays(const GemmDesc *d, const GemmGenTile *t, int sms);
 /* gemm_gen_launch enqueues f (compiled from gemm_fp8.cu with tile t) for d on stream s over min(tiles, sms)
  * CTAs; GEMM_OK or GEMM_ECUDA with a message. epi: the GLU epilogue's arguments (t->glu; N even) or the

@@ -689,10 +689,11 @@ __device__ __forceinline__ void amax_pass_strip(const TgParams &p)
 
 } // namespace tgnv
 
-// A tensor's cast pass at four CTAs a SM (64 registers; it took 66-72): H100, 8B NVFP4 training layer, w_up / w_down /
-// d_y casts 492 / 251 / 147 -> 462 / 236 / 143 us; an op's value source (dglu: 80 registers) spilled and ran 2% slower
+// A tensor's 16x16-block cast pass (the 2D weight copies) at four CTAs a SM (64 registers; it took 72): H100, 8B NVFP4
+// training layer, w_up / w_down casts 492 / 251 -> 462 / 236 us. Not the 1D casts (d_y: 143 against 147 us, but 8 bytes
+// spilled; with RHT 164; FP32 input 2D 16), nor an op's value source (dglu at 64 registers spilled and ran 2% slower).
 #ifndef TG_NV_MIN_CTAS
-#define TG_NV_MIN_CTAS (TG_PASS == 1 && TG_SRC == TG_SRC_TENSOR ? 4 : 0)
+#define TG_NV_MIN_CTAS (TG_PASS == 1 && TG_SRC == TG_SRC_TENSOR && TG_2D && !TG_SR && !TG_RHT && TG_IN_DTYPE != TG_DTYPE_F32 ? 4 : 0)
 #endif
 #if TG_NV_MIN_CTAS
 extern "C" __global__ void __launch_bounds__(TG_THREADS, TG_NV_MIN_CTAS) TG_KERNEL(const TgParams p)

@@ -59,8 +59,9 @@ template <int ACT, typename T> __device__ __forceinline__ float tg_glu(float af,
 		: 1.702 * ad;
 	if constexpr (sizeof(T) == 8)
 		return (float)(ad / (1.0 + exp(-z)) * (double)bf);
-	if (ACT == TG_ACT_SWIGLU) // z = a exactly (a / (1 + e^-a) times b rounded silu(a) to a where e^-a < 2^-24, a
-		// unit below the reference's a b on NVFP4 GEMM outputs, whose exact products sit on E4M3 block-scale midpoints)
+	if (ACT == TG_ACT_SWIGLU) // z = a exactly. (The form a / (1 + e^-a) times b rounded 1 + e^-a to 1 where e^-a <
+		// 2^-24, so it returned the exact product a b where the reference rounds a b (1 - e^-a) one unit below: on
+		// an NVFP4 GEMM's output those products sit on E4M3 block-scale midpoints, conf13/nvfp4_swiglu_gemm.yaml.)
 		return tg_sigmoid_scale(af * bf, af, 0.0f, false);
 	float dz, zf = tg_sigmoid_arg(z, dz);
 	return tg_sigmoid_scale(af * bf, zf, dz);

@@ -975,8 +975,9 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS, 1) TG_KERNEL(const __gr
 			// the ring's stage at a tile's start is 0 when ktiles is a multiple of TG_STAGES (every tile takes the
 			// same number): then the k loop is unrolled over the ring, each stage a constant (its barrier and
 			// descriptor offsets folded: fewer instructions a k block, whose issue slots the promoting consumers
-			// share with the epilogue warps). Per-tensor scales only: with block scales the unrolled loop spilled
-			// (TG_BN 192, TG_SCALE 2: 1664 bytes).
+			// share with the epilogue warps). Per-tensor scales only: with block scales it spilled at TG_SCALE 2,
+			// TG_BN 192 (488 bytes, 5x slower), and TG_SCALE 1 gained at most 2-3% inside the kernel's 8% spread
+			// between runs (H100, twenty-first session).
 			if (TG_SCALE == TG_SCALE_TENSOR && ktiles % TG_STAGES == 0) {
 				for (int kt = 0; kt < ktiles; kt += TG_STAGES, phase ^= 1)
 #pragma unroll

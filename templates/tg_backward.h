@@ -106,7 +106,9 @@ TG_HD float tg_bwd_exp_poly(float x, int *n)
  * times 2^(n - n/2) (one rounding: correct gradual underflow and overflow to
  * inf); both give the same bits where both apply. x > 89 gives inf, x < -104 gives
  * +0, NaN gives NaN. The FMAs halve the instruction count of the multiply-
- * then-add form (dglu is issue-bound on this function). */
+ * then-add form (dglu is issue-bound on this function). The sigmoid computes
+ * it as tg_bwd_exp_nonpos (below, the same bits for x <= 0); this form is the
+ * definition the tests hold that one to (test_backward, harness_bwd). */
 TG_HD float tg_bwd_exp(float x)
 {
 	if (tg_isnan(x))

@@ -10,9 +10,9 @@
 //   has scale e / 32 (cols % 32 == 0, which MXFP8 requires).
 // TG_SCALE_T 1: the columnwise copy [cols][rows] with TE's columnwise scale layout
 //   [ceil(rows/32)][cols]: element (c, r) has scale (r / 32) * cols + c. Any rows: when
-//   rows % 16 != 0 a 16-element chunk spans columns, so each element finds its own scale.
+//   rows % 8 != 0 an 8-element group spans columns, so each element finds its own scale.
 // Pointers: p[TG_P_IN] FP8 codes, p[TG_P_SCALE_INV] E8M0 bytes, p[TG_P_OUT] BF16.
-// Launch: block (TG_THREADS,1,1), any grid.x >= 1 (grid-stride over 16-element chunks).
+// Launch: block (TG_THREADS,1,1) (a multiple of 32), any grid.x >= 1 (grid-stride over 512-element warp segments).
 // Instruction-lean: the codes decoded by cvt.f16x2.e4m3x2/e5m2x2 and rounded by cvt.bf16x2 (the
 // software decode and rounding before took about 25 instructions an element).
 #include "tg_formats.h"
@@ -42,46 +42,68 @@ __device__ __forceinline__ uint8_t dq_scale_t(const uint8_t *sc, long long e, lo
 	return sc[(e % rows) / 32 * cols + e / rows];
 }
 
-// A chunk's scale, or each element's (a columnwise chunk that spans columns: rows % 16 != 0). The columnwise
-// index of a whole chunk by 32-bit division where the chunks fit (64-bit division cost ~4 instructions an element).
+// 8 codes (v, element 0 in the low byte of v.x) times their scales s[0..7], rounded to BF16 (element 0 low).
+__device__ __forceinline__ uint4 dq_group(uint2 v, const float (&s)[8])
+{
+	const uint32_t w[2] = {v.x, v.y};
+	uint32_t o[4];
+#pragma unroll
+	for (int i = 0; i < 4; i++) {
+		float lo, hi;
+		dq_fp8x2(w[i / 2] >> (16 * (i % 2)), lo, hi);
+		o[i] = tg_f32x2_to_bf16x2(lo * s[2 * i], hi * s[2 * i + 1]);
+	}
+	return make_uint4(o[0], o[1], o[2], o[3]);
+}
+
+// Groups of 8 elements; warp w takes groups 64 w .. 64 w + 63, lane l groups 64 w + l and 64 w + 32 + l, so that
+// each load instruction reads 256 contiguous bytes and each store writes 512. Each thread taking 16 consecutive
+// elements before (one 16-byte load, two 16-byte stores 32 bytes apart) wrote half of a 32-byte sector an
+// instruction: twice the L2 store sectors, and the L2 was the limit (91% busy at 66% of DRAM; H100, the MXFP8
+// layer's d_h, twenty-second session). A group's scale is one byte where every group lies in one scale block (the
+// rowwise copy, or the columnwise one with rows % 8 == 0: a column's groups start at multiples of 8); else each
+// element finds its own. The columnwise index by 32-bit division where the groups fit (64-bit division cost ~4
+// instructions an element).
 extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParams p)
 {
 	const uint8_t *q = (const uint8_t *)p.p[TG_P_IN];
 	const uint8_t *sc = (const uint8_t *)p.p[TG_P_SCALE_INV];
 	uint16_t *out = (uint16_t *)p.p[TG_P_OUT];
 	const long long rows = p.n[0], cols = p.n[1];
-	const long long chunks = rows * cols / 16;
-	const bool one_scale = !TG_SCALE_T || rows % 16 == 0; /* every chunk lies in one scale block */
-	const bool narrow = chunks < (1ll << 32);
-	const uint32_t rpc = (uint32_t)(rows / 16); /* chunks a column (one_scale) */
-	for (long long c = (long long)blockIdx.x * TG_THREADS + threadIdx.x; c < chunks;
-	     c += (long long)gridDim.x * TG_THREADS) {
-		const uint4 v = *(const uint4 *)(q + c * 16);
-		const long long e0 = c * 16; /* first element */
-		uint8_t e;
-		if (!TG_SCALE_T) {
-			e = sc[c / 2];
-		} else if (one_scale && narrow) {
-			const uint32_t cc = (uint32_t)c / rpc, rc = (uint32_t)c - cc * rpc;
-			e = sc[(long long)(rc / 2) * cols + cc];
-		} else {
-			e = dq_scale_t(sc, e0, rows, cols);
-		}
-		const float s = dq_scale(e);
-		const uint32_t w[4] = {v.x, v.y, v.z, v.w};
-		uint32_t o[8];
+	const long long groups = rows * cols / 8; // rows * cols % 16 == 0
+	const bool one_scale = !TG_SCALE_T || rows % 8 == 0; /* every group lies in one scale block */
+	const bool narrow = groups < (1ll << 32);
+	const uint32_t rpg = (uint32_t)(rows / 8); /* groups a column (one_scale) */
+	const int lane = threadIdx.x & 31;
+	const long long nw = (long long)gridDim.x * (TG_THREADS / 32);
+	for (long long w = (long long)blockIdx.x * (TG_THREADS / 32) + threadIdx.x / 32; w * 64 < groups; w += nw) {
+		uint2 v[2] = {};
+		uint8_t e[2] = {};
 #pragma unroll
-		for (int i = 0; i < 8; i++) {
-			float slo = s, shi = s, lo, hi;
-			if (!one_scale) {
-				slo = dq_scale(dq_scale_t(sc, e0 + 2 * i, rows, cols));
-				shi = dq_scale(dq_scale_t(sc, e0 + 2 * i + 1, rows, cols));
+		for (int h = 0; h < 2; h++) { // both loads in flight before either group's math
+			const long long g = w * 64 + 32 * h + lane;
+			if (g >= groups)
+				continue;
+			v[h] = *(const uint2 *)(q + g * 8);
+			if (!TG_SCALE_T) {
+				e[h] = sc[g / 4];
+			} else if (one_scale && narrow) {
+				const uint32_t cc = (uint32_t)g / rpg, rg = (uint32_t)g - cc * rpg;
+				e[h] = sc[(long long)(rg / 4) * cols + cc];
+			} else if (one_scale) {
+				e[h] = dq_scale_t(sc, g * 8, rows, cols);
 			}
-			dq_fp8x2(w[i / 2] >> (16 * (i % 2)), lo, hi);
-			o[i] = tg_f32x2_to_bf16x2(lo * slo, hi * shi);
 		}
-		uint4 *dst = (uint4 *)(out + c * 16);
-		dst[0] = make_uint4(o[0], o[1], o[2], o[3]);
-		dst[1] = make_uint4(o[4], o[5], o[6], o[7]);
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			const long long g = w * 64 + 32 * h + lane;
+			if (g >= groups)
+				continue;
+			float s[8];
+#pragma unroll
+			for (int k = 0; k < 8; k++)
+				s[k] = one_scale ? dq_scale(e[h]) : dq_scale(dq_scale_t(sc, g * 8 + k, rows, cols));
+			*(uint4 *)(out + g * 8) = dq_group(v[h], s);
+		}
 	}
 }

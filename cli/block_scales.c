@@ -1,6 +1,7 @@
-/* block_scales.c: block_scales_adopt (block_scales.h), host arrays only. */
+/* block_scales.c: block_scales_adopt and near_ties (block_scales.h), host arrays only. */
 #include "block_scales.h"
 
+#include "layout.h"
 #include "tg_formats.h"
 #include "tg_recipe.h"
 
@@ -138,4 +139,73 @@ long block_scales_adopt(const Tensor *t, long rows, long cols, bool col, const u
 			requantize(r, q, col, cols, len, ln, e0, e1, m, fmt);
 		}
 	return lines * nb;
+}
+
+/* The multiplier the reference quantized element e of component c of t with (per tensor, 1x128, MXFP8; 1 for
+ * an unquantized BF16/FP16 output); 0 where the rule does not apply (128x128, NVFP4: their own rules). */
+static double tie_mult(const Tensor *t, const RefTensor *r, Component c, long rows, long cols, size_t e)
+{
+	if (!layout_quantized(t))
+		return 1.0;
+	bool col = c == COMP_DATA_T;
+	long ln = col ? (long)(e / (size_t)rows) : (long)(e / (size_t)cols), k = col ? (long)(e % (size_t)rows) : (long)(e % (size_t)cols);
+	const void *sc = r->comp[col ? COMP_SCALE_INV_T : COMP_SCALE_INV];
+	switch (t->recipe.scaling) {
+	case SCALING_DELAYED:
+	case SCALING_CURRENT:
+		return r->scale;
+	case SCALING_BLOCK1X128: { /* rowwise [nb][rows], columnwise [nb][cols]: block k / 128 of line ln */
+		float si = ((const float *)sc)[(size_t)(k / 128) * (size_t)(col ? cols : rows) + (size_t)ln];
+		return si > 0 ? 1.0 / si : 0.0;
+	}
+	case SCALING_MXFP8: { /* rowwise [rows][cols / 32], columnwise [nb][cols] */
+		uint8_t x = col ? ((const uint8_t *)sc)[(size_t)(k / 32) * (size_t)cols + (size_t)ln]
+		                : ((const uint8_t *)sc)[(size_t)ln * (size_t)((cols + 31) / 32) + (size_t)(k / 32)];
+		return tg_e8m0_rcp(x);
+	}
+	default:
+		return 0.0;
+	}
+}
+
+/* The value v rounded to t's format (FP8 codes, BF16/FP16 bits). */
+static unsigned round_to(const Tensor *t, double v)
+{
+	float f = (float)v;
+	return t->dtype == DT_BF16 ? tg_f32_to_bf16(f) : t->dtype == DT_F16 ? tg_f32_to_f16(f)
+		: tg_f32_to_fmt(f, t->dtype == DT_E5M2 ? TG_FMT_E5M2 : TG_FMT_E4M3);
+}
+
+/* near_ties: block_scales.h. */
+uint8_t *near_ties(const Tensor *t, const RefTensor *r, Component c, long rows, long cols, const void *gpu,
+	const void *ref)
+{
+	bool fp8 = t->dtype == DT_E4M3 || t->dtype == DT_E5M2;
+	if (!r->value || !(fp8 || t->dtype == DT_BF16 || t->dtype == DT_F16) || (c != COMP_DATA && c != COMP_DATA_T) ||
+		(fp8 && !r->comp[c == COMP_DATA_T ? COMP_SCALE_INV_T : COMP_SCALE_INV] &&
+		 t->recipe.scaling != SCALING_DELAYED && t->recipe.scaling != SCALING_CURRENT))
+		return NULL;
+	size_t n = (size_t)rows * (size_t)cols;
+	uint8_t *tie = calloc(n ? n : 1, 1);
+	if (!tie)
+		return NULL;
+	bool any = false;
+	for (size_t e = 0; e < n; e++) {
+		if (fp8 ? ((const uint8_t *)gpu)[e] == ((const uint8_t *)ref)[e] : ((const uint16_t *)gpu)[e] == ((const uint16_t *)ref)[e])
+			continue; /* only the elements that differ are judged */
+		double m = tie_mult(t, r, c, rows, cols, e);
+		if (m == 0.0) {
+			free(tie);
+			return NULL;
+		}
+		size_t v = c == COMP_DATA_T ? (e % (size_t)rows) * (size_t)cols + e / (size_t)rows : e;
+		double x = (double)r->value[v] * m;
+		tie[e] = isfinite(x) && round_to(t, x * (1 + TG_TIE_REL)) != round_to(t, x * (1 - TG_TIE_REL));
+		any |= tie[e];
+	}
+	if (!any) {
+		free(tie);
+		return NULL;
+	}
+	return tie;
 }

@@ -1,4 +1,5 @@
-/* block_scales.h: the checker's rule for the block scales of a fused norm's or GLU's copies.
+/* block_scales.h: the checker's rules for a fused norm's or GLU's copies: their block scales, and the elements
+ * that may round either way.
  * The kernel computes the op's value in float, the reference in double (README, Numerics),
  * so a block's amax, and with it its scale, can differ: by a few ulps (1x128 without pow2),
  * or by one power of two where the amax straddles one (1x128 with pow2, MXFP8's E8M0). */
@@ -28,5 +29,20 @@
  * further differences are left for the comparison to fail. Returns the number of blocks. */
 long block_scales_adopt(const Tensor *t, long rows, long cols, bool col, const unsigned char *gpu, RefTensor *r,
 	size_t *close, size_t *moved);
+
+/* The relative distance from a rounding midpoint within which an element may round either way: the float
+ * computation of a norm's or GLU's value (a few FP32 roundings, each 2^-24) against the reference's double.
+ * Exact ties are not rare: a 1x128 block's scaled values are 448 x_i gamma_i / max(x gamma), ratios of BF16
+ * products, which land on E4M3 midpoints where the block's largest product has a short mantissa (13 of 111104
+ * elements of a norm's copy, conformance seed 2221). */
+#define TG_TIE_REL 0x1p-19
+
+/* near_ties marks the elements of component c (DATA or DATA_T) of a norm's or GLU's output t whose reference
+ * value times its multiplier lies within TG_TIE_REL of a rounding boundary of the format (the value moved by that
+ * much either way rounds to two codes): there the GPU's float value may round to either neighbour (README,
+ * Numerics); only where the GPU's codes gpu and the reference's ref differ. NULL where the rule does not apply
+ * (FP32 outputs, 128x128, NVFP4), without the reference value, or where no element is marked. */
+uint8_t *near_ties(const Tensor *t, const RefTensor *r, Component c, long rows, long cols, const void *gpu,
+	const void *ref);
 
 #endif

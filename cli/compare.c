@@ -55,6 +55,50 @@ float cmp_decode(DType t, const void *p, size_t i)
 }
 
 
+int cmp_ulp_ties(Buf *out, const char *what, DType t, const void *gpu, const void *ref, size_t bytes, int elem_bits,
+	bool any, const uint8_t *tie)
+{
+	size_t n = bytes * 8 / (size_t)elem_bits;
+	/* An element more than 1 ulp off still passes when its absolute error is
+	 * tiny against the tensor's largest value (cancellation near zero, e.g.
+	 * LayerNorm's final add of beta); it then counts against the budget. */
+	double big = 0;
+	for (size_t i = 0; i < n; i++) {
+		double v = fabs(cmp_decode(t, ref, i));
+		if (v > big && !isinf(v))
+			big = v;
+	}
+	size_t off = 0, far = 0, ties = 0, first = 0;
+	for (size_t i = 0; i < n; i++) {
+		long d = labs(ordinal(gpu, i, elem_bits) - ordinal(ref, i, elem_bits));
+		if (d == 1 && tie && tie[i]) {
+			ties++;
+			continue;
+		}
+		if (d && !off++)
+			first = i;
+		far += d > 1 && !(fabs((double)cmp_decode(t, gpu, i) - cmp_decode(t, ref, i)) <= big * 0x1p-19);
+	}
+	size_t allowed = (n + 9999) / 10000;
+	if (allowed < 4)
+		allowed = 4; /* small tensors: a handful of boundary crossings is not a trend */
+	if (any)
+		allowed = n; /* an FP32 intermediate: every element may be 1 ulp off (float vs double math) */
+	if (far || off > allowed) {
+		buf_printf(out, "FAIL %s: %zu of %zu elements differ, %zu by more than 1 ulp (allowed %zu; first at %zu)", what,
+			off, n, far, allowed, first);
+		if (ties)
+			buf_printf(out, "; and %zu one ulp off at a rounding tie", ties);
+		buf_puts(out, "\n");
+		return 1;
+	}
+	buf_printf(out, "ok %s (%zu elements, %zu off by 1 ulp", what, n, off);
+	if (ties)
+		buf_printf(out, ", %zu more at a rounding tie", ties);
+	buf_puts(out, ")\n");
+	return 0;
+}
+
 int cmp_buffers(Buf *out, const char *what, CmpKind kind, DType t, const void *gpu, const void *ref, size_t bytes,
 	int elem_bits, double rel_tol)
 {
@@ -71,37 +115,9 @@ int cmp_buffers(Buf *out, const char *what, CmpKind kind, DType t, const void *g
 		buf_printf(out, "ok %s (%zu bytes exact)\n", what, bytes);
 		return 0;
 	}
+	if (kind == CMP_ULP)
+		return cmp_ulp_ties(out, what, t, gpu, ref, bytes, elem_bits, rel_tol > 0, NULL);
 	size_t n = bytes * 8 / (size_t)elem_bits;
-	if (kind == CMP_ULP) {
-		/* An element more than 1 ulp off still passes when its absolute error is
-		 * tiny against the tensor's largest value (cancellation near zero, e.g.
-		 * LayerNorm's final add of beta); it then counts against the budget. */
-		double big = 0;
-		for (size_t i = 0; i < n; i++) {
-			double v = fabs(cmp_decode(t, ref, i));
-			if (v > big && !isinf(v))
-				big = v;
-		}
-		size_t off = 0, far = 0, first = 0;
-		for (size_t i = 0; i < n; i++) {
-			long d = labs(ordinal(gpu, i, elem_bits) - ordinal(ref, i, elem_bits));
-			if (d && !off++)
-				first = i;
-			far += d > 1 && !(fabs((double)cmp_decode(t, gpu, i) - cmp_decode(t, ref, i)) <= big * 0x1p-19);
-		}
-		size_t allowed = (n + 9999) / 10000;
-		if (allowed < 4)
-			allowed = 4; /* small tensors: a handful of boundary crossings is not a trend */
-		if (rel_tol > 0)
-			allowed = n; /* an FP32 intermediate: every element may be 1 ulp off (float vs double math) */
-		if (far || off > allowed) {
-			buf_printf(out, "FAIL %s: %zu of %zu elements differ, %zu by more than 1 ulp (allowed %zu; first at %zu)\n",
-				what, off, n, far, allowed, first);
-			return 1;
-		}
-		buf_printf(out, "ok %s (%zu elements, %zu off by 1 ulp)\n", what, n, off);
-		return 0;
-	}
 	double num = 0, den = 0;
 	size_t nan = 0;
 	for (size_t i = 0; i < n; i++) {

@@ -15,6 +15,11 @@ float cmp_decode(DType t, const void *p, size_t i);
  * kind and appends "ok WHAT (...)" or "FAIL WHAT: ..." to out; returns 1 on FAIL. */
 int cmp_buffers(Buf *out, const char *what, CmpKind kind, DType t, const void *got, const void *want, size_t bytes,
 	int elem_bits, double rel_tol);
+/* cmp_ulp_ties is cmp_buffers' CMP_ULP (any: every element may be 1 ulp off, an FP32 intermediate), except that
+ * an element one ulp off where tie[i] is set (the reference's value lies at a rounding midpoint of the format,
+ * within the float computation's error: check.c's near_ties) is counted apart, off the budget; tie may be NULL. */
+int cmp_ulp_ties(Buf *out, const char *what, DType t, const void *got, const void *want, size_t bytes, int elem_bits,
+	bool any, const uint8_t *tie);
 /* cmp_float: one scalar within rel (0: equal, NaN equals NaN); appends the line; 1 on FAIL. */
 int cmp_float(Buf *out, const char *what, float got, float want, double rel);
 /* cmd_compare is `tegen compare SPEC DIR_A DIR_B`: every output file the two runs wrote,

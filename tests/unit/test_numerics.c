@@ -452,6 +452,52 @@ static void test_block_scales_adopt(void)
 	check_line("numerics/", ok, "block-scales rowwise mxfp8", "close %zu moved %zu, scale %u", close, moved, ref_e[5]);
 }
 
+/* near_ties (an element one ulp off may round either way at a rounding midpoint): a rowwise 1x128 E4M3 copy with
+ * scale_inv 1, values 17 (the midpoint of 16 and 18), 17 (1 + 2^-16) (above it, past the window), 17 (1 + 2^-21)
+ * (inside it) and 0.5; the GPU's codes differ at the first three: only the first and third are ties. A BF16
+ * output (multiplier 1) at the midpoint of 1 and 1 + 2^-7; an NVFP4 tensor: no rule (NULL). */
+static void test_near_ties(void)
+{
+	enum { C = 4 };
+	float val[C] = {17.0f, 17.0f * (1.0f + 0x1p-16f), 17.0f * (1.0f + 0x1p-21f), 0.5f}, si[1] = {1.0f};
+	uint8_t ref[C], gpu[C];
+	for (int i = 0; i < C; i++)
+		ref[i] = gpu[i] = tg_f32_to_fmt(val[i], TG_FMT_E4M3);
+	gpu[0] = (uint8_t)(ref[0] + 1), gpu[1] = (uint8_t)(ref[1] - 1), gpu[2] = (uint8_t)(ref[2] + 1);
+	Tensor t;
+	memset(&t, 0, sizeof t);
+	t.dtype = DT_E4M3;
+	t.rowwise = true;
+	t.recipe.scaling = SCALING_BLOCK1X128;
+	RefTensor r;
+	memset(&r, 0, sizeof r);
+	r.value = val;
+	r.comp[COMP_DATA] = ref;
+	r.comp[COMP_SCALE_INV] = si;
+	uint8_t *tie = near_ties(&t, &r, COMP_DATA, 1, C, gpu, ref);
+	bool ok = tie && tie[0] && !tie[1] && tie[2] && !tie[3];
+	check_line("numerics/", ok, "near-ties e4m3 1x128", "%d %d %d %d", tie ? tie[0] : -1, tie ? tie[1] : -1,
+		tie ? tie[2] : -1, tie ? tie[3] : -1);
+	free(tie);
+	float bv[1] = {1.0f + 0x1p-8f};
+	uint16_t bref[1] = {tg_f32_to_bf16(bv[0])}, bgpu[1] = {(uint16_t)(bref[0] + 1)};
+	Tensor tb;
+	memset(&tb, 0, sizeof tb);
+	tb.dtype = DT_BF16;
+	tb.rowwise = true;
+	RefTensor rb;
+	memset(&rb, 0, sizeof rb);
+	rb.value = bv;
+	rb.comp[COMP_DATA] = bref;
+	tie = near_ties(&tb, &rb, COMP_DATA, 1, 1, bgpu, bref);
+	check_line("numerics/", tie && tie[0], "near-ties bf16", "%d", tie ? tie[0] : -1);
+	free(tie);
+	t.recipe.scaling = SCALING_NVFP4;
+	tie = near_ties(&t, &r, COMP_DATA, 1, C, gpu, ref);
+	check_line("numerics/", !tie, "near-ties nvfp4: no rule", "%p", (void *)tie);
+	free(tie);
+}
+
 int main(void)
 {
 	test_hp_values_plan();
@@ -464,5 +510,6 @@ int main(void)
 	test_error();
 	test_generators();
 	test_block_scales_adopt();
+	test_near_ties();
 	return check_failures ? 1 : 0;
 }

@@ -218,20 +218,29 @@ __device__ __forceinline__ void encode16(const float x[16], int len, float mult,
 				<< (4 * (k % 8));
 }
 
-// A copy's encode scale and its per-block element multipliers: mult[S_dec] =
-// tg_nvfp4_elem_scale(S_dec, s_enc) for all 256 scale bytes, filled once a CTA in
-// shared memory (fill_mult), so a block costs one load instead of two IEEE divisions.
+// A copy's encode scale, its block factor tg_nvfp4_block_factor(s_enc), its per-block element multipliers
+// mult[S_dec] = tg_nvfp4_elem_scale(S_dec, s_enc) and (TG_DEQ) dequantizing multipliers dmul[S_dec] =
+// deq_scale(S_dec, s_enc) for all 256 scale bytes, filled once a CTA in shared memory (fill_mult), so a block
+// costs loads instead of IEEE divisions (the factor's and the dequantizing multiplier's division a block before:
+// about 22 instructions a block a copy).
 struct Scales {
-	float s_enc;
-	const float *mult;
+	float s_enc, factor;
+	const float *mult, *dmul;
 	const float2 *dtab; // TG_DEQ: fill_deq_tab's table
 };
 
-// mult[i] = tg_nvfp4_elem_scale(i, s_enc), i < 256; the caller syncs before use.
-__device__ __forceinline__ void fill_mult(float *mult, float s_enc)
+// The dequantizing multiplier of scale byte sd under s_enc (nvfp4_dequantize.cu's).
+__device__ __forceinline__ float deq_scale(uint8_t sd, float s_enc) { return tg_div_rn(tg_e4m3_to_f32(sd), s_enc); }
+
+// mult[i] = tg_nvfp4_elem_scale(i, s_enc) and, where dmul, dmul[i] = deq_scale(i, s_enc), i < 256; the caller syncs
+// before use.
+__device__ __forceinline__ void fill_mult(float *mult, float *dmul, float s_enc)
 {
-	for (int i = threadIdx.x; i < 256; i += TG_THREADS)
+	for (int i = threadIdx.x; i < 256; i += TG_THREADS) {
 		mult[i] = tg_nvfp4_elem_scale((uint8_t)i, s_enc);
+		if (dmul)
+			dmul[i] = deq_scale((uint8_t)i, s_enc);
+	}
 }
 
 // The first ceil(len/2) bytes of a block's packed codes w[0..1] to dst (a copy row of odd
@@ -263,9 +272,6 @@ __device__ __forceinline__ void fill_deq_tab(float2 *tab)
 		tab[b] = make_float2(tg_e2m1_to_f32((uint8_t)(b & 0xF)), tg_e2m1_to_f32((uint8_t)(b >> 4)));
 }
 
-// The dequantizing multiplier of scale byte sd under s_enc (nvfp4_dequantize.cu's).
-__device__ __forceinline__ float deq_scale(uint8_t sd, float s_enc) { return tg_div_rn(tg_e4m3_to_f32(sd), s_enc); }
-
 // Block b of row r of the rowwise copy: 16 elements, one 8-byte store, one scale byte.
 __device__ __forceinline__ void row_block(const TgParams &p, long long r, long long b, const Scales &sc)
 {
@@ -273,7 +279,7 @@ __device__ __forceinline__ void row_block(const TgParams &p, long long r, long l
 	const long long cols = p.n[1], c0 = b * 16;
 	float x[16];
 	load16(in, (r * cols + c0) / 16, x);
-	const uint8_t sd = tg_nvfp4_block_scale(amax16(x), sc.s_enc);
+	const uint8_t sd = tg_nvfp4_block_scale_f(amax16(x), sc.factor);
 	uint32_t w[2];
 	encode16(x, 16, sc.mult[sd], r * cols + c0, (unsigned long long)p.n[3], w);
 	*(uint2 *)((uint8_t *)p.p[TG_P_OUT] + r * (cols / 2) + c0 / 2) = make_uint2(w[0], w[1]);
@@ -466,7 +472,7 @@ __device__ __forceinline__ void strip_rows(const TgParams &p, const float *t, co
 			const float4 v = *(const float4 *)(t + sidx(r, 16 * b + 4 * q));
 			x[4 * q] = v.x, x[4 * q + 1] = v.y, x[4 * q + 2] = v.z, x[4 * q + 3] = v.w;
 		}
-		const uint8_t sd = tg_nvfp4_block_scale(TG_2D ? tam[(r / 16) * 8 + b] : amax16(x), sc.s_enc);
+		const uint8_t sd = tg_nvfp4_block_scale_f(TG_2D ? tam[(r / 16) * 8 + b] : amax16(x), sc.factor);
 		const long long row = r0 + r;
 		uint32_t w[2];
 		encode16(x, 16, sc.mult[sd], row * cols + c, (unsigned long long)p.n[3], w);
@@ -476,7 +482,7 @@ __device__ __forceinline__ void strip_rows(const TgParams &p, const float *t, co
 			*(uint2 *)(ct + r * (S2C / 2) + 8 * b) = make_uint2(w[0], w[1]);
 		if (TG_DEQ & 1) { // cols % 16 == 0: two 16-byte stores
 			uint32_t h[8];
-			deq16(w, deq_scale(sd, sc.s_enc), sc.dtab, h);
+			deq16(w, sc.dmul[sd], sc.dtab, h);
 			uint4 *d = (uint4 *)((uint16_t *)p.p[TG_P_DEQ] + row * cols + c);
 			d[0] = make_uint4(h[0], h[1], h[2], h[3]);
 			d[1] = make_uint4(h[4], h[5], h[6], h[7]);
@@ -507,7 +513,7 @@ __device__ __forceinline__ void strip_cols(const TgParams &p, const float *t, co
 			const long long rb = 16 * (bt0 + j);
 			len[j] = rb >= rows ? 0 : rows - rb < 16 ? (int)(rows - rb) : 16;
 			if (kShareCodes) { // the rowwise codes of the column, rows past the tensor 0
-				sd[j] = tg_nvfp4_block_scale(tam[(2 * h + j) * 8 + c / 16], sc.s_enc);
+				sd[j] = tg_nvfp4_block_scale_f(tam[(2 * h + j) * 8 + c / 16], sc.factor);
 				w[2 * j] = w[2 * j + 1] = 0u;
 #pragma unroll
 				for (int k = 0; k < 16; k++) {
@@ -520,7 +526,7 @@ __device__ __forceinline__ void strip_cols(const TgParams &p, const float *t, co
 				for (int k = 0; k < 16; k++)
 					x[k] = t[sidx(32 * h + 16 * j + k, c)]; // 0 past the last row
 				col_rht(x, len[j]);
-				sd[j] = tg_nvfp4_block_scale(TG_2D ? tam[(2 * h + j) * 8 + c / 16] : amax16(x), sc.s_enc);
+				sd[j] = tg_nvfp4_block_scale_f(TG_2D ? tam[(2 * h + j) * 8 + c / 16] : amax16(x), sc.factor);
 				if (len[j] == 16) // a constant length: no test an element
 					encode16(x, 16, sc.mult[sd[j]], col * rows + rb, (unsigned long long)p.n[3], &w[2 * j]);
 				else
@@ -580,14 +586,14 @@ __device__ __forceinline__ void strip_deq_t(const TgParams &p, const uint16_t *d
 }
 
 // The cast pass's S_enc of the copy whose global amax is at amax (CTA 0 also writes it to
-// *scale) and, in mult, its element multipliers (the caller syncs before use).
-__device__ __forceinline__ Scales cast_scales(const void *amax, void *scale, float *mult)
+// *scale) and, in mult (and dmul, or nullptr), its multipliers (the caller syncs before use).
+__device__ __forceinline__ Scales cast_scales(const void *amax, void *scale, float *mult, float *dmul)
 {
 	const float s_enc = tg_nvfp4_s_enc(*(const float *)amax);
 	if (blockIdx.x == 0 && threadIdx.x == 0)
 		*(float *)scale = s_enc;
-	fill_mult(mult, s_enc);
-	return {s_enc, mult, nullptr};
+	fill_mult(mult, dmul, s_enc);
+	return {s_enc, tg_nvfp4_block_factor(s_enc), mult, dmul, nullptr};
 }
 
 // Pass 1 over strips (TG_2D, or a columnwise copy): grid-stride over strips (row-major), two
@@ -597,14 +603,15 @@ __device__ __forceinline__ Scales cast_scales(const void *amax, void *scale, flo
 __device__ __forceinline__ void cast_pass_strip(const TgParams &p)
 {
 	__shared__ __align__(16) float t[S2R * S2P];
-	__shared__ float tam[32], mult[TG_RHT ? 2 : 1][256];
+	__shared__ float tam[32], mult[TG_RHT ? 2 : 1][256], dmul[TG_DEQ ? (TG_RHT ? 2 : 1) : 1][TG_DEQ ? 256 : 1];
 	__shared__ float2 dtab[TG_DEQ ? 256 : 1];
 	__shared__ __align__(16) uint8_t ct[kShareCodes ? S2R * (S2C / 2) : 16]; // strip_rows' codes for strip_cols
 	const long long rows = p.n[0], cols = p.n[1];
 	// ready after the loop's first barrier; the columnwise copy has its own S_enc with the
 	// RHT (from the transformed values' amax)
-	Scales sc = cast_scales(p.p[TG_P_AMAX], p.p[TG_P_SCALE], mult[0]);
-	Scales sct = TG_RHT ? cast_scales(p.p[TG_P_AMAX_T], p.p[TG_P_SCALE_T], mult[TG_RHT]) : sc;
+	Scales sc = cast_scales(p.p[TG_P_AMAX], p.p[TG_P_SCALE], mult[0], TG_DEQ ? dmul[0] : nullptr);
+	Scales sct = TG_RHT ? cast_scales(p.p[TG_P_AMAX_T], p.p[TG_P_SCALE_T], mult[TG_RHT], TG_DEQ ? dmul[TG_RHT] : nullptr)
+	                    : sc;
 	if (TG_DEQ) {
 		fill_deq_tab(dtab);
 		sc.dtab = sct.dtab = dtab;
@@ -633,7 +640,7 @@ __device__ __forceinline__ void cast_pass_strip(const TgParams &p)
 #pragma unroll
 			for (int j = 0; j < 2; j++) {
 				uint32_t h[8];
-				deq16(&wq[2 * j], deq_scale((uint8_t)(sq >> (8 * j)), sct.s_enc), sct.dtab, h);
+				deq16(&wq[2 * j], sct.dmul[(uint8_t)(sq >> (8 * j))], sct.dtab, h);
 				d[2 * j] = make_uint4(h[0], h[1], h[2], h[3]);
 				d[2 * j + 1] = make_uint4(h[4], h[5], h[6], h[7]);
 			}
@@ -648,7 +655,7 @@ __device__ __forceinline__ void cast_pass(const TgParams &p)
 {
 	const long long rows = p.n[0], cols = p.n[1];
 	__shared__ float mult[256];
-	const Scales sc = cast_scales(p.p[TG_P_AMAX], p.p[TG_P_SCALE], mult);
+	const Scales sc = cast_scales(p.p[TG_P_AMAX], p.p[TG_P_SCALE], mult, nullptr);
 	__syncthreads();
 	const long long nb = cols / 16, units = rows * nb;
 	for (long long u = (long long)blockIdx.x * TG_THREADS + threadIdx.x; u < units; u += (long long)gridDim.x * TG_THREADS)

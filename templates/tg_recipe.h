@@ -70,14 +70,23 @@ TG_HD float tg_nvfp4_s_enc(float global_amax)
 	return s;
 }
 
-/* Block decode scale byte S_dec = E4M3(block_amax * (S_enc * fl(1/6))),
+/* The factor S_enc * fl(1/6) a block amax is multiplied by (a kernel takes it once, not a division a block). */
+TG_HD float tg_nvfp4_block_factor(float s_enc) { return s_enc * tg_div_rn(1.0f, 6.0f); }
+
+/* Block decode scale byte S_dec = E4M3(block_amax * factor), factor = tg_nvfp4_block_factor(S_enc), the
  * product clamped to FLT_MAX first (TE's order of operations). */
-TG_HD uint8_t tg_nvfp4_block_scale(float block_amax, float s_enc)
+TG_HD uint8_t tg_nvfp4_block_scale_f(float block_amax, float factor)
 {
-	float v = block_amax * (s_enc * tg_div_rn(1.0f, 6.0f));
+	float v = block_amax * factor;
 	if (!(v < TG_FLT_MAX) && !tg_isnan(v))
 		v = TG_FLT_MAX;
 	return tg_f32_to_e4m3(v);
+}
+
+/* Block decode scale byte S_dec = E4M3(block_amax * (S_enc * fl(1/6))). */
+TG_HD uint8_t tg_nvfp4_block_scale(float block_amax, float s_enc)
+{
+	return tg_nvfp4_block_scale_f(block_amax, tg_nvfp4_block_factor(s_enc));
 }
 
 /* Element multiplier min(1 / (float(S_dec) / S_enc), FLT_MAX). */

@@ -148,7 +148,8 @@ static double tie_mult(const Tensor *t, const RefTensor *r, Component c, long ro
 	if (!layout_quantized(t))
 		return 1.0;
 	bool col = c == COMP_DATA_T;
-	long ln = col ? (long)(e / (size_t)rows) : (long)(e / (size_t)cols), k = col ? (long)(e % (size_t)rows) : (long)(e % (size_t)cols);
+	size_t len = (size_t)(col ? rows : cols); /* the copy's row length */
+	long ln = (long)(e / len), k = (long)(e % len); /* line (a row of the copy) and element in it */
 	const void *sc = r->comp[col ? COMP_SCALE_INV_T : COMP_SCALE_INV];
 	switch (t->recipe.scaling) {
 	case SCALING_DELAYED:
@@ -191,7 +192,9 @@ uint8_t *near_ties(const Tensor *t, const RefTensor *r, Component c, long rows, 
 		return NULL;
 	bool any = false;
 	for (size_t e = 0; e < n; e++) {
-		if (fp8 ? ((const uint8_t *)gpu)[e] == ((const uint8_t *)ref)[e] : ((const uint16_t *)gpu)[e] == ((const uint16_t *)ref)[e])
+		bool same = fp8 ? ((const uint8_t *)gpu)[e] == ((const uint8_t *)ref)[e]
+		                : ((const uint16_t *)gpu)[e] == ((const uint16_t *)ref)[e];
+		if (same)
 			continue; /* only the elements that differ are judged */
 		double m = tie_mult(t, r, c, rows, cols, e);
 		if (m == 0.0) {

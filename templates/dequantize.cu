@@ -56,6 +56,36 @@ __device__ __forceinline__ uint4 dq_group(uint2 v, const float (&s)[8])
 	return make_uint4(o[0], o[1], o[2], o[3]);
 }
 
+// The columnwise copy [cols][rows] by 4 x 128 tiles (4 lines of the copy, 128 elements of each; rows % 128 == 0):
+// lane l takes line l / 8 and its groups l % 8 and l % 8 + 8, so a load instruction's scale bytes are 4
+// consecutive bytes in each of 2 scale rows (2 sectors, where 32 groups along one line read one sector each 4
+// groups: 8), and its loads and stores still cover whole sectors (64 and 128 contiguous bytes a line).
+__device__ __forceinline__ void dq_tiles_t(const uint8_t *q, const uint8_t *sc, uint16_t *out, long long rows,
+                                           long long cols, int lane, long long nw)
+{
+	const uint32_t tpl = (uint32_t)(rows / 128); // tiles along a line
+	const long long tiles = cols / 4 * tpl, ln = lane / 8, gi = lane % 8;
+	for (long long w = (long long)blockIdx.x * (TG_THREADS / 32) + threadIdx.x / 32; w < tiles; w += nw) {
+		const uint32_t lb = (uint32_t)w / tpl, rb = (uint32_t)w - lb * tpl;
+		const long long c = 4ll * lb + ln, e0 = c * rows + 128ll * rb + 8 * gi; // line, first element of group 0
+		uint2 v[2];
+		uint8_t e[2];
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			v[h] = *(const uint2 *)(q + e0 + 64 * h);
+			e[h] = sc[((long long)(128 * rb + 8 * gi + 64 * h) / 32) * cols + c];
+		}
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			float s[8];
+#pragma unroll
+			for (int k = 0; k < 8; k++)
+				s[k] = dq_scale(e[h]);
+			*(uint4 *)(out + e0 + 64 * h) = dq_group(v[h], s);
+		}
+	}
+}
+
 // Groups of 8 elements; warp w takes groups 64 w .. 64 w + 63, lane l groups 64 w + l and 64 w + 32 + l, so that
 // each load instruction reads 256 contiguous bytes and each store writes 512. Each thread taking 16 consecutive
 // elements before (one 16-byte load, two 16-byte stores 32 bytes apart) wrote half of a 32-byte sector an
@@ -76,6 +106,10 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParam
 	const uint32_t rpg = (uint32_t)(rows / 8); /* groups a column (one_scale) */
 	const int lane = threadIdx.x & 31;
 	const long long nw = (long long)gridDim.x * (TG_THREADS / 32);
+	if (TG_SCALE_T && rows % 128 == 0 && cols % 4 == 0 && cols / 4 * (rows / 128) < (1ll << 32)) {
+		dq_tiles_t(q, sc, out, rows, cols, lane, nw);
+		return;
+	}
 	for (long long w = (long long)blockIdx.x * (TG_THREADS / 32) + threadIdx.x / 32; w * 64 < groups; w += nw) {
 		uint2 v[2] = {};
 		uint8_t e[2] = {};

@@ -106,7 +106,10 @@ static void adopt_block_scales(TgLayer *l, const Graph *g, const long *dims, int
 
 /* The block scales of one NVFP4 copy x [rows][cols] (codes q, scales sr, quantized under s_enc) against the
  * GPU's (component sc): a scale one E4M3 code from the reference's is taken into it and the block encoded
- * again from x under it, while *budget lasts. Returns the blocks taken. */
+ * again from x under it, while *budget lasts. With 16x16 blocks (opt->two_d) a tile's scale is stored on each
+ * of its (up to) 16 rows: the tile is taken whole and charged once, at its first row (charged one entry at a
+ * time, one moved tile spent 16 of the budget: conformance seed 2242, a LayerNorm's 2D copies at 993 tokens).
+ * Returns the blocks (tiles) taken. */
 static size_t adopt_nvfp4_blocks(TgLayer *l, int i, Component sc, const float *x, long rows, long cols, const RefNvfp4 *opt,
 	float s_enc, uint8_t *q, uint8_t *sr, size_t *budget)
 {
@@ -115,18 +118,35 @@ static size_t adopt_nvfp4_blocks(TgLayer *l, int i, Component sc, const float *x
 	long nb = (cols + 15) / 16, qb = (cols + 1) / 2;
 	if (tg_layer_tensor_component(l, i, sc, &dp, &bytes) || bytes != (size_t)(rows * nb))
 		return 0;
-	unsigned char *h = malloc(bytes ? bytes : 1);
+	unsigned char *h = malloc(bytes ? bytes : 1), *taken = calloc((size_t)nb + 1, 1); /* taken[b]: this tile row's */
+	if (!h || !taken) {
+		free(h);
+		free(taken);
+		return 0;
+	}
 	cu.cuMemcpyDtoH_v2(h, (CUdeviceptr)(uintptr_t)dp, bytes);
-	for (long k = 0; k < rows * nb && *budget; k++) {
+	for (long k = 0; k < rows * nb; k++) {
+		long row = k / nb, b = k % nb;
+		bool first = !opt->two_d || row % 16 == 0; /* a block of its own, or the first row of a tile */
+		if (first)
+			taken[b] = 0;
 		if (h[k] == sr[k] || abs((int)h[k] - (int)sr[k]) != 1 || ((h[k] | sr[k]) & 0x80))
 			continue;
+		if (first) {
+			if (!*budget)
+				continue;
+			(*budget)--;
+			moved++;
+			taken[b] = 1;
+		} else if (!taken[b]) {
+			continue; /* the tile was not taken: its rows stay the reference's, and fail */
+		}
 		sr[k] = h[k];
-		moved++;
-		(*budget)--;
-		long row = k / nb, c0 = (k % nb) * 16, c1 = c0 + 16 < cols ? c0 + 16 : cols;
+		long c0 = b * 16, c1 = c0 + 16 < cols ? c0 + 16 : cols;
 		ref_nvfp4_encode(x, (size_t)(row * cols), (int)c0, (int)c1, h[k], s_enc, opt, q + row * qb);
 	}
 	free(h);
+	free(taken);
 	return moved;
 }
 
@@ -137,7 +157,7 @@ static size_t adopt_nvfp4_blocks(TgLayer *l, int i, Component sc, const float *x
  * judged bit for bit against the GPU's amax. A block's amax can differ the same way and straddle an E4M3
  * rounding boundary: a scale one code from the reference's is taken into it, and the block's codes are
  * encoded again from the reference value under that scale, on the data comparison's budget (1e-4 of the
- * blocks of both copies, at least 4); more, or scales further apart, fail. */
+ * blocks of both copies, 16x16 tiles with nvfp4_2d, at least 4); more, or scales further apart, fail. */
 static void adopt_nvfp4(TgLayer *l, const Graph *g, const long *dims, int i, RefTensor *r, const float *hstate,
 	const TgStateLayout *lay, long tokens, Buf *out)
 {
@@ -151,8 +171,9 @@ static void adopt_nvfp4(TgLayer *l, const Graph *g, const long *dims, int i, Ref
 	long rows = layout_rows(dims, t), cols = layout_cols(t);
 	RefNvfp4 opt = {t->recipe.nvfp4_2d, t->recipe.nvfp4_sr, tensor_sr_seed(g, t), r->sr_offset, gpu_amax};
 	size_t blocks = 0, moved = 0, budget;
-	blocks += t->rowwise ? (size_t)(rows * ((cols + 15) / 16)) : 0;
-	blocks += t->columnwise ? (size_t)(cols * ((rows + 15) / 16)) : 0;
+	long tr = t->recipe.nvfp4_2d ? (rows + 15) / 16 : rows, tc = t->recipe.nvfp4_2d ? (cols + 15) / 16 : cols; /* tiles */
+	blocks += t->rowwise ? (size_t)(tr * ((cols + 15) / 16)) : 0;
+	blocks += t->columnwise ? (size_t)(tc * ((rows + 15) / 16)) : 0;
 	budget = (blocks + 9999) / 10000;
 	budget = budget < 4 ? 4 : budget;
 	if (t->rowwise && r->comp[COMP_DATA] && r->comp[COMP_SCALE_INV]) {

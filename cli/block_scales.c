@@ -1,4 +1,4 @@
-/* block_scales.c: block_scales_adopt and near_ties (block_scales.h), host arrays only. */
+/* block_scales.c: block_scales_adopt, nvfp4_scales_adopt and near_ties (block_scales.h), host arrays only. */
 #include "block_scales.h"
 
 #include "layout.h"
@@ -211,4 +211,37 @@ uint8_t *near_ties(const Tensor *t, const RefTensor *r, Component c, long rows, 
 		return NULL;
 	}
 	return tie;
+}
+
+/* nvfp4_scales_adopt: block_scales.h. */
+size_t nvfp4_scales_adopt(const unsigned char *gpu, const float *x, long rows, long cols, const RefNvfp4 *opt,
+	float s_enc, uint8_t *q, uint8_t *sr, size_t *budget)
+{
+	long nb = (cols + 15) / 16, qb = (cols + 1) / 2;
+	unsigned char *taken = calloc((size_t)nb + 1, 1); /* taken[b]: the current tile row's tile b was taken */
+	size_t moved = 0;
+	if (!taken)
+		return 0;
+	for (long k = 0; k < rows * nb; k++) {
+		long row = k / nb, b = k % nb;
+		bool first = !opt->two_d || row % 16 == 0; /* a block of its own, or the first row of a tile */
+		if (first)
+			taken[b] = 0;
+		if (gpu[k] == sr[k] || abs((int)gpu[k] - (int)sr[k]) != 1 || ((gpu[k] | sr[k]) & 0x80))
+			continue;
+		if (first) {
+			if (!*budget)
+				continue;
+			(*budget)--;
+			moved++;
+			taken[b] = 1;
+		} else if (!taken[b]) {
+			continue; /* the tile was not taken: its rows stay the reference's, and fail */
+		}
+		sr[k] = gpu[k];
+		long c0 = b * 16, c1 = c0 + 16 < cols ? c0 + 16 : cols;
+		ref_nvfp4_encode(x, (size_t)(row * cols), (int)c0, (int)c1, gpu[k], s_enc, opt, q + row * qb);
+	}
+	free(taken);
+	return moved;
 }

@@ -11,6 +11,7 @@
 
 #include "gen.h"
 #include "interp.h"
+#include "ref.h"
 
 /* How far (FP32 ulps) a 1x128 scale without pow2 may lie from the reference's: the float value's
  * few roundings (a LayerNorm with beta and zero-centered gamma: x - mu, * rsigma, * (gamma + 1),
@@ -29,6 +30,16 @@
  * further differences are left for the comparison to fail. Returns the number of blocks. */
 long block_scales_adopt(const Tensor *t, long rows, long cols, bool col, const unsigned char *gpu, RefTensor *r,
 	size_t *close, size_t *moved);
+
+/* nvfp4_scales_adopt takes the GPU's E4M3 block scales gpu ([rows][ceil(cols/16)], host copy) of one NVFP4 copy
+ * whose reference codes q ([rows][ceil(cols/2)]) and scales sr were quantized from x [rows][cols] under s_enc: a
+ * scale one code from the reference's is copied into sr and its block encoded again from x under it, while *budget
+ * lasts (decremented a block). With 16x16 blocks (opt->two_d) a tile's scale is stored on each of its (up to) 16
+ * rows: the tile is taken whole and charged once, at its first row, or not at all (charged one entry at a time, one
+ * moved tile spent 16 of the budget: conformance seed 2242, a LayerNorm's 2D copies at 993 tokens). Scales further
+ * apart stay, for the comparison to fail. Returns the blocks (tiles) taken. */
+size_t nvfp4_scales_adopt(const unsigned char *gpu, const float *x, long rows, long cols, const RefNvfp4 *opt,
+	float s_enc, uint8_t *q, uint8_t *sr, size_t *budget);
 
 /* The relative distance from a rounding midpoint within which an element may round either way: the float
  * computation of a norm's or GLU's value (a few FP32 roundings, each 2^-24) against the reference's double.

@@ -104,49 +104,21 @@ static void adopt_block_scales(TgLayer *l, const Graph *g, const long *dims, int
 	adopt_block_scales_of(l, g, dims, i, r, tokens, true, out);
 }
 
-/* The block scales of one NVFP4 copy x [rows][cols] (codes q, scales sr, quantized under s_enc) against the
- * GPU's (component sc): a scale one E4M3 code from the reference's is taken into it and the block encoded
- * again from x under it, while *budget lasts. With 16x16 blocks (opt->two_d) a tile's scale is stored on each
- * of its (up to) 16 rows: the tile is taken whole and charged once, at its first row (charged one entry at a
- * time, one moved tile spent 16 of the budget: conformance seed 2242, a LayerNorm's 2D copies at 993 tokens).
- * Returns the blocks (tiles) taken. */
+/* The GPU's block scales (component sc) of one NVFP4 copy x [rows][cols] taken into the reference's by
+ * nvfp4_scales_adopt (block_scales.h) while *budget lasts. Returns the blocks (tiles) taken. */
 static size_t adopt_nvfp4_blocks(TgLayer *l, int i, Component sc, const float *x, long rows, long cols, const RefNvfp4 *opt,
 	float s_enc, uint8_t *q, uint8_t *sr, size_t *budget)
 {
 	void *dp;
-	size_t bytes, moved = 0;
-	long nb = (cols + 15) / 16, qb = (cols + 1) / 2;
-	if (tg_layer_tensor_component(l, i, sc, &dp, &bytes) || bytes != (size_t)(rows * nb))
+	size_t bytes, moved;
+	if (tg_layer_tensor_component(l, i, sc, &dp, &bytes) || bytes != (size_t)(rows * ((cols + 15) / 16)))
 		return 0;
-	unsigned char *h = malloc(bytes ? bytes : 1), *taken = calloc((size_t)nb + 1, 1); /* taken[b]: this tile row's */
-	if (!h || !taken) {
-		free(h);
-		free(taken);
+	unsigned char *h = malloc(bytes ? bytes : 1);
+	if (!h)
 		return 0;
-	}
 	cu.cuMemcpyDtoH_v2(h, (CUdeviceptr)(uintptr_t)dp, bytes);
-	for (long k = 0; k < rows * nb; k++) {
-		long row = k / nb, b = k % nb;
-		bool first = !opt->two_d || row % 16 == 0; /* a block of its own, or the first row of a tile */
-		if (first)
-			taken[b] = 0;
-		if (h[k] == sr[k] || abs((int)h[k] - (int)sr[k]) != 1 || ((h[k] | sr[k]) & 0x80))
-			continue;
-		if (first) {
-			if (!*budget)
-				continue;
-			(*budget)--;
-			moved++;
-			taken[b] = 1;
-		} else if (!taken[b]) {
-			continue; /* the tile was not taken: its rows stay the reference's, and fail */
-		}
-		sr[k] = h[k];
-		long c0 = b * 16, c1 = c0 + 16 < cols ? c0 + 16 : cols;
-		ref_nvfp4_encode(x, (size_t)(row * cols), (int)c0, (int)c1, h[k], s_enc, opt, q + row * qb);
-	}
+	moved = nvfp4_scales_adopt(h, x, rows, cols, opt, s_enc, q, sr, budget);
 	free(h);
-	free(taken);
 	return moved;
 }
 

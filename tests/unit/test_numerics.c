@@ -498,6 +498,49 @@ static void test_near_ties(void)
 	free(tie);
 }
 
+/* nvfp4_scales_adopt with 16x16 tiles: a 40 x 32 copy (3 tile rows, the last of 8 rows; 2 tile columns) whose GPU
+ * scales differ by one code on every row of tile (1, 1) and of tile (2, 0): with a budget of 1 the first tile is taken
+ * whole (16 entries, charged once, its codes encoded again) and the second not at all; with 1D blocks the same budget
+ * takes one entry. */
+static void test_nvfp4_tiles_adopt(void)
+{
+	enum { R = 40, C = 32, NB = C / 16 };
+	static float x[R * C];
+	for (int i = 0; i < R * C; i++)
+		x[i] = (float)((i * 29) % 97 - 48) / 5.0f;
+	RefNvfp4 opt = {1, 0, 0, 0, -1.0f};
+	uint8_t q[R * C / 2], sr[R * NB], gpu[R * NB];
+	float s_enc = 0;
+	ref_quant_nvfp4(x, R, C, &opt, q, sr, &s_enc);
+	memcpy(gpu, sr, sizeof gpu);
+	for (int r = 16; r < 32; r++)
+		gpu[r * NB + 1] = (uint8_t)(sr[r * NB + 1] + 1);
+	for (int r = 32; r < R; r++)
+		gpu[r * NB + 0] = (uint8_t)(sr[r * NB + 0] - 1);
+	size_t budget = 1;
+	size_t moved = nvfp4_scales_adopt(gpu, x, R, C, &opt, s_enc, q, sr, &budget);
+	bool ok = moved == 1 && budget == 0;
+	for (int r = 0; r < R && ok; r++)
+		for (int b = 0; b < NB && ok; b++)
+			ok = (r >= 16 && r < 32 && b == 1) ? sr[r * NB + b] == gpu[r * NB + b]
+			     : (r >= 32 && b == 0)          ? sr[r * NB + b] != gpu[r * NB + b]
+			                                    : sr[r * NB + b] == gpu[r * NB + b];
+	uint8_t q2[C / 2]; /* a row of codes: the block's bytes at c0 / 2 */
+	memset(q2, 0, sizeof q2);
+	ref_nvfp4_encode(x, (size_t)(20 * C), 16, 32, gpu[20 * NB + 1], s_enc, &opt, q2);
+	ok = ok && !memcmp(q + 20 * (C / 2) + 8, q2 + 8, 8); /* row 20's second block encoded again under the GPU's scale */
+	check_line("numerics/", ok, "nvfp4-scales-adopt 16x16 tiles", "moved %zu budget %zu", moved, budget);
+	RefNvfp4 one = {0, 0, 0, 0, -1.0f};
+	ref_quant_nvfp4(x, R, C, &one, q, sr, &s_enc);
+	memcpy(gpu, sr, sizeof gpu);
+	gpu[17 * NB + 1] = (uint8_t)(sr[17 * NB + 1] + 1);
+	gpu[18 * NB + 1] = (uint8_t)(sr[18 * NB + 1] + 1);
+	budget = 1;
+	moved = nvfp4_scales_adopt(gpu, x, R, C, &one, s_enc, q, sr, &budget);
+	check_line("numerics/", moved == 1 && sr[17 * NB + 1] == gpu[17 * NB + 1] && sr[18 * NB + 1] != gpu[18 * NB + 1],
+		"nvfp4-scales-adopt 1D blocks", "moved %zu", moved);
+}
+
 int main(void)
 {
 	test_hp_values_plan();
@@ -511,5 +554,6 @@ int main(void)
 	test_generators();
 	test_block_scales_adopt();
 	test_near_ties();
+	test_nvfp4_tiles_adopt();
 	return check_failures ? 1 : 0;
 }

@@ -25,6 +25,13 @@ static size_t value_at(bool col, long cols, long ln, long e)
 	return col ? (size_t)(e * cols + ln) : (size_t)(ln * cols + e);
 }
 
+/* Index of block b of line ln (a row of the copy) in its scale array: rowwise MXFP8 [rows][ceil(cols/32)], rowwise
+ * 1x128 [nb][rows], columnwise [nb][cols] for both (block_scales.h). */
+static size_t scale_at(bool mx, bool col, long rows, long cols, long ln, long b)
+{
+	return col ? (size_t)(b * cols + ln) : mx ? (size_t)(ln * ((cols + 31) / 32) + b) : (size_t)(b * rows + ln);
+}
+
 /* The relative error r->slack allows a block's amax: elements [e0, e1) of line ln (a row, or with
  * col a column of the [..][cols] value), their largest slack over their largest |value| (0 without
  * slack or where the reference's amax is 0). */
@@ -85,7 +92,7 @@ long block_scales_adopt(const Tensor *t, long rows, long cols, bool col, const u
 	*close = *moved = 0;
 	for (long ln = 0; ln < lines; ln++) /* a line: a row of the rowwise copy, a column of the columnwise one */
 		for (long b = 0; b < nb; b++) {
-			size_t k = col ? (size_t)(b * cols + ln) : mx ? (size_t)(ln * nb + b) : (size_t)(b * rows + ln);
+			size_t k = scale_at(mx, col, rows, cols, ln, b);
 			long e0 = b * bw, e1 = len < (b + 1) * bw ? len : (b + 1) * bw;
 			float m; /* the GPU's multiplier, when the block is quantized again */
 			if (mx) {
@@ -141,29 +148,24 @@ long block_scales_adopt(const Tensor *t, long rows, long cols, bool col, const u
 	return lines * nb;
 }
 
-/* The multiplier the reference quantized element e of component c of t with (per tensor, 1x128, MXFP8; 1 for
- * an unquantized BF16/FP16 output); 0 where the rule does not apply (128x128, NVFP4: their own rules). */
-static double tie_mult(const Tensor *t, const RefTensor *r, Component c, long rows, long cols, size_t e)
+/* The multiplier the reference quantized element k of line ln of t's copy (col: the columnwise one) with (per
+ * tensor, 1x128, MXFP8; 1 for an unquantized BF16/FP16 output); 0 where the rule does not apply (128x128, NVFP4:
+ * their own rules). */
+static double tie_mult(const Tensor *t, const RefTensor *r, bool col, long rows, long cols, long ln, long k)
 {
 	if (!layout_quantized(t))
 		return 1.0;
-	bool col = c == COMP_DATA_T;
-	size_t len = (size_t)(col ? rows : cols); /* the copy's row length */
-	long ln = (long)(e / len), k = (long)(e % len); /* line (a row of the copy) and element in it */
 	const void *sc = r->comp[col ? COMP_SCALE_INV_T : COMP_SCALE_INV];
 	switch (t->recipe.scaling) {
 	case SCALING_DELAYED:
 	case SCALING_CURRENT:
 		return r->scale;
-	case SCALING_BLOCK1X128: { /* rowwise [nb][rows], columnwise [nb][cols]: block k / 128 of line ln */
-		float si = ((const float *)sc)[(size_t)(k / 128) * (size_t)(col ? cols : rows) + (size_t)ln];
+	case SCALING_BLOCK1X128: {
+		float si = ((const float *)sc)[scale_at(false, col, rows, cols, ln, k / 128)];
 		return si > 0 ? 1.0 / si : 0.0;
 	}
-	case SCALING_MXFP8: { /* rowwise [rows][cols / 32], columnwise [nb][cols] */
-		uint8_t x = col ? ((const uint8_t *)sc)[(size_t)(k / 32) * (size_t)cols + (size_t)ln]
-		                : ((const uint8_t *)sc)[(size_t)ln * (size_t)((cols + 31) / 32) + (size_t)(k / 32)];
-		return tg_e8m0_rcp(x);
-	}
+	case SCALING_MXFP8:
+		return tg_e8m0_rcp(((const uint8_t *)sc)[scale_at(true, col, rows, cols, ln, k / 32)]);
 	default:
 		return 0.0;
 	}
@@ -190,19 +192,20 @@ uint8_t *near_ties(const Tensor *t, const RefTensor *r, Component c, long rows, 
 	uint8_t *tie = calloc(n ? n : 1, 1);
 	if (!tie)
 		return NULL;
-	bool any = false;
+	bool any = false, col = c == COMP_DATA_T;
+	long len = col ? rows : cols; /* the copy's row length */
 	for (size_t e = 0; e < n; e++) {
 		bool same = fp8 ? ((const uint8_t *)gpu)[e] == ((const uint8_t *)ref)[e]
 		                : ((const uint16_t *)gpu)[e] == ((const uint16_t *)ref)[e];
 		if (same)
 			continue; /* only the elements that differ are judged */
-		double m = tie_mult(t, r, c, rows, cols, e);
+		long ln = (long)(e / (size_t)len), k = (long)(e % (size_t)len); /* line (a row of the copy), element in it */
+		double m = tie_mult(t, r, col, rows, cols, ln, k);
 		if (m == 0.0) {
 			free(tie);
 			return NULL;
 		}
-		size_t v = c == COMP_DATA_T ? (e % (size_t)rows) * (size_t)cols + e / (size_t)rows : e;
-		double x = (double)r->value[v] * m;
+		double x = (double)r->value[value_at(col, cols, ln, k)] * m;
 		tie[e] = isfinite(x) && round_to(t, x * (1 + TG_TIE_REL)) != round_to(t, x * (1 - TG_TIE_REL));
 		any |= tie[e];
 	}

@@ -17,7 +17,7 @@ int cmp_buffers(Buf *out, const char *what, CmpKind kind, DType t, const void *g
 	int elem_bits, double rel_tol);
 /* cmp_ulp_ties is cmp_buffers' CMP_ULP (any: every element may be 1 ulp off, an FP32 intermediate), except that
  * an element one ulp off where tie[i] is set (the reference's value lies at a rounding midpoint of the format,
- * within the float computation's error: check.c's near_ties) is counted apart, off the budget; tie may be NULL. */
+ * within the float computation's error: near_ties, block_scales.h) is counted apart, off the budget; tie may be NULL. */
 int cmp_ulp_ties(Buf *out, const char *what, DType t, const void *got, const void *want, size_t bytes, int elem_bits,
 	bool any, const uint8_t *tie);
 /* cmp_float: one scalar within rel (0: equal, NaN equals NaN); appends the line; 1 on FAIL. */

@@ -492,6 +492,32 @@ static void test_near_ties(void)
 	tie = near_ties(&tb, &rb, COMP_DATA, 1, 1, bgpu, bref);
 	check_line("numerics/", tie && tie[0], "near-ties bf16", "%d", tie ? tie[0] : -1);
 	free(tie);
+	/* the columnwise MXFP8 copy of a 32 x 2 tensor (scale_inv_t [1][2], E8M0 127: multiplier 1): element (3, 1) = 17
+	 * (a midpoint) and (5, 0) = 17.5 differ; the copy's elements 1 * 32 + 3 and 0 * 32 + 5 */
+	enum { MR = 32, MC = 2 };
+	float mv[MR * MC];
+	uint8_t mref[MR * MC], mgpu[MR * MC], me[MC] = {127, 127};
+	for (int i = 0; i < MR * MC; i++)
+		mv[i] = 1.0f;
+	mv[3 * MC + 1] = 17.0f, mv[5 * MC + 0] = 17.5f;
+	for (int c = 0; c < MC; c++)
+		for (int rr = 0; rr < MR; rr++)
+			mref[c * MR + rr] = mgpu[c * MR + rr] = tg_f32_to_fmt(mv[rr * MC + c], TG_FMT_E4M3);
+	mgpu[1 * MR + 3]++, mgpu[0 * MR + 5]--;
+	Tensor tm;
+	memset(&tm, 0, sizeof tm);
+	tm.dtype = DT_E4M3;
+	tm.columnwise = true;
+	tm.recipe.scaling = SCALING_MXFP8;
+	RefTensor rm;
+	memset(&rm, 0, sizeof rm);
+	rm.value = mv;
+	rm.comp[COMP_DATA_T] = mref;
+	rm.comp[COMP_SCALE_INV_T] = me;
+	tie = near_ties(&tm, &rm, COMP_DATA_T, MR, MC, mgpu, mref);
+	check_line("numerics/", tie && tie[1 * MR + 3] && !tie[0 * MR + 5], "near-ties mxfp8 columnwise", "%d %d",
+		tie ? tie[1 * MR + 3] : -1, tie ? tie[0 * MR + 5] : -1);
+	free(tie);
 	t.recipe.scaling = SCALING_NVFP4;
 	tie = near_ties(&t, &r, COMP_DATA, 1, C, gpu, ref);
 	check_line("numerics/", !tie, "near-ties nvfp4: no rule", "%p", (void *)tie);

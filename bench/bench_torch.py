@@ -12,7 +12,10 @@ the same table layout (kernel-only: torch has no fused quantize to compare).
     python3 bench/bench_torch.py --shapes 8192x4096x6144,...
     python3 bench/bench_torch.py ... --list      # the GEMMs, no GPU or torch needed
 
-Method: operands from torch.randn (FP8: the BF16 values cast), rotated over
+Method: operands with the value distribution of tegen bench's pools (--data tegen, the default:
+sign, exponent and mantissa bits uniform, BF16 +-[2^-7, 2), E4M3 and E5M2 +-[2^-3, 8), as
+cli/bench.c's make_pool; an FP8 GEMM's time moves with its operands' bits, +2.7% on the QKV
+fprop against randn data on the H100), or torch.randn (--data randn; FP8: the BF16 values cast), rotated over
 enough sets to cover >= 3x the L2 cache (2..8 sets), --warmup runs, then CUDA
 events around each of --iters back-to-back runs; median (mean of the middle two
 for an even count), as cli/bench.c does. Exit: 0 ok, 1 no GPU, 2 bad usage.
@@ -67,6 +70,21 @@ def median(v):
     return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
 
 
+def tegen_pool(torch, rows, cols, dt):
+    """rows x cols values drawn as cli/bench.c's make_pool draws them: a random sign, an exponent uniform over
+    8 (BF16: 2^-7..2^0) or 6 (FP8: 2^-3..2^2) values, random mantissa bits."""
+    r = torch.randint(0, 1 << 30, (rows, cols), dtype=torch.int32, device="cuda")
+    sign, ex, man = (r >> 20) & 1, (r % 8) if dt == torch.bfloat16 else (r % 6), r >> 3
+    if dt == torch.bfloat16:
+        bits = (sign << 15) | ((120 + ex) << 7) | (man & 0x7F)
+        return bits.to(torch.int16).view(torch.bfloat16)
+    if dt == torch.float8_e4m3fn:
+        bits = (sign << 7) | ((4 + ex) << 3) | (man & 7)
+    else:
+        bits = (sign << 7) | ((12 + ex) << 2) | (man & 3)
+    return bits.to(torch.uint8).view(dt)
+
+
 def time_gemm(torch, m, k, n, prec, p, args, l2):
     """Median ms of one GEMM D[m,n] = A[m,k] B[n,k]^T; raises on an unsupported combination."""
     dev = "cuda"
@@ -77,11 +95,15 @@ def time_gemm(torch, m, k, n, prec, p, args, l2):
     a_dt = torch.float8_e4m3fn if p == 0 else torch.float8_e5m2
     sets = []
     for _ in range(nsets):
-        a = torch.randn(m, k, device=dev, dtype=torch.bfloat16)
-        b = torch.randn(n, k, device=dev, dtype=torch.bfloat16)
-        if fp8:
-            a = a.to(a_dt)
-            b = b.to(torch.float8_e4m3fn)
+        if args.data == "tegen":
+            a = tegen_pool(torch, m, k, a_dt if fp8 else torch.bfloat16)
+            b = tegen_pool(torch, n, k, torch.float8_e4m3fn if fp8 else torch.bfloat16)
+        else:
+            a = torch.randn(m, k, device=dev, dtype=torch.bfloat16)
+            b = torch.randn(n, k, device=dev, dtype=torch.bfloat16)
+            if fp8:
+                a = a.to(a_dt)
+                b = b.to(torch.float8_e4m3fn)
         sets.append((a, b.t()))  # b.t(): [k, n] column-major, the TN form _scaled_mm needs
     one = torch.ones((), device=dev, dtype=torch.float32)
     fast = (p == 0) if args.fast_accum == "auto" else args.fast_accum == "on"
@@ -94,6 +116,9 @@ def time_gemm(torch, m, k, n, prec, p, args, l2):
         return torch.matmul(a, bt)
 
     ev = [torch.cuda.Event(enable_timing=True) for _ in range(args.iters + 1)]
+    if args.cooldown > 0:  # the operands made, the GPU idle: a cool start, as every other GEMM gets
+        torch.cuda.synchronize()
+        time.sleep(args.cooldown / 1000)
     for i in range(args.warmup + args.iters):
         if i >= args.warmup:
             ev[i - args.warmup].record()
@@ -116,6 +141,11 @@ def main():
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--fast-accum", choices=("auto", "on", "off"), default="auto")
     ap.add_argument("--budget", type=float, default=170)
+    ap.add_argument("--cooldown", type=int, default=0,
+                    help="idle the GPU MS ms before each GEMM's warm-up (as tegen bench --cooldown)")
+    ap.add_argument("--data", choices=("tegen", "randn"), default="tegen",
+                    help="operand values: tegen bench's distribution (default) or torch.randn")
+    ap.add_argument("--precisions", default="bf16,fp8", help="bf16,fp8 (default both)")
     ap.add_argument("--csv")
     ap.add_argument("--list", action="store_true")
     args = ap.parse_args()
@@ -155,8 +185,12 @@ def main():
     l2 = getattr(props, "L2_cache_size", 0) or 50 << 20
     cc = props.major * 10 + props.minor
     device = f"{props.name} (sm_{cc}, {props.multi_processor_count} SMs, {l2 >> 20} MiB L2), torch {torch.__version__}"
-    precs = [("bf16", "torch BF16")]
-    if cc >= 89:
+    want = set(args.precisions.split(","))
+    if not want or want - {"bf16", "fp8"}:
+        print(f"bench_torch: --precisions takes bf16,fp8, not '{args.precisions}'", file=sys.stderr)
+        return 2
+    precs = [("bf16", "torch BF16")] if "bf16" in want else []
+    if cc >= 89 and "fp8" in want:
         precs.append(("fp8", "torch FP8"))
     t0 = time.time()
     res = {}  # (pass, layer index, prec) -> ms or an error string
@@ -183,7 +217,8 @@ def main():
 
     print(f"bench_torch on {device}\n{source}")
     print(f"method: median of {args.iters} runs after {args.warmup} warm-up runs, CUDA events, operands rotated over "
-          f">= 3x L2, torch.randn data, BF16 output; took {time.time() - t0:.1f} s")
+          f">= 3x L2, {'tegen bench pool' if args.data == 'tegen' else 'torch.randn'} data, BF16 output"
+          f"{', the GPU idle before each GEMM (--cooldown)' if args.cooldown else ''}; took {time.time() - t0:.1f} s")
     fa = {"auto": "in fprop only (TE default)", "on": "on", "off": "off"}[args.fast_accum]
     print(f"FP8 tensor: torch._scaled_mm, per-tensor scales, HYBRID (E4M3 X and W, E5M2 dY), fast accumulation {fa}")
     rows = []  # for the CSV
@@ -208,7 +243,7 @@ def main():
         for li, lin in enumerate(lins):
             m, k, n = pass_dims(lin, p)
             flops = 2.0 * m * n * k
-            bf = res[(p, li, "bf16")]
+            bf = res.get((p, li, "bf16"), "BF16 not timed")
             for j, (key, label) in enumerate(precs):
                 ms = res[(p, li, key)]
                 row(lin[0] if j == 0 else "", f"{m}x{k}x{n}" if j == 0 else "", label, ms, flops, bf)
@@ -220,7 +255,7 @@ def main():
             for li, lin in enumerate(lins):
                 m, k, n = pass_dims(lin, p)
                 flops += 2.0 * m * n * k * times
-                v = res[(p, li, key)]
+                v = res.get((p, li, key), f"{key} not timed")
                 if isinstance(v, float):
                     ms += v * times
                 else:

@@ -41,6 +41,9 @@ void bench_gpu_close(BenchGpu *b);
 void bench_gpu_describe(const BenchGpu *b, char *buf, size_t len);
 /* bench_gpu_cc is the compute capability as major*10+minor. */
 int bench_gpu_cc(const BenchGpu *b);
+/* bench_gpu_set_cooldown makes bench_gemm idle the GPU ms milliseconds before a GEMM's warm-up runs,
+ * so every GEMM starts from the same thermal state whatever ran before it (0: no idle, the default). */
+void bench_gpu_set_cooldown(BenchGpu *b, int ms);
 /* bench_gpu_stream is the stream every measurement runs on. */
 CUstream bench_gpu_stream(const BenchGpu *b);
 

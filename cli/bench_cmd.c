@@ -38,7 +38,8 @@
 	"  options: --tokens N (instead of micro-batch x seq), --layers L (model total = layer x L), --iters N (>= 10,\n" \
 	"  default 20), --warmup N (default 5), --precisions bf16,fp8_delayed,fp8_current,fp8_block,mxfp8,nvfp4,\n" \
 	"  --kernel-only (GEMMs only, no quantize kernels), --fast-accum auto|on|off (FP8 per-tensor; auto = fprop only),\n" \
-	"  --csv FILE, --chart FILE.svg, --budget SECONDS (default 170), --cache-dir DIR, --list (print the GEMMs, no GPU)\n"
+	"  --csv FILE, --chart FILE.svg, --budget SECONDS (default 170), --cache-dir DIR, --list (print the GEMMs, no GPU),\n" \
+	"  --cooldown MS (idle the GPU MS ms before each GEMM's warm-up: each starts cool; default 0)\n"
 
 typedef struct Cell {
 	int have;                 /* kernel-only time known */
@@ -56,7 +57,7 @@ typedef struct Opts {
 	BenchModel model;
 	int model_given;
 	long tokens, layers;
-	int iters, warmup, kernel_only, fast_accum, list;
+	int iters, warmup, kernel_only, fast_accum, list, cooldown_ms;
 	double budget;
 	int want[BP_COUNT];
 } Opts;
@@ -164,6 +165,13 @@ static int parse(Opts *o, int argc, char **argv)
 				o->iters = (int)x;
 			else
 				o->warmup = (int)x;
+			i++;
+		} else if (!strcmp(a, "--cooldown")) {
+			char *end;
+			long ms = v ? strtol(v, &end, 10) : -1;
+			if (!v || *end || ms < 0 || ms > 60000)
+				return usage("--cooldown needs milliseconds in 0..60000%s%s", v ? ", got " : "", v ? v : "");
+			o->cooldown_ms = (int)ms;
 			i++;
 		} else if (!strcmp(a, "--budget")) {
 			char *end;
@@ -828,6 +836,7 @@ int cmd_bench(int argc, char **argv)
 		return 1;
 	}
 	bench_gpu_describe(g, B->device, sizeof B->device);
+	bench_gpu_set_cooldown(g, B->o.cooldown_ms);
 	B->cc = bench_gpu_cc(g);
 	B->blockfmt_emulated = B->cc < 100;
 	TgContext *ctx = NULL;
@@ -863,7 +872,8 @@ int cmd_bench(int argc, char **argv)
 
 	printf("tegen bench on %s\n%s\n", B->device, B->source);
 	printf("method: median of %d runs after %d warm-up runs, CUDA events, operands rotated over >= 3x L2, random data, "
-		"BF16 output; took %.1f s\n", B->o.iters, B->o.warmup, took);
+		"BF16 output%s; took %.1f s\n", B->o.iters, B->o.warmup,
+		B->o.cooldown_ms ? ", the GPU idle before each GEMM (--cooldown)" : "", took);
 	printf("FP8 delayed/current: per-tensor, HYBRID (E4M3 X and W, E5M2 dY), fast accumulation %s; kernel-only they are "
 		"the same GEMM\n", B->o.fast_accum < 0 ? "in fprop only (TE default)" : B->o.fast_accum ? "on" : "off");
 	printf("FP8 block: E4M3, 1x128 activations/gradients x 128x128 weights (wgrad 1x128 x 1x128), no fast accumulation\n");

@@ -280,6 +280,8 @@ static void test_cli(void)
 		{"bench --shapes 1x2x3 --frobnicate", "unknown argument '--frobnicate'"},
 		{"bench --shapes 1x2x3 --csv", "--csv needs a value"},
 		{"bench --shapes 1x2x3 --budget 0", "--budget needs seconds"},
+		{"bench --shapes 1x2x3 --cooldown -1", "--cooldown needs milliseconds"},
+		{"bench --shapes 1x2x3 --cooldown 5s", "--cooldown needs milliseconds"},
 	};
 	char out[4096], name[160];
 	for (int i = 0; i < (int)(sizeof bad / sizeof *bad); i++) {
@@ -320,7 +322,7 @@ static void test_cli(void)
 			check(r1 == 0 && WEXITSTATUS(st) == 0 && !strcmp(out, py), name, "tegen:\n%.600s\npython:\n%.600s", out, py);
 	}
 	/* a real run: without a GPU, exit 1 and say so; with one, a tiny GEMM-only run succeeds */
-	rc = run_tegen("bench --shapes 256x256x256 --kernel-only --iters 10 --warmup 1 --budget 60", out, sizeof out);
+	rc = run_tegen("bench --shapes 256x256x256 --kernel-only --iters 10 --warmup 1 --budget 60 --cooldown 5", out, sizeof out);
 	if (strstr(out, "needs a GPU"))
 		check(rc == 1 && strstr(out, "tegen bench: needs a GPU ("), "cli: no GPU -> exit 1 with the reason", "rc=%d %.300s",
 			rc, out);

@@ -33,6 +33,7 @@ int bench_gpu_open(int iters, int warmup, BenchGpu **out, char *why, size_t whyl
 void bench_gpu_close(BenchGpu *b) { free(b); }
 void bench_gpu_describe(const BenchGpu *b, char *buf, size_t len) { snprintf(buf, len, "Fake GPU (sm_%d)", b->cc); }
 int bench_gpu_cc(const BenchGpu *b) { return b->cc; }
+void bench_gpu_set_cooldown(BenchGpu *b, int ms) { (void)b; (void)ms; }
 CUstream bench_gpu_stream(const BenchGpu *b) { return NULL; }
 int bench_copy_bandwidth(BenchGpu *b, double *gbs, char *err, size_t errlen)
 {

@@ -9,8 +9,10 @@ quantized, h in bf16/fp16/fp32, every act: the generated GEMM's GLU epilogue whe
 planner fuses it, and its cuBLASLt fallback); the backward dglu (every act, h and grad dtypes, with and without its fused dbias), the chain
 gemm_cast dgrad -> dglu (dy [T,K] rowwise and w [K,C] columnwise quantized, d_act and h in bf16/fp16/fp32: the
 generated GEMM's dglu epilogue where the planner fuses it, and its fallback), dnorm
-(rms/layernorm, zero-centered, residual gradient, dtypes; recipe none) and dbias) x recipe (none, delayed, current, block1x128,
-block128x128, mxfp8, nvfp4 plain/2d/sr/rht; current and the block recipes with pow2 each way)
+(rms/layernorm, zero-centered, residual gradient, dtypes; recipe none) and dbias; the AdamW layer with its weight's
+gradient in grad_dtype or accumulated into main_grad; clamped SwiGLU also with its alpha and limit given) x recipe
+(none, delayed, current, block1x128, block128x128, mxfp8, nvfp4 plain/2d/sr/rht; current and the block recipes with
+pow2 each way; delayed with its default amax history, 16 entries, or 4 entries with most_recent and margin 1)
 x format (e4m3/e5m2/hybrid) x operand
 dtypes (bf16/fp16/fp32, mixed within an op) x layout (rowwise/columnwise/both) x
 row-length class (multiple of 128; of 32 not 128; of 16 not 32; other) x tokens
@@ -81,7 +83,9 @@ RECIPES = ["none", "delayed", "current", "block1x128", "block128x128", "mxfp8",
 FP8_RECIPES = ["delayed", "current", "block1x128", "block128x128", "mxfp8"]
 POW2_RECIPES = ["current", "block1x128", "block128x128"]  # `pow2` applies: a case each way
 FORMATS = ["e4m3", "e5m2", "hybrid"]
-ACTS = ["swiglu", "geglu", "reglu", "qgeglu", "sreglu", "clamped_swiglu"]
+# clamped_swiglu~al: clamped SwiGLU with its alpha and limit given (1.25, 2.5: the limit clamps inputs of
+# randn scale), not GPT-OSS's defaults
+ACTS = ["swiglu", "geglu", "reglu", "qgeglu", "sreglu", "clamped_swiglu", "clamped_swiglu~al"]
 LAYOUTS = {"row": ["rowwise"], "col": ["columnwise"], "both": ["rowwise", "columnwise"]}
 OPS = ["norm_quantize", "glu_amax", "cast_transpose", "quantize", "gemm_cast", "gemm_glu", "dglu", "gemm_dglu", "dnorm",
        "dbias", "adamw", "mlp"]
@@ -102,6 +106,7 @@ REJECT = {
     "gemm_accumulate_gelu": r"accumulate is not allowed with epilogue: gelu",
     "adamw_odd_width": r"adamw: .*odd last extent",
     "grad_dtype_hp": r"grad_dtype \w+: the wgrad of",
+    "main_grad_dtype": r"grad_dtype \w+ with main_grad",
     "gemm_hp_mixed": r"operands have different dtypes",
     "open": r"error: ",   # a class whose rejections are not predicted (mlp): any file:line:col error
     "gemm_block128_both": r"block128x128",
@@ -202,12 +207,14 @@ def gemm_dglu_configs():
 
 def adamw_configs():
     """A training layer y = x w^T (backward: true) with AdamW: the derived dgrad and wgrad, the weight's gradient in
-    its grad_dtype (fp32 when not given), read by the update (fused with the weight's cast where it is quantized)."""
+    its grad_dtype (fp32 when not given), read by the update (fused with the weight's cast where it is quantized);
+    or, with main_grad, accumulated into the weight's FP32 main gradient."""
     for din in HP:
         for dw in HP:   # the weight's dtype: mixed with x's where both are quantized
             for gd in [None] + HP:
                 for smix in [False, True]:   # the weight's copy in the other per-tensor scaling (delayed x current)
-                    yield dict(op="adamw", din=din, dw=dw, gd=gd, smix=smix)
+                    for mg in [False, True]:
+                        yield dict(op="adamw", din=din, dw=dw, gd=gd, smix=smix, mg=mg)
 
 
 def mlp_configs():
@@ -252,6 +259,10 @@ def op_configs():
                 # the scale rounding: the recipe's default, or the other one (pow2: false under the block
                 # recipes, whose default is true; pow2: true under current scaling)
                 sopts = [None, "flip"] if recipe in POW2_RECIPES else [None]
+                # delayed scaling's amax history: the default (1024, max, margin 0), a short one (16, max), or
+                # 4 with amax_algo most_recent and margin 1
+                if recipe == "delayed":
+                    sopts = [None, "h16", "mr1"]
                 for lay in layouts:
                     for prec in precs:
                         for sopt in sopts:
@@ -363,13 +374,15 @@ def case_name(c):
     elif c["op"] == "dbias":
         parts += [c["din"]]
     elif c["op"] == "adamw":
-        parts += [c["din"], "w" + c.get("dw", c["din"]), "g" + (c["gd"] or "-")] + (["smix"] if c.get("smix") else [])
+        parts += [c["din"], "w" + c.get("dw", c["din"]), "g" + (c["gd"] or "-")] + (["smix"] if c.get("smix") else []) + \
+            (["mg"] if c.get("mg") else [])
     elif c["op"] == "mlp":
         parts += [c["norm"][:2] + ("+res" if c.get("resid") else "") + ("+r3" if c.get("rank3") else ""), c["act"],
                   "bias" if c["bias"] else "-", c["din"], c["dh"], "adamw" if c["optim"] else "-"]
     else:
         parts += [c["role"][:4], c["din"]] + (["db"] if c.get("dbias") else [])
-    parts += [c["recipe"] + ("~pow2" if c.get("sopt") == "flip" else ""), c["fmt"] or "-", c["layout"] or (c["prec"] or "-")]
+    sopt = {"flip": "~pow2", "h16": "~h16", "mr1": "~mr1"}.get(c.get("sopt"), "")
+    parts += [c["recipe"] + sopt, c["fmt"] or "-", c["layout"] or (c["prec"] or "-")]
     parts += ["w%d" % c["width"] + ("x%d" % c["width2"] if c["op"] in GEMM_OPS else ""),
               "t%d" % c["tokens"],
               c["target"]]
@@ -414,6 +427,8 @@ def expected_rejections(c):
             out.append("adamw_odd_width")   # adamw.cu moves 16-bit values two at a time (gen/ir.c infer_adamw)
         if not quantized(c["recipe"]) and dw != c["din"]:
             out.append("gemm_hp_mixed")     # high-precision operands share one dtype
+        if c.get("mg") and c["gd"] not in (None, "fp32"):
+            out.append("main_grad_dtype")   # main_grad accumulates in FP32
         return sorted(set(out))
     q = quantized(c["recipe"])
     op, w = c["op"], c["width"]
@@ -558,7 +573,18 @@ def recipe_map(c):
     m["format"] = c["fmt"]
     if c.get("sopt") == "flip":
         m["pow2"] = r == "current"
+    elif c.get("sopt") == "h16":
+        m.update(history=16, amax_algo="max")
+    elif c.get("sopt") == "mr1":
+        m.update(history=4, amax_algo="most_recent", margin=1)
     return m
+
+
+def act_args(c):
+    """The GLU's act (and for clamped_swiglu~al its alpha and limit) as op arguments."""
+    if c["act"] == "clamped_swiglu~al":
+        return {"act": "clamped_swiglu", "alpha": 1.25, "limit": 2.5}
+    return {"act": c["act"]}
 
 
 def gemm_operands(c, ops, overrides, a, b, b_layout):
@@ -603,7 +629,7 @@ def spec_text(c):
     elif op == "glu_amax":
         dims = {"tokens": "dynamic", "ffn": w}
         tensors.append(("h", {"shape": ["tokens", "2*ffn"], "dtype": c["din"]}))
-        ops.append(("glu_amax", dict({"in": "h", "out": "y", "act": c["act"]}, **common)))
+        ops.append(("glu_amax", dict({"in": "h", "out": "y"}, **act_args(c), **common)))
     elif op in ("cast_transpose", "quantize"):
         dims = {"tokens": "dynamic", "hidden": w}
         tensors.append(("x", {"shape": ["tokens", "hidden"], "dtype": c["din"], "role": c["role"]}))
@@ -616,7 +642,7 @@ def spec_text(c):
         tensors.append(("w", {"shape": ["2*ffn", "k"], "dtype": c["din"], "role": "weight"}))
         a_op, b_op = gemm_operands(c, ops, overrides, "x", "w", "rowwise")
         ops.append(("gemm_cast", {"a": a_op, "b": b_op, "out": "h", "dtype": c["dh"]}))
-        ops.append(("glu_amax", dict({"in": "h", "out": "y", "act": c["act"]}, **common)))
+        ops.append(("glu_amax", dict({"in": "h", "out": "y"}, **act_args(c), **common)))
     elif op == "gemm_dglu":
         dims = {"tokens": "dynamic", "k": w, "ffn": w2}
         tensors.append(("dy", {"shape": ["tokens", "k"], "dtype": c["din"], "role": "gradient"}))
@@ -624,13 +650,13 @@ def spec_text(c):
         tensors.append(("h", {"shape": ["tokens", "2*ffn"], "dtype": c["dh"]}))
         a_op, b_op = gemm_operands(c, ops, overrides, "dy", "w", "columnwise")
         ops.append(("gemm_cast", {"a": a_op, "b": b_op, "out": "da", "dtype": c["dg"], "pass": "dgrad"}))
-        ops.append(("dglu", dict({"in": "h", "grad": "da", "out": "y", "act": c["act"],
+        ops.append(("dglu", dict({"in": "h", "grad": "da", "out": "y", **act_args(c),
                                   "dbias": "dbh" if c.get("dbias") else None}, **common)))
     elif op == "dglu":
         dims = {"tokens": "dynamic", "ffn": w}
         tensors.append(("h", {"shape": ["tokens", "2*ffn"], "dtype": c["din"]}))
         tensors.append(("da", {"shape": ["tokens", "ffn"], "dtype": c["dg"], "role": "gradient"}))
-        ops.append(("dglu", dict({"in": "h", "grad": "da", "out": "y", "act": c["act"],
+        ops.append(("dglu", dict({"in": "h", "grad": "da", "out": "y", **act_args(c),
                                   "dbias": "dbh" if c.get("dbias") else None}, **common)))
     elif op == "dnorm":
         dims = {"tokens": "dynamic", "hidden": w}
@@ -679,12 +705,13 @@ def spec_text(c):
             if c["recipe"] == "block128x128":
                 overrides += [(up, {"scaling": "block128x128"}), (down, {"scaling": "block128x128"})]
         ops.append(("gemm_cast", {"a": "xn", "b": up, "bias": "b_up" if c["bias"] else None, "out": "h", "dtype": c["dh"]}))
-        ops.append(("glu_amax", {"in": "h", "out": "act", "act": c["act"], "precision": hp}))
+        ops.append(("glu_amax", {"in": "h", "out": "act", **act_args(c), "precision": hp}))
         ops.append(("gemm_cast", {"a": "act", "b": down, "out": "y", "dtype": c["din"] if not q else "bf16"}))
     elif op == "adamw":
         dims = {"tokens": "dynamic", "k": w, "n": w2}
         tensors.append(("x", {"shape": ["tokens", "k"], "dtype": c["din"]}))
-        tensors.append(("w", {"shape": ["n", "k"], "dtype": c.get("dw", c["din"]), "role": "weight", "grad_dtype": c["gd"]}))
+        tensors.append(("w", {"shape": ["n", "k"], "dtype": c.get("dw", c["din"]), "role": "weight", "grad_dtype": c["gd"],
+                              "main_grad": True if c.get("mg") else None}))
         a_op, b_op = "x", "w"
         if quantized(c["recipe"]):   # the copies the backward reads are the derivation's to add
             a_op, b_op = "x_q", "w_q"

@@ -22,9 +22,14 @@
  *     adds back as its residual) adds that one the same way: the residual stream;
  *   - quantize / cast_transpose pass the gradient through (straight-through).
  * A name is d_ + the tensor's own name, or its high-precision source's for a
- * quantized copy (d_w_up for w_up_q). What is not derived yet is a spec error
- * at the forward op: a tensor read by two ops (gradients to sum) other than in
- * the residual stream, GELU epilogues, backward ops already in the spec. */
+ * quantized copy (d_w_up for w_up_q).
+ *   - a tensor read by several GEMMs (a fan-out: Q, K and V from one norm): each
+ *     later dgrad adds the gradient so far (gemm_cast add), the last writes d_<t>;
+ *   - gemm_cast with add (Y = A x B + r): r's gradient is Y's, added by the dgrad
+ *     of a later reader of r where there is one (or by dnorm's grad_residual).
+ * What is not derived yet is a spec error at the forward op: gradients to sum
+ * that are not a high-precision dgrad's of one dtype (or the residual stream's),
+ * GELU epilogues, backward ops already in the spec. */
 #include "gen.h"
 
 #include <string.h>
@@ -188,10 +193,78 @@ static void want_columnwise(Dv *v, const Tensor *t)
 static void set_grad(Dv *v, const Tensor *t, const char *name, bool q, Loc at)
 {
 	if (v->grad[t->id])
-		diag_error(v->d, at, "backward: '%s' is read by more than one op; summing their gradients is not derived yet",
-			t->name);
+		diag_error(v->d, at, "backward: '%s' is read by more than one op; summing their gradients is derived where "
+			"each comes from a dgrad GEMM (a fan-out into GEMMs) or through a norm's residual, not here yet", t->name);
 	v->grad[t->id] = name;
 	v->grad_q[t->id] = q;
+}
+
+/* The derived op that writes tensor name n, or NULL (a layer input). */
+static SpecOp *writer_of(Dv *v, const char *n)
+{
+	for (int i = v->s->nops - 1; i >= 0; i--)
+		if (v->s->ops[i].phase == PHASE_BACKWARD && v->s->ops[i].arg[ARG_OUT] && !strcmp(v->s->ops[i].arg[ARG_OUT], n))
+			return &v->s->ops[i];
+	return NULL;
+}
+
+/* The dtype of gradient n: its derived writer's output, or the layer input's declaration. */
+static DType grad_dtype(Dv *v, const char *n)
+{
+	const SpecOp *w = writer_of(v, n);
+	if (w)
+		return w->kind == OP_GEMM_CAST ? w->p.out_dtype : w->kind == OP_DGLU && w->p.high_precision ? w->p.out_dtype : DT_NONE;
+	for (int i = 0; i < v->s->ntensors; i++)
+		if (!strcmp(v->s->tensors[i].name, n))
+			return v->s->tensors[i].dtype;
+	return DT_NONE;
+}
+
+/* dg, a derived dgrad GEMM, writes t's gradient (named da). Where t already has one (a later op read t
+ * too: a fan-out), dg adds it (gemm_cast add, cuBLASLt's C): dg writes t's gradient name, and when that
+ * name was the gradient's own d_ name, its writer is renamed to write a partial sum dg reads. */
+static void grad_from_dgrad(Dv *v, const Tensor *t, SpecOp *dg, const char *da, Loc at)
+{
+	const char *prev = v->grad[t->id];
+	if (!prev) {
+		set_grad(v, t, da, false, at);
+		return;
+	}
+	dg->arg[ARG_OUT] = NULL; /* not the writer of prev below: it writes da last */
+	if (v->grad_q[t->id] || grad_dtype(v, prev) != dg->p.out_dtype)
+		diag_error(v->d, at, "backward: '%s' is read by more than one op; its other gradient '%s' is %s, this one %s: "
+			"summing them is derived for gradients of one high-precision dtype only", t->name, prev,
+			v->grad_q[t->id] ? "quantized" : dtype_name(grad_dtype(v, prev)), dtype_name(dg->p.out_dtype));
+	SpecOp *w = writer_of(v, prev);
+	const char *addend = prev;
+	if (w && !strcmp(prev, da)) { /* the gradient's own name moves to the sum */
+		int n = 1;
+		const char *part;
+		do
+			part = arena_printf(v->a, "%s_part%d", da, n++);
+		while (writer_of(v, part));
+		set_arg(w, ARG_OUT, fresh(v, at, "", part));
+		addend = w->arg[ARG_OUT];
+	}
+	set_arg(dg, ARG_ADD, addend);
+	set_arg(dg, ARG_OUT, da);
+	v->grad[t->id] = da;
+}
+
+/* The gradient of a tensor r a forward GEMM added (gemm_cast add) is the output's gradient gy itself: r's
+ * gradient is gy, or, where a later op read r too, that gradient's writer (a derived dgrad) adds gy. */
+static void grad_of_addend(Dv *v, const Tensor *r, const char *gy, bool gy_q, Loc at)
+{
+	const char *prev = v->grad[r->id];
+	if (!prev) {
+		set_grad(v, r, gy, gy_q, at);
+		return;
+	}
+	SpecOp *w = writer_of(v, prev);
+	if (gy_q || v->grad_q[r->id] || !w || w->kind != OP_GEMM_CAST || w->arg[ARG_ADD] || grad_dtype(v, gy) != w->p.out_dtype)
+		diag_error(v->d, at, "backward: '%s' is added here and read by a later op; summing its gradients '%s' and '%s' "
+			"is derived where the later one is a high-precision dgrad of the same dtype only", r->name, prev, gy);
+	set_arg(w, ARG_ADD, gy);
 }
 
 static void derive_gemm(Dv *v, const Op *op, Loc at)
@@ -225,8 +298,8 @@ static void derive_gemm(Dv *v, const Op *op, Loc at)
 	set_arg(dg, ARG_OUT, da);
 	dg->p.pass = PASS_DGRAD;
 	dg->p.out_dtype = As->hp_dtype == DT_F32 || As->hp_dtype == DT_F16 ? As->hp_dtype : DT_BF16; /* A's own dtype */
-	set_grad(v, As, da, false, at);
-	if (As != A)
+	grad_from_dgrad(v, As, dg, da, at);
+	if (As != A && !v->grad[A->id]) /* the quantized copy's gradient is its source's (a fan-out sums into that name) */
 		set_grad(v, A, da, false, at);
 	SpecOp *wg = add_op(v, OP_GEMM_CAST, at);
 	const char *dw = fresh(v, at, "d_", W->name);
@@ -255,6 +328,8 @@ static void derive_gemm(Dv *v, const Op *op, Loc at)
 			db->p.accumulate = acc;
 		}
 	}
+	if (op->arg[ARG_ADD] >= 0)
+		grad_of_addend(v, ft(v, op->arg[ARG_ADD]), gy, v->grad_q[Y->id], at);
 }
 
 static void derive_glu(Dv *v, const Op *op, Loc at)
@@ -426,6 +501,12 @@ Spec *spec_derive_backward(Arena *a, Diag *d, const Spec *fs, Arch default_arch)
 				op_name(op->kind));
 		}
 	}
+	/* a layer input added by a GEMM and read by nothing else: its gradient would be the output's own */
+	for (int i = 0; i < g->ntensors; i++)
+		if (g->tensors[i].producer < 0 && v->grad[i] && !writer_of(v, v->grad[i]))
+			diag_error(d, g->tensors[i].loc, "backward: the gradient of '%s' is '%s' itself (a gemm_cast adds '%s' to its "
+				"output); tegen derives no copy of a gradient: read '%s'", g->tensors[i].name, v->grad[i],
+				g->tensors[i].name, v->grad[i]);
 	/* an explicit outputs list gains the weight gradients and those of the layer's inputs */
 	if (fs->noutputs) {
 		int cap = fs->noutputs + 3 * s->nops + g->ntensors;

@@ -155,7 +155,8 @@ typedef struct Dim {
 	/* backward: the incoming gradient; the norm statistics (read by dnorm, written by norm_quantize) */ \
 	X(ARG_GRAD, "grad", 0) X(ARG_RSIGMA, "rsigma", 0) X(ARG_MU, "mu", 0) X(ARG_GRAD_RESIDUAL, "grad_residual", 0) \
 	X(ARG_RSIGMA_OUT, "rsigma", 1) X(ARG_MU_OUT, "mu", 1) X(ARG_D_GAMMA, "d_gamma", 1) X(ARG_D_BETA, "d_beta", 1) \
-	X(ARG_DBIAS_OUT, "dbias", 1) /* dglu: the bias gradient of h (a bias before the activation), fused */
+	X(ARG_DBIAS_OUT, "dbias", 1) /* dglu: the bias gradient of h (a bias before the activation), fused */ \
+	X(ARG_ADD, "add", 0) /* gemm_cast: a tensor of the output's shape and dtype added to the product (cuBLASLt's C) */
 typedef enum {
 #define X(e, s, isout) e,
 	TG_ARGS(X)
@@ -183,7 +184,7 @@ typedef enum {
 		ARGBIT(ARG_BETA) | ARGBIT(ARG_RESIDUAL) | ARGBIT(ARG_RESIDUAL_OUT) | ARGBIT(ARG_RSIGMA_OUT) | ARGBIT(ARG_MU_OUT)) \
 	X(OP_GLU_AMAX, "glu_amax", "glu_amax.cu", OPF_ROW, TOL_ULP, TG_SRC_GLU, ARGBIT(ARG_IN) | ARGBIT(ARG_OUT), 0) \
 	X(OP_GEMM_CAST, "gemm_cast", NULL, OPF_GEMM, TOL_GEMM, TG_SRC_TENSOR, ARGBIT(ARG_A) | ARGBIT(ARG_B) | ARGBIT(ARG_OUT), \
-		ARGBIT(ARG_BIAS)) \
+		ARGBIT(ARG_BIAS) | ARGBIT(ARG_ADD)) \
 	X(OP_CAST_TRANSPOSE, "cast_transpose", "cast_transpose.cu", OPF_CAST, TOL_EXACT, TG_SRC_TENSOR, \
 		ARGBIT(ARG_IN) | ARGBIT(ARG_OUT), 0) \
 	X(OP_QUANTIZE, "quantize", "cast_transpose.cu", OPF_CAST, TOL_EXACT, TG_SRC_TENSOR, ARGBIT(ARG_IN) | ARGBIT(ARG_OUT), 0) \
@@ -474,6 +475,7 @@ typedef struct GemmCall {
 	int op;               /* the gemm_cast op */
 	Extent m, n, k;
 	int a, b, d, bias;    /* tensor ids (bias -1) */
+	int add;              /* the tensor added to the product (cuBLASLt's C, D = A x B + add), -1 none */
 	Component a_comp, b_comp; /* COMP_DATA or COMP_DATA_T */
 	Scaling scaling;      /* operands' scaling (NONE: high precision) */
 	DType a_dtype, b_dtype, d_dtype;

@@ -1038,6 +1038,11 @@ static void infer_gemm(B *b, const SpecOp *o, Op *op)
 		out->hp_dtype = DT_F32;
 		out->rowwise = true;
 	}
+	const Tensor *add = arg_t(b, op, ARG_ADD);
+	if (add && (!same_shape(add, out) || add->dtype != out->dtype)) /* cuBLASLt's C: D's layout and type */
+		diag_error(b->d, op_arg_loc(o, ARG_ADD), "add '%s' is %s %s; it must be %s %s, the output's shape and dtype",
+			add->name, dtype_name(add->dtype), shape_str(b, add->shape, add->rank), dtype_name(out->dtype),
+			shape_str(b, out->shape, out->rank));
 	/* cuBLASLt's high-precision GEMMs: BF16 x BF16 -> BF16/FP32, FP16 x FP16 -> FP16/FP32,
 	 * FP32 x FP32 -> FP32; MXFP8/NVFP4 run as a BF16 GEMM wherever they are emulated */
 	DType hin = gemm_hp_dtype(A, qa);

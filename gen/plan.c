@@ -1398,6 +1398,7 @@ static GemmCall gemm_call(Planner *pl, const Op *op)
 	c->b = b->id;
 	c->d = d->id;
 	c->bias = op->arg[ARG_BIAS];
+	c->add = op->arg[ARG_ADD];
 	c->bias_comp = COMP_DATA;
 	c->glu = -1;
 	c->dglu = -1;
@@ -1428,7 +1429,7 @@ static GemmCall gemm_call(Planner *pl, const Op *op)
 	c->a_dtype = a->dtype;
 	c->b_dtype = b->dtype;
 	c->d_dtype = d->dtype;
-	c->accumulate = op->p.accumulate;
+	c->accumulate = op->p.accumulate || c->add >= 0; /* beta 1: C is D (accumulate) or the add tensor */
 	c->gelu = op->p.gelu;
 	c->fast_accum = op->p.fast_accum < 0 ? op->p.pass == PASS_FPROP : op->p.fast_accum;
 	if (c->scaling == SCALING_NONE || c->scaling == SCALING_BLOCK1X128 || c->scaling == SCALING_BLOCK128X128)
@@ -1452,8 +1453,8 @@ static const char *gemm_generated_why_not(const GemmCall *c, bool dglu)
 		return "FP8 operands only";
 	if (c->bias >= 0 || c->gelu)
 		return "no epilogue yet";
-	if (c->accumulate)
-		return "no accumulate yet";
+	if (c->accumulate || c->add >= 0)
+		return "no accumulate or add yet";
 	/* measured on the H100 beside cuBLASLt (test_gemm --gen-bench, bench/RESULTS.md thirteenth session): the
 	 * promoting 128 x 192 tile at the Llama-3 8B shapes ran 0.90-0.95x cuBLASLt's split accumulator and, with
 	 * block scales (TG_SCALE 1 and 2), 0.83-0.92x cuBLASLt's block-scaled GEMM (twenty-first session, after the twentieth's
@@ -2174,13 +2175,14 @@ void plan_print(const Plan *p, Buf *out)
 					k->gemm.glu >= 0 || k->gemm.dglu >= 0 ? "" : " where it pays: N >= 16384, 4 waves of tiles");
 			else
 				buf_printf(out, " cublaslt (not generated: %s)", k->gen_why_not);
-			buf_printf(out, " m=%s n=%s k=%s a=%s.%s%s b=%s.%s%s d=%s %s->%s%s%s%s", extent_str(a, g, c->m),
+			buf_printf(out, " m=%s n=%s k=%s a=%s.%s%s b=%s.%s%s d=%s %s->%s%s%s%s%s", extent_str(a, g, c->m),
 				extent_str(a, g, c->n), extent_str(a, g, c->k), g->tensors[c->a].name, comp_name(c->a_comp),
 				c->a_trans ? "^T" : "", g->tensors[c->b].name, comp_name(c->b_comp), c->b_trans ? "^T" : "",
 				g->tensors[c->d].name,
 				c->scaling == SCALING_NONE ? dtype_name(c->a_dtype) : scaling_name(c->scaling), dtype_name(c->d_dtype),
-				c->fast_accum ? " fast_accum" : "", c->accumulate ? " accumulate" : "",
-				c->bias >= 0 ? arena_printf(a, " bias=%s", g->tensors[c->bias].name) : "");
+				c->fast_accum ? " fast_accum" : "", c->accumulate && c->add < 0 ? " accumulate" : "",
+				c->bias >= 0 ? arena_printf(a, " bias=%s", g->tensors[c->bias].name) : "",
+				c->add >= 0 ? arena_printf(a, " add=%s", g->tensors[c->add].name) : "");
 		} else {
 			buf_printf(out, " template=%s variant=%s (%s) block=%d grid=", k->tmpl, k->variant, k->choice, k->threads);
 			if (k->grid_rows)

@@ -710,6 +710,14 @@ static void check_op_fields(P *p, const SpecOp *o, const ParamLocs *pl)
 			diag_error(p->d, o->arg_loc[ARG_BIAS], "bias is not allowed with pass: wgrad");
 		if (o->p.accumulate && o->p.out_dtype == DT_NONE)
 			diag_error(p->d, o->accumulate_loc, "accumulate needs a high-precision output (dtype bf16, fp16 or fp32), not fp8");
+		if (o->arg[ARG_ADD] && o->p.out_dtype == DT_NONE)
+			diag_error(p->d, o->arg_loc[ARG_ADD], "add needs a high-precision output (dtype bf16, fp16 or fp32), not fp8");
+		if (o->arg[ARG_ADD] && o->p.accumulate)
+			diag_error(p->d, o->arg_loc[ARG_ADD], "add and accumulate both add into the product; give one (accumulate "
+				"adds the output's prior value, add another tensor)");
+		if (o->arg[ARG_ADD] && o->p.gelu)
+			diag_error(p->d, o->arg_loc[ARG_ADD], "add is not allowed with epilogue: gelu (cuBLASLt's GELU epilogue would "
+				"apply to the sum); write the GEMM to its own tensor");
 		if (o->p.accumulate && o->p.gelu) /* cuBLASLt adds the prior value before its epilogue's GELU */
 			diag_error(p->d, o->accumulate_loc,
 				"accumulate is not allowed with epilogue: gelu (cuBLASLt's GELU epilogue would apply to the sum, "

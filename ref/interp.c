@@ -196,6 +196,17 @@ static int run_gemm(const Graph *g, const long *dims, const Op *op, unsigned fla
 	if (op->p.accumulate && t[td->id].comp[COMP_DATA] && !layout_quantized(td))
 		for (size_t i = 0; i < (size_t)M * N; i++)
 			rd->value[i] += ref_load(t[td->id].comp[COMP_DATA], ref_dtype(td->dtype), i);
+	if (op->arg[ARG_ADD] >= 0) { /* D = A x B (+ bias) + add, one rounding to D's type */
+		const Tensor *tc = &g->tensors[op->arg[ARG_ADD]];
+		if (!t[tc->id].comp[COMP_DATA]) {
+			free(A);
+			free(B);
+			snprintf(err, errlen, "reference: input '%s' of op %d has no data", tc->name, op->id);
+			return -1;
+		}
+		for (size_t i = 0; i < (size_t)M * N; i++)
+			rd->value[i] += ref_load(t[tc->id].comp[COMP_DATA], ref_dtype(tc->dtype), i);
+	}
 	free(A);
 	free(B);
 	emit_output(g, dims, td, rd, M, N);

@@ -581,6 +581,7 @@ static int check_args(const GemmDesc *d, const GemmArgs *a, char *err, size_t er
 	int bias = d->epilogue == GEMM_EPI_BIAS || d->epilogue == GEMM_EPI_GELU_BIAS;
 	if (bias && !a->bias) return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: the bias epilogue needs a bias pointer");
 	if (!bias && a->bias) return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: bias given but the epilogue has no bias");
+	if (a->c && !d->accumulate) return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: C given without accumulate");
 	if (d->scale_mode == GEMM_SCALE_NONE) {
 		if (a->a_scale_inv || a->b_scale_inv)
 			return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: scale_inv pointers given for a GEMM without scaling");
@@ -595,9 +596,9 @@ static int check_args(const GemmDesc *d, const GemmArgs *a, char *err, size_t er
 	if (a->d_amax && !is_fp8(d->a_dtype))
 		return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: d_amax needs an FP8 GEMM");
 	if (is_narrow(d->a_dtype)) {
-		const void *ps[] = {a->a, a->b, a->d, a->bias};
-		const char *nm[] = {"A", "B", "D", "bias"};
-		for (int i = 0; i < 4; i++)
+		const void *ps[] = {a->a, a->b, a->d, a->bias, a->c};
+		const char *nm[] = {"A", "B", "D", "bias", "C"};
+		for (int i = 0; i < 5; i++)
 			if (ps[i] && ptr_align(ps[i]) < 16)
 				return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: %s needs 16-byte aligned pointers (%s = %p)",
 					is_fp4(d->a_dtype) ? "NVFP4" : "FP8", nm[i], ps[i]);
@@ -702,7 +703,7 @@ static void algo_store(const GemmCtx *g, const char *key, const GemmPlan *p)
 }
 
 /* The scalars and C of one call. Host mode: alpha, and beta only with accumulate
- * (C = D then, else no C). Device mode: the pointers, and C = D always, because
+ * (C = D then, or the caller's C, else no C). Device mode: the pointers, and C = D (or the caller's C) always, because
  * beta is only known on the GPU (BLAS semantics: C is not read where beta is 0;
  * TE's NVFP4 GEMM passes C = D with a device beta of 0 the same way). */
 typedef struct Scalars { float alpha, beta; const void *pa, *pb, *c; } Scalars;
@@ -713,7 +714,7 @@ static void scalars_init(Scalars *sc, const GemmDesc *d, const GemmArgs *a)
 	sc->beta = d->accumulate ? a->beta : 0.0f;
 	sc->pa = a->alpha_ptr ? (const void *)a->alpha_ptr : (const void *)&sc->alpha;
 	sc->pb = a->beta_ptr ? (const void *)a->beta_ptr : (const void *)&sc->beta;
-	sc->c = d->accumulate || a->alpha_ptr ? a->d : NULL;
+	sc->c = d->accumulate || a->alpha_ptr ? (a->c ? a->c : a->d) : NULL;
 }
 
 /* One cublasLtMatmul of plan p with algorithm algo (cuBLAS A := our B, see the top). */
@@ -831,7 +832,7 @@ static int tune_plan(GemmCtx *g, GemmPlan *p, const GemmArgs *a, const Scalars *
 	if (p->want_amax)
 		t.d_amax = (float *)(uintptr_t)(scratch + dpad);
 	Scalars ts = *sc;
-	if (sc->c) {
+	if (sc->c && !a->c) { /* C is D: a copy of it in the scratch D, which each timed candidate overwrites */
 		ts.c = t.d;
 		if ((r = cu.cuMemcpyDtoDAsync_v2(scratch, (CUdeviceptr)(uintptr_t)a->d, dbytes, s))) {
 			gemm_fail(why, whylen, TUNE_UNTIMED, "copying D to the scratch C: %s", cudrv_errstr(r));
@@ -984,8 +985,8 @@ int gemm_run(GemmCtx *g, const GemmDesc *d, const GemmArgs *a, CUstream stream, 
 	if ((rc = check_args(d, a, err, errlen))) return rc;
 
 	int align = 256;
-	const void *ps[] = {a->a, a->b, a->d, a->bias};
-	for (int i = 0; i < 4; i++)
+	const void *ps[] = {a->a, a->b, a->d, a->bias, a->c};
+	for (int i = 0; i < 5; i++)
 		if (ps[i] && ptr_align(ps[i]) < align) align = ptr_align(ps[i]);
 	int want_amax = a->d_amax != NULL, dev_scalars = a->alpha_ptr != NULL;
 	Scalars sc;

@@ -97,7 +97,7 @@ typedef struct GemmDesc {
 	int a_block128x128, b_block128x128; /* GEMM_SCALE_BLOCK: operand uses 128x128 blocks (else 1x128) */
 	int epilogue;                   /* GEMM_EPI_* (GELU is cuBLASLt's tanh approximation) */
 	int fast_accum;                 /* FP8 only: no periodic promotion of the accumulator */
-	int accumulate;                 /* D = result + beta * D (not with FP8 output) */
+	int accumulate;                 /* D = result + beta * D, or + beta * C with args.c (not with FP8 output) */
 	int a_trans, b_trans;           /* GEMM_SCALE_NONE only: the operand is stored transposed, [K][M] / [K][N]
 	                                 * (row stride M / N), e.g. a high-precision dgrad's W or wgrad's dY and X */
 } GemmDesc;
@@ -106,6 +106,8 @@ typedef struct GemmArgs {
 	const void *a, *b;              /* device; see the layouts above */
 	void *d;
 	const void *bias;               /* device [N], with GEMM_EPI_*BIAS */
+	const void *c;                  /* device [M][N] in D's type and layout, with accumulate: D = result + beta * C
+	                                 * (NULL: C is D itself) */
 	const float *a_scale_inv, *b_scale_inv; /* device; per-tensor: one float; block: arrays */
 	const float *d_scale;           /* device float, FP8 output only */
 	float *d_amax;                  /* device float or NULL, FP8 output only */

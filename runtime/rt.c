@@ -607,6 +607,8 @@ static void plan_needs(TgLayer *l)
 			l->t[c->d].need[COMP_DATA] = 1;
 			if (c->bias >= 0)
 				l->t[c->bias].need[c->bias_comp] = 1;
+			if (c->add >= 0)
+				l->t[c->add].need[COMP_DATA] = 1;
 			if (c->scaling == SCALING_DELAYED || c->scaling == SCALING_CURRENT) {
 				l->t[c->a].need[COMP_SCALE_INV] = l->t[c->b].need[COMP_SCALE_INV] = 1;
 			}
@@ -840,6 +842,7 @@ static TgStatus gemm_setup(TgLayer *l, const Kernel *k, GemmDesc *out_gd, GemmAr
 	ga.b = (void *)(uintptr_t)l->t[c->b].ptr[c->b_comp];
 	ga.d = (void *)(uintptr_t)l->t[c->d].ptr[COMP_DATA];
 	ga.bias = c->bias >= 0 ? (void *)(uintptr_t)l->t[c->bias].ptr[c->bias_comp] : NULL;
+	ga.c = c->add >= 0 ? (void *)(uintptr_t)l->t[c->add].ptr[COMP_DATA] : NULL; /* D = A x B + add */
 	ga.alpha = 1.0f;
 	ga.beta = c->accumulate ? 1.0f : 0.0f;
 	switch (c->scaling) {

@@ -113,8 +113,9 @@ int gemm_run_padded(GemmCtx *g, const GemmDesc *d, const GemmArgs *a, CUdevicept
 		r = copy_scales(scratch + p.off_sb, a->b_scale_inv, d->b_block128x128, d->n, kb, p.n, p.kb, s);
 	if (!r && p.bias)
 		r = cu.cuMemcpyDtoDAsync_v2(scratch + p.off_bias, dptr(a->bias), (size_t)d->n * 2, s);
-	if (!r && p.d && d->accumulate)
-		r = copy2d(scratch + p.off_d, (size_t)p.n * ds, dptr(a->d), (size_t)d->n * ds, (size_t)d->n * ds, (size_t)d->m, s);
+	if (!r && p.d && d->accumulate) /* the padded D starts as C (the caller's C, or D itself) and is C then */
+		r = copy2d(scratch + p.off_d, (size_t)p.n * ds, dptr(a->c ? a->c : a->d), (size_t)d->n * ds, (size_t)d->n * ds,
+			(size_t)d->m, s);
 	if (r)
 		return gemm_fail(err, errlen, GEMM_ECUDA, "gemm: copying operands into the padded scratch: %s", cudrv_errstr(r));
 	if (p.a) pa.a = (const void *)(uintptr_t)(scratch + p.off_a);
@@ -122,7 +123,10 @@ int gemm_run_padded(GemmCtx *g, const GemmDesc *d, const GemmArgs *a, CUdevicept
 	if (p.sa) pa.a_scale_inv = (const float *)(uintptr_t)(scratch + p.off_sa);
 	if (p.sb) pa.b_scale_inv = (const float *)(uintptr_t)(scratch + p.off_sb);
 	if (p.bias) pa.bias = (const void *)(uintptr_t)(scratch + p.off_bias);
-	if (p.d) pa.d = (void *)(uintptr_t)(scratch + p.off_d);
+	if (p.d) {
+		pa.d = (void *)(uintptr_t)(scratch + p.off_d);
+		pa.c = NULL;
+	}
 	int rc = gemm_run(g, &pd, &pa, s, err, errlen);
 	if (rc || !p.d)
 		return rc;

@@ -13,7 +13,7 @@
  * to the dot products, zero rows of A or B give rows or columns of D that are never
  * copied back (and zeros do not raise D's amax), and the block-scale counts do not
  * change otherwise (ceil(K'/128) == ceil(K/128), likewise for rows). D is copied back (and,
- * with accumulate, copied in first). Every copy is a stream-ordered memset or 2D
+ * with accumulate, copied in first: D itself, or the caller's C, which the padded D then stands for). Every copy is a stream-ordered memset or 2D
  * memcpy, so a padded GEMM stays graph-capturable once the scratch exists. */
 #ifndef TG_GEMM_PAD_H
 #define TG_GEMM_PAD_H

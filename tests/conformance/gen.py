@@ -10,7 +10,9 @@ planner fuses it, and its cuBLASLt fallback); the backward dglu (every act, h an
 gemm_cast dgrad -> dglu (dy [T,K] rowwise and w [K,C] columnwise quantized, d_act and h in bf16/fp16/fp32: the
 generated GEMM's dglu epilogue where the planner fuses it, and its fallback), dnorm
 (rms/layernorm, zero-centered, residual gradient, dtypes; recipe none) and dbias; the AdamW layer with its weight's
-gradient in grad_dtype or accumulated into main_grad; clamped SwiGLU also with its alpha and limit given) x recipe
+gradient in grad_dtype or accumulated into main_grad; clamped SwiGLU also with its alpha and limit given; gemm_cast
+adding a tensor (add); a fan-out layer: one norm read by two or three GEMMs, the output projection adding the block
+input back or not) x recipe
 (none, delayed, current, block1x128, block128x128, mxfp8, nvfp4 plain/2d/sr/rht; current and the block recipes with
 pow2 each way; delayed with its default amax history, 16 entries, or 4 entries with most_recent and margin 1)
 x format (e4m3/e5m2/hybrid) x operand
@@ -88,8 +90,8 @@ FORMATS = ["e4m3", "e5m2", "hybrid"]
 ACTS = ["swiglu", "geglu", "reglu", "qgeglu", "sreglu", "clamped_swiglu", "clamped_swiglu~al"]
 LAYOUTS = {"row": ["rowwise"], "col": ["columnwise"], "both": ["rowwise", "columnwise"]}
 OPS = ["norm_quantize", "glu_amax", "cast_transpose", "quantize", "gemm_cast", "gemm_glu", "dglu", "gemm_dglu", "dnorm",
-       "dbias", "adamw", "mlp"]
-GEMM_OPS = ("gemm_cast", "gemm_glu", "gemm_dglu", "adamw", "mlp")   # cases with two GEMM extents (K = width, N = width2)
+       "dbias", "adamw", "mlp", "fanout"]
+GEMM_OPS = ("gemm_cast", "gemm_glu", "gemm_dglu", "adamw", "mlp", "fanout")   # cases with two GEMM extents (K = width, N = width2)
 BACKWARD_UNQUANTIZED = ("dnorm", "dbias")   # their outputs are never quantized: recipe none only
 
 # Deliberate rejections: class -> what `tegen check`'s message must mention.
@@ -104,6 +106,9 @@ REJECT = {
     "gemm_fp8_out_not_delayed": r"delayed|fp8",
     "gemm_accumulate_fp8": r"accumulate|fp8",
     "gemm_accumulate_gelu": r"accumulate is not allowed with epilogue: gelu",
+    "gemm_add_fp8": r"add needs a high-precision output",
+    "gemm_add_accumulate": r"add and accumulate both add",
+    "gemm_add_gelu": r"add is not allowed with epilogue: gelu",
     "adamw_odd_width": r"adamw: .*odd last extent",
     "grad_dtype_hp": r"grad_dtype \w+: the wgrad of",
     "main_grad_dtype": r"grad_dtype \w+ with main_grad",
@@ -184,8 +189,9 @@ def gemm_configs():
                         # default (fprop fast, dgrad/wgrad split)
                         for gelu in ([False, True] if gpass == "fprop" else [False]):
                             for fa_flip in [False, True]:
-                                yield dict(op="gemm_cast", gpass=gpass, din=din, bias=bias, acc=acc, dout=dout,
-                                           gelu=gelu, fa_flip=fa_flip)
+                                for add in [False, True]:   # a tensor of the output's shape added (cuBLASLt's C)
+                                    yield dict(op="gemm_cast", gpass=gpass, din=din, bias=bias, acc=acc, dout=dout,
+                                               gelu=gelu, fa_flip=fa_flip, add=add)
 
 
 def gemm_glu_configs():
@@ -233,21 +239,32 @@ def mlp_configs():
                                                resid=resid, rank3=rank3)
 
 
+def fanout_configs():
+    """A training layer whose normalized input is read by several GEMMs (Q, K, V apart: the dgrads sum through
+    gemm_cast add) and whose output projection adds the block input back (add: x), or not. Rejections: "open"."""
+    for norm in ["rmsnorm", "layernorm"]:
+        for din in HP:
+            for readers in [2, 3]:
+                for add in [False, True]:
+                    yield dict(op="fanout", norm=norm, din=din, readers=readers, add=add)
+
+
 def op_configs():
     """Every (op config, recipe, format, layout/precision) combination: the space without widths/tokens/targets."""
     out = []
     bases = list(norm_configs()) + list(glu_configs()) + list(tile_configs("cast_transpose")) + \
         list(tile_configs("quantize")) + list(gemm_configs()) + list(gemm_glu_configs()) + list(dglu_configs()) + \
         list(gemm_dglu_configs()) + \
-        list(dnorm_configs()) + list(dbias_configs()) + list(adamw_configs()) + list(mlp_configs())
+        list(dnorm_configs()) + list(dbias_configs()) + list(adamw_configs()) + list(mlp_configs()) + \
+        list(fanout_configs())
     for base in bases:
         for recipe in (["none"] if base["op"] in BACKWARD_UNQUANTIZED else RECIPES):
             if base.get("smix") and recipe not in ("delayed", "current"):
                 continue   # the other per-tensor scaling exists only for those two
             for fmt in recipe_formats(recipe):
-                if base["op"] == "mlp" and fmt == "e5m2":
+                if base["op"] in ("mlp", "fanout") and fmt == "e5m2":
                     continue   # e5m2 activations and weights have no GEMM (gemm_e5m2_both): every such layer is rejected
-                if base["op"] in ("gemm_cast", "adamw", "mlp"):
+                if base["op"] in ("gemm_cast", "adamw", "mlp", "fanout"):
                     layouts = [None]          # the pass decides which copies the operands need
                     precs = [None]
                 elif quantized(recipe):
@@ -362,7 +379,7 @@ def case_name(c):
         parts += [c["act"], c["din"]]
     elif c["op"] == "gemm_cast":
         parts += [c["gpass"], c["din"], "b" + (c["bias"] or "-"), "acc" if c["acc"] else "set", c["dout"]] + \
-            (["gelu"] if c.get("gelu") else []) + (["fa~"] if c.get("fa_flip") else [])
+            (["gelu"] if c.get("gelu") else []) + (["fa~"] if c.get("fa_flip") else []) + (["add"] if c.get("add") else [])
     elif c["op"] == "dglu":
         parts += [c["act"], c["din"], c["dg"]] + (["db"] if c.get("dbias") else [])
     elif c["op"] == "gemm_glu":
@@ -376,6 +393,8 @@ def case_name(c):
     elif c["op"] == "adamw":
         parts += [c["din"], "w" + c.get("dw", c["din"]), "g" + (c["gd"] or "-")] + (["smix"] if c.get("smix") else []) + \
             (["mg"] if c.get("mg") else [])
+    elif c["op"] == "fanout":
+        parts += [c["norm"][:2], "r%d" % c["readers"], c["din"]] + (["add"] if c["add"] else [])
     elif c["op"] == "mlp":
         parts += [c["norm"][:2] + ("+res" if c.get("resid") else "") + ("+r3" if c.get("rank3") else ""), c["act"],
                   "bias" if c["bias"] else "-", c["din"], c["dh"], "adamw" if c["optim"] else "-"]
@@ -413,7 +432,7 @@ def expected_rejections(c):
         u = dict(c, op="dglu", din=c["dh"], dg=c["dg"], width=c["width2"],
                  recipe="block1x128" if c["recipe"] == "block128x128" else c["recipe"])
         return expected_rejections(g) + expected_rejections(u)
-    if c["op"] == "mlp":
+    if c["op"] in ("mlp", "fanout"):
         return ["open"]
     if c["op"] == "adamw":     # the forward GEMM's rules, then the derived dgrad's and wgrad's (K = width, N = width2)
         g = dict(c, op="gemm_cast", bias=None, acc=False, gelu=False, fa_flip=False, layout=None)
@@ -450,6 +469,12 @@ def expected_rejections(c):
             out.append("gemm_accumulate_fp8")
         if c["acc"] and c.get("gelu"):
             out.append("gemm_accumulate_gelu")
+        if c.get("add") and c["dout"] == "fp8":
+            out.append("gemm_add_fp8")
+        if c.get("add") and c["acc"]:
+            out.append("gemm_add_accumulate")
+        if c.get("add") and c.get("gelu"):
+            out.append("gemm_add_gelu")
         if c["dout"] == "fp8" and c["recipe"] != "delayed":
             out.append("gemm_fp8_out_not_delayed")
         # cuBLASLt's high-precision GEMMs (MXFP8/NVFP4 run as BF16 where emulated):
@@ -707,6 +732,36 @@ def spec_text(c):
         ops.append(("gemm_cast", {"a": "xn", "b": up, "bias": "b_up" if c["bias"] else None, "out": "h", "dtype": c["dh"]}))
         ops.append(("glu_amax", {"in": "h", "out": "act", **act_args(c), "precision": hp}))
         ops.append(("gemm_cast", {"a": "act", "b": down, "out": "y", "dtype": c["din"] if not q else "bf16"}))
+    elif op == "fanout":
+        q = quantized(c["recipe"])
+        dims = {"tokens": "dynamic", "hidden": w, "kv": w2}
+        hp = None if q else c["din"]
+        out_dt = c["din"] if not q or c["add"] else "bf16"   # an added x sets the output projection's dtype
+        tensors.append(("x", {"shape": ["tokens", "hidden"], "dtype": c["din"]}))
+        tensors.append(("gamma", {"shape": ["hidden"], "dtype": c["din"], "role": "weight"}))
+        if c["norm"] == "layernorm":
+            tensors.append(("beta", {"shape": ["hidden"], "dtype": c["din"], "role": "weight"}))
+        projs = ["q", "k", "v"] if c["readers"] == 3 else ["q", "v"]
+        for pn in projs:
+            tensors.append(("w_" + pn, {"shape": ["hidden" if pn == "q" else "kv", "hidden"], "dtype": c["din"],
+                                        "role": "weight"}))
+        tensors.append(("w_o", {"shape": ["hidden", "kv"], "dtype": c["din"], "role": "weight"}))
+        ops.append(("norm_quantize", {"in": "x", "gamma": "gamma", "beta": "beta" if c["norm"] == "layernorm" else None,
+                                      "out": "xn", "norm": c["norm"] if c["norm"] != "rmsnorm" else None,
+                                      "precision": hp}))
+        wn = {pn: ("w_%s_q" % pn if q else "w_" + pn) for pn in projs + ["o"]}
+        if q:
+            for pn in projs + ["o"]:
+                ops.append(("quantize", {"in": "w_" + pn, "out": wn[pn]}))
+                if c["recipe"] == "block128x128":
+                    overrides.append((wn[pn], {"scaling": "block128x128"}))
+        for pn in projs:
+            ops.append(("gemm_cast", {"a": "xn", "b": wn[pn], "out": pn, "dtype": c["din"] if not q else "bf16"}))
+        v_op = "v"
+        if q:
+            ops.append(("quantize", {"in": "v", "out": "v_q"}))
+            v_op = "v_q"
+        ops.append(("gemm_cast", {"a": v_op, "b": wn["o"], "add": "x" if c["add"] else None, "out": "o", "dtype": out_dt}))
     elif op == "adamw":
         dims = {"tokens": "dynamic", "k": w, "n": w2}
         tensors.append(("x", {"shape": ["tokens", "k"], "dtype": c["din"]}))
@@ -744,7 +799,10 @@ def spec_text(c):
             tensors.append(("bias", {"shape": [out_shape[-1]], "dtype": c["bias"], "role": "weight"}))
         if c["acc"]:   # the accumulator is declared (an FP8 one is rejected: accumulate needs a high-precision out)
             tensors.append(("y", {"shape": out_shape, "dtype": c["dout"] if c["dout"] != "fp8" else "e4m3"}))
-        ops.append(("gemm_cast", {"a": a_op, "b": b_op, "bias": "bias" if c["bias"] else None, "out": "y",
+        if c.get("add"):   # the added tensor in the output's dtype (bf16 where the output is FP8: rejected anyway)
+            tensors.append(("r", {"shape": out_shape, "dtype": c["dout"] if c["dout"] != "fp8" else "bf16"}))
+        ops.append(("gemm_cast", {"a": a_op, "b": b_op, "bias": "bias" if c["bias"] else None, "add": "r" if c.get("add") else None,
+                                  "out": "y",
                                   "dtype": c["dout"], "pass": g if g != "fprop" else None,
                                   "accumulate": True if c["acc"] else None,
                                   "epilogue": "gelu" if c.get("gelu") else None,
@@ -760,6 +818,9 @@ def spec_text(c):
     L += ["  %s: %s" % (n, flow(m)) for n, m in tensors]
     L.append("ops:")
     L += ["  - %s: %s" % (k, flow(m)) for k, m in ops]
+    if op == "fanout":
+        L.append("outputs: [%s, o]" % ", ".join(pn for pn in (["q", "k"] if c["readers"] == 3 else ["q"])))
+        L.append("backward: true")
     if op in ("adamw", "mlp"):
         L.append("outputs: [y, s]" if c.get("resid") else "outputs: [y]")
         L.append("backward: true")

@@ -8,7 +8,8 @@
  *     over the exactly dequantized inputs (the host quantizes with its own
  *     E4M3/E5M2/BF16 helpers below, so the reference sees the very values the
  *     GPU sees): BF16, FP8 per-tensor with scales != 1, E4M3 x E5M2, FP8 output
- *     with D scale and amax, bias, GELU+bias, accumulate, fast accumulation, FP8
+ *     with D scale and amax, bias, GELU+bias, accumulate (into D, or D = A x B + C from
+ *     a separate C: gemm_cast add, padded shapes too), fast accumulation, FP8
  *     block scaling (1x128 x 128x128 and 1x128 x 1x128, pow2 scales), an odd
  *     shape, plan reuse with new scale values, and the validation errors;
  *     NVFP4 (E2M1 x E2M1, swizzled E4M3 block scales, alpha and beta from
@@ -374,7 +375,7 @@ static void run_case(GemmCtx *g, CUstream s, const Case *c)
 	Operand B = make_operand(N, K, c->bt, c->mode, c->b128, c->sb, pattern);
 	size_t nd = (size_t)M * N;
 	int ds = dts(c->dt);
-	CUdeviceptr D = dalloc(nd * ds), bias = 0, dsc = 0, amax = 0;
+	CUdeviceptr D = dalloc(nd * ds), bias = 0, dsc = 0, amax = 0, C = 0;
 	float *bias_h = NULL, *cinit = calloc(nd, sizeof(float));
 	int has_bias = c->epi == GEMM_EPI_BIAS || c->epi == GEMM_EPI_GELU_BIAS;
 	if (has_bias) {
@@ -410,7 +411,13 @@ static void run_case(GemmCtx *g, CUstream s, const Case *c)
 			}
 			cinit[j] = v;
 		}
-		h2d(D, hc, nd * ds);
+		if (c->acc == 2) { /* C apart, D garbage: every element of D is written from C */
+			C = dalloc(nd * ds);
+			h2d(C, hc, nd * ds);
+			CK(cu.cuMemsetD8_v2(D, 0xff, nd * ds));
+		} else {
+			h2d(D, hc, nd * ds);
+		}
 		free(hc);
 	} else {
 		CK(cu.cuMemsetD8_v2(D, 0xff, nd * ds)); /* garbage, so unwritten elements show */
@@ -430,7 +437,8 @@ static void run_case(GemmCtx *g, CUstream s, const Case *c)
 		.fast_accum = c->fast, .accumulate = c->acc};
 	GemmArgs a = {.a = P(A.data), .b = P(B.data), .d = P(D), .bias = has_bias ? P(bias) : NULL,
 		.a_scale_inv = A.sinv ? P(A.sinv) : NULL, .b_scale_inv = B.sinv ? P(B.sinv) : NULL,
-		.d_scale = fp8out ? P(dsc) : NULL, .d_amax = c->amax ? P(amax) : NULL, .alpha = c->alpha, .beta = c->beta};
+		.d_scale = fp8out ? P(dsc) : NULL, .d_amax = c->amax ? P(amax) : NULL, .alpha = c->alpha, .beta = c->beta,
+		.c = C ? P(C) : NULL};
 	size_t padb = c->gen ? 0 : gemm_pad_bytes(&d); /* shapes cuBLASLt cannot take run on zero-padded copies */
 	CUdeviceptr scratch = padb ? dalloc(padb) : 0;
 	int rc;
@@ -536,6 +544,7 @@ done:
 	if (bias) cu.cuMemFree_v2(bias);
 	if (dsc) cu.cuMemFree_v2(dsc);
 	if (amax) cu.cuMemFree_v2(amax);
+	if (C) cu.cuMemFree_v2(C);
 	free(bias_h);
 	free(cinit);
 }
@@ -1423,6 +1432,12 @@ int main(int argc, char **argv)
 		{"padded fp8 block 1x128 x 1x128 ->bf16 M=5 N=6 K=200", 5, 6, 200, E4, E4, BF, BL, 0, 0, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 4.5e-3, 0, NULL},
 		{"padded fp8 block 1x128 x 128x128 ->fp32 M=217 K=500", 217, 384, 500, E4, E4, F32, BL, 0, 1, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 5e-4, 0, NULL},
 		{"padded fp8 block 1x128 x 128x128 ->bf16 K=544 (kb 5 -> 8)", 64, 256, 544, E4, E4, BF, BL, 0, 1, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 4.5e-3, 0, NULL},
+		/* acc 2: D = A x B + C from a separate C (gemm_cast add; D itself starts as garbage) */
+		{"bf16->bf16 add C", 128, 256, 512, BF, BF, BF, NS, 0, 0, GEMM_EPI_NONE, 0, 2, 0, 1, 1, 1, 1, 1.0f, 4.5e-3, 0, NULL},
+		{"fp8 tensor->bf16 +bias add C", 128, 256, 512, E4, E4, BF, T, 0, 0, GEMM_EPI_BIAS, 0, 2, 0, 200.0f, 37.5f, 1, 1, 1.0f, 4.5e-3, 0, NULL},
+		{"padded fp8 tensor->fp32 add C N=50 K=40", 24, 50, 40, E4, E4, F32, T, 0, 0, GEMM_EPI_NONE, 0, 2, 0, 200.0f, 37.5f, 1, 1, 1.0f, 5e-4, 0, NULL},
+		{"padded fp8 block 1x128 x 128x128 ->fp32 add C M=993 N=528", 993, 528, 144, E4, E4, F32, BL, 0, 1, GEMM_EPI_NONE, 0, 2, 0, 1, 1, 1, 1, 1.0f, 5e-4, 0, NULL},
+		{"padded fp8 block 1x128 x 1x128 ->bf16 add C M=77 N=100", 77, 100, 256, E4, E4, BF, BL, 0, 0, GEMM_EPI_NONE, 0, 2, 0, 1, 1, 1, 1, 1.0f, 4.5e-3, 0, NULL},
 		{"padded fp8 block 128x128 x 1x128 ->fp32 M=130 N=7 K=300", 130, 7, 300, E4, E4, F32, BL, 1, 0, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 5e-4, 0, NULL},
 		/* the generated GEMM (templates/gemm_fp8.cu): odd M and N, K a multiple of 16, mixed kinds, every output
 		 * type, both accumulator modes, each tile; 8 CTAs (a persistent CTA walks many tiles) below M 2000 */

@@ -36,7 +36,7 @@ cp tests/gen/*.yaml tests/specs/*.yaml specs/*.yaml $out/corpus/ 2>/dev/null
 		residual residual_out a b bias out norm rmsnorm layernorm zero_centered_gamma act swiglu geglu \
 		clamped_swiglu alpha limit pass fprop dgrad wgrad accumulate fast_accum epilogue gelu layout rowwise \
 		columnwise precision sm_80 sm_89 sm_90a sm_100a true false dglu dnorm dbias grad rsigma mu \
-		grad_residual d_gamma d_beta backward optimizer kind adamw lr betas weight_decay; do
+		grad_residual d_gamma d_beta backward optimizer kind adamw lr betas weight_decay add main_grad grad_dtype; do
 		echo "\"$w\""
 	done
 	printf '"%s"\n' ': ' '- ' '{' '}' '[' ']' '*' '/' '(' ')' '2*' '&a ' '*a' '---'

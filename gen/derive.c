@@ -26,7 +26,8 @@
  *   - a tensor read by several GEMMs (a fan-out: Q, K and V from one norm): each
  *     later dgrad adds the gradient so far (gemm_cast add), the last writes d_<t>;
  *   - gemm_cast with add (Y = A x B + r): r's gradient is Y's, added by the dgrad
- *     of a later reader of r where there is one (or by dnorm's grad_residual).
+ *     of a later reader of r where there is one (or by dnorm's grad_residual); a
+ *     layer input r nothing else reads gets d_<r> as a copy (a high-precision quantize).
  * What is not derived yet is a spec error at the forward op: gradients to sum
  * that are not a high-precision dgrad's of one dtype (or the residual stream's),
  * GELU epilogues, backward ops already in the spec. */
@@ -501,12 +502,26 @@ Spec *spec_derive_backward(Arena *a, Diag *d, const Spec *fs, Arch default_arch)
 				op_name(op->kind));
 		}
 	}
-	/* a layer input added by a GEMM and read by nothing else: its gradient would be the output's own */
-	for (int i = 0; i < g->ntensors; i++)
-		if (g->tensors[i].producer < 0 && v->grad[i] && !writer_of(v, v->grad[i]))
-			diag_error(d, g->tensors[i].loc, "backward: the gradient of '%s' is '%s' itself (a gemm_cast adds '%s' to its "
-				"output); tegen derives no copy of a gradient: read '%s'", g->tensors[i].name, v->grad[i],
-				g->tensors[i].name, v->grad[i]);
+	/* a layer input a GEMM adds and nothing else reads: its gradient is the output's, which the caller
+	 * binds; d_<input> is a copy of it (a high-precision quantize op), so every input's gradient is its own */
+	for (int i = 0; i < g->ntensors; i++) {
+		const Tensor *t = &g->tensors[i];
+		if (t->producer >= 0 || !v->grad[i] || writer_of(v, v->grad[i]))
+			continue;
+		Loc at = t->loc;
+		for (int k = 0; k < g->nops; k++)
+			if (g->ops[k].kind == OP_GEMM_CAST && g->ops[k].arg[ARG_ADD] == i)
+				at = g->ops[k].loc;
+		if (v->grad_q[i])
+			diag_error(d, at, "backward: the gradient of '%s' (added by this gemm_cast) is the quantized '%s'; a "
+				"high-precision copy of it is not derived yet", t->name, v->grad[i]);
+		SpecOp *cp = add_op(v, OP_QUANTIZE, at);
+		set_arg(cp, ARG_IN, v->grad[i]);
+		set_arg(cp, ARG_OUT, fresh(v, at, "d_", t->name));
+		cp->p.out_dtype = grad_dtype(v, v->grad[i]);
+		cp->p.high_precision = true;
+		v->grad[i] = cp->arg[ARG_OUT];
+	}
 	/* an explicit outputs list gains the weight gradients and those of the layer's inputs */
 	if (fs->noutputs) {
 		int cap = fs->noutputs + 3 * s->nops + g->ntensors;

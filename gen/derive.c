@@ -209,16 +209,29 @@ static SpecOp *writer_of(Dv *v, const char *n)
 	return NULL;
 }
 
-/* The dtype of gradient n: its derived writer's output, or the layer input's declaration. */
+/* The dtype of gradient n: its derived writer's output (dnorm's: its grad's, as ir.c infers it), or the
+ * layer input's declaration. */
 static DType grad_dtype(Dv *v, const char *n)
 {
 	const SpecOp *w = writer_of(v, n);
+	if (w && w->kind == OP_DNORM)
+		return w->p.high_precision ? w->p.out_dtype : grad_dtype(v, w->arg[ARG_GRAD]);
 	if (w)
 		return w->kind == OP_GEMM_CAST ? w->p.out_dtype : w->kind == OP_DGLU && w->p.high_precision ? w->p.out_dtype : DT_NONE;
 	for (int i = 0; i < v->s->ntensors; i++)
 		if (!strcmp(v->s->tensors[i].name, n))
 			return v->s->tensors[i].dtype;
 	return DT_NONE;
+}
+
+/* Whether a tensor other than t and its quantized copies has gradient n (a residual norm's input and
+ * residual share d_<input>): then n is not t's alone to add into. */
+static bool grad_shared(Dv *v, const Tensor *t, const char *n)
+{
+	for (int i = 0; i < v->g->ntensors; i++)
+		if (v->grad[i] && !strcmp(v->grad[i], n) && source_of(v, ft(v, i)) != t)
+			return true;
+	return false;
 }
 
 /* dg, a derived dgrad GEMM, writes t's gradient (named da). Where t already has one (a later op read t
@@ -239,13 +252,19 @@ static void grad_from_dgrad(Dv *v, const Tensor *t, SpecOp *dg, const char *da, 
 	SpecOp *w = writer_of(v, prev);
 	const char *addend = prev;
 	if (w && !strcmp(prev, da)) { /* the gradient's own name moves to the sum */
+		const Tensor *partner = NULL; /* a layer input sharing the gradient (a residual norm's residual) */
+		for (int i = 0; i < v->g->ntensors && !partner; i++)
+			if (v->grad[i] && !strcmp(v->grad[i], prev) && source_of(v, ft(v, i)) != t && ft(v, i)->producer < 0)
+				partner = ft(v, i);
 		int n = 1;
-		const char *part;
-		do
+		const char *part = partner ? arena_printf(v->a, "d_%s", partner->name) : NULL; /* its gradient is the part */
+		while (!part || writer_of(v, part))
 			part = arena_printf(v->a, "%s_part%d", da, n++);
-		while (writer_of(v, part));
 		set_arg(w, ARG_OUT, fresh(v, at, "", part));
 		addend = w->arg[ARG_OUT];
+		for (int i = 0; i < v->g->ntensors; i++) /* a tensor that shared the name (a residual) keeps the part */
+			if (v->grad[i] && !strcmp(v->grad[i], prev) && source_of(v, ft(v, i)) != t)
+				v->grad[i] = addend;
 	}
 	set_arg(dg, ARG_ADD, addend);
 	set_arg(dg, ARG_OUT, da);
@@ -253,7 +272,8 @@ static void grad_from_dgrad(Dv *v, const Tensor *t, SpecOp *dg, const char *da, 
 }
 
 /* The gradient of a tensor r a forward GEMM added (gemm_cast add) is the output's gradient gy itself: r's
- * gradient is gy, or, where a later op read r too, that gradient's writer (a derived dgrad) adds gy. */
+ * gradient is gy, or, where a later op read r too, that gradient's writer adds gy (a derived dgrad through
+ * add, a dnorm through grad_residual), where the gradient is r's alone. */
 static void grad_of_addend(Dv *v, const Tensor *r, const char *gy, bool gy_q, Loc at)
 {
 	const char *prev = v->grad[r->id];
@@ -262,10 +282,13 @@ static void grad_of_addend(Dv *v, const Tensor *r, const char *gy, bool gy_q, Lo
 		return;
 	}
 	SpecOp *w = writer_of(v, prev);
-	if (gy_q || v->grad_q[r->id] || !w || w->kind != OP_GEMM_CAST || w->arg[ARG_ADD] || grad_dtype(v, gy) != w->p.out_dtype)
+	ArgSlot slot = w && w->kind == OP_GEMM_CAST ? ARG_ADD : ARG_GRAD_RESIDUAL;
+	if (gy_q || v->grad_q[r->id] || !w || (w->kind != OP_GEMM_CAST && w->kind != OP_DNORM) || w->arg[slot] ||
+		grad_dtype(v, gy) != grad_dtype(v, prev) || grad_shared(v, r, prev))
 		diag_error(v->d, at, "backward: '%s' is added here and read by a later op; summing its gradients '%s' and '%s' "
-			"is derived where the later one is a high-precision dgrad of the same dtype only", r->name, prev, gy);
-	set_arg(w, ARG_ADD, gy);
+			"is derived where the later one is a high-precision dgrad or dnorm of the same dtype, r's alone, only",
+			r->name, prev, gy);
+	set_arg(w, slot, gy);
 }
 
 static void derive_gemm(Dv *v, const Op *op, Loc at)
@@ -300,8 +323,10 @@ static void derive_gemm(Dv *v, const Op *op, Loc at)
 	dg->p.pass = PASS_DGRAD;
 	dg->p.out_dtype = As->hp_dtype == DT_F32 || As->hp_dtype == DT_F16 ? As->hp_dtype : DT_BF16; /* A's own dtype */
 	grad_from_dgrad(v, As, dg, da, at);
-	if (As != A && !v->grad[A->id]) /* the quantized copy's gradient is its source's (a fan-out sums into that name) */
-		set_grad(v, A, da, false, at);
+	if (As != A) { /* the quantized copy's gradient is its source's (a fan-out sums into that name) */
+		v->grad[A->id] = v->grad[As->id];
+		v->grad_q[A->id] = false;
+	}
 	SpecOp *wg = add_op(v, OP_GEMM_CAST, at);
 	const char *dw = fresh(v, at, "d_", W->name);
 	set_arg(wg, ARG_A, gyq);

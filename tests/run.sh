@@ -72,6 +72,13 @@ conformance() {
 	[ "$n" = 40 ] && echo "ok conformance/filtered-sample (40 cases)" || { echo "FAIL conformance/filtered-sample: $n of 40 cases"; return 1; }
 }
 part conformance conformance
+# the derived backward of layers whose tensors are read by several ops (fan-outs, add, a residual norm beside a
+# GEMM) against finite differences of their forward, through the CPU reference
+derive_check() {
+	command -v python3 >/dev/null || { echo "skip derive: no python3"; return 0; }
+	python3 tests/derive_check.py
+}
+part derive derive_check
 # the Python package (python/tegen) without a GPU or torch: imports, finds libtegen.so, maps types
 python_cpu() {
 	command -v python3 >/dev/null || { echo "skip python: no python3"; return 0; }

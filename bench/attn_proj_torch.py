@@ -2,8 +2,14 @@
 projection + residual, forward and backward (the attention core given: attn in, d_qkv and d_o in), 8192 tokens,
 Llama-3 8B shapes, torch.compile in BF16. Median of 30 (CUDA events around forward + backward).
 Usage on the GPU machine: python3 bench/attn_proj_torch.py"""
+import os
+import sys
+
 import torch
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "anchors"))
+from anchor_timing import bench  # noqa: E402
 
 T, H, QKV = 8192, 4096, 6144
 dev = "cuda"
@@ -30,16 +36,5 @@ def step():
     torch.autograd.backward([qkv, o], [d_qkv, d_o])
 
 
-for _ in range(5):
-    step()
-torch.cuda.synchronize()
-ts = []
-for _ in range(30):
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    s.record()
-    step()
-    e.record()
-    e.synchronize()
-    ts.append(s.elapsed_time(e) * 1e3)
-ts.sort()
-print(f"torch.compile BF16 attention projections fwd+bwd, {T} tokens: {ts[len(ts) // 2]:.1f} us (median of 30)")
+us = bench(step, reps=30)
+print(f"torch.compile BF16 attention projections fwd+bwd, {T} tokens: {us:.1f} us (median of 30)")

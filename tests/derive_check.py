@@ -72,20 +72,6 @@ ops:
 outputs: [y1, y2]
 """, {"x": (T, H), "gamma": (H,), "w1": (N, H), "w2": (N, H)}, ["y1", "y2"],
         lambda i: {"y1": mm_t(i["x"], i["w1"]), "y2": mm_t(rmsnorm(i["x"], i["gamma"]), i["w2"])}),
-    # the same with a residual norm: d_r is dnorm's part only, d_x also has the GEMM's
-    "gemm_then_residual_norm": ("""tensors:
-  x: {shape: [tokens, hidden], dtype: fp32}
-  r: {shape: [tokens, hidden], dtype: fp32}
-  gamma: {shape: [hidden], dtype: fp32, role: weight}
-  w1: {shape: [n, hidden], dtype: fp32, role: weight}
-  w2: {shape: [n, hidden], dtype: fp32, role: weight}
-ops:
-  - gemm_cast: {a: x, b: w1, out: y1, dtype: fp32}
-  - norm_quantize: {in: x, residual: r, gamma: gamma, out: xn, eps: 1e-5, precision: fp32}
-  - gemm_cast: {a: xn, b: w2, out: y2, dtype: fp32}
-outputs: [y1, y2]
-""", {"x": (T, H), "r": (T, H), "gamma": (H,), "w1": (N, H), "w2": (N, H)}, ["y1", "y2"],
-        lambda i: {"y1": mm_t(i["x"], i["w1"]), "y2": mm_t(rmsnorm(add(i["x"], i["r"]), i["gamma"]), i["w2"])}),
     # o = a w_o^T + x, x also read by a later GEMM (whose dgrad adds d_o); a layer input only added (d_s a copy)
     "add_then_gemm": ("""tensors:
   x: {shape: [tokens, hidden], dtype: fp32}
@@ -100,6 +86,14 @@ outputs: [o, z]
 """, {"x": (T, H), "a": (T, N), "s": (T, N), "w_o": (H, N), "w3": (N, H)}, ["o", "z"],
         lambda i: {"o": add(mm_t(i["a"], i["w_o"]), i["x"]), "z": add(mm_t(i["x"], i["w3"]), i["s"])}),
 }
+
+
+# the same with a residual norm: d_r is dnorm's part only, d_x also has the GEMM's
+CASES["gemm_then_residual_norm"] = (
+    CASES["gemm_then_norm"][0].replace("  gamma:", "  r: {shape: [tokens, hidden], dtype: fp32}\n  gamma:", 1)
+    .replace("{in: x, gamma", "{in: x, residual: r, gamma"),
+    dict(CASES["gemm_then_norm"][1], r=(T, H)), ["y1", "y2"],
+    lambda i: {"y1": mm_t(i["x"], i["w1"]), "y2": mm_t(rmsnorm(add(i["x"], i["r"]), i["gamma"]), i["w2"])})
 
 
 def write_npy(path, shape, flat):

@@ -12,7 +12,7 @@ generated GEMM's dglu epilogue where the planner fuses it, and its fallback), dn
 (rms/layernorm, zero-centered, residual gradient, dtypes; recipe none) and dbias; the AdamW layer with its weight's
 gradient in grad_dtype or accumulated into main_grad; clamped SwiGLU also with its alpha and limit given; gemm_cast
 adding a tensor (add); a fan-out layer: one norm read by two or three GEMMs, the output projection adding the block
-input back or not) x recipe
+input back or not, or x read by a GEMM and a later norm, with a residual or not) x recipe
 (none, delayed, current, block1x128, block128x128, mxfp8, nvfp4 plain/2d/sr/rht; current and the block recipes with
 pow2 each way; delayed with its default amax history, 16 entries, or 4 entries with most_recent and margin 1)
 x format (e4m3/e5m2/hybrid) x operand
@@ -241,11 +241,13 @@ def mlp_configs():
 
 def fanout_configs():
     """A training layer whose normalized input is read by several GEMMs (Q, K, V apart: the dgrads sum through
-    gemm_cast add) and whose output projection adds the block input back (add: x), or not. Rejections: "open"."""
+    gemm_cast add) and whose output projection adds the block input back (add: x), or not; or (readers 1) whose
+    input x is read by a GEMM and by a later norm (with a residual or not: dnorm's part and the dgrad summed).
+    Rejections: "open"."""
     for norm in ["rmsnorm", "layernorm"]:
         for din in HP:
-            for readers in [2, 3]:
-                for add in [False, True]:
+            for readers in [1, 2, 3]:
+                for add in [False, True]:   # readers 1: add is the norm's residual
                     yield dict(op="fanout", norm=norm, din=din, readers=readers, add=add)
 
 
@@ -394,7 +396,8 @@ def case_name(c):
         parts += [c["din"], "w" + c.get("dw", c["din"]), "g" + (c["gd"] or "-")] + (["smix"] if c.get("smix") else []) + \
             (["mg"] if c.get("mg") else [])
     elif c["op"] == "fanout":
-        parts += [c["norm"][:2], "r%d" % c["readers"], c["din"]] + (["add"] if c["add"] else [])
+        parts += [c["norm"][:2], "r%d" % c["readers"] if c["readers"] > 1 else "xg", c["din"]] + \
+            (["add" if c["readers"] > 1 else "res"] if c["add"] else [])
     elif c["op"] == "mlp":
         parts += [c["norm"][:2] + ("+res" if c.get("resid") else "") + ("+r3" if c.get("rank3") else ""), c["act"],
                   "bias" if c["bias"] else "-", c["din"], c["dh"], "adamw" if c["optim"] else "-"]
@@ -732,6 +735,31 @@ def spec_text(c):
         ops.append(("gemm_cast", {"a": "xn", "b": up, "bias": "b_up" if c["bias"] else None, "out": "h", "dtype": c["dh"]}))
         ops.append(("glu_amax", {"in": "h", "out": "act", **act_args(c), "precision": hp}))
         ops.append(("gemm_cast", {"a": "act", "b": down, "out": "y", "dtype": c["din"] if not q else "bf16"}))
+    elif op == "fanout" and c["readers"] == 1:
+        q = quantized(c["recipe"])
+        dims = {"tokens": "dynamic", "hidden": w, "n": w2}
+        hp = None if q else c["din"]
+        tensors.append(("x", {"shape": ["tokens", "hidden"], "dtype": c["din"]}))
+        if c["add"]:
+            tensors.append(("r", {"shape": ["tokens", "hidden"], "dtype": c["din"]}))
+        tensors.append(("gamma", {"shape": ["hidden"], "dtype": c["din"], "role": "weight"}))
+        if c["norm"] == "layernorm":
+            tensors.append(("beta", {"shape": ["hidden"], "dtype": c["din"], "role": "weight"}))
+        for wn in ("w1", "w2"):
+            tensors.append((wn, {"shape": ["n", "hidden"], "dtype": c["din"], "role": "weight"}))
+        x_op, w1, w2 = "x", "w1", "w2"
+        if q:
+            x_op, w1, w2 = "x_q", "w1_q", "w2_q"
+            ops += [("quantize", {"in": "x", "out": "x_q"}), ("quantize", {"in": "w1", "out": "w1_q"}),
+                    ("quantize", {"in": "w2", "out": "w2_q"})]
+            if c["recipe"] == "block128x128":
+                overrides += [("w1_q", {"scaling": "block128x128"}), ("w2_q", {"scaling": "block128x128"})]
+        out_dt = c["din"] if not q else "bf16"
+        ops.append(("gemm_cast", {"a": x_op, "b": w1, "out": "y1", "dtype": out_dt}))
+        ops.append(("norm_quantize", {"in": "x", "residual": "r" if c["add"] else None, "gamma": "gamma",
+                                      "beta": "beta" if c["norm"] == "layernorm" else None, "out": "xn",
+                                      "norm": c["norm"] if c["norm"] != "rmsnorm" else None, "precision": hp}))
+        ops.append(("gemm_cast", {"a": "xn", "b": w2, "out": "y2", "dtype": out_dt}))
     elif op == "fanout":
         q = quantized(c["recipe"])
         dims = {"tokens": "dynamic", "hidden": w, "kv": w2}
@@ -818,7 +846,10 @@ def spec_text(c):
     L += ["  %s: %s" % (n, flow(m)) for n, m in tensors]
     L.append("ops:")
     L += ["  - %s: %s" % (k, flow(m)) for k, m in ops]
-    if op == "fanout":
+    if op == "fanout" and c["readers"] == 1:
+        L.append("outputs: [y1, y2]")
+        L.append("backward: true")
+    elif op == "fanout":
         L.append("outputs: [%s, o]" % ", ".join(pn for pn in (["q", "k"] if c["readers"] == 3 else ["q"])))
         L.append("backward: true")
     if op in ("adamw", "mlp"):

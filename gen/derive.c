@@ -20,17 +20,17 @@
  *     own gradient through grad_residual; its d_x is the gradient of both x and r.
  *     A norm whose input already has a gradient (a block input that a later norm
  *     adds back as its residual) adds that one the same way: the residual stream;
- *   - quantize / cast_transpose pass the gradient through (straight-through).
- * A name is d_ + the tensor's own name, or its high-precision source's for a
- * quantized copy (d_w_up for w_up_q).
- *   - a tensor read by several GEMMs (a fan-out: Q, K and V from one norm): each
- *     later dgrad adds the gradient so far (gemm_cast add), the last writes d_<t>;
+ *   - quantize / cast_transpose pass the gradient through (straight-through);
+ *   - a tensor read by several GEMMs (a fan-out: Q, K and V from one norm), or by a
+ *     GEMM and a norm: each later dgrad adds the gradient so far (gemm_cast add),
+ *     the last writes d_<t>; the earlier writer's output is renamed to a part;
  *   - gemm_cast with add (Y = A x B + r): r's gradient is Y's, added by the dgrad
  *     of a later reader of r where there is one (or by dnorm's grad_residual); a
  *     layer input r nothing else reads gets d_<r> as a copy (a high-precision quantize).
- * What is not derived yet is a spec error at the forward op: gradients to sum
- * that are not a high-precision dgrad's of one dtype (or the residual stream's),
- * GELU epilogues, backward ops already in the spec. */
+ * A name is d_ + the tensor's own name, or its high-precision source's for a
+ * quantized copy (d_w_up for w_up_q). What is not derived yet is a spec error
+ * at the forward op: gradients to sum that are not high-precision ones of one
+ * dtype (or the residual stream's), GELU epilogues, backward ops already in the spec. */
 #include "gen.h"
 
 #include <string.h>
@@ -224,14 +224,15 @@ static DType grad_dtype(Dv *v, const char *n)
 	return DT_NONE;
 }
 
-/* Whether a tensor other than t and its quantized copies has gradient n (a residual norm's input and
- * residual share d_<input>): then n is not t's alone to add into. */
-static bool grad_shared(Dv *v, const Tensor *t, const char *n)
+/* A tensor other than t and its quantized copies whose gradient is n (a residual norm's input and residual
+ * share d_<input>: then n is not t's alone), a layer input first; NULL if none. */
+static const Tensor *grad_sharer(Dv *v, const Tensor *t, const char *n)
 {
+	const Tensor *found = NULL;
 	for (int i = 0; i < v->g->ntensors; i++)
-		if (v->grad[i] && !strcmp(v->grad[i], n) && source_of(v, ft(v, i)) != t)
-			return true;
-	return false;
+		if (v->grad[i] && !strcmp(v->grad[i], n) && source_of(v, ft(v, i)) != t && (!found || ft(v, i)->producer < 0))
+			found = ft(v, i);
+	return found;
 }
 
 /* dg, a derived dgrad GEMM, writes t's gradient (named da). Where t already has one (a later op read t
@@ -252,12 +253,9 @@ static void grad_from_dgrad(Dv *v, const Tensor *t, SpecOp *dg, const char *da, 
 	SpecOp *w = writer_of(v, prev);
 	const char *addend = prev;
 	if (w && !strcmp(prev, da)) { /* the gradient's own name moves to the sum */
-		const Tensor *partner = NULL; /* a layer input sharing the gradient (a residual norm's residual) */
-		for (int i = 0; i < v->g->ntensors && !partner; i++)
-			if (v->grad[i] && !strcmp(v->grad[i], prev) && source_of(v, ft(v, i)) != t && ft(v, i)->producer < 0)
-				partner = ft(v, i);
+		const Tensor *partner = grad_sharer(v, t, prev); /* a residual norm's residual: the part is its gradient */
 		int n = 1;
-		const char *part = partner ? arena_printf(v->a, "d_%s", partner->name) : NULL; /* its gradient is the part */
+		const char *part = partner && partner->producer < 0 ? arena_printf(v->a, "d_%s", partner->name) : NULL;
 		while (!part || writer_of(v, part))
 			part = arena_printf(v->a, "%s_part%d", da, n++);
 		set_arg(w, ARG_OUT, fresh(v, at, "", part));
@@ -284,10 +282,10 @@ static void grad_of_addend(Dv *v, const Tensor *r, const char *gy, bool gy_q, Lo
 	SpecOp *w = writer_of(v, prev);
 	ArgSlot slot = w && w->kind == OP_GEMM_CAST ? ARG_ADD : ARG_GRAD_RESIDUAL;
 	if (gy_q || v->grad_q[r->id] || !w || (w->kind != OP_GEMM_CAST && w->kind != OP_DNORM) || w->arg[slot] ||
-		grad_dtype(v, gy) != grad_dtype(v, prev) || grad_shared(v, r, prev))
+		grad_dtype(v, gy) != grad_dtype(v, prev) || grad_sharer(v, r, prev))
 		diag_error(v->d, at, "backward: '%s' is added here and read by a later op; summing its gradients '%s' and '%s' "
-			"is derived where the later one is a high-precision dgrad or dnorm of the same dtype, r's alone, only",
-			r->name, prev, gy);
+			"is derived where the later one is a high-precision dgrad or dnorm of the same dtype and '%s''s alone, only",
+			r->name, prev, gy, r->name);
 	set_arg(w, slot, gy);
 }
 

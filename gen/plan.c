@@ -1453,7 +1453,7 @@ static const char *gemm_generated_why_not(const GemmCall *c, bool dglu)
 		return "FP8 operands only";
 	if (c->bias >= 0 || c->gelu)
 		return "no epilogue yet";
-	if (c->accumulate || c->add >= 0)
+	if (c->accumulate) /* also set by add (beta 1) */
 		return "no accumulate or add yet";
 	/* measured on the H100 beside cuBLASLt (test_gemm --gen-bench, bench/RESULTS.md thirteenth session): the
 	 * promoting 128 x 192 tile at the Llama-3 8B shapes ran 0.90-0.95x cuBLASLt's split accumulator and, with

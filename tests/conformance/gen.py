@@ -735,61 +735,46 @@ def spec_text(c):
         ops.append(("gemm_cast", {"a": "xn", "b": up, "bias": "b_up" if c["bias"] else None, "out": "h", "dtype": c["dh"]}))
         ops.append(("glu_amax", {"in": "h", "out": "act", **act_args(c), "precision": hp}))
         ops.append(("gemm_cast", {"a": "act", "b": down, "out": "y", "dtype": c["din"] if not q else "bf16"}))
-    elif op == "fanout" and c["readers"] == 1:
+    elif op == "fanout":
         q = quantized(c["recipe"])
-        dims = {"tokens": "dynamic", "hidden": w, "n": w2}
+        xg = c["readers"] == 1   # x read by a GEMM and a later norm (add: the norm's residual r)
+        dims = {"tokens": "dynamic", "hidden": w, ("n" if xg else "kv"): w2}
         hp = None if q else c["din"]
         tensors.append(("x", {"shape": ["tokens", "hidden"], "dtype": c["din"]}))
-        if c["add"]:
+        if xg and c["add"]:
             tensors.append(("r", {"shape": ["tokens", "hidden"], "dtype": c["din"]}))
         tensors.append(("gamma", {"shape": ["hidden"], "dtype": c["din"], "role": "weight"}))
         if c["norm"] == "layernorm":
             tensors.append(("beta", {"shape": ["hidden"], "dtype": c["din"], "role": "weight"}))
-        for wn in ("w1", "w2"):
-            tensors.append((wn, {"shape": ["n", "hidden"], "dtype": c["din"], "role": "weight"}))
-        x_op, w1, w2 = "x", "w1", "w2"
-        if q:
-            x_op, w1, w2 = "x_q", "w1_q", "w2_q"
-            ops += [("quantize", {"in": "x", "out": "x_q"}), ("quantize", {"in": "w1", "out": "w1_q"}),
-                    ("quantize", {"in": "w2", "out": "w2_q"})]
+        projs = [] if xg else ["q", "k", "v"] if c["readers"] == 3 else ["q", "v"]
+        shapes = {"w1": ["n", "hidden"], "w2": ["n", "hidden"]} if xg else \
+            dict({"w_" + pn: ["hidden" if pn == "q" else "kv", "hidden"] for pn in projs}, w_o=["hidden", "kv"])
+        for wname, shape in shapes.items():
+            tensors.append((wname, {"shape": shape, "dtype": c["din"], "role": "weight"}))
+        norm = ("norm_quantize", {"in": "x", "residual": "r" if xg and c["add"] else None, "gamma": "gamma",
+                                  "beta": "beta" if c["norm"] == "layernorm" else None, "out": "xn",
+                                  "norm": c["norm"] if c["norm"] != "rmsnorm" else None, "precision": hp})
+        wn = {n: n + "_q" if q else n for n in shapes}
+        if q and xg:
+            ops.append(("quantize", {"in": "x", "out": "x_q"}))
+        if not xg:
+            ops.append(norm)
+        for n in (shapes if q else []):
+            ops.append(("quantize", {"in": n, "out": wn[n]}))
             if c["recipe"] == "block128x128":
-                overrides += [("w1_q", {"scaling": "block128x128"}), ("w2_q", {"scaling": "block128x128"})]
+                overrides.append((wn[n], {"scaling": "block128x128"}))
         out_dt = c["din"] if not q else "bf16"
-        ops.append(("gemm_cast", {"a": x_op, "b": w1, "out": "y1", "dtype": out_dt}))
-        ops.append(("norm_quantize", {"in": "x", "residual": "r" if c["add"] else None, "gamma": "gamma",
-                                      "beta": "beta" if c["norm"] == "layernorm" else None, "out": "xn",
-                                      "norm": c["norm"] if c["norm"] != "rmsnorm" else None, "precision": hp}))
-        ops.append(("gemm_cast", {"a": "xn", "b": w2, "out": "y2", "dtype": out_dt}))
-    elif op == "fanout":
-        q = quantized(c["recipe"])
-        dims = {"tokens": "dynamic", "hidden": w, "kv": w2}
-        hp = None if q else c["din"]
-        out_dt = c["din"] if not q or c["add"] else "bf16"   # an added x sets the output projection's dtype
-        tensors.append(("x", {"shape": ["tokens", "hidden"], "dtype": c["din"]}))
-        tensors.append(("gamma", {"shape": ["hidden"], "dtype": c["din"], "role": "weight"}))
-        if c["norm"] == "layernorm":
-            tensors.append(("beta", {"shape": ["hidden"], "dtype": c["din"], "role": "weight"}))
-        projs = ["q", "k", "v"] if c["readers"] == 3 else ["q", "v"]
-        for pn in projs:
-            tensors.append(("w_" + pn, {"shape": ["hidden" if pn == "q" else "kv", "hidden"], "dtype": c["din"],
-                                        "role": "weight"}))
-        tensors.append(("w_o", {"shape": ["hidden", "kv"], "dtype": c["din"], "role": "weight"}))
-        ops.append(("norm_quantize", {"in": "x", "gamma": "gamma", "beta": "beta" if c["norm"] == "layernorm" else None,
-                                      "out": "xn", "norm": c["norm"] if c["norm"] != "rmsnorm" else None,
-                                      "precision": hp}))
-        wn = {pn: ("w_%s_q" % pn if q else "w_" + pn) for pn in projs + ["o"]}
-        if q:
-            for pn in projs + ["o"]:
-                ops.append(("quantize", {"in": "w_" + pn, "out": wn[pn]}))
-                if c["recipe"] == "block128x128":
-                    overrides.append((wn[pn], {"scaling": "block128x128"}))
-        for pn in projs:
-            ops.append(("gemm_cast", {"a": "xn", "b": wn[pn], "out": pn, "dtype": c["din"] if not q else "bf16"}))
-        v_op = "v"
-        if q:
-            ops.append(("quantize", {"in": "v", "out": "v_q"}))
-            v_op = "v_q"
-        ops.append(("gemm_cast", {"a": v_op, "b": wn["o"], "add": "x" if c["add"] else None, "out": "o", "dtype": out_dt}))
+        if xg:
+            ops.append(("gemm_cast", {"a": "x_q" if q else "x", "b": wn["w1"], "out": "y1", "dtype": out_dt}))
+            ops.append(norm)
+            ops.append(("gemm_cast", {"a": "xn", "b": wn["w2"], "out": "y2", "dtype": out_dt}))
+        else:
+            for pn in projs:
+                ops.append(("gemm_cast", {"a": "xn", "b": wn["w_" + pn], "out": pn, "dtype": out_dt}))
+            if q:
+                ops.append(("quantize", {"in": "v", "out": "v_q"}))
+            ops.append(("gemm_cast", {"a": "v_q" if q else "v", "b": wn["w_o"], "add": "x" if c["add"] else None, "out": "o",
+                                      "dtype": c["din"] if c["add"] else out_dt}))   # an added x sets its dtype
     elif op == "adamw":
         dims = {"tokens": "dynamic", "k": w, "n": w2}
         tensors.append(("x", {"shape": ["tokens", "k"], "dtype": c["din"]}))
@@ -846,11 +831,8 @@ def spec_text(c):
     L += ["  %s: %s" % (n, flow(m)) for n, m in tensors]
     L.append("ops:")
     L += ["  - %s: %s" % (k, flow(m)) for k, m in ops]
-    if op == "fanout" and c["readers"] == 1:
-        L.append("outputs: [y1, y2]")
-        L.append("backward: true")
-    elif op == "fanout":
-        L.append("outputs: [%s, o]" % ", ".join(pn for pn in (["q", "k"] if c["readers"] == 3 else ["q"])))
+    if op == "fanout":
+        L.append("outputs: [%s]" % ("y1, y2" if c["readers"] == 1 else "q, k, o" if c["readers"] == 3 else "q, o"))
         L.append("backward: true")
     if op in ("adamw", "mlp"):
         L.append("outputs: [y, s]" if c.get("resid") else "outputs: [y]")

@@ -275,7 +275,7 @@ typedef struct Case {
 	int m, n, k;
 	int at, bt, dt;
 	int mode, a128, b128;
-	int epi, fast, acc, amax;
+	int epi, fast, acc, amax; /* acc: 1 D += A x B (C = D), 2 D = A x B + C from a separate C */
 	float sa, sb, dscale, alpha, beta;
 	double tol;
 	int may_skip;    /* cuBLASLt may lack this combination: ENOALGO/ENOTSUP -> skip, not FAIL */

@@ -456,6 +456,21 @@ static void test_block_scales_adopt(void)
  * scale_inv 1, values 17 (the midpoint of 16 and 18), 17 (1 + 2^-16) (above it, past the window), 17 (1 + 2^-21)
  * (inside it) and 0.5; the GPU's codes differ at the first three: only the first and third are ties. A BF16
  * output (multiplier 1) at the midpoint of 1 and 1 + 2^-7; an NVFP4 tensor: no rule (NULL). */
+/* A tensor of dtype dt and scaling sc with one copy c (DATA: rowwise, DATA_T: columnwise) and its reference: value,
+ * codes and the copy's scale array (NULL: none). */
+static void tie_tensor(Tensor *t, RefTensor *r, DType dt, Scaling sc, Component c, float *value, void *codes, void *scales)
+{
+	memset(t, 0, sizeof *t);
+	t->dtype = dt;
+	t->rowwise = c == COMP_DATA;
+	t->columnwise = c == COMP_DATA_T;
+	t->recipe.scaling = sc;
+	memset(r, 0, sizeof *r);
+	r->value = value;
+	r->comp[c] = codes;
+	r->comp[c == COMP_DATA ? COMP_SCALE_INV : COMP_SCALE_INV_T] = scales;
+}
+
 static void test_near_ties(void)
 {
 	enum { C = 4 };
@@ -465,15 +480,8 @@ static void test_near_ties(void)
 		ref[i] = gpu[i] = tg_f32_to_fmt(val[i], TG_FMT_E4M3);
 	gpu[0] = (uint8_t)(ref[0] + 1), gpu[1] = (uint8_t)(ref[1] - 1), gpu[2] = (uint8_t)(ref[2] + 1);
 	Tensor t;
-	memset(&t, 0, sizeof t);
-	t.dtype = DT_E4M3;
-	t.rowwise = true;
-	t.recipe.scaling = SCALING_BLOCK1X128;
 	RefTensor r;
-	memset(&r, 0, sizeof r);
-	r.value = val;
-	r.comp[COMP_DATA] = ref;
-	r.comp[COMP_SCALE_INV] = si;
+	tie_tensor(&t, &r, DT_E4M3, SCALING_BLOCK1X128, COMP_DATA, val, ref, si);
 	uint8_t *tie = near_ties(&t, &r, COMP_DATA, 1, C, gpu, ref);
 	bool ok = tie && tie[0] && !tie[1] && tie[2] && !tie[3];
 	check_line("numerics/", ok, "near-ties e4m3 1x128", "%d %d %d %d", tie ? tie[0] : -1, tie ? tie[1] : -1,
@@ -482,13 +490,8 @@ static void test_near_ties(void)
 	float bv[1] = {1.0f + 0x1p-8f};
 	uint16_t bref[1] = {tg_f32_to_bf16(bv[0])}, bgpu[1] = {(uint16_t)(bref[0] + 1)};
 	Tensor tb;
-	memset(&tb, 0, sizeof tb);
-	tb.dtype = DT_BF16;
-	tb.rowwise = true;
 	RefTensor rb;
-	memset(&rb, 0, sizeof rb);
-	rb.value = bv;
-	rb.comp[COMP_DATA] = bref;
+	tie_tensor(&tb, &rb, DT_BF16, SCALING_NONE, COMP_DATA, bv, bref, NULL);
 	tie = near_ties(&tb, &rb, COMP_DATA, 1, 1, bgpu, bref);
 	check_line("numerics/", tie && tie[0], "near-ties bf16", "%d", tie ? tie[0] : -1);
 	free(tie);
@@ -505,15 +508,8 @@ static void test_near_ties(void)
 			mref[c * MR + rr] = mgpu[c * MR + rr] = tg_f32_to_fmt(mv[rr * MC + c], TG_FMT_E4M3);
 	mgpu[1 * MR + 3]++, mgpu[0 * MR + 5]--;
 	Tensor tm;
-	memset(&tm, 0, sizeof tm);
-	tm.dtype = DT_E4M3;
-	tm.columnwise = true;
-	tm.recipe.scaling = SCALING_MXFP8;
 	RefTensor rm;
-	memset(&rm, 0, sizeof rm);
-	rm.value = mv;
-	rm.comp[COMP_DATA_T] = mref;
-	rm.comp[COMP_SCALE_INV_T] = me;
+	tie_tensor(&tm, &rm, DT_E4M3, SCALING_MXFP8, COMP_DATA_T, mv, mref, me);
 	tie = near_ties(&tm, &rm, COMP_DATA_T, MR, MC, mgpu, mref);
 	check_line("numerics/", tie && tie[1 * MR + 3] && !tie[0 * MR + 5], "near-ties mxfp8 columnwise", "%d %d",
 		tie ? tie[1 * MR + 3] : -1, tie ? tie[0 * MR + 5] : -1);

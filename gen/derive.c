@@ -299,7 +299,8 @@ static void derive_gemm(Dv *v, const Op *op, Loc at)
 		diag_error(v->d, at, "backward: true derives the backward of a forward layer; this spec already has a %s GEMM",
 			op->p.pass == PASS_DGRAD ? "dgrad" : "wgrad");
 	if (op->p.gelu)
-		diag_error(v->d, at, "backward: the GELU epilogue's backward is not derived yet");
+		diag_error(v->d, at, "backward: the GELU epilogue's backward is not derived (it needs the pre-activation): write "
+			"the GEMM's output in bf16 and a `glu_amax: {act: gelu}` after it, whose backward is derived");
 	bool q = quantized(A);
 	const char *gyq = gy;
 	if (q && !v->grad_q[Y->id]) { /* the gradient's rowwise (dgrad) and columnwise (wgrad) copies */
@@ -383,7 +384,7 @@ static void derive_glu(Dv *v, const Op *op, Loc at)
 	 * no bias before the activation, whose dbias it would fuse); else d_h stays in h's dtype and a
 	 * cast_transpose writes the copies (an unfused dglu would write FP32, twice the bytes) */
 	if (q && r.scaling == SCALING_BLOCK1X128)
-		q = dglu_block_tile_fits(h->shape[h->rank - 1].add, mk->arg[ARG_BIAS] >= 0);
+		q = dglu_block_tile_fits(h->shape[h->rank - 1].add / glu_halves(op->p.act), mk->arg[ARG_BIAS] >= 0);
 	else if (q && r.scaling == SCALING_BLOCK128X128)
 		q = false;
 	if (!q) {

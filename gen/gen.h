@@ -211,7 +211,9 @@ typedef enum { NORM_RMS, NORM_LAYER } NormKind;                        /* "rmsno
 #define TG_GLUS(X) \
 	X(GLU_SWIGLU, "swiglu", TG_ACT_SWIGLU) X(GLU_GEGLU, "geglu", TG_ACT_GEGLU) X(GLU_REGLU, "reglu", TG_ACT_REGLU) \
 	X(GLU_QGEGLU, "qgeglu", TG_ACT_QGEGLU) X(GLU_SREGLU, "sreglu", TG_ACT_SREGLU) \
-	X(GLU_CLAMPED_SWIGLU, "clamped_swiglu", TG_ACT_CLAMPED_SWIGLU)
+	X(GLU_CLAMPED_SWIGLU, "clamped_swiglu", TG_ACT_CLAMPED_SWIGLU) \
+	X(GLU_SILU, "silu", TG_ACT_SILU) X(GLU_GELU, "gelu", TG_ACT_GELU) X(GLU_RELU, "relu", TG_ACT_RELU) \
+	X(GLU_QGELU, "qgelu", TG_ACT_QGELU) X(GLU_SRELU, "srelu", TG_ACT_SRELU)
 typedef enum {
 #define X(e, s, code) e,
 	TG_GLUS(X)
@@ -404,9 +406,10 @@ bool op_writes_hp(const Graph *g, const Op *op);
 typedef enum { NVSRC_TENSOR = TG_SRC_TENSOR, NVSRC_GLU = TG_SRC_GLU, NVSRC_DGLU = TG_SRC_DGLU, NVSRC_NORM = TG_SRC_NORM }
 	NvfpSource;
 NvfpSource nvfp4_source(const Graph *g, const Op *op);
-/* dglu_block_tile_fits: dglu.cu's block tile path writes both 1x128 copies of a d_h [.., cols]
- * (cols = 2C): no block straddles the halves (C % 128 == 0), and no dbias is fused. */
-bool dglu_block_tile_fits(long cols, bool dbias);
+/* dglu_block_tile_fits: dglu.cu's block tile path writes both 1x128 copies of a d_h [.., 2C] (or
+ * [.., C] without a gate partner) for activation width c = C: 128-column tiles (C % 128 == 0, so no
+ * block straddles the halves), and no dbias is fused. */
+bool dglu_block_tile_fits(long c, bool dbias);
 /* dglu_staged: dglu.cu's staged path writes op's d_h (its heuristic variant t256v8r32): dglu_staged_kind, and
  * C % 8 == 0 (MXFP8: C % 32; any such C: partial tiles are masked). The other tile-path dglus step 64 columns of
  * a half. dglu_staged_kind: a per-tensor FP8 (delayed or current) or MXFP8 d_h with a columnwise copy, no fused
@@ -417,6 +420,9 @@ bool dglu_staged_kind(const Graph *g, const Op *op);
 Tolerance op_tolerance(OpKind k);
 const char *arg_name(ArgSlot s);
 const char *glu_name(GluKind k);
+/* glu_halves: 2 for a gated activation (its input [.., 2C]: gate half, then linear), 1 for silu, gelu,
+ * relu, qgelu, srelu (input and output [.., C]). */
+int glu_halves(GluKind k);
 bool arg_is_output(ArgSlot s);
 unsigned op_required_args(OpKind k);
 unsigned op_optional_args(OpKind k);

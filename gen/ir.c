@@ -652,13 +652,14 @@ static void infer_glu(B *b, const SpecOp *o, Op *op)
 	const Tensor *in = arg_t(b, op, ARG_IN);
 	check_hp_input(b, o, in, ARG_IN);
 	Extent last = in->shape[in->rank - 1];
-	if (last.mul % 2 || last.add % 2)
+	const int hv = glu_halves(op->p.act); /* a gated act's input is [.., 2*C], silu's ... [.., C] */
+	if (hv == 2 && (last.mul % 2 || last.add % 2))
 		diag_error(b->d, op_arg_loc(o, ARG_IN), "glu_amax input '%s' has last extent %s, which is not even; the input is [.., 2*C] (gate and linear halves)",
 			in->name, extent_str(b->a, b->g, last));
 	Tensor *out = &b->g->tensors[op->arg[ARG_OUT]];
 	out->rank = in->rank;
 	memcpy(out->shape, in->shape, sizeof out->shape);
-	out->shape[in->rank - 1] = (Extent){last.dim, last.mul / 2, last.add / 2};
+	out->shape[in->rank - 1] = (Extent){last.dim, last.mul / hv, last.add / hv};
 	quantize_out(b, o, op->arg[ARG_OUT], in, in->role);
 }
 
@@ -721,11 +722,12 @@ static void check_kernel_shape(B *b, const SpecOp *o, const Op *op)
 			cols, why);
 	/* a row kernel keeps its row in registers: at most 448 bytes of input a thread, 1024 threads */
 	const Tensor *in = &b->g->tensors[op->arg[ARG_IN]];
-	long isz = (in->dtype == DT_F32 ? 4 : 2) * (op->kind == OP_GLU_AMAX ? 2 : 1), most = 1024L * 448 / isz;
+	bool gated = op->kind == OP_GLU_AMAX && glu_halves(op->p.act) == 2;
+	long isz = (in->dtype == DT_F32 ? 4 : 2) * (gated ? 2 : 1), most = 1024L * 448 / isz;
 	if (fused && cols > most)
 		diag_error(b->d, o->loc, "%s: a row of %ld elements of '%s' is longer than the row kernel holds (it keeps a row in "
 			"registers: at most %ld %s elements%s)", name, cols, in->name, most, dtype_name(in->dtype),
-			op->kind == OP_GLU_AMAX ? " per half" : "");
+			gated ? " per half" : "");
 }
 
 /* ---- backward ops (dglu, dnorm, dbias) ---- */
@@ -749,18 +751,19 @@ static void check_operand_shape(B *b, const SpecOp *o, ArgSlot a, const Tensor *
 			t->name, shape_str(b, t->shape, t->rank), shape_str(b, want.shape, want.rank), why);
 }
 
-/* dglu: h [.., 2C] and d_act [.., C] -> d_h [.., 2C], quantized as a gradient. */
+/* dglu: h [.., 2C] and d_act [.., C] -> d_h [.., 2C], quantized as a gradient (silu ...: h, d_act, d_h [.., C]). */
 static void infer_dglu(B *b, const SpecOp *o, Op *op)
 {
 	const Tensor *h = arg_t(b, op, ARG_IN), *g = arg_t(b, op, ARG_GRAD);
 	check_hp_input(b, o, h, ARG_IN);
 	check_hp_input(b, o, g, ARG_GRAD);
 	Extent last = h->shape[h->rank - 1];
-	if (last.mul % 2 || last.add % 2)
+	const int hv = glu_halves(op->p.act);
+	if (hv == 2 && (last.mul % 2 || last.add % 2))
 		diag_error(b->d, op_arg_loc(o, ARG_IN), "dglu input '%s' has last extent %s, which is not even; h is the saved "
 			"pre-activation [.., 2*C] (gate and linear halves)", h->name, extent_str(b->a, b->g, last));
-	check_operand_shape(b, o, ARG_GRAD, g, h, (Extent){last.dim, last.mul / 2, last.add / 2},
-		"the gradient of the GLU output, half of h's last extent");
+	check_operand_shape(b, o, ARG_GRAD, g, h, (Extent){last.dim, last.mul / hv, last.add / hv},
+		hv == 2 ? "the gradient of the GLU output, half of h's last extent" : "the gradient of the activation's output, h's shape");
 	Tensor *out = &b->g->tensors[op->arg[ARG_OUT]];
 	out->rank = h->rank;
 	memcpy(out->shape, h->shape, sizeof out->shape);
@@ -878,7 +881,8 @@ static void check_backward_shape(B *b, const SpecOp *o, const Op *op)
 			"at least 4 bytes", dtype_name(in->dtype), in->name, cols);
 	if (op->kind != OP_DGLU)
 		return;
-	long c = cols / 2, need = 2;
+	const bool gated = glu_halves(op->p.act) == 2;
+	long c = cols / glu_halves(op->p.act), need = 2;
 	const char *why = "the kernel loads vectors of at least 2 elements";
 	Scaling sc = is_low_precision(out) ? out->recipe.scaling : SCALING_NONE;
 	if (sc == SCALING_BLOCK128X128)
@@ -891,21 +895,22 @@ static void check_backward_shape(B *b, const SpecOp *o, const Op *op)
 		why = "the tile kernel that writes the block copies of d_h moves 8-element column chunks";
 	} else if (sc == SCALING_BLOCK1X128 && !unfused) {
 		need = 128;
-		why = "a 1x128 block must lie within one half (d_gate, d_linear)";
+		why = gated ? "a 1x128 block must lie within one half (d_gate, d_linear)" : "dglu.cu writes whole 1x128 blocks";
 	} else if (tile && dglu_staged_kind(b->g, op)) {
 		need = sc == SCALING_MXFP8 ? 32 : 8;
-		why = sc == SCALING_MXFP8 ? "an MXFP8 block must lie within one half (d_gate, d_linear)"
+		why = sc == SCALING_MXFP8 ? (gated ? "an MXFP8 block must lie within one half (d_gate, d_linear)"
+		                                   : "dglu.cu writes whole MXFP8 blocks")
 		                          : "the staged path (a per-tensor columnwise copy) moves 8-element vectors of a half";
 	} else if (tile) {
 		need = 64;
 		why = "the tile path (a columnwise copy from fp32 h or d_act, or a fused dbias) steps 64 columns of a half";
 	} else if (sc == SCALING_MXFP8) {
 		need = 32;
-		why = "an MXFP8 block must lie within one half (d_gate, d_linear)";
+		why = gated ? "an MXFP8 block must lie within one half (d_gate, d_linear)" : "dglu.cu writes whole MXFP8 blocks";
 	}
 	if (c % need)
-		diag_error(b->d, o->loc, "dglu: half the last extent of '%s' (C = %ld) must be a multiple of %ld: %s", out->name, c,
-			need, why);
+		diag_error(b->d, o->loc, "dglu: %s of '%s' (C = %ld) must be a multiple of %ld: %s", gated ? "half the last extent"
+			: "the last extent", out->name, c, need, why);
 }
 
 /* Scaling classes that cuBLASLt can pair. */

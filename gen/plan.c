@@ -374,7 +374,7 @@ static bool block_tile(const Kernel *k)
 	if (!(glu || dglu) || !slot_long(k, "TG_COLWISE", 0) || (dglu && rec == TG_RECIPE_MXFP8 && staged_kernel(k)))
 		return false;
 	return rec == TG_RECIPE_BLOCK1X128 || (rec == TG_RECIPE_MXFP8 &&
-		(glu || dglu_block_tile_fits(2 * slot_long(k, "TG_COLS", 0), slot_long(k, "TG_DBIAS", 0) != 0)));
+		(glu || dglu_block_tile_fits(slot_long(k, "TG_COLS", 0), slot_long(k, "TG_DBIAS", 0) != 0)));
 }
 
 /* dglu.cu's staged path takes variant v of kernel k: staged_kernel, 8-element vectors, 32 rows a tile, 32-256
@@ -444,7 +444,7 @@ static bool variant_legal(const Kernel *k, const PlanVariant *v, bool sane)
 			return false;
 		if (sane) {
 			long nj = (cols / vec + tpr - 1) / tpr; /* vectors each thread holds */
-			if (nj * vec * isz * (glu ? 2 : 1) > 224 || r > 32)
+			if (nj * vec * isz * (glu && TG_ACT_GATED(slot_long(k, "TG_ACT", 0)) ? 2 : 1) > 224 || r > 32)
 				return false;
 		}
 		return true;
@@ -883,7 +883,7 @@ static void plan_quantizing_op(Planner *pl, const Op *op)
 	 * per step) fits: 520 us against 387 + 178 for the row kernel + byte transpose at
 	 * 8192 x 2 x 14336 on the H100 (bench/RESULTS.md, sixth session), and always where
 	 * the staged path (dglu_staged: 451-471 us there, seventeenth session) masks its last tile */
-	bool dglu_tile = op->kind == OP_DGLU && ((tensor_cols(out) / 2) % 64 == 0 || dglu_staged(g, op));
+	bool dglu_tile = op->kind == OP_DGLU && ((tensor_cols(out) / glu_halves(op->p.act)) % 64 == 0 || dglu_staged(g, op));
 	/* glu_amax likewise (t512v8r32, 128 columns a step): 269 us against 286-295 for the row kernel
 	 * + byte transpose at 8192 x 14336 on the H100 (sixth session, after the register prefetch) */
 	bool glu_tile = op->kind == OP_GLU_AMAX && tensor_cols(out) % 128 == 0;
@@ -988,7 +988,7 @@ static void plan_op_kernels(Planner *pl, const Op *op, const Tensor *in, const T
 {
 	const Graph *g = pl->g;
 	if (op->kind == OP_DGLU)
-		cols /= 2; /* dglu.cu's TG_COLS is C, d_h is [rows][2C] */
+		cols /= glu_halves(op->p.act); /* dglu.cu's TG_COLS is C, d_h is [rows][2C] (ungated: [rows][C]) */
 	/* current scaling and a fused NVFP4 norm or GLU: an amax pass, then the cast pass re-reads the input */
 	bool two = is_quantized(out) && scaling_info(out->recipe.scaling)->amax_pass;
 	bool nv = is_quantized(out) && out->recipe.scaling == SCALING_NVFP4;
@@ -1053,7 +1053,7 @@ static void plan_op_kernels(Planner *pl, const Op *op, const Tensor *in, const T
 				k->note ? k->note : "", k->note ? "; " : "", op_name(OP_DBIAS), in->name);
 	}
 	if (op->kind == OP_DGLU && op->arg[ARG_DBIAS_OUT] >= 0) /* the fused dbias's stage 2 */
-		plan_dreduce(pl, op, op->arg[ARG_OUT], COMP_PART, op->arg[ARG_DBIAS_OUT], rows, 2 * cols);
+		plan_dreduce(pl, op, op->arg[ARG_OUT], COMP_PART, op->arg[ARG_DBIAS_OUT], rows, glu_halves(op->p.act) * cols);
 }
 
 /* ---- NVFP4 ---- */
@@ -1538,6 +1538,8 @@ static const char *glu_epilogue_why_not(Planner *pl, const Op *op, int *kg)
 	if (*kg < 0)
 		return NULL;
 	const Kernel *k = &pl->p->kernels[*kg];
+	if (glu_halves(op->p.act) != 2)
+		return "a gated activation only (the tile pairs gate and linear columns)";
 	if (k->gemm.glu >= 0 || k->phase != g->ops[op->id].phase)
 		return "the GEMM has an epilogue already";
 	if (!is_quantized(out) || out->recipe.scaling != SCALING_DELAYED || out->dtype == DT_E2M1)
@@ -1605,6 +1607,8 @@ static const char *dglu_epilogue_why_not(Planner *pl, const Op *op, int *kg)
 	if (*kg < 0)
 		return NULL;
 	const Kernel *k = &pl->p->kernels[*kg];
+	if (glu_halves(op->p.act) != 2)
+		return "a gated activation only (the epilogue writes d_a and d_b)";
 	const char *why = gemm_generated_why_not(&k->gemm, true);
 	if (why)
 		return arena_printf(pl->a, "the GEMM: %s", why);

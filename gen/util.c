@@ -276,7 +276,7 @@ bool op_writes_hp(const Graph *g, const Op *op)
 	 * of 8), a norm's from its row kernel and norm_colwise.cu, a dglu's from dglu.cu's block tile path
 	 * where no 1x128 block straddles d_h's halves and no dbias is fused */
 	return t->recipe.scaling == SCALING_BLOCK1X128 && t->columnwise && op->kind == OP_DGLU &&
-		!dglu_block_tile_fits(t->shape[t->rank - 1].add, op->arg[ARG_DBIAS_OUT] >= 0);
+		!dglu_block_tile_fits(t->shape[t->rank - 1].add / glu_halves(op->p.act), op->arg[ARG_DBIAS_OUT] >= 0);
 }
 
 NvfpSource nvfp4_source(const Graph *g, const Op *op)
@@ -295,7 +295,7 @@ NvfpSource nvfp4_source(const Graph *g, const Op *op)
 	return (NvfpSource)ops[op->kind].nvsrc;
 }
 
-bool dglu_block_tile_fits(long cols, bool dbias) { return cols % 256 == 0 && !dbias; }
+bool dglu_block_tile_fits(long c, bool dbias) { return c % 128 == 0 && !dbias; }
 
 bool dglu_staged_kind(const Graph *g, const Op *op)
 {
@@ -314,7 +314,7 @@ bool dglu_staged(const Graph *g, const Op *op)
 	if (!dglu_staged_kind(g, op))
 		return false;
 	const Tensor *t = &g->tensors[op->arg[ARG_OUT]];
-	long c = t->shape[t->rank - 1].add / 2;
+	long c = t->shape[t->rank - 1].add / glu_halves(op->p.act);
 	return c % (t->recipe.scaling == SCALING_MXFP8 ? 32 : 8) == 0;
 }
 unsigned op_required_args(OpKind k) { return ops[k].req; }
@@ -322,6 +322,7 @@ unsigned op_optional_args(OpKind k) { return ops[k].opt; }
 const char *arg_name(ArgSlot s) { return s >= 0 && s < ARG_COUNT ? args[s].name : "?"; }
 bool arg_is_output(ArgSlot s) { return args[s].out; }
 const char *glu_name(GluKind k) { return k >= 0 && k < GLU_COUNT ? glus[k] : "?"; }
+int glu_halves(GluKind k) { return TG_ACT_GATED((int)k) ? 2 : 1; }
 
 const char *phase_name(Phase ph)
 {

@@ -65,12 +65,13 @@ void ref_chunk_reduce(const float *part, int nchunks, int cols, int accumulate, 
 void ref_dglu(int kind, const void *h, int h_dtype, const void *d_act, int g_dtype, int rows, int cols,
               float limit, float alpha, float *d_h)
 {
+	const int halves = TG_ACT_GATED(kind) ? 2 : 1;
 	for (int r = 0; r < rows; r++)
 		for (int c = 0; c < cols; c++) {
-			size_t base = (size_t)r * 2 * cols;
-			float a = ref_load(h, h_dtype, base + c), b = ref_load(h, h_dtype, base + cols + c);
-			float g = ref_load(d_act, g_dtype, (size_t)r * cols + c);
-			tg_dglu1(kind, a, b, g, limit, alpha, &d_h[base + c], &d_h[base + cols + c]);
+			size_t base = (size_t)r * halves * cols;
+			float a = ref_load(h, h_dtype, base + c), b = halves == 2 ? ref_load(h, h_dtype, base + cols + c) : 1.0f;
+			float g = ref_load(d_act, g_dtype, (size_t)r * cols + c), db;
+			tg_dglu1(kind, a, b, g, limit, alpha, &d_h[base + c], halves == 2 ? &d_h[base + cols + c] : &db);
 		}
 }
 

@@ -25,8 +25,9 @@ void ref_chunk_reduce(const float *part, int nchunks, int cols, int accumulate, 
 int ref_nchunks(int rows);
 
 /* dglu: h [rows][2*cols] of h_dtype (gate half first), d_act [rows][cols] of
- * g_dtype -> d_h [rows][2*cols] FP32 (d_gate first), by tg_dglu1 per element.
- * kind: REF_SWIGLU..REF_CLAMPED_SWIGLU; limit, alpha: clamped_swiglu only. */
+ * g_dtype -> d_h [rows][2*cols] FP32 (d_gate first), by tg_dglu1 per element;
+ * without a gate partner (kind >= TG_ACT_SILU) h and d_h are [rows][cols].
+ * kind: a TG_ACT code; limit, alpha: clamped_swiglu only. */
 void ref_dglu(int kind, const void *h, int h_dtype, const void *d_act, int g_dtype, int rows, int cols,
               float limit, float alpha, float *d_h);
 

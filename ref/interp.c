@@ -192,7 +192,7 @@ static int run_gemm(const Graph *g, const long *dims, const Op *op, unsigned fla
 	}
 	if (op->p.gelu) /* cuBLASLt's GELU epilogue: tanh approximation, after the bias */
 		for (size_t i = 0; i < (size_t)M * N; i++)
-			rd->value[i] = ref_glu1(REF_GEGLU, rd->value[i], 1.0f, 0.0f, 0.0f);
+			rd->value[i] = ref_glu1(TG_ACT_GELU, rd->value[i], 1.0f, 0.0f, 0.0f);
 	if (op->p.accumulate && t[td->id].comp[COMP_DATA] && !layout_quantized(td))
 		for (size_t i = 0; i < (size_t)M * N; i++)
 			rd->value[i] += ref_load(t[td->id].comp[COMP_DATA], ref_dtype(td->dtype), i);
@@ -258,7 +258,8 @@ static int run_backward(const Graph *g, const long *dims, const Op *op, RefTenso
 	const Tensor *tgr = &g->tensors[op->arg[ARG_GRAD]];
 	const void *grad = t[tgr->id].comp[COMP_DATA];
 	if (op->kind == OP_DGLU) {
-		ref_dglu((int)op->p.act, ri->comp[COMP_DATA], ref_dtype(in->dtype), grad, ref_dtype(tgr->dtype), rows, cols / 2,
+		ref_dglu((int)op->p.act, ri->comp[COMP_DATA], ref_dtype(in->dtype), grad, ref_dtype(tgr->dtype), rows,
+			TG_ACT_GATED(op->p.act) ? cols / 2 : cols,
 			op->p.limit, op->p.alpha, ro->value);
 		if (op->arg[ARG_DBIAS_OUT] >= 0) { /* the fused bias gradient: column sums of d_h's FP32 values */
 			const Tensor *tdb = &g->tensors[op->arg[ARG_DBIAS_OUT]];

@@ -117,6 +117,8 @@ static double sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 
 float ref_glu1(int kind, float af, float bf, float limit, float alpha)
 {
+	if (!TG_ACT_GATED(kind)) /* silu, gelu, ...: the gated form with b = 1 */
+		kind = TG_ACT_BASE(kind), bf = 1.0f;
 	double a = af, b = bf, act;
 	switch (kind) {
 	case REF_SWIGLU:
@@ -154,11 +156,12 @@ float ref_glu1(int kind, float af, float bf, float limit, float alpha)
 void ref_glu(int kind, const void *in, int dtype, int rows, int cols, float limit, float alpha,
              float *out)
 {
+	const int halves = TG_ACT_GATED(kind) ? 2 : 1;
 	for (int r = 0; r < rows; r++)
 		for (int c = 0; c < cols; c++) {
-			size_t base = (size_t)r * 2 * cols;
+			size_t base = (size_t)r * halves * cols;
 			float a = ref_load(in, dtype, base + c);
-			float b = ref_load(in, dtype, base + cols + c);
+			float b = halves == 2 ? ref_load(in, dtype, base + cols + c) : 1.0f;
 			out[(size_t)r * cols + c] = ref_glu1(kind, a, b, limit, alpha);
 		}
 }

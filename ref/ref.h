@@ -37,7 +37,8 @@ void ref_rmsnorm(const void *in, const void *residual, void *residual_out, int d
 void ref_layernorm(const void *in, const void *residual, void *residual_out, int dtype,
                    const float *gamma, const float *beta, int zero_centered, float eps,
                    int rows, int cols, float *out, float *mu, float *rsigma, float *slack);
-/* GLU family on in [rows][2*cols] of dtype -> out [rows][cols] FP32 (double math, one rounding).
+/* GLU family on in [rows][2*cols] of dtype -> out [rows][cols] FP32 (double math, one rounding);
+ * the activations without a gate partner (kind >= TG_ACT_SILU) on in [rows][cols].
  * limit, alpha: clamped_swiglu only (GPT-OSS: 7.0, 1.702). */
 void ref_glu(int kind, const void *in, int dtype, int rows, int cols, float limit, float alpha,
              float *out);

@@ -6,7 +6,9 @@
 // half b second, dtype TG_IN_DTYPE), grad = d_act [rows][TG_COLS] (TG_G_DTYPE) ->
 // out = d_h [rows][2*TG_COLS]: d_a in the first half, d_b in the second, each element
 // tg_dglu1 (tg_backward.h) of (a, b, g): bit-exact with ref_dglu. TG_ACT as glu_amax.cu
-// (0 swiglu, 1 geglu, 2 reglu, 3 qgeglu, 4 sreglu, 5 clamped_swiglu with TG_ALPHA, TG_LIMIT).
+// (0 swiglu, 1 geglu, 2 reglu, 3 qgeglu, 4 sreglu, 5 clamped_swiglu with TG_ALPHA, TG_LIMIT;
+// 6-10 silu, gelu, relu, qgelu, srelu without a gate partner: h and d_h [rows][TG_COLS], d_h = d_act *
+// act'(h), every path below writing d_a alone).
 // Recipes (of the d_h copy, through tg_emit_row): 0 high precision (TG_OUT_DTYPE), 1 delayed
 // (FP8 with SCALE, AMAX updated), 2 current cast pass, 3 current amax pass (AMAX only),
 // 4 block 1x128 (TG_COLS % 128 == 0), 6 MXFP8 (TG_COLS % 32 == 0); scale layouts as
@@ -71,7 +73,7 @@
 #if !TG_ROWWISE && !TG_COLWISE && TG_RECIPE != TG_RECIPE_CURRENT_AMAX
 #error "dglu.cu: neither TG_ROWWISE nor TG_COLWISE set"
 #endif
-#if TG_ACT < TG_ACT_SWIGLU || TG_ACT > TG_ACT_CLAMPED_SWIGLU
+#if TG_ACT < TG_ACT_SWIGLU || TG_ACT > TG_ACT_SRELU
 #error "dglu.cu: unknown TG_ACT"
 #endif
 
@@ -81,6 +83,8 @@ namespace DG_CAT(dg_ns_, TG_KERNEL) {
 
 constexpr int DG_VEC = TG_VEC;
 constexpr int DG_COLS = TG_COLS;
+constexpr bool DG_GATED = TG_ACT_GATED(TG_ACT);       // silu, gelu, ...: h, d_act and d_h [rows][TG_COLS], no d_b
+constexpr int DG_OCOLS = (DG_GATED ? 2 : 1) * DG_COLS; // h's and d_h's row length
 constexpr int dg_isz = TG_IN_DTYPE == TG_DTYPE_F32 ? 4 : 2;
 constexpr int dg_gsz = TG_G_DTYPE == TG_DTYPE_F32 ? 4 : 2;
 constexpr int dg_osz = TG_RECIPE == TG_RECIPE_NONE ? (TG_OUT_DTYPE == TG_DTYPE_F32 ? 4 : 2) : 1;
@@ -108,9 +112,12 @@ __device__ __forceinline__ void dg_compute(const tg_rvec<TG_IN_DTYPE, DG_VEC> &r
 	tg_cvt_raw<TG_G_DTYPE, DG_VEC>(rg, g);
 #pragma unroll
 	for (int k = 0; k < DG_VEC; k++) {
-		tg_dglu1(TG_ACT, a[k], b[k], g[k], (float)(TG_LIMIT), (float)(TG_ALPHA), &da[k], &db[k]);
+		float d_b;
+		tg_dglu1(TG_ACT, a[k], b[k], g[k], (float)(TG_LIMIT), (float)(TG_ALPHA), &da[k], &d_b);
+		if (DG_GATED) // (ungated, db may be da itself: left alone)
+			db[k] = d_b;
 		if (ok)
-			amax = tg_absmax(tg_absmax(amax, da[k]), db[k]);
+			amax = DG_GATED ? tg_absmax(tg_absmax(amax, da[k]), d_b) : tg_absmax(amax, da[k]);
 	}
 }
 
@@ -119,8 +126,11 @@ __device__ __forceinline__ void dg_load(const TgParams &p, long long r, int v, b
                                         tg_rvec<TG_IN_DTYPE, DG_VEC> &rb, tg_rvec<TG_G_DTYPE, DG_VEC> &rg)
 {
 	if (ok) {
-		tg_load_raw<TG_IN_DTYPE, DG_VEC>(p.p[TG_PB_IN], r * (2 * DG_COLS) + (long long)v * DG_VEC, ra);
-		tg_load_raw<TG_IN_DTYPE, DG_VEC>(p.p[TG_PB_IN], r * (2 * DG_COLS) + DG_COLS + (long long)v * DG_VEC, rb);
+		tg_load_raw<TG_IN_DTYPE, DG_VEC>(p.p[TG_PB_IN], r * DG_OCOLS + (long long)v * DG_VEC, ra);
+		if (DG_GATED)
+			tg_load_raw<TG_IN_DTYPE, DG_VEC>(p.p[TG_PB_IN], r * DG_OCOLS + DG_COLS + (long long)v * DG_VEC, rb);
+		else
+			tg_zero_raw<TG_IN_DTYPE, DG_VEC>(rb); // (b unused ungated)
 		tg_load_raw<TG_G_DTYPE, DG_VEC>(p.p[TG_PB_GRAD], r * DG_COLS + (long long)v * DG_VEC, rg);
 	} else {
 		tg_zero_raw<TG_IN_DTYPE, DG_VEC>(ra);
@@ -153,7 +163,7 @@ static_assert(DG_VEC == 8 && TG_THREADS % 32 == 0 && 128 % DB_G == 0, "block col
 
 __device__ __forceinline__ void dg_block_tile_path(const TgParams &p)
 {
-	__shared__ TgBlockTileSmem<DB_G, 2, DB_BR> sm;
+	__shared__ TgBlockTileSmem<DB_G, DG_GATED ? 2 : 1, DB_BR> sm;
 	const long long rows = p.n[0];
 	const int lr = threadIdx.x / 16, lc = threadIdx.x % 16;
 	const long long items = (rows + 127) / 128 * DB_NCT;
@@ -176,8 +186,8 @@ __device__ __forceinline__ void dg_block_tile_path(const TgParams &p)
 			load(it);
 		const long long r0 = it / DB_NCT * 128;
 		const int c0 = (int)(it % DB_NCT) * 128, c = c0 + lc * DG_VEC;
-		float d[2][DB_NS][DG_VEC], amax = 0.0f; // d_a, d_b
-		auto &da = d[0], &db = d[1];
+		float d[DG_GATED ? 2 : 1][DB_NS][DG_VEC], amax = 0.0f; // d_a, d_b (ungated: d_a alone, db is da)
+		auto &da = d[0], &db = d[DG_GATED ? 1 : 0];
 #pragma unroll
 		for (int st = 0; st < DB_NS; st++) // rows past the tensor: a = b = g = 0 give d_a = d_b = +0 (every act)
 			dg_compute(qa[st], qb[st], qg[st], true, da[st], db[st], amax);
@@ -185,16 +195,17 @@ __device__ __forceinline__ void dg_block_tile_path(const TgParams &p)
 #pragma unroll
 			for (int st = 0; st < DB_NS; st++) {
 				const long long r = r0 + lr * DB_NS + st;
-				tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, DG_VEC, 2 * DG_COLS>(
+				tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, DG_VEC, DG_OCOLS>(
 					p, rows, r, c, da[st], r < rows, 1.0f, TG_EPS_SCALE, TG_POW2);
-				tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, DG_VEC, 2 * DG_COLS>(
-					p, rows, r, DG_COLS + c, db[st], r < rows, 1.0f, TG_EPS_SCALE, TG_POW2);
+				if (DG_GATED)
+					tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, DG_VEC, DG_OCOLS>(
+						p, rows, r, DG_COLS + c, db[st], r < rows, 1.0f, TG_EPS_SCALE, TG_POW2);
 			}
 		}
 		if (TG_DB_PREFETCH)
 			load(it + gridDim.x); // here, not before the rowwise copy (at 512 threads 128 registers, 20 bytes spilled on sm_90a)
-		tg_block_colwise_tile<TG_FMT, TG_THREADS, DB_NS, 2 * DG_COLS, 2, DB_BR>(p, sm, d, r0, c0, DG_COLS, 2 * DG_COLS, rows,
-			TG_EPS_SCALE, TG_POW2);
+		tg_block_colwise_tile<TG_FMT, TG_THREADS, DB_NS, DG_OCOLS, DG_GATED ? 2 : 1, DB_BR>(p, sm, d, r0, c0, DG_COLS, DG_OCOLS,
+			rows, TG_EPS_SCALE, TG_POW2);
 	}
 }
 
@@ -278,14 +289,15 @@ __device__ __forceinline__ void dg_stage_path(const TgParams &p)
 			long long r0;
 			int c0;
 			ds_tile(t, nrt, r0, c0);
-			const unsigned char *ht = h + 2 * (r0 * (2 * DG_COLS) + c0), *gt = g + 2 * (r0 * DG_COLS + c0);
+			const unsigned char *ht = h + 2 * (r0 * DG_OCOLS + c0), *gt = g + 2 * (r0 * DG_COLS + c0);
 #pragma unroll
 			for (int v = 0; v < DS_VPT; v++) {
 				const int i = v * TG_THREADS + tid;
 				const bool ok = r0 + vr[v] < rows && c0 + vc[v] < DG_COLS;
-				const unsigned char *hv = ok ? ht + 2 * (vr[v] * (2 * DG_COLS) + vc[v]) : h;
+				const unsigned char *hv = ok ? ht + 2 * (vr[v] * DG_OCOLS + vc[v]) : h;
 				tg_cp_async16(&s_in[st][0][i * 16], hv, ok);
-				tg_cp_async16(&s_in[st][1][i * 16], hv + (ok ? 2 * DG_COLS : 0), ok);
+				if (DG_GATED)
+					tg_cp_async16(&s_in[st][1][i * 16], hv + (ok ? 2 * DG_COLS : 0), ok);
 				tg_cp_async16(&s_in[st][2][i * 16], ok ? gt + 2 * (vr[v] * DG_COLS + vc[v]) : g, ok);
 			}
 		}
@@ -304,7 +316,7 @@ __device__ __forceinline__ void dg_stage_path(const TgParams &p)
 		int c0;
 		ds_tile(t, nrt, r0, c0);
 		/* row pass */
-		unsigned char *ot = out + r0 * (2 * DG_COLS) + c0;
+		unsigned char *ot = out + r0 * DG_OCOLS + c0;
 #pragma unroll
 		for (int v = 0; v < DS_VPT; v++) {
 			const int i = v * TG_THREADS + tid;
@@ -312,7 +324,10 @@ __device__ __forceinline__ void dg_stage_path(const TgParams &p)
 			tg_rvec<TG_IN_DTYPE, 8> ra, rb;
 			tg_rvec<TG_G_DTYPE, 8> rg;
 			tg_load_raw<TG_IN_DTYPE, 8>(&s_in[st][0][0], (long long)i * 8, ra);
-			tg_load_raw<TG_IN_DTYPE, 8>(&s_in[st][1][0], (long long)i * 8, rb);
+			if (DG_GATED)
+				tg_load_raw<TG_IN_DTYPE, 8>(&s_in[st][1][0], (long long)i * 8, rb);
+			else
+				tg_zero_raw<TG_IN_DTYPE, 8>(rb);
 			tg_load_raw<TG_G_DTYPE, 8>(&s_in[st][2][0], (long long)i * 8, rg);
 			float da[8], db[8];
 			dg_compute(ra, rb, rg, ok, da, db, amax);
@@ -324,16 +339,18 @@ __device__ __forceinline__ void dg_stage_path(const TgParams &p)
 					if (!ok)
 						da[k] = db[k] = 0.0f;
 				if (TG_ROWWISE) {
-					tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, 8, 2 * DG_COLS>(p, rows, r, c, da, ok, 1.0f,
+					tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, 8, DG_OCOLS>(p, rows, r, c, da, ok, 1.0f,
 						TG_EPS_SCALE, TG_POW2);
-					tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, 8, 2 * DG_COLS>(p, rows, r, DG_COLS + c, db, ok,
-						1.0f, TG_EPS_SCALE, TG_POW2);
+					if (DG_GATED)
+						tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, 8, DG_OCOLS>(p, rows, r, DG_COLS + c, db, ok,
+							1.0f, TG_EPS_SCALE, TG_POW2);
 				}
 				float *sf = reinterpret_cast<float *>(s_q);
 #pragma unroll
 				for (int k = 0; k < 8; k += 4) {
 					*reinterpret_cast<float4 *>(&sf[ds_fidx(0, vr[v], vc[v] + k)]) = make_float4(da[k], da[k + 1], da[k + 2], da[k + 3]);
-					*reinterpret_cast<float4 *>(&sf[ds_fidx(1, vr[v], vc[v] + k)]) = make_float4(db[k], db[k + 1], db[k + 2], db[k + 3]);
+					if (DG_GATED)
+						*reinterpret_cast<float4 *>(&sf[ds_fidx(1, vr[v], vc[v] + k)]) = make_float4(db[k], db[k + 1], db[k + 2], db[k + 3]);
 				}
 			} else {
 				uint2 qa, qb;
@@ -342,12 +359,14 @@ __device__ __forceinline__ void dg_stage_path(const TgParams &p)
 				qb.x = tg_fp8x2<TG_FMT>(db[0] * s, db[1] * s) | (tg_fp8x2<TG_FMT>(db[2] * s, db[3] * s) << 16);
 				qb.y = tg_fp8x2<TG_FMT>(db[4] * s, db[5] * s) | (tg_fp8x2<TG_FMT>(db[6] * s, db[7] * s) << 16);
 				if (TG_ROWWISE && ok) {
-					unsigned char *o = ot + vr[v] * (2 * DG_COLS) + vc[v];
+					unsigned char *o = ot + vr[v] * DG_OCOLS + vc[v];
 					*(uint2 *)o = qa;
-					*(uint2 *)(o + DG_COLS) = qb;
+					if (DG_GATED)
+						*(uint2 *)(o + DG_COLS) = qb;
 				}
 				*(uint2 *)&s_q[ds_word(0, vr[v], vc[v] / 4)] = qa;
-				*(uint2 *)&s_q[ds_word(1, vr[v], vc[v] / 4)] = qb;
+				if (DG_GATED)
+					*(uint2 *)&s_q[ds_word(1, vr[v], vc[v] / 4)] = qb;
 			}
 		}
 		__syncthreads(); // the byte tile is complete; stage st may be refilled
@@ -360,6 +379,8 @@ __device__ __forceinline__ void dg_stage_path(const TgParams &p)
 #pragma unroll
 			for (int v = 0; v < DS_VPT; v++) {
 				const int u = v * TG_THREADS + tid, cc = u >> 1, h = u & 1, hf = cc >> 6, ci = cc & 63;
+				if (!DG_GATED && hf) // ungated: no d_b half (whole warps: hf is a warp's)
+					continue;
 				float a = 0.0f; // the values are read twice (amax, then codes): fewer registers than holding 16
 #pragma unroll
 				for (int i = 0; i < 16; i++)
@@ -372,7 +393,7 @@ __device__ __forceinline__ void dg_stage_path(const TgParams &p)
 				const uint8_t e = tg_e8m0_from_amax(a, fmax);
 				const float bs = tg_e8m0_rcp(e);
 				if (h == 0)
-					((uint8_t *)p.p[TG_PB_SCALE_INV_T])[r0 / 32 * (2 * DG_COLS) + hf * DG_COLS + c] = e;
+					((uint8_t *)p.p[TG_PB_SCALE_INV_T])[r0 / 32 * DG_OCOLS + hf * DG_COLS + c] = e;
 				uint32_t w[4];
 #pragma unroll
 				for (int k = 0; k < 4; k++) {
@@ -398,7 +419,7 @@ __device__ __forceinline__ void dg_stage_path(const TgParams &p)
 			for (int v = 0; v < DS_VPT; v++) {
 				const int i = v * TG_THREADS + tid, hf = (i >> 5) >> 2;
 				const long long r = r0 + ur[v];
-				if (r >= rows || c0 + ucol[v] >= DG_COLS)
+				if (r >= rows || c0 + ucol[v] >= DG_COLS || (!DG_GATED && hf))
 					continue;
 				uint32_t x[4], y[4];
 #pragma unroll
@@ -464,10 +485,11 @@ __device__ __forceinline__ void dg_row_path(const TgParams &p)
 			float da[DG_VEC], db[DG_VEC];
 			dg_compute(ra[j], rb_[j], rg[j], ok, da, db, amax);
 			if (TG_RECIPE != TG_RECIPE_CURRENT_AMAX && TG_ROWWISE) {
-				tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, DG_VEC, 2 * DG_COLS>(
+				tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, DG_VEC, DG_OCOLS>(
 					p, rows, r, v * DG_VEC, da, ok, s, TG_EPS_SCALE, TG_POW2);
-				tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, DG_VEC, 2 * DG_COLS>(
-					p, rows, r, DG_COLS + v * DG_VEC, db, ok, s, TG_EPS_SCALE, TG_POW2);
+				if (DG_GATED)
+					tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, DG_VEC, DG_OCOLS>(
+						p, rows, r, DG_COLS + v * DG_VEC, db, ok, s, TG_EPS_SCALE, TG_POW2);
 			}
 		}
 	}
@@ -534,11 +556,11 @@ __device__ __forceinline__ void dg_flush(const TgParams &p, float (*ys)[DG_PITCH
 			for (int k = 0; k < nr; k++)
 				acc = tg__add_rn(acc, ys[seg * TG_BWD_CHUNK + k][cc]);
 			const float av[1] = {acc};
-			tg_store_keep<1>((float *)p.p[TG_PB_DW], rs0 / TG_BWD_CHUNK * (2 * DG_COLS) + c0 + cc, av);
+			tg_store_keep<1>((float *)p.p[TG_PB_DW], rs0 / TG_BWD_CHUNK * DG_OCOLS + c0 + cc, av);
 		}
 	}
 	if constexpr (TG_COLWISE)
-		tg_colwise_store<TG_FMT, TG_RECIPE, TG_THREADS, 2 * DG_COLS, DG_R, DG_CW, DG_PITCH, DG_SEG>(p, ys, r0, c0, rows,
+		tg_colwise_store<TG_FMT, TG_RECIPE, TG_THREADS, DG_OCOLS, DG_R, DG_CW, DG_PITCH, DG_SEG>(p, ys, r0, c0, rows,
 			s, aligned16); // __syncthreads on entry and exit
 	else
 		__syncthreads(); // before the stage is rewritten
@@ -574,15 +596,18 @@ __device__ __forceinline__ void dg_tile_path(const TgParams &p)
 			float da[DG_VEC], db[DG_VEC];
 			dg_compute(qa[0], qb[0], qg[0], rv, da, db, amax);
 			if (TG_ROWWISE) {
-				tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, DG_VEC, 2 * DG_COLS>(
+				tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, DG_VEC, DG_OCOLS>(
 					p, rows, r, v * DG_VEC, da, rv, s, TG_EPS_SCALE, TG_POW2);
-				tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, DG_VEC, 2 * DG_COLS>(
-					p, rows, r, DG_COLS + v * DG_VEC, db, rv, s, TG_EPS_SCALE, TG_POW2);
+				if (DG_GATED)
+					tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, DG_VEC, DG_OCOLS>(
+						p, rows, r, DG_COLS + v * DG_VEC, db, rv, s, TG_EPS_SCALE, TG_POW2);
 			}
 			dg_stage(ys, tr, tv, da);
 			dg_flush(p, ys, r0, c0, rows, s, aligned16);
-			dg_stage(ys, tr, tv, db);
-			dg_flush(p, ys, r0, DG_COLS + c0, rows, s, aligned16);
+			if (DG_GATED) {
+				dg_stage(ys, tr, tv, db);
+				dg_flush(p, ys, r0, DG_COLS + c0, rows, s, aligned16);
+			}
 #pragma unroll
 			for (int i = 0; i < DG_PF; i++) {
 				qa[i] = qa[i + 1];

@@ -2,7 +2,8 @@
 // tegen-slots: TG_KERNEL TG_IN_DTYPE TG_OUT_DTYPE TG_FMT TG_RECIPE TG_ROWWISE TG_COLWISE TG_VEC TG_THREADS TG_ROWS_PER_CTA TG_COLS TG_ACT TG_ALPHA TG_LIMIT TG_EPS_SCALE TG_POW2 TG_MARGIN TG_SR TG_SEED
 //
 // in [rows][2*cols] (gate half a = in[:, :cols] first, linear half b second),
-// out[rows][cols] = act(a) * b, computed in FP32 and quantized from FP32.
+// out[rows][cols] = act(a) * b, computed in FP32 and quantized from FP32; TG_ACT 6-10
+// (silu, gelu, relu, qgelu, srelu: tg_codes.h) in [rows][cols], out = act(a).
 // TG_ACT: 0 swiglu silu(a)*b, 1 geglu (tanh-approximate GELU, as TE),
 // 2 reglu, 3 qgeglu a*sigmoid(1.702a)*b, 4 sreglu relu(a)^2*b,
 // 5 clamped_swiglu (GPT-OSS: a <= TG_LIMIT, |b| <= TG_LIMIT,
@@ -42,7 +43,7 @@
 #if !TG_ROWWISE && !TG_COLWISE && TG_RECIPE != TG_RECIPE_CURRENT_AMAX
 #error "glu_amax.cu: neither TG_ROWWISE nor TG_COLWISE set"
 #endif
-#if TG_ACT < TG_ACT_SWIGLU || TG_ACT > TG_ACT_CLAMPED_SWIGLU
+#if TG_ACT < TG_ACT_SWIGLU || TG_ACT > TG_ACT_SRELU
 #error "glu_amax.cu: unknown TG_ACT"
 #endif
 
@@ -55,6 +56,8 @@ constexpr int gl_osz = TG_RECIPE == TG_RECIPE_NONE ? (TG_OUT_DTYPE == TG_DTYPE_F
 constexpr int GL_VEC = TG_VEC;
 constexpr int GL_COLS = TG_COLS;
 constexpr int GL_NVEC = GL_COLS / GL_VEC;
+constexpr bool GL_GATED = TG_ACT_GATED(TG_ACT);           // silu, gelu, ...: no linear half (b = 1)
+constexpr int GL_IN_NVEC = GL_GATED ? 2 * GL_NVEC : GL_NVEC; // input vectors a row
 
 static_assert(GL_COLS % GL_VEC == 0, "TG_VEC must divide TG_COLS");
 static_assert(GL_VEC * gl_isz <= 32 && GL_VEC * gl_isz >= 4, "input vector must be 4..32 bytes");
@@ -130,8 +133,8 @@ __device__ __forceinline__ void gl_row_path(const TgParams &p)
 		for (int j = 0; j < GL_NJ; j++) {
 			int v = j * GL_TPR + t;
 			if (rv && (GL_NVEC % GL_TPR == 0 || v < GL_NVEC)) {
-				ra[j] = in[r * (2 * GL_NVEC) + v];
-				rb_[j] = in[r * (2 * GL_NVEC) + GL_NVEC + v];
+				ra[j] = in[r * GL_IN_NVEC + v];
+				rb_[j] = GL_GATED ? in[r * (2 * GL_NVEC) + GL_NVEC + v] : ra[j]; // (b unused ungated)
 			} else {
 #pragma unroll
 				for (int k = 0; k < GL_IVB / 4; k++)
@@ -191,8 +194,9 @@ __device__ __forceinline__ void gl_tile_path(const TgParams &p)
 		for (int k = 0; k < GL_IVB / 4; k++)
 			ra.w[k] = rb.w[k] = 0u;
 		if (ok) {
-			ra = in[r * (2 * GL_NVEC) + c / GL_VEC];
-			rb = in[r * (2 * GL_NVEC) + GL_NVEC + c / GL_VEC];
+			ra = in[r * GL_IN_NVEC + c / GL_VEC];
+			if (GL_GATED)
+				rb = in[r * (2 * GL_NVEC) + GL_NVEC + c / GL_VEC];
 		}
 	};
 	for (long long r0 = (long long)blockIdx.x * GL_R; r0 < rows; r0 += (long long)gridDim.x * GL_R) {
@@ -283,8 +287,9 @@ __device__ __forceinline__ void gl_block_tile_path(const TgParams &p)
 			for (int k = 0; k < GL_IVB / 4; k++)
 				ra[st].w[k] = rb[st].w[k] = 0u;
 			if (it < items && r < rows && c < GL_COLS) {
-				ra[st] = in[r * (2 * GL_NVEC) + c / GL_VEC];
-				rb[st] = in[r * (2 * GL_NVEC) + GL_NVEC + c / GL_VEC];
+				ra[st] = in[r * GL_IN_NVEC + c / GL_VEC];
+				if (GL_GATED)
+					rb[st] = in[r * (2 * GL_NVEC) + GL_NVEC + c / GL_VEC];
 			}
 		}
 	};

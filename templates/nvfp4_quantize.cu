@@ -35,6 +35,7 @@
 //   1 GLU: h = p[TG_P_IN] [rows][2*cols] (gate half first), tg_glu<TG_ACT, float> as glu_amax.cu;
 //   2 dglu: h = p[TG_PB_IN] [rows][cols] (cols = 2C, C % 16 == 0), d_act = p[TG_PB_GRAD] [rows][C]
 //     (TG_G_DTYPE): d_h by tg_dglu1, bit-exact with ref_dglu; a strip holds 64 columns of each half;
+//   (1 and 2 without a gate partner, TG_ACT silu, gelu, ...: h [rows][cols], d_act and d_h as h, b = 1)
 //   3 norm: x = p[TG_P_IN] (the input, or the residual sum the norm saved; TG_HAS_RESIDUAL: plus
 //     p[TG_P_RESIDUAL], rounded to TG_IN_DTYPE), rsigma p[TG_P_RSIGMA] and mu p[TG_P_MU] (TG_NORM 1) the
 //     norm's amax pass saved, gamma p[TG_P_GAMMA], beta p[TG_P_BETA]: tg_norm_value as norm_quantize.cu.
@@ -334,7 +335,8 @@ __device__ __forceinline__ void stage_strip(const void *in, long long r0, long l
 // ---- the strip's columns, and the op values of TG_SRC ----
 // Strip column j holds output column strip_col(c0, j, cols), -1 past the tensor: c0 + j, or for dglu
 // 64 columns of each half (d_gate, then d_linear), c0 stepping by 64 over C = cols / 2.
-constexpr bool kDglu = TG_SRC == TG_SRC_DGLU;
+constexpr bool kGated = TG_ACT_GATED(TG_ACT); // silu, gelu, ...: h [rows][cols], no linear half (b = 1)
+constexpr bool kDglu = TG_SRC == TG_SRC_DGLU && kGated; // the strips' pairs of halves
 constexpr int SCW = kDglu ? S2C / 2 : S2C; // source columns a strip covers
 __device__ __forceinline__ long long strip_col(long long c0, int j, long long cols)
 {
@@ -352,17 +354,19 @@ __device__ __forceinline__ void src_values(const TgParams &p, long long r, long 
                                            float (&w)[8])
 {
 	if (TG_SRC == TG_SRC_GLU) {
-		float a[8], b[8];
-		tg_load_vec<TG_IN_DTYPE, 8>(p.p[TG_P_IN], r * 2 * cols + c, a);
-		tg_load_vec<TG_IN_DTYPE, 8>(p.p[TG_P_IN], r * 2 * cols + cols + c, b);
+		float a[8], b[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+		tg_load_vec<TG_IN_DTYPE, 8>(p.p[TG_P_IN], r * (kGated ? 2 : 1) * cols + c, a);
+		if (kGated)
+			tg_load_vec<TG_IN_DTYPE, 8>(p.p[TG_P_IN], r * 2 * cols + cols + c, b);
 #pragma unroll
 		for (int k = 0; k < 8; k++)
 			v[k] = tg_glu<TG_ACT, float>(a[k], b[k], (float)(TG_ALPHA), (float)(TG_LIMIT));
 	} else if (TG_SRC == TG_SRC_DGLU) {
-		const long long half = cols / 2;
-		float a[8], b[8], g[8];
+		const long long half = kGated ? cols / 2 : cols;
+		float a[8], b[8] = {1, 1, 1, 1, 1, 1, 1, 1}, g[8];
 		tg_load_vec<TG_IN_DTYPE, 8>(p.p[TG_PB_IN], r * cols + c, a);
-		tg_load_vec<TG_IN_DTYPE, 8>(p.p[TG_PB_IN], r * cols + half + c, b);
+		if (kGated)
+			tg_load_vec<TG_IN_DTYPE, 8>(p.p[TG_PB_IN], r * cols + half + c, b);
 		tg_load_vec<TG_G_DTYPE, 8>(p.p[TG_PB_GRAD], r * half + c, g);
 #pragma unroll
 		for (int k = 0; k < 8; k++)

@@ -175,9 +175,15 @@ TG_HD void tg_bwd_sigmoid2(float z, float *s, float *sc)
  * clamped_swiglu boundaries as Transformer Engine: act' = 0 where a > limit
  * (a == limit counts as inside), *db = 0 where b > limit or b < -limit
  * (b == +-limit inside); unlike TE a NaN gate or linear value is not masked
- * (the forward passes NaN through, so does the gradient). */
+ * (the forward passes NaN through, so does the gradient). The activations
+ * without a gate partner (act >= TG_ACT_SILU) are their gated form at b = 1:
+ * *da = g * act'(a). */
 TG_HD void tg_dglu1(int act, float a, float b, float g, float limit, float alpha, float *da, float *db)
 {
+	if (!TG_ACT_GATED(act)) { /* silu, gelu, ...: the gated form with b = 1 (*db unused) */
+		act = TG_ACT_BASE(act);
+		b = 1.0f;
+	}
 	float av, dact, lin = b;
 	int lin_live = 1;
 	if (act == TG_ACT_REGLU) {

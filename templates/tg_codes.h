@@ -27,14 +27,23 @@
 #define TG_RECIPE_MXFP8 6
 #define TG_RECIPE_NVFP4 7
 
-/* GLU activations: slot TG_ACT; ref_glu's kind (REF_SWIGLU ...); the order of
- * TG_GLUS in gen/gen.h. */
+/* Activations: slot TG_ACT; ref_glu's kind (REF_SWIGLU ...); the order of
+ * TG_GLUS in gen/gen.h. 0-5 gated (act(a) * b over an input [.., 2C]); 6-10 the
+ * same activations without the gate's partner (act(a) over [.., C], as the gated
+ * code TG_ACT - TG_ACT_SILU with b = 1: TG_ACT_BASE). */
 #define TG_ACT_SWIGLU 0
 #define TG_ACT_GEGLU 1
 #define TG_ACT_REGLU 2
 #define TG_ACT_QGEGLU 3
 #define TG_ACT_SREGLU 4
 #define TG_ACT_CLAMPED_SWIGLU 5
+#define TG_ACT_SILU 6
+#define TG_ACT_GELU 7
+#define TG_ACT_RELU 8
+#define TG_ACT_QGELU 9
+#define TG_ACT_SRELU 10
+#define TG_ACT_GATED(act) ((act) <= TG_ACT_CLAMPED_SWIGLU)
+#define TG_ACT_BASE(act) (TG_ACT_GATED(act) ? (act) : (act) - TG_ACT_SILU)
 
 /* The values nvfp4_quantize.cu quantizes: slot TG_SRC; gen/gen.h's NvfpSource. A tensor, or an op's values
  * computed again from its inputs (a norm's, GLU's or dglu's NVFP4 copies without an FP32 intermediate). */

@@ -4,7 +4,8 @@
 //
 // ACT (tg_codes.h): 0 swiglu silu(a)*b, 1 geglu (tanh-approximate GELU, as TE), 2 reglu,
 // 3 qgeglu a*sigmoid(1.702a)*b, 4 sreglu relu(a)^2*b, 5 clamped_swiglu (GPT-OSS: a <= limit,
-// |b| <= limit, a*sigmoid(alpha*a)*(b+1)).
+// |b| <= limit, a*sigmoid(alpha*a)*(b+1)); 6-10 silu, gelu, relu, qgelu, srelu: act(a) alone (tg_glu
+// only: the GEMM epilogues' fast forms are for the gated ones).
 #ifndef TG_GLU_H
 #define TG_GLU_H
 
@@ -40,6 +41,8 @@ __device__ __forceinline__ float tg_sigmoid_arg(double z, float &dz)
 // 2-ulp error showed), or in float (BF16 and FP8 outputs: tg_sigmoid_scale, a few FP32 roundings).
 template <int ACT, typename T> __device__ __forceinline__ float tg_glu(float af, float bf, float alpha, float limit)
 {
+	if constexpr (!TG_ACT_GATED(ACT)) // silu, gelu, ...: the gated form with b = 1 (bf unused)
+		return tg_glu<TG_ACT_BASE(ACT), T>(af, 1.0f, alpha, limit);
 	const double ad = af;
 	if (ACT == TG_ACT_REGLU || ACT == TG_ACT_SREGLU) {
 		const T a = af, act = a > (T)0 ? (ACT == TG_ACT_REGLU ? a : a * a) : (T)0;

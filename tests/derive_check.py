@@ -4,7 +4,7 @@
 `tegen run --check` compares the GPU with the CPU reference, which run the same derived graph: a wrong
 derivation (a gradient summed twice, or not at all) would pass it. Here small FP32 layers (no quantization)
 whose tensors are read by several ops (fan-outs into GEMMs, a GEMM's `add`, a norm's residual next to a
-GEMM) run through `tegen run --cpu` with given inputs and output gradients, and every derived gradient
+GEMM) and MLPs with each activation that has no gate partner (gelu, silu, ...) run through `tegen run --cpu` with given inputs and output gradients, and every derived gradient
 d_<t> is compared with the central difference of L = sum over outputs of (output * its gradient),
 computed here in float64 from the layer's own forward (a few lines of Python per case).
 Python 3 standard library only. Usage (repo root, after ninja): python3 tests/derive_check.py [TEGEN]
@@ -94,6 +94,37 @@ CASES["gemm_then_residual_norm"] = (
     .replace("{in: x, gamma", "{in: x, residual: r, gamma"),
     dict(CASES["gemm_then_norm"][1], r=(T, H)), ["y1", "y2"],
     lambda i: {"y1": mm_t(i["x"], i["w1"]), "y2": mm_t(rmsnorm(add(i["x"], i["r"]), i["gamma"]), i["w2"])})
+
+
+def sigmoid(z):
+    return 1.0 / (1.0 + math.exp(-z))
+
+
+# the activations without a gate partner (glu_amax act: ...), as tg_glu computes them
+ACTS = {
+    "gelu": lambda v: v * sigmoid(1.5957691216057308 * (v + 0.044715 * v ** 3)),
+    "silu": lambda v: v * sigmoid(v),
+    "qgelu": lambda v: v * sigmoid(1.702 * v),
+    "relu": lambda v: max(v, 0.0),
+    "srelu": lambda v: max(v, 0.0) ** 2,
+}
+# an MLP with each: h = xn w_up^T + b_up, act(h), y = act w_down^T (dglu without a gate partner, its fused dbias)
+for _act, _f in ACTS.items():
+    CASES["mlp_" + _act] = ("""tensors:
+  x: {shape: [tokens, hidden], dtype: fp32}
+  gamma: {shape: [hidden], dtype: fp32, role: weight}
+  w_up: {shape: [n, hidden], dtype: fp32, role: weight}
+  b_up: {shape: [n], dtype: fp32, role: weight}
+  w_down: {shape: [hidden, n], dtype: fp32, role: weight}
+ops:
+  - norm_quantize: {in: x, gamma: gamma, out: xn, eps: 1e-5, precision: fp32}
+  - gemm_cast: {a: xn, b: w_up, bias: b_up, out: h, dtype: fp32}
+  - glu_amax: {in: h, out: a, act: %s, precision: fp32}
+  - gemm_cast: {a: a, b: w_down, out: y, dtype: fp32}
+outputs: [y]
+""" % _act, {"x": (T, H), "gamma": (H,), "w_up": (N, H), "b_up": (N,), "w_down": (H, N)}, ["y"],
+        (lambda f: lambda i: {"y": mm_t([[f(v + b) for v, b in zip(r, i["b_up"])]
+                                         for r in mm_t(rmsnorm(i["x"], i["gamma"]), i["w_up"])], i["w_down"])})(_f))
 
 
 def write_npy(path, shape, flat):

@@ -87,7 +87,9 @@ POW2_RECIPES = ["current", "block1x128", "block128x128"]  # `pow2` applies: a ca
 FORMATS = ["e4m3", "e5m2", "hybrid"]
 # clamped_swiglu~al: clamped SwiGLU with its alpha and limit given (1.25, 2.5: the limit clamps inputs of
 # randn scale), not GPT-OSS's defaults
-ACTS = ["swiglu", "geglu", "reglu", "qgeglu", "sreglu", "clamped_swiglu", "clamped_swiglu~al"]
+ACTS = ["swiglu", "geglu", "reglu", "qgeglu", "sreglu", "clamped_swiglu", "clamped_swiglu~al",
+        "silu", "gelu", "relu", "qgelu", "srelu"]
+UNGATED = ("silu", "gelu", "relu", "qgelu", "srelu")   # no gate partner: h [.., C], not [.., 2C]
 LAYOUTS = {"row": ["rowwise"], "col": ["columnwise"], "both": ["rowwise", "columnwise"]}
 OPS = ["norm_quantize", "glu_amax", "cast_transpose", "quantize", "gemm_cast", "gemm_glu", "dglu", "gemm_dglu", "dnorm",
        "dbias", "adamw", "mlp", "fanout"]
@@ -500,7 +502,7 @@ def expected_rejections(c):
     if not c["recipe"].startswith("nvfp4") and op in ("quantize", "cast_transpose", "gemm_cast"):
         if any(x % 8 for x in lasts):
             out.append("tile_width8")
-    if fused and w * (4 if c["din"] == "fp32" else 2) * (2 if op == "glu_amax" else 1) > 1024 * 448:
+    if fused and w * (4 if c["din"] == "fp32" else 2) * (halves(c) if op == "glu_amax" else 1) > 1024 * 448:
         out.append("row_too_long")   # the row kernel keeps a row in registers
     if unfused:
         if w % 8:
@@ -524,7 +526,8 @@ def expected_rejections(c):
 
 
 def dglu_rejections(c, w, cols):
-    """gen/ir.c's dglu rules (C = w, d_h [.., 2C]): quantize_out's block widths on 2C, then
+    """gen/ir.c's dglu rules (C = w, d_h [.., 2C], or [.., C] without a gate partner: halves): quantize_out's block
+    widths on 2C, then
     check_backward_shape's on C: 2; 128 with block1x128 (with a columnwise copy: 128 takes the block tile path
     where 2C % 256 == 0 and no dbias is fused, other widths run unfused: 4); 8 on the staged path (a per-tensor or
     MXFP8 columnwise copy from 2-byte h and d_act, no dbias; 32 with MXFP8), else 64 on the tile path (a fused
@@ -533,16 +536,17 @@ def dglu_rejections(c, w, cols):
     r, out = c["recipe"], []
     q = quantized(r)
     dbias = bool(c.get("dbias"))
-    if q and r == "mxfp8" and (2 * w) % 32:
+    hv = halves(c)   # d_h [.., hv * C]
+    if q and r == "mxfp8" and (hv * w) % 32:
         out.append("mxfp8_width")
-    if q and r.startswith("nvfp4") and (2 * w) % 16:
+    if q and r.startswith("nvfp4") and (hv * w) % 16:
         out.append("nvfp4_width")
     if q and r == "block128x128":
         out.append("fused_block128x128")
     # FP32 d_h, then the tile kernel casts (op_writes_hp): both 1x128 copies off the block tile path
-    unfused = q and r == "block1x128" and "columnwise" in cols and not ((2 * w) % 256 == 0 and not dbias)
+    unfused = q and r == "block1x128" and "columnwise" in cols and not (w % 128 == 0 and not dbias)
     tile = dbias or (q and "columnwise" in cols and (r == "mxfp8" or (r in ("delayed", "current") and
-                                                                     ((2 * w) % 16 or "rowwise" not in cols))))
+                                                                     ((hv * w) % 16 or "rowwise" not in cols))))
     staged = tile and not dbias and "columnwise" in cols and r in ("delayed", "current", "mxfp8") and \
         c["din"] != "fp32" and c["dg"] != "fp32"  # dglu_staged_kind
     if unfused and not tile:
@@ -608,6 +612,16 @@ def recipe_map(c):
     return m
 
 
+def halves(c):
+    """2 for a gated activation (h [.., 2C]), 1 for silu, gelu, ... (h [.., C])."""
+    return 1 if c.get("act") in UNGATED else 2
+
+
+def h_ext(c, dim):
+    """h's (or the up-projection weight's) extent for activation width dim."""
+    return dim if halves(c) == 1 else "2*" + dim
+
+
 def act_args(c):
     """The GLU's act (and for clamped_swiglu~al its alpha and limit) as op arguments."""
     if c["act"] == "clamped_swiglu~al":
@@ -656,7 +670,7 @@ def spec_text(c):
         ops.append(("norm_quantize", args))
     elif op == "glu_amax":
         dims = {"tokens": "dynamic", "ffn": w}
-        tensors.append(("h", {"shape": ["tokens", "2*ffn"], "dtype": c["din"]}))
+        tensors.append(("h", {"shape": ["tokens", h_ext(c, "ffn")], "dtype": c["din"]}))
         ops.append(("glu_amax", dict({"in": "h", "out": "y"}, **act_args(c), **common)))
     elif op in ("cast_transpose", "quantize"):
         dims = {"tokens": "dynamic", "hidden": w}
@@ -667,7 +681,7 @@ def spec_text(c):
     elif op == "gemm_glu":
         dims = {"tokens": "dynamic", "k": w, "ffn": w2}
         tensors.append(("x", {"shape": ["tokens", "k"], "dtype": c["din"]}))
-        tensors.append(("w", {"shape": ["2*ffn", "k"], "dtype": c["din"], "role": "weight"}))
+        tensors.append(("w", {"shape": [h_ext(c, "ffn"), "k"], "dtype": c["din"], "role": "weight"}))
         a_op, b_op = gemm_operands(c, ops, overrides, "x", "w", "rowwise")
         ops.append(("gemm_cast", {"a": a_op, "b": b_op, "out": "h", "dtype": c["dh"]}))
         ops.append(("glu_amax", dict({"in": "h", "out": "y"}, **act_args(c), **common)))
@@ -675,14 +689,14 @@ def spec_text(c):
         dims = {"tokens": "dynamic", "k": w, "ffn": w2}
         tensors.append(("dy", {"shape": ["tokens", "k"], "dtype": c["din"], "role": "gradient"}))
         tensors.append(("w", {"shape": ["k", "ffn"], "dtype": c["din"], "role": "weight"}))
-        tensors.append(("h", {"shape": ["tokens", "2*ffn"], "dtype": c["dh"]}))
+        tensors.append(("h", {"shape": ["tokens", h_ext(c, "ffn")], "dtype": c["dh"]}))
         a_op, b_op = gemm_operands(c, ops, overrides, "dy", "w", "columnwise")
         ops.append(("gemm_cast", {"a": a_op, "b": b_op, "out": "da", "dtype": c["dg"], "pass": "dgrad"}))
         ops.append(("dglu", dict({"in": "h", "grad": "da", "out": "y", **act_args(c),
                                   "dbias": "dbh" if c.get("dbias") else None}, **common)))
     elif op == "dglu":
         dims = {"tokens": "dynamic", "ffn": w}
-        tensors.append(("h", {"shape": ["tokens", "2*ffn"], "dtype": c["din"]}))
+        tensors.append(("h", {"shape": ["tokens", h_ext(c, "ffn")], "dtype": c["din"]}))
         tensors.append(("da", {"shape": ["tokens", "ffn"], "dtype": c["dg"], "role": "gradient"}))
         ops.append(("dglu", dict({"in": "h", "grad": "da", "out": "y", **act_args(c),
                                   "dbias": "dbh" if c.get("dbias") else None}, **common)))
@@ -715,9 +729,9 @@ def spec_text(c):
         tensors.append(("gamma", {"shape": ["hidden"], "dtype": c["din"], "role": "weight"}))
         if c["norm"] == "layernorm":
             tensors.append(("beta", {"shape": ["hidden"], "dtype": c["din"], "role": "weight"}))
-        tensors.append(("w_up", {"shape": ["2*ffn", "hidden"], "dtype": c["din"], "role": "weight"}))
+        tensors.append(("w_up", {"shape": [h_ext(c, "ffn"), "hidden"], "dtype": c["din"], "role": "weight"}))
         if c["bias"]:
-            tensors.append(("b_up", {"shape": ["2*ffn"], "dtype": c["dh"], "role": "weight"}))
+            tensors.append(("b_up", {"shape": [h_ext(c, "ffn")], "dtype": c["dh"], "role": "weight"}))
         tensors.append(("w_down", {"shape": ["hidden", "ffn"], "dtype": c["din"], "role": "weight"}))
         hp = None if q else c["din"]   # unquantized: the norm's and the GLU's outputs in the GEMMs' dtype
         ops.append(("norm_quantize", {"in": "x", "residual": "r" if c.get("resid") else None,

@@ -385,13 +385,14 @@ static bool staged_variant(const Kernel *k, const PlanVariant *v)
 }
 
 /* grid_cols of a row-family kernel: 0 (a CTA per row block), except the block tile paths
- * (128-column tiles: of the output, or of dglu's gate half) and dglu.cu's tile path, whose work
- * items are slices of 16 steps of the gate half (DG_SW in the template). */
+ * (128-column tiles: of the output, or of dglu's gate half) and the tile paths of dglu.cu and glu_amax.cu,
+ * whose work items are slices of 16 steps (of the gate half: DG_SW, GL_SW in the templates; rows of 32
+ * or 64 there, so a step is threads / rows vectors). */
 static int row_grid_cols(const Kernel *k, const PlanVariant *v)
 {
 	if (block_tile(k))
 		return 128;
-	if (!strcmp(k->tmpl, "dglu.cu") && row_tile_path(k) && v->rows_per_cta > 0)
+	if ((!strcmp(k->tmpl, "dglu.cu") || !strcmp(k->tmpl, "glu_amax.cu")) && row_tile_path(k) && v->rows_per_cta > 0)
 		return v->threads / v->rows_per_cta * v->vec * 16;
 	return 0;
 }

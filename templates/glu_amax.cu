@@ -13,8 +13,9 @@
 // recipe-3 amax pass; TG_SR / TG_SEED: stochastic rounding). Columnwise copies:
 // recipes 1, 2, 6.
 //
-// Launch: block (TG_THREADS,1,1), grid.x = min(ceil(rows / TG_ROWS_PER_CTA), cap);
-// any grid.x >= 1 is correct. n[0] = rows; TG_COLS = output columns.
+// Launch: block (TG_THREADS,1,1), grid.x = min(ceil(rows / TG_ROWS_PER_CTA), cap) (tile path: times its
+// column slices, GL_NS; block tile path: times ceil(TG_COLS / 128)); any grid.x >= 1 is correct. n[0] = rows;
+// TG_COLS = output columns.
 //
 // Row path: TG_THREADS/TG_ROWS_PER_CTA threads per row, each loading all its
 // vectors (a and b, 16 bytes each) before the math, so that many loads are in
@@ -172,6 +173,13 @@ constexpr int GL_VPR = TG_THREADS / GL_R;
 constexpr int GL_CW = GL_VPR * GL_VEC;
 constexpr int GL_SEG = TG_RECIPE == TG_RECIPE_MXFP8 ? 32 : 16;
 constexpr int GL_PITCH = GL_CW + 4;
+// Work items: a tile of GL_R rows by a slice of GL_SLICE_STEPS steps (GL_SW columns; the last slice of a row may
+// be shorter), item i = (row tile i / GL_NS, slice i % GL_NS); the planner launches ceil(rows / GL_R) * GL_NS
+// CTAs (grid_cols GL_SW), so a short tensor still fills the GPU (at 993 x 16384 a CTA a row tile took 690 us,
+// 32 CTAs). Any grid.x >= 1 is correct (grid-stride over items).
+constexpr int GL_SLICE_STEPS = 16;
+constexpr int GL_SW = GL_CW * GL_SLICE_STEPS;
+constexpr int GL_NS = (GL_COLS + GL_SW - 1) / GL_SW;
 struct alignas(16) gl_f4 { float a[4]; };
 static_assert(GL_VEC % 4 == 0, "columnwise: TG_VEC must be a multiple of 4");
 static_assert(GL_VPR % gl_group == 0, "columnwise: chunk row must hold whole scale blocks");
@@ -199,18 +207,21 @@ __device__ __forceinline__ void gl_tile_path(const TgParams &p)
 				rb = in[r * (2 * GL_NVEC) + GL_NVEC + c / GL_VEC];
 		}
 	};
-	for (long long r0 = (long long)blockIdx.x * GL_R; r0 < rows; r0 += (long long)gridDim.x * GL_R) {
+	const long long items = (rows + GL_R - 1) / GL_R * GL_NS;
+	for (long long it = blockIdx.x; it < items; it += gridDim.x) {
+		const long long r0 = it / GL_NS * GL_R;
+		const int cs = (int)(it % GL_NS) * GL_SW, ce = cs + GL_SW < GL_COLS ? cs + GL_SW : GL_COLS;
 		const long long r = r0 + tr;
 		const bool rv = r < rows;
 		tg_raw<GL_IVB> ra, rb;
-		load(r, tv * GL_VEC, rv && (GL_COLS % GL_CW == 0 || tv * GL_VEC < GL_COLS), ra, rb);
-		for (int c0 = 0; c0 < GL_COLS; c0 += GL_CW) {
+		load(r, cs + tv * GL_VEC, rv && (GL_COLS % GL_CW == 0 || cs + tv * GL_VEC < GL_COLS), ra, rb);
+		for (int c0 = cs; c0 < ce; c0 += GL_CW) {
 			const int c = c0 + tv * GL_VEC;
 			const bool ok = rv && (GL_COLS % GL_CW == 0 || c < GL_COLS);
 			// the next step's loads go out before this step's math and its (synchronizing) store
 			const int cn = c + GL_CW;
 			tg_raw<GL_IVB> na, nb;
-			load(r, cn, rv && c0 + GL_CW < GL_COLS && (GL_COLS % GL_CW == 0 || cn < GL_COLS), na, nb);
+			load(r, cn, rv && c0 + GL_CW < ce && (GL_COLS % GL_CW == 0 || cn < GL_COLS), na, nb);
 			float a[GL_VEC], b[GL_VEC], y[GL_VEC];
 			gl_unpack<TG_IN_DTYPE, GL_VEC>(ra, a);
 			gl_unpack<TG_IN_DTYPE, GL_VEC>(rb, b);

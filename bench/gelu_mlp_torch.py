@@ -1,0 +1,73 @@
+"""gelu_mlp_torch.py: the anchor of specs/gpt_mlp_gelu_train.yaml: a GPT-style MLP block (LayerNorm, up-projection
+with a bias, tanh-approximate GELU, down-projection; hidden 4096, ffn 16384), forward and backward, 8192 tokens,
+in BF16 (torch.compile) and FP8 (torch.compile quantize + torch._scaled_mm, HYBRID, torch_block.py's FP8Linear; the
+bias added in the compiled GELU). Rounds interleaved with tegen commands (torch_block.py's method: each side under
+the same clocks). Usage on the GPU machine: python3 bench/gelu_mlp_torch.py [--rounds N] [--tegen "CMD"]..."""
+import json
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "anchors"))
+from anchor_timing import bench  # noqa: E402
+from torch_block import FP8Linear, tegen_layer  # noqa: E402
+
+T, H, FF = 8192, 4096, 16384
+dev = "cuda"
+torch.manual_seed(0)
+x = torch.randn(T, H, device=dev, dtype=torch.bfloat16, requires_grad=True)
+g = torch.ones(H, device=dev, dtype=torch.bfloat16, requires_grad=True)
+b = torch.zeros(H, device=dev, dtype=torch.bfloat16, requires_grad=True)
+w1 = (torch.randn(FF, H, device=dev, dtype=torch.bfloat16) * 0.02).requires_grad_()
+b1 = torch.zeros(FF, device=dev, dtype=torch.bfloat16, requires_grad=True)
+w2 = (torch.randn(H, FF, device=dev, dtype=torch.bfloat16) * 0.02).requires_grad_()
+gy = torch.randn(T, H, device=dev, dtype=torch.bfloat16)
+
+
+def mlp(x):
+    hh = F.layer_norm(x, (H,), g, b, 1e-5) @ w1.t() + b1
+    return F.gelu(hh, approximate="tanh") @ w2.t()
+
+
+@torch.compile
+def norm(x):
+    return F.layer_norm(x, (H,), g, b, 1e-5)
+
+
+@torch.compile
+def bias_gelu(hh):
+    return F.gelu(hh + b1, approximate="tanh")
+
+
+def mlp8(x):
+    return FP8Linear.apply(bias_gelu(FP8Linear.apply(norm(x), w1)), w2)
+
+
+def step(f):
+    def run():
+        f(x).backward(gy)
+    return run
+
+
+if __name__ == "__main__":
+    rounds, cmds = 3, []
+    args = sys.argv[1:]
+    while args:
+        a = args.pop(0)
+        if a == "--rounds" and args:
+            rounds = int(args.pop(0))
+        elif a == "--tegen" and args:
+            cmds.append(args.pop(0))
+        else:
+            sys.exit(f"gelu_mlp_torch.py: unknown or incomplete argument {a} (usage: see the docstring)")
+    cmds = cmds or ["build/tegen run specs/gpt_mlp_gelu_train.yaml --tokens 8192 --iters 20"]
+    steps = {"fp8 torch.compile+_scaled_mm": step(mlp8), "bf16 torch.compile": step(torch.compile(mlp))}
+    for r in range(rounds):
+        row = {"round": r + 1}
+        for name, f in steps.items():
+            row[name] = round(bench(f, reps=10), 1)
+        for i, cmd in enumerate(cmds):
+            row[f"tegen{i}"], row[f"tegen{i} graph"] = tegen_layer(cmd)
+        print(json.dumps(row), flush=True)

@@ -605,21 +605,6 @@ template <int FMT> __device__ __forceinline__ uint32_t q4(const float *v, float 
 	return lo | (hi << 16);
 }
 
-/* Store 16 bytes w[0..3] of column c, rows r..r+15, of OUT_T [cols][rows] (bytes past rows dropped). */
-__device__ __forceinline__ void put_col16(unsigned char *out_t, long long rows, int c, long long r, const uint32_t w[4])
-{
-	unsigned char *dst = out_t + (size_t)c * rows + r;
-	if (rows % 16 == 0) {
-		if (r < rows)
-			*(uint4 *)dst = make_uint4(w[0], w[1], w[2], w[3]);
-	} else {
-#pragma unroll
-		for (int e = 0; e < 16; e++)
-			if (r + e < rows)
-				dst[e] = (unsigned char)(w[e / 4] >> (8 * (e & 3)));
-	}
-}
-
 #define CT_P_DBIAS_PART 13 /* = tg_backward.h's TG_PB_DW: the dbias chunk partials */
 template <int IN_DT, int FMT, int RECIPE, int ROWW, int COLS, int THREADS, int TR, int TC, int POW2, int DBIAS>
 __device__ __forceinline__ void body_stage(const TgParams &p, const float eps)
@@ -759,8 +744,7 @@ __device__ __forceinline__ void body_stage(const TgParams &p, const float eps)
 #pragma unroll
 				for (int j = 0; j < 4; j++) {
 					const int c = col0 + wc * 4 + j;
-					if (c < COLS)
-						put_col16(out_t, rows, c, r, y[j]);
+					tg_put_col16(out_t, rows, c, r, y[j], c < COLS);
 				}
 			} else {
 				float a[16], b[16];
@@ -819,10 +803,8 @@ __device__ __forceinline__ void body_stage(const TgParams &p, const float eps)
 					wa[q] = q4<FMT>(&a[4 * q], sa);
 					wb[q] = q4<FMT>(&b[4 * q], sb);
 				}
-				if (c < COLS) {
-					put_col16(out_t, rows, c, r, wa);
-					put_col16(out_t, rows, c + 1, r, wb);
-				}
+				tg_put_col16(out_t, rows, c, r, wa, c < COLS);
+				tg_put_col16(out_t, rows, c + 1, r, wb, c < COLS);
 			}
 		}
 		__syncthreads(); /* stage st is refilled NS-1 tiles from now */

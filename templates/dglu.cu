@@ -387,12 +387,10 @@ __device__ __forceinline__ void dg_stage_path(const TgParams &p)
 					a = tg_absmax(a, sf[ds_fidx(hf, 16 * h + i, ci)]);
 				a = fmaxf(a, __shfl_xor_sync(0xFFFFFFFFu, a, 1));
 				const int c = c0 + ci;
-				const long long r = r0 + 16 * h;
-				if (c >= DG_COLS || r >= rows)
-					continue;
+				const long long r = r0 + 16 * h; // (r0 < rows: the tile exists)
 				const uint8_t e = tg_e8m0_from_amax(a, fmax);
 				const float bs = tg_e8m0_rcp(e);
-				if (h == 0)
+				if (h == 0 && c < DG_COLS)
 					((uint8_t *)p.p[TG_PB_SCALE_INV_T])[r0 / 32 * DG_OCOLS + hf * DG_COLS + c] = e;
 				uint32_t w[4];
 #pragma unroll
@@ -401,15 +399,9 @@ __device__ __forceinline__ void dg_stage_path(const TgParams &p)
 					w[k] = tg_fp8x2<TG_FMT>(sf[ds_fidx(hf, i, ci)] * bs, sf[ds_fidx(hf, i + 1, ci)] * bs) |
 					       (tg_fp8x2<TG_FMT>(sf[ds_fidx(hf, i + 2, ci)] * bs, sf[ds_fidx(hf, i + 3, ci)] * bs) << 16);
 				}
-				unsigned char *dst = out_t + (long long)(hf * DG_COLS + c) * rows + r;
-				if (rows % 16 == 0) {
-					*reinterpret_cast<uint4 *>(dst) = make_uint4(w[0], w[1], w[2], w[3]);
-				} else {
-#pragma unroll
-					for (int k = 0; k < 16; k++)
-						if (r + k < rows)
-							dst[k] = (uint8_t)(w[k / 4] >> (8 * (k % 4)));
-				}
+				// lanes 2i, 2i+1: one column's rows 0-15, 16-31 (all lanes call it: at rows % 16 != 0 the warp
+				// writes each column coalesced)
+				tg_put_col16(out_t, rows, hf * DG_COLS + c, r, w, c < DG_COLS);
 			}
 		} else {
 			/* unit = 8 row groups of 4 rows (lanes 0-7) x 4 word columns (lanes 8-31) a warp; the warps over the 4
@@ -419,23 +411,35 @@ __device__ __forceinline__ void dg_stage_path(const TgParams &p)
 			for (int v = 0; v < DS_VPT; v++) {
 				const int i = v * TG_THREADS + tid, hf = (i >> 5) >> 2;
 				const long long r = r0 + ur[v];
-				if (r >= rows || c0 + ucol[v] >= DG_COLS || (!DG_GATED && hf))
+				if (!DG_GATED && hf) // ungated: no d_b half (whole warps)
 					continue;
 				uint32_t x[4], y[4];
 #pragma unroll
 				for (int k = 0; k < 4; k++)
 					x[k] = s_q[ds_word(hf, ur[v] + k, ucol[v] / 4)];
 				tg_transpose_4x4_bytes(x[0], x[1], x[2], x[3], y);
-				unsigned char *dst = otc + uoff[v];
+				if (rows % 4 == 0) {
+					if (r >= rows || c0 + ucol[v] >= DG_COLS)
+						continue;
+					unsigned char *dst = otc + uoff[v];
 #pragma unroll
-				for (int j = 0; j < 4; j++, dst += rows) {
-					if (rows % 4 == 0) {
+					for (int j = 0; j < 4; j++, dst += rows)
 						*(uint32_t *)dst = y[j];
-					} else {
+				} else {
+					/* the columns start unaligned: the warp writes each of its 16 columns' 32 rows as one
+					 * coalesced store, a byte a lane (lanes 8g.. hold word column g, 4 rows a lane; byte k of
+					 * y[j] is column j's row 4 (lane & 7) + k) */
+					const int lane = tid & 31;
 #pragma unroll
-						for (int k = 0; k < 4; k++)
-							if (r + k < rows)
-								dst[k] = (unsigned char)(y[j] >> (8 * k));
+					for (int g = 0; g < 4; g++) {
+						const int colg = __shfl_sync(0xFFFFFFFFu, ucol[v], 8 * g), src = 8 * g + (lane >> 2);
+#pragma unroll
+						for (int j = 0; j < 4; j++) {
+							const uint32_t wd = __shfl_sync(0xFFFFFFFFu, y[j], src);
+							if (c0 + colg < DG_COLS && r0 + lane < rows)
+								out_t[(long long)(hf * DG_COLS + c0 + colg + j) * rows + r0 + lane] =
+									(unsigned char)(wd >> (8 * (lane & 3)));
+						}
 					}
 				}
 			}

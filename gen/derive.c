@@ -7,7 +7,8 @@
  *     output gradient the caller binds, role gradient, t's dtype);
  *   - gemm_cast fprop Y = A x B^T: the gradient of Y, quantized rowwise and
  *     columnwise by a cast_transpose (unless dglu already wrote both copies),
- *     feeds the dgrad d_A (A's high-precision dtype) and the wgrad d_W (fp32, or the weight's grad_dtype; W the weight B was
+ *     feeds the dgrad d_A (A's high-precision dtype; fp32 for an fp16 A whose GEMM runs as BF16: MXFP8, NVFP4
+ *     operands) and the wgrad d_W (fp32, or the weight's grad_dtype; W the weight B was
  *     quantized from); the forward's quantize ops of A and B then also write
  *     the columnwise copies the backward GEMMs read; a bias gets a dbias (fused
  *     into dglu when the GEMM's output is a GLU's input);
@@ -320,7 +321,9 @@ static void derive_gemm(Dv *v, const Op *op, Loc at)
 	set_arg(dg, ARG_B, B->name);
 	set_arg(dg, ARG_OUT, da);
 	dg->p.pass = PASS_DGRAD;
-	dg->p.out_dtype = As->hp_dtype == DT_F32 || As->hp_dtype == DT_F16 ? As->hp_dtype : DT_BF16; /* A's own dtype */
+	/* A's own dtype; an fp16 A whose GEMM runs emulated as BF16 (MXFP8, NVFP4 operands: bf16 or fp32 out) gets fp32 */
+	dg->p.out_dtype = As->hp_dtype == DT_F16 && gemm_hp_dtype(A, q) == DT_BF16 ? DT_F32
+		: As->hp_dtype == DT_F32 || As->hp_dtype == DT_F16 ? As->hp_dtype : DT_BF16;
 	grad_from_dgrad(v, As, dg, da, at);
 	if (As != A) { /* the quantized copy's gradient is its source's (a fan-out sums into that name) */
 		v->grad[A->id] = v->grad[As->id];

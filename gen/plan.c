@@ -1770,8 +1770,10 @@ static void plan_dnorm(Planner *pl, const Op *op)
 	const Tensor *gamma = &g->tensors[op->arg[ARG_GAMMA]], *dx = &g->tensors[op->arg[ARG_OUT]];
 	Extent rows = tensor_rows(pl, x, op->loc);
 	long cols = tensor_cols(x);
-	int sz[] = {dtype_bytes(x->dtype), dtype_bytes(dy->dtype), dtype_bytes(gamma->dtype), dtype_bytes(dx->dtype)};
-	int vec = backward_vec(cols, sz, 4, false);
+	const Tensor *dres = op->arg[ARG_GRAD_RESIDUAL] >= 0 ? &g->tensors[op->arg[ARG_GRAD_RESIDUAL]] : dy;
+	int sz[] = {dtype_bytes(x->dtype), dtype_bytes(dy->dtype), dtype_bytes(gamma->dtype), dtype_bytes(dx->dtype),
+		dtype_bytes(dres->dtype)};
+	int vec = backward_vec(cols, sz, 5, false);
 	long nvec = cols / vec;
 	int threads = 64, passes = 1; /* a vector a thread where it fits in 512 threads (the H100 bench's best) */
 	while (threads < 512 && threads < nvec)
@@ -1788,6 +1790,7 @@ static void plan_dnorm(Planner *pl, const Op *op)
 	slot(pl, k, "TG_G_DTYPE", istr(pl, dtype_code(dy->dtype)));
 	slot(pl, k, "TG_W_DTYPE", istr(pl, dtype_code(gamma->dtype)));
 	slot(pl, k, "TG_OUT_DTYPE", istr(pl, dtype_code(dx->dtype)));
+	slot(pl, k, "TG_R_DTYPE", istr(pl, dtype_code(dres->dtype))); /* grad_residual's own dtype (grad's when none) */
 	slot(pl, k, "TG_VEC", istr(pl, vec));
 	slot(pl, k, "TG_THREADS", istr(pl, threads));
 	slot(pl, k, "TG_COLS", istr(pl, cols));

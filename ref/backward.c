@@ -108,7 +108,7 @@ void ref_dnorm_partials(int layer, const void *x, int x_dtype, const float *rsig
 
 void ref_dnorm(int layer, const void *x, int x_dtype, const float *rsigma, const float *mu,
                const float *gamma, int zero_centered, const void *d_out, const void *d_res, int g_dtype,
-               int rows, int cols, float *d_in, float *d_gamma, float *d_beta)
+               int r_dtype, int rows, int cols, float *d_in, float *d_gamma, float *d_beta)
 {
 	size_t cc = (size_t)(cols > 0 ? cols : 1);
 	float *xh = malloc(sizeof *xh * cc), *dy = malloc(sizeof *dy * cc);
@@ -125,7 +125,7 @@ void ref_dnorm(int layer, const void *x, int x_dtype, const float *rsigma, const
 		for (int c = 0; c < cols; c++) {
 			size_t i = (size_t)r * cols + c;
 			float v = tg_dnorm_dx(dyg[c], xh[c], rsigma[r], m1, m2);
-			d_in[i] = d_res ? tg__add_rn(v, ref_load(d_res, g_dtype, i)) : v;
+			d_in[i] = d_res ? tg__add_rn(v, ref_load(d_res, r_dtype, i)) : v;
 		}
 	}
 	free(xh);

@@ -35,7 +35,7 @@ void ref_dglu(int kind, const void *h, int h_dtype, const void *d_act, int g_dty
  * x_dtype (the residual sum when the forward added one), rsigma [rows], mu
  * [rows] (LayerNorm; NULL for RMSNorm), gamma [cols] (FP32 values; weight
  * gamma + 1 when zero_centered), d_out [rows][cols] of g_dtype and d_res
- * (NULL, or [rows][cols] of g_dtype: the gradient reaching the residual sum
+ * (NULL, or [rows][cols] of r_dtype: the gradient reaching the residual sum
  * from elsewhere, added to d_in):
  *     xhat = (x - mu) * rs, dyg = dy * w, m1 = tree(dyg) * RN(1/cols) (LayerNorm),
  *     m2 = tree(dyg * xhat) * RN(1/cols), d_in = rs*((dyg - m1) - xhat*m2) (+ d_res)
@@ -44,7 +44,7 @@ void ref_dglu(int kind, const void *h, int h_dtype, const void *d_act, int g_dty
  * (LayerNorm; may be NULL), both in the chunked order; either may be NULL. */
 void ref_dnorm(int layer, const void *x, int x_dtype, const float *rsigma, const float *mu,
                const float *gamma, int zero_centered, const void *d_out, const void *d_res, int g_dtype,
-               int rows, int cols, float *d_in, float *d_gamma, float *d_beta);
+               int r_dtype, int rows, int cols, float *d_in, float *d_gamma, float *d_beta);
 
 /* The same reductions stopped at the chunk partials (what dnorm.cu writes to
  * its workspaces): pg, pb [ref_nchunks(rows)][cols] (pb LayerNorm only). */

@@ -285,7 +285,9 @@ static int run_backward(const Graph *g, const long *dims, const Op *op, RefTenso
 		}
 	}
 	ref_dnorm(op->p.norm == NORM_LAYER, ri->comp[COMP_DATA], ref_dtype(in->dtype), rsigma, mu, gamma,
-		op->p.zero_centered_gamma, grad, dres, ref_dtype(tgr->dtype), rows, cols, ro->value, dw[0], dw[1]);
+		op->p.zero_centered_gamma, grad, dres, ref_dtype(tgr->dtype),
+		ref_dtype(op->arg[ARG_GRAD_RESIDUAL] >= 0 ? g->tensors[op->arg[ARG_GRAD_RESIDUAL]].dtype : tgr->dtype), rows, cols,
+		ro->value, dw[0], dw[1]);
 	for (int i = 0; i < 2; i++)
 		add_prior(dw[i], prior[i], (size_t)cols);
 	free(gamma);

@@ -1,10 +1,10 @@
 // dnorm.cu: RMSNorm / LayerNorm backward: d_in and the chunk partials of d_gamma (d_beta).
-// tegen-slots: TG_KERNEL TG_IN_DTYPE TG_G_DTYPE TG_W_DTYPE TG_OUT_DTYPE TG_VEC TG_THREADS TG_COLS TG_NORM TG_ZERO_CENTERED TG_HAS_DRES TG_PASSES
+// tegen-slots: TG_KERNEL TG_IN_DTYPE TG_G_DTYPE TG_W_DTYPE TG_OUT_DTYPE TG_R_DTYPE TG_VEC TG_THREADS TG_COLS TG_NORM TG_ZERO_CENTERED TG_HAS_DRES TG_PASSES
 //
 // From the forward's saved x [rows][TG_COLS] (TG_IN_DTYPE; the residual sum when the forward
 // added one), rsigma [rows] and mu [rows] (FP32, LayerNorm only), gamma [TG_COLS]
 // (TG_W_DTYPE; weight gamma + 1 when TG_ZERO_CENTERED) and d_out [rows][TG_COLS]
-// (TG_G_DTYPE), plus with TG_HAS_DRES the residual stream's gradient d_res (TG_G_DTYPE):
+// (TG_G_DTYPE), plus with TG_HAS_DRES the residual stream's gradient d_res (TG_R_DTYPE):
 //     d_in = rs * ((dyg - m1) - xhat * m2) (+ d_res)        (TG_OUT_DTYPE)
 // with tg_backward.h's per-element formulas and row sums in its tree order, and the chunk
 // partials of d_gamma (sum of dy * xhat) and, for LayerNorm, d_beta (sum of dy): one row of
@@ -57,7 +57,8 @@ constexpr int DN_UNROLL = TG_THREADS >= 256 ? 2 : 4;
 static_assert(DN_COLS % DN_VEC == 0, "TG_VEC must divide TG_COLS");
 static_assert((DN_VEC & (DN_VEC - 1)) == 0 && DN_VEC >= 2, "TG_VEC must be a power of two >= 2");
 static_assert(DN_VEC * (TG_IN_DTYPE == TG_DTYPE_F32 ? 4 : 2) <= 32 && DN_VEC * (TG_G_DTYPE == TG_DTYPE_F32 ? 4 : 2) <= 32 &&
-              DN_VEC * (TG_W_DTYPE == TG_DTYPE_F32 ? 4 : 2) <= 32 && DN_VEC * (TG_OUT_DTYPE == TG_DTYPE_F32 ? 4 : 2) <= 32,
+              DN_VEC * (TG_W_DTYPE == TG_DTYPE_F32 ? 4 : 2) <= 32 && DN_VEC * (TG_OUT_DTYPE == TG_DTYPE_F32 ? 4 : 2) <= 32 &&
+              DN_VEC * (TG_R_DTYPE == TG_DTYPE_F32 ? 4 : 2) <= 32,
               "vectors must be <= 32 bytes");
 static_assert(TG_THREADS % 32 == 0 && TG_THREADS <= 1024, "TG_THREADS must be a multiple of 32, <= 1024");
 
@@ -185,7 +186,7 @@ __device__ __forceinline__ void dn_chunks(const TgParams &p)
 				tg_load_vec<TG_IN_DTYPE, DN_VEC>(p.p[TG_PB_IN], e, x);
 				tg_load_vec<TG_G_DTYPE, DN_VEC>(p.p[TG_PB_GRAD], e, dy);
 				if (TG_HAS_DRES)
-					tg_load_vec<TG_G_DTYPE, DN_VEC>(p.p[TG_PB_DRES], e, dr);
+					tg_load_vec<TG_R_DTYPE, DN_VEC>(p.p[TG_PB_DRES], e, dr);
 #pragma unroll
 				for (int k = 0; k < DN_VEC; k++) {
 					const float xh = tg_dnorm_xhat(x[k], mu, rs);
@@ -328,7 +329,7 @@ __device__ __forceinline__ void dn_one_pass(const TgParams &p)
 				const long long e = r * DN_COLS + (long long)v * DN_VEC;
 				float dx[DN_VEC], dr[DN_VEC];
 				if (TG_HAS_DRES)
-					tg_load_vec<TG_G_DTYPE, DN_VEC>(p.p[TG_PB_DRES], e, dr);
+					tg_load_vec<TG_R_DTYPE, DN_VEC>(p.p[TG_PB_DRES], e, dr);
 #pragma unroll
 				for (int k = 0; k < DN_VEC; k++) {
 					const float xh = tg_dnorm_xhat(x[j][k], mu, rs);

@@ -164,7 +164,8 @@ def dnorm_configs():
         for din in HP:
             for dg in HP:
                 for dw in HP:
-                    yield dict(op="dnorm", norm=norm, zcg=zcg, dres=dres, din=din, dg=dg, dw=dw)
+                    for drd in (HP if dres else [None]):   # grad_residual's dtype: grad's or another
+                        yield dict(op="dnorm", norm=norm, zcg=zcg, dres=dres, din=din, dg=dg, dw=dw, drd=drd)
 
 
 def dbias_configs():
@@ -391,7 +392,8 @@ def case_name(c):
     elif c["op"] == "gemm_dglu":
         parts += [c["act"], c["din"], c["dh"], c["dg"]] + (["db"] if c.get("dbias") else [])
     elif c["op"] == "dnorm":
-        parts += [c["norm"][:2], "zcg" if c["zcg"] else "g", "dres" if c["dres"] else "-", c["din"], c["dg"], c["dw"]]
+        parts += [c["norm"][:2], "zcg" if c["zcg"] else "g", ("dres" + (c.get("drd") or "")) if c["dres"] else "-", c["din"],
+                  c["dg"], c["dw"]]
     elif c["op"] == "dbias":
         parts += [c["din"]]
     elif c["op"] == "adamw":
@@ -713,7 +715,7 @@ def spec_text(c):
             tensors.append(("mu", {"shape": ["tokens", "1"], "dtype": "fp32"}))
             args.update(mu="mu", norm="layernorm", d_beta="dbeta")
         if c["dres"]:
-            tensors.append(("dr", {"shape": ["tokens", "hidden"], "dtype": c["dg"], "role": "gradient"}))
+            tensors.append(("dr", {"shape": ["tokens", "hidden"], "dtype": c.get("drd") or c["dg"], "role": "gradient"}))
             args["grad_residual"] = "dr"
         args.update(out="y", d_gamma="dgamma", zero_centered_gamma=True if c["zcg"] else None, precision=c["prec"])
         ops.append(("dnorm", args))

@@ -447,7 +447,7 @@ static void test_dnorm_ref(int layer, int zc, int dres, int dt, int R, int C)
 	for (int c = 0; c < C; c++)
 		gamma[c] = (float)(zc ? urand() * 0.2 : 1 + urand() * 0.3);
 	ref_norm_stats(layer, x, dt, R, C, 1e-5f, mu, rsig);
-	ref_dnorm(layer, x, dt, rsig, layer ? mu : NULL, gamma, zc, dy, dres ? dr : NULL, dt, R, C, dx, dg,
+	ref_dnorm(layer, x, dt, rsig, layer ? mu : NULL, gamma, zc, dy, dres ? dr : NULL, dt, dt, R, C, dx, dg,
 	          layer ? db : NULL);
 	double wx = 0, wg = 0, wb = 0, k = log2((double)C) + 8;
 	double *xd = malloc(sizeof(double) * C), *wd = malloc(sizeof(double) * C), *dyd = malloc(sizeof(double) * C);
@@ -516,7 +516,7 @@ static void test_dnorm_nan(void)
 		g[c] = 1.0f;
 	ref_norm_stats(1, x, REF_F32, R, C, 1e-5f, mu, rs);
 	dy[3 * C + 5] = tg_nan();
-	ref_dnorm(1, x, REF_F32, rs, mu, g, 0, dy, NULL, REF_F32, R, C, dx, dg, db);
+	ref_dnorm(1, x, REF_F32, rs, mu, g, 0, dy, NULL, REF_F32, REF_F32, R, C, dx, dg, db);
 	int ok = 1;
 	for (int r = 0; r < R; r++)
 		for (int c = 0; c < C; c++)
@@ -525,7 +525,7 @@ static void test_dnorm_nan(void)
 		ok = ok && tg_isnan(dg[c]) == (c == 5) && tg_isnan(db[c]) == (c == 5);
 	/* a zero gradient gives zero d_in and d_gamma */
 	memset(dy, 0, sizeof dy);
-	ref_dnorm(0, x, REF_F32, rs, NULL, g, 0, dy, NULL, REF_F32, R, C, dx, dg, NULL);
+	ref_dnorm(0, x, REF_F32, rs, NULL, g, 0, dy, NULL, REF_F32, REF_F32, R, C, dx, dg, NULL);
 	for (int i = 0; i < R * C; i++)
 		ok = ok && dx[i] == 0.0f;
 	for (int c = 0; c < C; c++)

@@ -97,7 +97,8 @@ static void compile_one(const char *prefix, const char *name, const char *tmpl, 
 	"\n#define TG_ALPHA 1.702f\n#define TG_LIMIT 7.0f\n#define TG_EPS_SCALE 0.0f\n#define TG_POW2 0\n"
 #define DNORM(norm, in, vec, thr, cols, zc, dres, passes)                                                           \
 	"#define TG_NORM " #norm "\n#define TG_IN_DTYPE " #in "\n#define TG_G_DTYPE " #in "\n#define TG_W_DTYPE " #in    \
-	"\n#define TG_OUT_DTYPE " #in "\n#define TG_VEC " #vec "\n#define TG_THREADS " #thr "\n#define TG_COLS " #cols    \
+	"\n#define TG_OUT_DTYPE " #in "\n#define TG_R_DTYPE " #in "\n#define TG_VEC " #vec "\n#define TG_THREADS " #thr      \
+	"\n#define TG_COLS " #cols \
 	"\n#define TG_ZERO_CENTERED " #zc "\n#define TG_HAS_DRES " #dres "\n#define TG_PASSES " #passes "\n"
 /* gemm_fp8.cu without an epilogue: tile width, stages, promotion, output type, block scales */
 #define GEMM(bn, stages, promote, out, scale)                                                                       \

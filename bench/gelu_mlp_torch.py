@@ -3,7 +3,6 @@ with a bias, tanh-approximate GELU, down-projection; hidden 4096, ffn 16384), fo
 in BF16 (torch.compile) and FP8 (torch.compile quantize + torch._scaled_mm, HYBRID, torch_block.py's FP8Linear; the
 bias added in the compiled GELU). Rounds interleaved with tegen commands (torch_block.py's method: each side under
 the same clocks). Usage on the GPU machine: python3 bench/gelu_mlp_torch.py [--rounds N] [--tegen "CMD"]..."""
-import json
 import os
 import sys
 
@@ -11,8 +10,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "anchors"))
-from anchor_timing import bench  # noqa: E402
-from torch_block import FP8Linear, tegen_layer  # noqa: E402
+from torch_block import FP8Linear, rounds_main  # noqa: E402
 
 T, H, FF = 8192, 4096, 16384
 dev = "cuda"
@@ -52,22 +50,6 @@ def step(f):
 
 
 if __name__ == "__main__":
-    rounds, cmds = 3, []
-    args = sys.argv[1:]
-    while args:
-        a = args.pop(0)
-        if a == "--rounds" and args:
-            rounds = int(args.pop(0))
-        elif a == "--tegen" and args:
-            cmds.append(args.pop(0))
-        else:
-            sys.exit(f"gelu_mlp_torch.py: unknown or incomplete argument {a} (usage: see the docstring)")
-    cmds = cmds or ["build/tegen run specs/gpt_mlp_gelu_train.yaml --tokens 8192 --iters 20"]
-    steps = {"fp8 torch.compile+_scaled_mm": step(mlp8), "bf16 torch.compile": step(torch.compile(mlp))}
-    for r in range(rounds):
-        row = {"round": r + 1}
-        for name, f in steps.items():
-            row[name] = round(bench(f, reps=10), 1)
-        for i, cmd in enumerate(cmds):
-            row[f"tegen{i}"], row[f"tegen{i} graph"] = tegen_layer(cmd)
-        print(json.dumps(row), flush=True)
+    rounds_main("gelu_mlp_torch.py",
+                {"fp8 torch.compile+_scaled_mm": step(mlp8), "bf16 torch.compile": step(torch.compile(mlp))},
+                "build/tegen run specs/gpt_mlp_gelu_train.yaml --tokens 8192 --iters 20")

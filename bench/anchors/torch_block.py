@@ -115,7 +115,9 @@ def tegen_layer(cmd):
     return layer, graph
 
 
-if __name__ == "__main__":
+def rounds_main(prog, steps, default_cmd):
+    """The rounds CLI of this file and its kin: [--rounds N] [--tegen CMD]...; each round times every step of
+    steps (name -> function) and runs each tegen command once, printing one JSON row a round."""
     rounds, cmds = 3, []
     args = sys.argv[1:]
     while args:
@@ -125,13 +127,18 @@ if __name__ == "__main__":
         elif a == "--tegen" and args:
             cmds.append(args.pop(0))
         else:
-            sys.exit(f"torch_block.py: unknown or incomplete argument {a} (usage: see the docstring)")
-    cmds = cmds or ["build/tegen run bench/llama3_8b_mlp_adamw_bf16grad.yaml --tokens 8192 --iters 20"]
-    steps, flops = block_steps()
+            sys.exit(f"{prog}: unknown or incomplete argument {a} (usage: see the docstring)")
+    cmds = cmds or [default_cmd]
     for r in range(rounds):
         row = {"round": r + 1}
-        for name in ("fp8 torch.compile+_scaled_mm", "bf16 torch.compile"):
-            row[name] = round(bench(steps[name], reps=10), 1)
+        for name, f in steps.items():
+            row[name] = round(bench(f, reps=10), 1)
         for i, cmd in enumerate(cmds):  # each tegen command: its events median and its graph replay
             row[f"tegen{i}"], row[f"tegen{i} graph"] = tegen_layer(cmd)
         print(json.dumps(row), flush=True)
+
+
+if __name__ == "__main__":
+    steps, flops = block_steps()
+    rounds_main("torch_block.py", {k: steps[k] for k in ("fp8 torch.compile+_scaled_mm", "bf16 torch.compile")},
+                "build/tegen run bench/llama3_8b_mlp_adamw_bf16grad.yaml --tokens 8192 --iters 20")

@@ -899,8 +899,10 @@ static void check_backward_shape(B *b, const SpecOp *o, const Op *op)
 		                                   : "dglu.cu writes whole MXFP8 blocks")
 		                          : "the staged path (a per-tensor columnwise copy) moves 8-element vectors of a half";
 	} else if (tile) {
-		need = 64;
-		why = "the tile path (a columnwise copy from fp32 h or d_act, or a fused dbias) steps 64 columns of a half";
+		need = sc == SCALING_MXFP8 ? 32 : 16;
+		why = sc == SCALING_MXFP8 ? "the tile path (a columnwise copy from fp32 h or d_act, or a fused dbias) steps 32 "
+			"columns of a half under MXFP8" : "the tile path (a columnwise copy from fp32 h or d_act, or a fused dbias) steps "
+			"16 columns of a half at the narrowest";
 	} else if (sc == SCALING_MXFP8) {
 		need = 32;
 		why = gated ? "an MXFP8 block must lie within one half (d_gate, d_linear)" : "dglu.cu writes whole MXFP8 blocks";

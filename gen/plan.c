@@ -145,6 +145,9 @@ static const PlanVariant colwise_variants[] = {
 	{"t1024v8r64", 1024, 8, 64, 0, 0},
 	{"t512v8r64", 512, 8, 64, 0, 0},
 	{"t1024v4r64", 1024, 4, 64, 0, 0},
+	/* steps of 32 and 16 columns: dglu.cu's tile path at C % 64 != 0 (its step must divide C) */
+	{"t256v4r32", 256, 4, 32, 0, 0},
+	{"t128v4r32", 128, 4, 32, 0, 0},
 	/* the block tile paths of glu_amax.cu and dglu.cu (1x128 or MXFP8 blocks both ways): 128 x 128 tiles, only these */
 	{"t256v8r128", 256, 8, 128, 0, 0},
 	{"t512v8r128", 512, 8, 128, 0, 0},
@@ -632,6 +635,9 @@ static void row_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, l
 		v = block_tile(k) ? find_variant(colwise_variants, NELEMS(colwise_variants),
 			!strcmp(k->tmpl, "dglu.cu") ? "t1024v8r128" : "t512v8r128")
 			: &colwise_variants[!strcmp(k->tmpl, "dglu.cu") ? 2 : !strcmp(k->tmpl, "glu_amax.cu") && pertensor ? 1 : 0];
+		/* dglu.cu's tile path steps must divide C: 32 or 16 columns where 64 do not */
+		if (!strcmp(k->tmpl, "dglu.cu") && !block_tile(k) && !variant_legal(k, v, false))
+			v = find_variant(colwise_variants, NELEMS(colwise_variants), cols % 32 == 0 ? "t256v4r32" : "t128v4r32");
 	} else if (strcmp(k->tmpl, "norm_quantize.cu") && cols > glu_heuristic[NELEMS(glu_heuristic) - 1].max_cols) {
 		bool dglu = !strcmp(k->tmpl, "dglu.cu");
 		bool block = !dglu && slot_long(k, "TG_RECIPE", 0) == TG_RECIPE_BLOCK1X128;

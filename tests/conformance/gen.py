@@ -121,7 +121,7 @@ REJECT = {
     "row_width": r"multiple of [24]",
     "row_too_long": r"longer than the row kernel holds",
     "gemm_hp_out_dtype": r"has no fp(16|32)? ?\w* ?output|no \w+ output|has only an? (\w+ or )?fp32 output",
-    "dglu_width": r"multiple of (2|4|8|32|64|128)\b",
+    "dglu_width": r"multiple of (2|4|8|16|32|64|128)\b",
 }
 
 
@@ -534,7 +534,7 @@ def dglu_rejections(c, w, cols):
     widths on 2C, then
     check_backward_shape's on C: 2; 128 with block1x128 (with a columnwise copy: 128 takes the block tile path
     where 2C % 256 == 0 and no dbias is fused, other widths run unfused: 4); 8 on the staged path (a per-tensor or
-    MXFP8 columnwise copy from 2-byte h and d_act, no dbias; 32 with MXFP8), else 64 on the tile path (a fused
+    MXFP8 columnwise copy from 2-byte h and d_act, no dbias; 32 with MXFP8), else 16 on the tile path (a fused
     dbias, a columnwise MXFP8 copy, or a per-tensor one without the rowwise copy or of a row 2C not a multiple
     of 16); 32 with MXFP8."""
     r, out = c["recipe"], []
@@ -560,7 +560,7 @@ def dglu_rejections(c, w, cols):
     elif staged:
         need = 32 if r == "mxfp8" else 8
     elif tile:
-        need = 64
+        need = 32 if r == "mxfp8" else 16   # its narrowest step (t128v4r32: 16 columns; MXFP8's blocks 32)
     else:
         need = 32 if q and r == "mxfp8" else 2
     if w % need:

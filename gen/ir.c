@@ -888,7 +888,7 @@ static void check_backward_shape(B *b, const SpecOp *o, const Op *op)
 		((sc == SCALING_DELAYED || sc == SCALING_CURRENT) && (cols % 16 || !out->rowwise)))) || op->arg[ARG_DBIAS_OUT] >= 0;
 	bool unfused = op_writes_hp(b->g, op); /* FP32 d_h, then the tile kernel casts */
 	if (unfused && !tile) {
-		need = 4;
+		need = gated ? 4 : 8; /* d_h's row: 2C, or C */
 		why = "the tile kernel that writes the block copies of d_h moves 8-element column chunks";
 	} else if (sc == SCALING_BLOCK1X128 && !unfused) {
 		need = 128;

@@ -554,7 +554,7 @@ def dglu_rejections(c, w, cols):
     staged = tile and not dbias and "columnwise" in cols and r in ("delayed", "current", "mxfp8") and \
         c["din"] != "fp32" and c["dg"] != "fp32"  # dglu_staged_kind
     if unfused and not tile:
-        need = 4
+        need = 8 // hv   # the tile kernel's 8-element chunks of d_h [.., hv * C]
     elif q and r == "block1x128" and not unfused:
         need = 128
     elif staged:

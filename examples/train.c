@@ -1,6 +1,7 @@
 /* train.c: train a stack of residual MLP blocks with tegen, from plain C (tegen.h only).
  *
- * The model: N blocks of [RMSNorm of the residual stream, up GEMM, SwiGLU, down GEMM, residual add],
+ * The model: N blocks of [RMSNorm of the residual stream, up GEMM, SwiGLU (or GELU: --act gelu, a
+ * non-gated MLP), down GEMM, residual add],
  * then a final RMSNorm of the stream, in ONE spec with `backward: true` and an AdamW `optimizer`,
  * generated for the chosen recipe. The task has a known answer: a fixed random teacher of the same
  * shape, run in FP32 on the GPU by a second, forward-only tegen layer (recipe none), maps inputs drawn
@@ -33,6 +34,7 @@ typedef struct Options {
 	double lr, warmup;    /* warmup: fraction of the steps with a linear ramp; then cosine to lr/10 */
 	double target_noise;  /* Gaussian noise of this standard deviation added to the targets */
 	int teacher_ffn;      /* the teacher's SwiGLU width (0: the student's) */
+	int gelu;             /* --act gelu: act = gelu(h), h [tokens][ffn] (else SwiGLU over h [tokens][2*ffn]) */
 	const char *csv;
 	const char *dump;     /* --dump DIR: the spec, data, targets and initial weights, for python/examples/train.py */
 	int print_spec;       /* 1: print the student spec and exit; 2: the teacher's */
@@ -49,7 +51,8 @@ static void usage(FILE *f)
 		"                    block (FP8 1x128, weights 128x128), mxfp8, nvfp4        [bf16]\n"
 		"  --blocks N        residual MLP blocks (1..%d)                             [4]\n"
 		"  --hidden H        model width (a multiple of 128)                         [256]\n"
-		"  --ffn F           SwiGLU width (a multiple of 128)                        [768]\n"
+		"  --ffn F           SwiGLU (or GELU) width (a multiple of 128)              [768]\n"
+		"  --act A           swiglu, or gelu (no gate: the up GEMM writes ffn columns) [swiglu]\n"
 		"  --tokens T        tokens per step (a multiple of 128)                     [512]\n"
 		"  --steps S         optimizer steps                                         [400]\n"
 		"  --lr LR           peak learning rate (AdamW; warmup, then cosine to LR/10) [2e-3]\n"
@@ -99,7 +102,8 @@ static int takes_value(const char *a)
 {
 	static const char *const names[] = {"--recipe", "--blocks", "--hidden", "--ffn", "--tokens", "--steps",
 					    "--bf16-last", "--print-every", "--pool", "--outliers", "--seed",
-					    "--teacher-seed", "--lr", "--warmup", "--csv", "--target-noise", "--teacher-ffn", "--dump"};
+					    "--teacher-seed", "--lr", "--warmup", "--csv", "--target-noise", "--teacher-ffn", "--dump",
+					    "--act"};
 	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
 		if (!strcmp(a, names[i]))
 			return 1;
@@ -109,7 +113,7 @@ static int takes_value(const char *a)
 /* parse_options fills o from argv; returns 0, or 2 after printing a usage error to err. */
 static int parse_options(int argc, char **argv, Options *o, FILE *err)
 {
-	*o = (Options){"bf16", 4, 256, 768, 512, 400, 0, 50, 16, -1, 1, 1, 1234, 2e-3, 0.05, 0.0, 0, NULL, NULL, 0, 0};
+	*o = (Options){"bf16", 4, 256, 768, 512, 400, 0, 50, 16, -1, 1, 1, 1234, 2e-3, 0.05, 0.0, 0, 0, NULL, NULL, 0, 0};
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		long long n = 0;
@@ -169,6 +173,8 @@ static int parse_options(int argc, char **argv, Options *o, FILE *err)
 			o->dump = v;
 		else if (!strcmp(a, "--teacher-ffn"))
 			ok = parse_long(v, 128, 262144, &n) && n % 128 == 0, o->teacher_ffn = (int)n;
+		else if (!strcmp(a, "--act"))
+			ok = !strcmp(v, "swiglu") || !strcmp(v, "gelu"), o->gelu = !strcmp(v, "gelu");
 		else
 			o->csv = v; /* --csv */
 		if (!ok) {
@@ -279,10 +285,10 @@ static Options teacher_options(const Options *o)
 
 /* ---------------------------------------------------------------- the model */
 
-/* Weights of one model, FP32 on the host: per block gamma[hidden], w_up[2*ffn][hidden],
- * w_down[hidden][ffn]; then the final norm's gamma. */
+/* Weights of one model, FP32 on the host: per block gamma[hidden], w_up[up][hidden] (up = 2*ffn for
+ * SwiGLU, ffn for GELU), w_down[hidden][ffn]; then the final norm's gamma. */
 typedef struct Model {
-	int blocks, hidden, ffn;
+	int blocks, hidden, ffn, up, gelu;
 	float *gamma[MAX_BLOCKS], *w_up[MAX_BLOCKS], *w_down[MAX_BLOCKS], *gamma_final;
 	int residual; /* 0: no residual stream (--no-residual) */
 } Model;
@@ -300,17 +306,17 @@ static void model_free(Model *m)
 static int model_init(Model *m, const Options *o, unsigned long long seed, double gamma_noise)
 {
 	Rng r = {.s = seed};
-	*m = (Model){o->blocks, o->hidden, o->ffn, {0}, {0}, {0}, NULL, o->residual};
-	size_t H = (size_t)o->hidden, F = (size_t)o->ffn;
+	*m = (Model){o->blocks, o->hidden, o->ffn, o->gelu ? o->ffn : 2 * o->ffn, o->gelu, {0}, {0}, {0}, NULL, o->residual};
+	size_t H = (size_t)o->hidden, F = (size_t)o->ffn, U = (size_t)m->up;
 	for (int b = 0; b < m->blocks; b++) {
 		m->gamma[b] = malloc(H * sizeof(float));
-		m->w_up[b] = malloc(2 * F * H * sizeof(float));
+		m->w_up[b] = malloc(U * H * sizeof(float));
 		m->w_down[b] = malloc(H * F * sizeof(float));
 		if (!m->gamma[b] || !m->w_up[b] || !m->w_down[b])
 			return 0;
 		for (size_t i = 0; i < H; i++)
 			m->gamma[b][i] = (float)(1.0 + gamma_noise * rng_gauss(&r));
-		for (size_t i = 0; i < 2 * F * H; i++)
+		for (size_t i = 0; i < U * H; i++)
 			m->w_up[b][i] = (float)(rng_gauss(&r) / sqrt((double)H));
 		for (size_t i = 0; i < H * F; i++)
 			m->w_down[b][i] = (float)(rng_gauss(&r) / sqrt((double)F));
@@ -337,7 +343,8 @@ static void rmsnorm_row(const float *in, const float *res, const float *gamma, i
 }
 
 /* forward_host: the model in FP32 (double sums) on rows of x, the same math as the spec: per block
- * r = in + r_prev, xn = rmsnorm(r), h = xn W_up^T, act = silu(h[:ffn]) * h[ffn:], y = act W_down^T;
+ * r = in + r_prev, xn = rmsnorm(r), h = xn W_up^T, act = silu(h[:ffn]) * h[ffn:] (GELU: tanh-approximate
+ * gelu(h)), y = act W_down^T;
  * out = rmsnorm(y_last + r_last). For checks on a few rows (slow at scale). 0: out of memory. */
 static int forward_host(const Model *m, const float *x, int rows, float *out)
 {
@@ -351,14 +358,17 @@ static int forward_host(const Model *m, const float *x, int rows, float *out)
 		for (int b = 0; b < m->blocks; b++) {
 			rmsnorm_row(in, b && m->residual ? res : NULL, m->gamma[b], H, sum, xn);
 			memcpy(res, sum, sizeof(float) * (size_t)H);
-			for (int n = 0; n < 2 * F; n++) {
+			for (int n = 0; n < m->up; n++) {
 				double s = 0.0;
 				for (int k = 0; k < H; k++)
 					s += (double)xn[k] * m->w_up[b][(size_t)n * H + k];
 				h[n] = (float)s;
 			}
-			for (int n = 0; n < F; n++)
-				act[n] = (float)(h[n] / (1.0 + exp(-(double)h[n])) * h[F + n]);
+			for (int n = 0; n < F; n++) {
+				const double v = h[n]; /* gelu: v sigmoid(2 sqrt(2/pi) (v + 0.044715 v^3)), as tegen's */
+				act[n] = m->gelu ? (float)(v / (1.0 + exp(-1.5957691216057308 * (v + 0.044715 * v * v * v))))
+					: (float)(v / (1.0 + exp(-v)) * h[F + n]);
+			}
 			for (int n = 0; n < H; n++) {
 				double s = 0.0;
 				for (int k = 0; k < F; k++)
@@ -459,7 +469,7 @@ static char *spec_text(const Options *o, int teacher)
 	put(&t, "  x: {shape: [tokens, hidden], dtype: %s}\n", dt);
 	for (int b = 0; b < o->blocks; b++) {
 		put(&t, "  g%d: {shape: [hidden], dtype: %s, role: weight}\n", b, dt);
-		put(&t, "  wu%d: {shape: [2*ffn, hidden], dtype: %s, role: weight}\n", b, dt);
+		put(&t, "  wu%d: {shape: [%sffn, hidden], dtype: %s, role: weight}\n", b, o->gelu ? "" : "2*", dt);
 		put(&t, "  wd%d: {shape: [hidden, ffn], dtype: %s, role: weight}\n", b, dt);
 	}
 	put(&t, "  gf: {shape: [hidden], dtype: %s, role: weight}\n", dt);
@@ -484,7 +494,7 @@ static char *spec_text(const Options *o, int teacher)
 			put(&t, "  - quantize: {in: wu%d, out: wu%d_q}\n", b, b);
 		put(&t, "  - gemm_cast: {a: xn%d%s, b: wu%d%s, out: h%d, dtype: %s}\n", b, cast ? "_q" : "", b, q ? "_q" : "", b,
 			dt);
-		put(&t, "  - glu_amax: {in: h%d, out: a%d, act: swiglu%s}\n", b, b, prec);
+		put(&t, "  - glu_amax: {in: h%d, out: a%d, act: %s%s}\n", b, b, o->gelu ? "gelu" : "swiglu", prec);
 		if (cast)
 			put(&t, "  - cast_transpose: {in: a%d, out: a%d_q}\n", b, b);
 		if (q)
@@ -562,7 +572,7 @@ static void selftest_options(void)
 		       teacher_options(&o).ffn == 3072 && o.ffn == 768,
 		"options/teacher", "--target-noise / --teacher-ffn not taken");
 	const char *bad[] = {"--recipe fp8", "--blocks 0", "--hidden 100", "--tokens 12x", "--lr -1", "--steps",
-			     "--bogus", "--blocks 2 --bf16-last 3", "--outliers 300", "--warmup 2", "--teacher-ffn 100",
+			     "--bogus", "--blocks 2 --bf16-last 3", "--outliers 300", "--warmup 2", "--teacher-ffn 100", "--act relu",
 			     "--target-noise -1"};
 	int all = 1;
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
@@ -628,7 +638,7 @@ static void selftest_teacher(void)
 	 * h = (xn . wu0, xn . wu1), act = silu(h0) h1, y = act * wd (wd = (0.5, -1));
 	 * out = (y + r) / rms(y + r) * gf (gf = 1). */
 	float g[2] = {1, 2}, wu[4] = {0.5f, -0.25f, 1.0f, 0.75f}, wd[2] = {0.5f, -1.0f}, gf[2] = {1, 1};
-	Model m = {1, 2, 1, {g}, {wu}, {wd}, gf, 1};
+	Model m = {1, 2, 1, 2, 0, {g}, {wu}, {wd}, gf, 1};
 	float x[2] = {3, 4}, out[2];
 	double rs = 1.0 / sqrt(12.5 + 1e-5);
 	double xn0 = 3 * rs * 1, xn1 = 4 * rs * 2;
@@ -699,6 +709,11 @@ static void selftest_spec(void)
 	s = spec_text(&o, 0);
 	expect(s && !strstr(s, "residual") && strstr(s, "{in: y0, gamma: g1, out: xn1"),
 		"spec-text/no-residual", "--no-residual should chain the blocks without residual arguments");
+	free(s);
+	expect(parses("--act gelu --blocks 1", &o) == 0 && o.gelu, "options/act", "--act gelu not taken");
+	s = spec_text(&o, 0);
+	expect(s && strstr(s, "wu0: {shape: [ffn, hidden]") && strstr(s, "act: gelu"),
+		"spec-text/gelu", "--act gelu: the up weight [ffn, hidden] and a gelu glu_amax");
 	free(s);
 }
 
@@ -772,7 +787,7 @@ static void *bind_new(Gpu *g, TgLayer *layer, const char *name, TgDtype dt, long
 /* bind_model binds a model's weights to layer, as FP32 (teacher) or BF16 (student). */
 static int bind_model(Gpu *g, TgLayer *layer, const Model *m, TgDtype dt)
 {
-	size_t most = (size_t)2 * m->ffn * m->hidden;
+	size_t most = (size_t)m->up * m->hidden;
 	uint16_t *h = malloc(most * 2);
 	if (!h)
 		return 0;
@@ -780,7 +795,7 @@ static int bind_model(Gpu *g, TgLayer *layer, const Model *m, TgDtype dt)
 	for (int b = 0; b <= m->blocks && ok; b++) {
 		struct { const char *fmt; const float *w; long long rows, cols; } t[3] = {
 			{"g%d", b < m->blocks ? m->gamma[b] : m->gamma_final, 0, m->hidden},
-			{"wu%d", b < m->blocks ? m->w_up[b] : NULL, 2LL * m->ffn, m->hidden},
+			{"wu%d", b < m->blocks ? m->w_up[b] : NULL, m->up, m->hidden},
 			{"wd%d", b < m->blocks ? m->w_down[b] : NULL, m->hidden, m->ffn},
 		};
 		for (int k = 0; k < (b < m->blocks ? 3 : 1) && ok; k++) {
@@ -881,12 +896,12 @@ static int dump_run(const Options *o, const char *spec, const uint16_t *pool16, 
 	char json[1024];
 	snprintf(json, sizeof json,
 		 "{\"recipe\": \"%s\", \"tokens\": %d, \"hidden\": %d, \"ffn\": %d, \"blocks\": %d, \"pool\": %d, "
-		 "\"steps\": %d, \"lr\": %.17g, \"warmup\": %.17g, \"print_every\": %d}\n",
-		 o->recipe, o->tokens, o->hidden, o->ffn, o->blocks, o->pool, o->steps, o->lr, o->warmup, o->print_every);
+		 "\"steps\": %d, \"lr\": %.17g, \"warmup\": %.17g, \"print_every\": %d, \"up\": %d}\n",
+		 o->recipe, o->tokens, o->hidden, o->ffn, o->blocks, o->pool, o->steps, o->lr, o->warmup, o->print_every, m->up);
 	if (!write_file(o->dump, "spec.yaml", spec, strlen(spec)) || !write_file(o->dump, "run.json", json, strlen(json)) ||
 	    !write_file(o->dump, "pool.bin", pool16, pool_n * 2) || !write_file(o->dump, "targets.bin", targets, pool_n * 4))
 		return 0;
-	size_t most = (size_t)2 * m->ffn * m->hidden;
+	size_t most = (size_t)m->up * m->hidden;
 	uint16_t *h = malloc(most * 2);
 	int ok = h != NULL;
 	for (int b = 0; b <= m->blocks && ok; b++) {

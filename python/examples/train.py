@@ -75,7 +75,8 @@ def main(argv):
     layer.bind("out", out)
     layer.bind("d_out", d_out)
     for b in range(run["blocks"] + 1):
-        names = [(f"g{b}", (H,)), (f"wu{b}", (2 * F, H)), (f"wd{b}", (H, F))] if b < run["blocks"] else [("gf", (H,))]
+        up = run.get("up", 2 * F)  # the up GEMM's rows: 2*ffn for SwiGLU, ffn for GELU (train --act gelu)
+        names = [(f"g{b}", (H,)), (f"wu{b}", (up, H)), (f"wd{b}", (H, F))] if b < run["blocks"] else [("gf", (H,))]
         for name, shape in names:
             w = load_bf16(torch, os.path.join(args.dir, name + ".bin"), shape, dev)
             keep.append(w)

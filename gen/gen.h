@@ -489,6 +489,8 @@ typedef struct GemmCall {
 	bool emulated;        /* block-scaled operands dequantized to BF16 by earlier kernels (a_comp/b_comp = COMP_DEQ*) */
 	Component a_senc, b_senc; /* NVFP4: the component holding each operand copy's S_enc (scale, or scale_t) */
 	Component bias_comp;  /* COMP_DATA, or COMP_BIAS when the bias is converted first (gemm_bias_dtype) */
+	Component d_comp;     /* COMP_DATA, or COMP_HP: an fp16 output of MXFP8/NVFP4 operands (cuBLASLt writes those
+	                       * as bf16 or fp32) goes to an FP32 buffer (d_dtype fp32), then convert.cu rounds it */
 	bool a_trans, b_trans; /* high-precision dgrad/wgrad: the operand's data read transposed (no columnwise copy) */
 	int glu;              /* the glu_amax op fused as the generated kernel's epilogue (gemm_fp8.cu TG_EPI 1); -1 none */
 	int dglu;             /* the dglu op fused as the generated kernel's epilogue (TG_EPI 2: D is its d_act); -1 none */

@@ -1050,7 +1050,10 @@ static void infer_gemm(B *b, const SpecOp *o, Op *op)
 	/* cuBLASLt's high-precision GEMMs: BF16 x BF16 -> BF16/FP32, FP16 x FP16 -> FP16/FP32,
 	 * FP32 x FP32 -> FP32; MXFP8/NVFP4 run as a BF16 GEMM wherever they are emulated */
 	DType hin = gemm_hp_dtype(A, qa);
-	if (hin != DT_NONE && out->dtype != DT_F32 && out->dtype != hin) {
+	/* an fp16 output of MXFP8/NVFP4 operands: FP32 from cuBLASLt, then a conversion (plan_d_convert), which
+	 * neither accumulate nor add (cuBLASLt's C, read in D's type) can go through */
+	bool via_fp32 = qa && out->dtype == DT_F16 && !o->p.accumulate && !add;
+	if (hin != DT_NONE && out->dtype != DT_F32 && out->dtype != hin && !via_fp32) {
 		char outs[32]; /* what cuBLASLt can write from these operands */
 		snprintf(outs, sizeof outs, hin == DT_F32 ? "fp32" : "%s or fp32", dtype_name(hin));
 		if (o->phase == PHASE_BACKWARD) /* a derived dgrad (its output in the forward input's dtype) */
@@ -1060,8 +1063,10 @@ static void infer_gemm(B *b, const SpecOp *o, Op *op)
 				qa ? scaling_name(A->recipe.scaling) : dtype_name(hin), qa ? " (emulated as BF16)" : "",
 				hin == DT_F32 ? "n" : "", outs, outs);
 		if (qa)
-			diag_error(b->d, or_loc(o->dtype_loc, o->loc), "gemm_cast of %s operands has no %s output: where it is emulated it runs as a BF16 GEMM, and cuBLASLt computes bf16 x bf16 -> bf16 or fp32; use dtype bf16 or fp32",
-				scaling_name(A->recipe.scaling), dtype_name(out->dtype));
+			diag_error(b->d, or_loc(o->dtype_loc, o->loc), "gemm_cast of %s operands writes %s through an FP32 buffer "
+				"(cuBLASLt has no %s output for them), which %s cannot read; use dtype bf16 or fp32",
+				scaling_name(A->recipe.scaling), dtype_name(out->dtype), dtype_name(out->dtype),
+				o->p.accumulate ? "accumulate" : "add");
 		diag_error(b->d, or_loc(o->dtype_loc, o->loc), "gemm_cast has no %s output from %s operands (cuBLASLt computes %s x %s -> %s); use dtype %s",
 			dtype_name(out->dtype), dtype_name(hin), dtype_name(hin), dtype_name(hin), outs, outs);
 	}

@@ -1373,6 +1373,21 @@ DType gemm_bias_dtype(const GemmCall *c)
 	return lowp ? (c->d_dtype == DT_F16 ? DT_F16 : DT_BF16) : c->d_dtype;
 }
 
+/* The fp16 output of GEMM kernel k written as FP32 into its `hp` component (GemmCall.d_comp): convert.cu rounds
+ * it to fp16 into the output's data (RNE, one rounding of the FP32 sum as a direct fp16 output would be). */
+static void plan_d_convert(Planner *pl, const Op *op, const GemmCall *c)
+{
+	const Tensor *d = &pl->g->tensors[c->d];
+	Kernel *cv = fixed_kernel(pl, arena_printf(pl->a, "convert_%s", d->name), op, "convert.cu", c->m, tensor_cols(d));
+	slot(pl, cv, "TG_IN_DTYPE", istr(pl, dtype_code(DT_F32)));
+	slot(pl, cv, "TG_OUT_DTYPE", istr(pl, dtype_code(d->dtype)));
+	bind(pl, cv, TG_P_IN, d->id, COMP_HP);
+	bind(pl, cv, TG_P_OUT, d->id, COMP_DATA);
+	cv->grid_rows = 1; /* grid.x = rows, capped: convert.cu grid-strides over the elements */
+	cv->note = arena_printf(pl->a, "GEMM output: fp32 -> %s (cuBLASLt writes no %s from %s operands)", dtype_name(d->dtype),
+		dtype_name(d->dtype), scaling_name(pl->g->tensors[c->a].recipe.scaling));
+}
+
 /* The bias conversion (convert.cu, into the bias's `bias` component) for a GEMM
  * whose bias dtype is not the one its epilogue reads; the GEMM then reads that. */
 static void plan_bias_convert(Planner *pl, const Op *op, GemmCall *c)
@@ -1436,6 +1451,11 @@ static GemmCall gemm_call(Planner *pl, const Op *op)
 	c->a_dtype = a->dtype;
 	c->b_dtype = b->dtype;
 	c->d_dtype = d->dtype;
+	c->d_comp = COMP_DATA;
+	if (d->dtype == DT_F16 && (c->scaling == SCALING_MXFP8 || c->scaling == SCALING_NVFP4)) {
+		c->d_dtype = DT_F32; /* no fp16 D from these operands (emulated: a BF16 GEMM): FP32, then plan_d_convert */
+		c->d_comp = COMP_HP;
+	}
 	c->accumulate = op->p.accumulate || c->add >= 0; /* beta 1: C is D (accumulate) or the add tensor */
 	c->gelu = op->p.gelu;
 	c->fast_accum = op->p.fast_accum < 0 ? op->p.pass == PASS_FPROP : op->p.fast_accum;
@@ -1720,6 +1740,8 @@ static void plan_gemm(Planner *pl, const Op *op)
 	k->choice = "cuBLASLt heuristic, cached per shape";
 	plan_gemm_generated(pl, k, c);
 	k->note = note ? note : c->scaling == SCALING_NONE ? arena_printf(pl->a, "cuBLASLt %s", dtype_name(c->a_dtype)) : NULL;
+	if (c->d_comp == COMP_HP)
+		plan_d_convert(pl, op, c); /* c is the local call k was copied from */
 }
 
 /* ---- backward reductions (dnorm, dbias) ---- */
@@ -2192,7 +2214,7 @@ void plan_print(const Plan *p, Buf *out)
 			buf_printf(out, " m=%s n=%s k=%s a=%s.%s%s b=%s.%s%s d=%s %s->%s%s%s%s%s", extent_str(a, g, c->m),
 				extent_str(a, g, c->n), extent_str(a, g, c->k), g->tensors[c->a].name, comp_name(c->a_comp),
 				c->a_trans ? "^T" : "", g->tensors[c->b].name, comp_name(c->b_comp), c->b_trans ? "^T" : "",
-				g->tensors[c->d].name,
+				c->d_comp == COMP_HP ? arena_printf(a, "%s.hp", g->tensors[c->d].name) : g->tensors[c->d].name,
 				c->scaling == SCALING_NONE ? dtype_name(c->a_dtype) : scaling_name(c->scaling), dtype_name(c->d_dtype),
 				c->fast_accum ? " fast_accum" : "", c->accumulate && c->add < 0 ? " accumulate" : "",
 				c->bias >= 0 ? arena_printf(a, " bias=%s", g->tensors[c->bias].name) : "",

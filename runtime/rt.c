@@ -604,7 +604,7 @@ static void plan_needs(TgLayer *l)
 			const GemmCall *c = &k->gemm;
 			l->t[c->a].need[c->a_comp] = 1;
 			l->t[c->b].need[c->b_comp] = 1;
-			l->t[c->d].need[COMP_DATA] = 1;
+			l->t[c->d].need[c->d_comp] = 1;
 			if (c->bias >= 0)
 				l->t[c->bias].need[c->bias_comp] = 1;
 			if (c->add >= 0)
@@ -840,7 +840,7 @@ static TgStatus gemm_setup(TgLayer *l, const Kernel *k, GemmDesc *out_gd, GemmAr
 	GemmArgs ga = {0};
 	ga.a = (void *)(uintptr_t)l->t[c->a].ptr[c->a_comp];
 	ga.b = (void *)(uintptr_t)l->t[c->b].ptr[c->b_comp];
-	ga.d = (void *)(uintptr_t)l->t[c->d].ptr[COMP_DATA];
+	ga.d = (void *)(uintptr_t)l->t[c->d].ptr[c->d_comp]; /* COMP_HP: FP32, then the plan's convert kernel */
 	ga.bias = c->bias >= 0 ? (void *)(uintptr_t)l->t[c->bias].ptr[c->bias_comp] : NULL;
 	ga.c = c->add >= 0 ? (void *)(uintptr_t)l->t[c->add].ptr[COMP_DATA] : NULL; /* D = A x B + add */
 	ga.alpha = 1.0f;

@@ -153,8 +153,8 @@ static const SpecTensor *narrow_grad(const Dv *v, const Tensor *w)
 }
 
 /* The dtype of weight W's wgrad output (operands a, quantized when q): its `grad_dtype`, fp32 when not given. A
- * GEMM of high-precision operands (and an emulated MXFP8/NVFP4 one, a BF16 GEMM) has no output in another 16-bit
- * type (cuBLASLt; ir.c's gemm rule), which is reported at the grad_dtype. */
+ * GEMM of high-precision operands has no output in another 16-bit type (cuBLASLt; ir.c's gemm rule), which is
+ * reported at the grad_dtype; MXFP8/NVFP4 operands write fp16 through an FP32 buffer (plan.c plan_d_convert). */
 static DType wgrad_dtype(const Dv *v, const Tensor *W, const Tensor *a, bool q)
 {
 	const SpecTensor *t = narrow_grad(v, W);
@@ -164,10 +164,10 @@ static DType wgrad_dtype(const Dv *v, const Tensor *W, const Tensor *a, bool q)
 	if (hin == DT_F32)
 		diag_error(v->d, t->grad_dtype_loc, "grad_dtype %s: the wgrad of '%s' is a GEMM of fp32 operands, whose output is "
 			"fp32 (cuBLASLt); drop grad_dtype or use fp32", dtype_name(t->grad_dtype), W->name);
-	if (hin != DT_NONE && t->grad_dtype != hin)
-		diag_error(v->d, t->grad_dtype_loc, "grad_dtype %s: the wgrad of '%s' is a GEMM of %s operands%s, whose output is "
+	if (hin != DT_NONE && t->grad_dtype != hin && !q)
+		diag_error(v->d, t->grad_dtype_loc, "grad_dtype %s: the wgrad of '%s' is a GEMM of %s operands, whose output is "
 			"%s or fp32 (cuBLASLt); use grad_dtype %s or fp32", dtype_name(t->grad_dtype), W->name, dtype_name(hin),
-			q ? " (emulated)" : "", dtype_name(hin), dtype_name(hin));
+			dtype_name(hin), dtype_name(hin));
 	return t->grad_dtype;
 }
 

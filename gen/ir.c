@@ -878,8 +878,9 @@ static void check_backward_shape(B *b, const SpecOp *o, const Op *op)
 			"at least 4 bytes", dtype_name(in->dtype), in->name, cols);
 	if (op->kind != OP_DGLU)
 		return;
-	const bool gated = glu_halves(op->p.act) == 2;
-	long c = cols / glu_halves(op->p.act), need = 2;
+	const int hv = glu_halves(op->p.act);
+	const bool gated = hv == 2;
+	long c = cols / hv, need = 2;
 	const char *why = "the kernel loads vectors of at least 2 elements";
 	Scaling sc = is_low_precision(out) ? out->recipe.scaling : SCALING_NONE;
 	if (sc == SCALING_BLOCK128X128)

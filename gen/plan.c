@@ -1373,17 +1373,26 @@ DType gemm_bias_dtype(const GemmCall *c)
 	return lowp ? (c->d_dtype == DT_F16 ? DT_F16 : DT_BF16) : c->d_dtype;
 }
 
+/* A convert.cu kernel for op: tensor t's component from (dtype in) into its component to (dtype out), rows x
+ * t's columns; grid.x = rows (capped), convert.cu grid-strides over the elements. */
+static Kernel *convert_kernel(Planner *pl, const Op *op, const Tensor *t, Component from, DType in, Component to,
+	DType out, Extent rows)
+{
+	Kernel *cv = fixed_kernel(pl, arena_printf(pl->a, "convert_%s", t->name), op, "convert.cu", rows, tensor_cols(t));
+	slot(pl, cv, "TG_IN_DTYPE", istr(pl, dtype_code(in)));
+	slot(pl, cv, "TG_OUT_DTYPE", istr(pl, dtype_code(out)));
+	bind(pl, cv, TG_P_IN, t->id, from);
+	bind(pl, cv, TG_P_OUT, t->id, to);
+	cv->grid_rows = 1;
+	return cv;
+}
+
 /* The fp16 output of GEMM kernel k written as FP32 into its `hp` component (GemmCall.d_comp): convert.cu rounds
  * it to fp16 into the output's data (RNE, one rounding of the FP32 sum as a direct fp16 output would be). */
 static void plan_d_convert(Planner *pl, const Op *op, const GemmCall *c)
 {
 	const Tensor *d = &pl->g->tensors[c->d];
-	Kernel *cv = fixed_kernel(pl, arena_printf(pl->a, "convert_%s", d->name), op, "convert.cu", c->m, tensor_cols(d));
-	slot(pl, cv, "TG_IN_DTYPE", istr(pl, dtype_code(DT_F32)));
-	slot(pl, cv, "TG_OUT_DTYPE", istr(pl, dtype_code(d->dtype)));
-	bind(pl, cv, TG_P_IN, d->id, COMP_HP);
-	bind(pl, cv, TG_P_OUT, d->id, COMP_DATA);
-	cv->grid_rows = 1; /* grid.x = rows, capped: convert.cu grid-strides over the elements */
+	Kernel *cv = convert_kernel(pl, op, d, COMP_HP, DT_F32, COMP_DATA, d->dtype, c->m);
 	cv->note = arena_printf(pl->a, "GEMM output: fp32 -> %s (cuBLASLt writes no %s from %s operands)", dtype_name(d->dtype),
 		dtype_name(d->dtype), scaling_name(pl->g->tensors[c->a].recipe.scaling));
 }
@@ -1394,14 +1403,8 @@ static void plan_bias_convert(Planner *pl, const Op *op, GemmCall *c)
 {
 	const Tensor *bias = &pl->g->tensors[c->bias];
 	DType want = gemm_bias_dtype(c);
-	Kernel *cv = fixed_kernel(pl, arena_printf(pl->a, "convert_%s", bias->name), op, "convert.cu",
-		(Extent){-1, 0, 1}, tensor_cols(bias));
-	slot(pl, cv, "TG_IN_DTYPE", istr(pl, dtype_code(bias->dtype)));
-	slot(pl, cv, "TG_OUT_DTYPE", istr(pl, dtype_code(want)));
-	bind(pl, cv, TG_P_IN, bias->id, COMP_DATA);
-	bind(pl, cv, TG_P_OUT, bias->id, COMP_BIAS);
-	cv->grid_rows = 1; /* one row: grid.x = ceil(cols / 256) */
-	cv->grid_cols = 256;
+	Kernel *cv = convert_kernel(pl, op, bias, COMP_DATA, bias->dtype, COMP_BIAS, want, (Extent){-1, 0, 1});
+	cv->grid_cols = 256; /* one row: grid.x = ceil(cols / 256) */
 	cv->note = arena_printf(pl->a, "GEMM bias: %s -> %s, the dtype cuBLASLt's epilogue reads", dtype_name(bias->dtype),
 		dtype_name(want));
 	c->bias_comp = COMP_BIAS;

@@ -445,8 +445,8 @@ def expected_rejections(c):
         g = dict(c, op="gemm_cast", bias=None, acc=False, gelu=False, fa_flip=False, layout=None)
         out = expected_rejections(dict(g, gpass="fprop", dout=c["din"] if not quantized(c["recipe"]) else "bf16"))
         # the dgrad writes x's gradient in x's dtype; an fp16 x under MXFP8/NVFP4 (emulated as BF16) in fp32
-        emul = c["recipe"] == "mxfp8" or c["recipe"].startswith("nvfp4")
-        out += expected_rejections(dict(g, gpass="dgrad", dout="fp32" if emul and c["din"] == "fp16" else c["din"]))
+        out += expected_rejections(dict(g, gpass="dgrad", dout="fp32" if bf16_gemm(c["recipe"]) and c["din"] == "fp16"
+                                        else c["din"]))
         # the wgrad's output dtype rule is reported at the weight's grad_dtype (gen/derive.c wgrad_dtype)
         out += [e if e != "gemm_hp_out_dtype" else "grad_dtype_hp"
                 for e in expected_rejections(dict(g, gpass="wgrad", dout=c["gd"] or "fp32"))]
@@ -488,7 +488,7 @@ def expected_rejections(c):
             out.append("gemm_fp8_out_not_delayed")
         # cuBLASLt's high-precision GEMMs (MXFP8/NVFP4 run as BF16 where emulated):
         # bf16 -> bf16/fp32, fp16 -> fp16/fp32, fp32 -> fp32
-        hin = c["din"] if not q else "bf16" if c["recipe"] == "mxfp8" or c["recipe"].startswith("nvfp4") else None
+        hin = c["din"] if not q else "bf16" if bf16_gemm(c["recipe"]) else None
         # ... and an fp16 output of MXFP8/NVFP4 operands through an FP32 buffer, unless accumulate or add reads it
         via_fp32 = q and hin == "bf16" and c["dout"] == "fp16" and not c.get("acc") and not c.get("add")
         if hin and c["dout"] not in ("fp32", "fp8", hin) and not via_fp32:
@@ -616,6 +616,11 @@ def recipe_map(c):
     elif c.get("sopt") == "mr1":
         m.update(history=4, amax_algo="most_recent", margin=1)
     return m
+
+
+def bf16_gemm(recipe):
+    """MXFP8 and NVFP4 operands: a BF16 GEMM where emulated, bf16 or fp32 out (fp16 through an FP32 buffer)."""
+    return recipe == "mxfp8" or recipe.startswith("nvfp4")
 
 
 def halves(c):

@@ -503,8 +503,19 @@ Spec *spec_derive_backward(Arena *a, Diag *d, const Spec *fs, Arch default_arch)
 	/* the output gradients the caller binds */
 	for (int i = 0; i < g->ntensors; i++) {
 		const Tensor *t = &g->tensors[i];
-		if (!t->output || quantized(t) || t->producer < 0)
+		if (!t->output || t->producer < 0)
 			continue;
+		if (quantized(t)) { /* a quantized copy some op reads gets its gradient there; a quantized sink has none */
+			bool read = false;
+			for (int k = 0; k < g->nops && !read; k++)
+				for (int x = 0; x < ARG_COUNT && !read; x++)
+					read = !arg_is_output((ArgSlot)x) && g->ops[k].arg[x] == i;
+			if (!read)
+				diag_error(d, g->ops[t->producer].loc, "backward: the layer's output '%s' is %s (quantized), whose "
+					"gradient is not derived; write it in bf16 or fp32 (and quantize it where the next layer reads it)",
+					t->name, dtype_name(t->dtype));
+			continue;
+		}
 		const char *n = fresh(v, t->loc, "d_", t->name);
 		add_input(v, n, t, t->dtype);
 		v->grad[i] = n;

@@ -1021,6 +1021,19 @@ static void infer_gemm(B *b, const SpecOp *o, Op *op)
 		memcpy(out->shape, A->shape, sizeof out->shape);
 		out->shape[A->rank - 1] = Bt->shape[1 - kb];
 	}
+	/* cuBLASLt's descriptors and the GEMM's kernels are planned for fixed K and N: only M (a's rows, or the
+	 * shared rows of a wgrad) may be dynamic */
+	const Tensor *fixed[2] = {A, Bt};
+	for (int x = 0; x < 2; x++) {
+		const Tensor *t = fixed[x];
+		int from = x == 1 && o->p.pass != PASS_WGRAD ? 0 : t->rank - 1; /* fprop, dgrad: both of b's extents */
+		for (int k = from; k < t->rank; k++)
+			if (t->shape[k].dim >= 0)
+				diag_error(b->d, op_arg_loc(o, x == 0 ? ARG_A : ARG_B), "gemm_cast (%s): %s '%s' has shape %s, whose "
+					"extent %s is dynamic; a GEMM is planned for fixed K and N (only M, the rows%s, may be dynamic)",
+					pn, x == 0 ? "a" : "b", t->name, shape_str(b, t->shape, t->rank),
+					extent_str(b->a, b->g, t->shape[k]), o->p.pass == PASS_WGRAD ? " both operands share" : " of a");
+	}
 	out->role = o->p.pass == PASS_FPROP ? ROLE_ACTIVATION : ROLE_GRADIENT;
 	const Tensor *bias = arg_t(b, op, ARG_BIAS);
 	if (bias) {
@@ -1078,6 +1091,24 @@ static void infer_gemm(B *b, const SpecOp *o, Op *op)
 				out->name, out->name);
 	}
 	op->p.fast_accum = o->p.fast_accum < 0 ? o->p.pass == PASS_FPROP : o->p.fast_accum;
+}
+
+/* Every tensor's rows (the product of its leading extents) may hold one dynamic dim at most: the planner
+ * counts rows as mul * dim + add (tensor_rows). Located at the declaration, or at the op that makes the tensor. */
+static void check_dynamic_rows(B *b)
+{
+	const Graph *g = b->g;
+	for (int i = 0; i < g->ntensors; i++) {
+		const Tensor *t = &g->tensors[i];
+		int dyn = 0;
+		for (int k = 0; k + 1 < t->rank; k++)
+			dyn += t->shape[k].dim >= 0;
+		if (dyn < 2)
+			continue;
+		Loc at = b->decl[i] ? t->loc : t->producer >= 0 ? g->ops[t->producer].loc : t->loc;
+		diag_error(b->d, at, "tensor '%s' has shape %s: two dynamic leading extents; the rows of a tensor may hold one "
+			"dynamic dim (flatten them into one, e.g. tokens = batch * seq)", t->name, shape_str(b, t->shape, t->rank));
+	}
 }
 
 /* ---- outputs, overrides, capabilities, state ---- */
@@ -1322,6 +1353,7 @@ Graph *ir_build(Arena *a, Diag *d, const Spec *s, Arch default_arch)
 			if (arg_is_output((ArgSlot)x) && op->arg[x] >= 0)
 				check_declared(b, op->arg[x], o);
 	}
+	check_dynamic_rows(b);
 	for (int k = 0; k < g->nops; k++) /* after every op's own checks: those name the spec's defect first */
 		if (g->ops[k].kind == OP_DGLU || g->ops[k].kind == OP_DNORM || g->ops[k].kind == OP_DBIAS)
 			check_backward_shape(b, b->sop[k], &g->ops[k]);

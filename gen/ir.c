@@ -1055,6 +1055,10 @@ static void infer_gemm(B *b, const SpecOp *o, Op *op)
 		out->dtype = quant_dtype(&out->recipe, out->role);
 		out->hp_dtype = DT_F32;
 		out->rowwise = true;
+		if (out->dtype == DT_E5M2 && A->dtype != DT_E5M2 && Bt->dtype != DT_E5M2) /* measured: no algorithm, H100 */
+			diag_error(b->d, or_loc(o->dtype_loc, o->loc), "gemm_cast writes '%s' in e5m2 from two e4m3 operands ('%s', "
+				"'%s'), which cuBLASLt does not (e4m3 x e4m3 -> e4m3 only); give '%s' format e4m3, or output bf16 and "
+				"quantize it", out->name, A->name, Bt->name, out->name);
 	}
 	const Tensor *add = arg_t(b, op, ARG_ADD);
 	if (add && (!same_shape(add, out) || add->dtype != out->dtype)) /* cuBLASLt's C: D's layout and type */
@@ -1103,9 +1107,14 @@ static void check_dynamic_rows(B *b)
 		int dyn = 0;
 		for (int k = 0; k + 1 < t->rank; k++)
 			dyn += t->shape[k].dim >= 0;
+		Loc at = b->decl[i] ? t->loc : t->producer >= 0 ? g->ops[t->producer].loc : t->loc;
+		if (t->role == ROLE_WEIGHT && t->producer < 0)
+			for (int k = 0; k < t->rank; k++)
+				if (t->shape[k].dim >= 0) /* its optimizer state and cached casts are allocated once */
+					diag_error(b->d, at, "weight '%s' has shape %s, whose extent %s is dynamic; a weight's extents must be "
+						"fixed", t->name, shape_str(b, t->shape, t->rank), extent_str(b->a, g, t->shape[k]));
 		if (dyn < 2)
 			continue;
-		Loc at = b->decl[i] ? t->loc : t->producer >= 0 ? g->ops[t->producer].loc : t->loc;
 		diag_error(b->d, at, "tensor '%s' has shape %s: two dynamic leading extents; the rows of a tensor may hold one "
 			"dynamic dim (flatten them into one, e.g. tokens = batch * seq)", t->name, shape_str(b, t->shape, t->rank));
 	}

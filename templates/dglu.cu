@@ -223,14 +223,23 @@ __device__ __forceinline__ void dg_block_tile_path(const TgParams &p)
 // plain bound to 64 registers and spilled; 78 without spills, three CTAs a SM). Two barriers a tile. Items:
 // tiles in the order of ds_tile; any grid.x >= 1 (grid-stride).
 constexpr int DS_TR = TG_ROWS_PER_CTA;
-constexpr int DS_TC = 64;                         // gate-half columns a tile
+// A tile's two halves (hf 0, 1): gated, d_a and d_b of the same 64 gate columns (d_h columns c and C + c); ungated
+// (no linear half), d_h's columns c0.. and c0 + 64.. (a tile covers 128 columns: the per-tile work of the loads, the
+// barriers and the column pass is spread over twice the elements, and no warp idles in the column pass). H100, GELU
+// 8192 x 16384 both copies (session 25): per-tensor 341-352 -> 310-316 us (87.5% of copy), MXFP8 426 -> 416.
+constexpr int DS_TC = 64;                         // columns of a half
+constexpr int DS_GOFF = DG_GATED ? 0 : DS_TC;     // half hf's first gate column: c0 + hf * DS_GOFF
+constexpr int DS_OOFF = DG_GATED ? DG_COLS : 0;   // its d_h column: the gate column + hf * DS_OOFF
+constexpr int DS_NIN = DG_GATED ? 3 : 4;          // input tiles a stage: a, b, g; ungated h and g of each half
 constexpr int DS_VPT = DS_TR * DS_TC / 8 / TG_THREADS; // vectors (and column units) a thread
-constexpr int DS_NCT = (DG_COLS + DS_TC - 1) / DS_TC;
+constexpr int DS_NCT = (DG_COLS + DS_TC + DS_GOFF - 1) / (DS_TC + DS_GOFF);
 constexpr int DS_TILE_B = DS_TR * DS_TC * 2;      // bytes of one input tile (2-byte elements)
 constexpr bool DS_MX = TG_RECIPE == TG_RECIPE_MXFP8;
-constexpr int DS_NS = DS_MX ? 2 : 3;              // stages: 3 x 3 x 12 KB and the 4 KB byte tile; MXFP8: 2 and 16 KB of values
+// stages: 3 x 3 x 12 KB and the 4 KB byte tile; ungated 2 x 16 KB; MXFP8: 2 and 16 KB of values
+constexpr int DS_NS = DS_MX || !DG_GATED ? 2 : 3;
 constexpr int DS_XW = DS_MX ? 2 * DS_TR * DS_TC : 2 * DS_TR * 16; // words of the byte tile, or of MXFP8's FP32 tile
-static_assert(DS_NS * 3 * DS_TILE_B + 4 * DS_XW + 128 <= 48 * 1024, "staged path: static shared memory");
+static_assert(DS_NS * DS_NIN * DS_TILE_B + 4 * DS_XW + (TG_RECIPE == TG_RECIPE_DELAYED ? 128 : 0) <= 48 * 1024,
+	"staged path: static shared memory");
 static_assert(dg_isz == 2 && dg_gsz == 2 && DS_TR == 32 && DS_VPT >= 1 && DS_VPT * TG_THREADS == 256,
               "staged path: 2-byte inputs, 32-row tiles, whole vectors a thread");
 
@@ -254,14 +263,14 @@ __device__ __forceinline__ void ds_tile(unsigned t, unsigned nrt, long long &r0,
 {
 	const unsigned g = t / (4 * DS_NCT), left = nrt - 4 * g, gs = left < 4 ? left : 4, l = t - g * (4 * DS_NCT);
 	r0 = (long long)(4 * g + l % gs) * DS_TR;
-	c0 = (int)(l / gs) * DS_TC;
+	c0 = (int)(l / gs) * (DS_TC + DS_GOFF);
 }
 
 __device__ __forceinline__ void dg_stage_path(const TgParams &p)
 {
-	__shared__ alignas(16) unsigned char s_in[DS_NS][3][DS_TILE_B]; // a, b, g tiles [DS_TR][DS_TC]
-	__shared__ alignas(16) uint32_t s_q[DS_XW]; // byte tile: d_a's and d_b's codes (MXFP8: their FP32 values)
-	__shared__ float ared[32];
+	// a, b, g tiles [DS_TR][DS_TC]; ungated: h of half 0, of half 1, g of half 0, of half 1
+	__shared__ alignas(16) unsigned char s_in[DS_NS][DS_NIN][DS_TILE_B];
+	__shared__ alignas(16) uint32_t s_q[DS_XW]; // byte tile: the two halves' codes (MXFP8: their FP32 values)
 	const long long rows = p.n[0];
 	const unsigned nrt = (unsigned)((rows + DS_TR - 1) / DS_TR), tiles = nrt * DS_NCT;
 	const int tid = threadIdx.x;
@@ -280,7 +289,7 @@ __device__ __forceinline__ void dg_stage_path(const TgParams &p)
 		vc[v] = i % 8 * 8;
 		ur[v] = 4 * (i & 7);
 		ucol[v] = 4 * (((wi & 3) << 2) | ((i >> 3) & 3));
-		uoff[v] = (long long)((wi >> 2) * DG_COLS + ucol[v]) * rows + ur[v];
+		uoff[v] = (long long)((wi >> 2) * (DS_GOFF + DS_OOFF) + ucol[v]) * rows + ur[v];
 	}
 
 	// tile t's cp.async into stage st (zero-filled outside the tensor; nothing past the last tile), committed
@@ -295,10 +304,17 @@ __device__ __forceinline__ void dg_stage_path(const TgParams &p)
 				const int i = v * TG_THREADS + tid;
 				const bool ok = r0 + vr[v] < rows && c0 + vc[v] < DG_COLS;
 				const unsigned char *hv = ok ? ht + 2 * (vr[v] * DG_OCOLS + vc[v]) : h;
+				const unsigned char *gv = ok ? gt + 2 * (vr[v] * DG_COLS + vc[v]) : g;
 				tg_cp_async16(&s_in[st][0][i * 16], hv, ok);
-				if (DG_GATED)
+				if (DG_GATED) {
 					tg_cp_async16(&s_in[st][1][i * 16], hv + (ok ? 2 * DG_COLS : 0), ok);
-				tg_cp_async16(&s_in[st][2][i * 16], ok ? gt + 2 * (vr[v] * DG_COLS + vc[v]) : g, ok);
+					tg_cp_async16(&s_in[st][2][i * 16], gv, ok);
+				} else { // half 1: 64 columns on
+					const bool ok1 = ok && c0 + DS_TC + vc[v] < DG_COLS;
+					tg_cp_async16(&s_in[st][1][i * 16], ok1 ? hv + 2 * DS_TC : h, ok1);
+					tg_cp_async16(&s_in[st][2][i * 16], gv, ok);
+					tg_cp_async16(&s_in[st][3][i * 16], ok1 ? gv + 2 * DS_TC : g, ok1);
+				}
 			}
 		}
 		tg_cp_async_commit();
@@ -321,36 +337,43 @@ __device__ __forceinline__ void dg_stage_path(const TgParams &p)
 		for (int v = 0; v < DS_VPT; v++) {
 			const int i = v * TG_THREADS + tid;
 			const bool ok = r0 + vr[v] < rows && c0 + vc[v] < DG_COLS;
+			const bool ok1 = DG_GATED ? ok : ok && c0 + DS_TC + vc[v] < DG_COLS; // half 1's
 			tg_rvec<TG_IN_DTYPE, 8> ra, rb;
 			tg_rvec<TG_G_DTYPE, 8> rg;
 			tg_load_raw<TG_IN_DTYPE, 8>(&s_in[st][0][0], (long long)i * 8, ra);
-			if (DG_GATED)
-				tg_load_raw<TG_IN_DTYPE, 8>(&s_in[st][1][0], (long long)i * 8, rb);
-			else
-				tg_zero_raw<TG_IN_DTYPE, 8>(rb);
 			tg_load_raw<TG_G_DTYPE, 8>(&s_in[st][2][0], (long long)i * 8, rg);
-			float da[8], db[8];
-			dg_compute(ra, rb, rg, ok, da, db, amax);
+			float da[8], db[8]; // half 0's values and half 1's: d_a and d_b, or two d_a vectors 64 columns apart
+			if (DG_GATED) {
+				tg_load_raw<TG_IN_DTYPE, 8>(&s_in[st][1][0], (long long)i * 8, rb);
+				dg_compute(ra, rb, rg, ok, da, db, amax);
+			} else {
+				tg_zero_raw<TG_IN_DTYPE, 8>(rb);
+				dg_compute(ra, rb, rg, ok, da, da, amax);
+				tg_load_raw<TG_IN_DTYPE, 8>(&s_in[st][1][0], (long long)i * 8, ra);
+				tg_load_raw<TG_G_DTYPE, 8>(&s_in[st][3][0], (long long)i * 8, rg);
+				dg_compute(ra, rb, rg, ok1, db, db, amax);
+			}
 			if constexpr (DS_MX) { /* rowwise: 4 lanes a 32-column block; the values for the column pass */
 				const long long r = r0 + vr[v];
 				const int c = c0 + vc[v];
 #pragma unroll
-				for (int k = 0; k < 8; k++)
+				for (int k = 0; k < 8; k++) {
 					if (!ok)
-						da[k] = db[k] = 0.0f;
+						da[k] = 0.0f;
+					if (!ok1)
+						db[k] = 0.0f;
+				}
 				if (TG_ROWWISE) {
 					tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, 8, DG_OCOLS>(p, rows, r, c, da, ok, 1.0f,
 						TG_EPS_SCALE, TG_POW2);
-					if (DG_GATED)
-						tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, 8, DG_OCOLS>(p, rows, r, DG_COLS + c, db, ok,
-							1.0f, TG_EPS_SCALE, TG_POW2);
+					tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, 8, DG_OCOLS>(p, rows, r, DS_GOFF + DS_OOFF + c,
+						db, ok1, 1.0f, TG_EPS_SCALE, TG_POW2);
 				}
 				float *sf = reinterpret_cast<float *>(s_q);
 #pragma unroll
 				for (int k = 0; k < 8; k += 4) {
 					*reinterpret_cast<float4 *>(&sf[ds_fidx(0, vr[v], vc[v] + k)]) = make_float4(da[k], da[k + 1], da[k + 2], da[k + 3]);
-					if (DG_GATED)
-						*reinterpret_cast<float4 *>(&sf[ds_fidx(1, vr[v], vc[v] + k)]) = make_float4(db[k], db[k + 1], db[k + 2], db[k + 3]);
+					*reinterpret_cast<float4 *>(&sf[ds_fidx(1, vr[v], vc[v] + k)]) = make_float4(db[k], db[k + 1], db[k + 2], db[k + 3]);
 				}
 			} else {
 				uint2 qa, qb;
@@ -358,15 +381,15 @@ __device__ __forceinline__ void dg_stage_path(const TgParams &p)
 				qa.y = tg_fp8x2<TG_FMT>(da[4] * s, da[5] * s) | (tg_fp8x2<TG_FMT>(da[6] * s, da[7] * s) << 16);
 				qb.x = tg_fp8x2<TG_FMT>(db[0] * s, db[1] * s) | (tg_fp8x2<TG_FMT>(db[2] * s, db[3] * s) << 16);
 				qb.y = tg_fp8x2<TG_FMT>(db[4] * s, db[5] * s) | (tg_fp8x2<TG_FMT>(db[6] * s, db[7] * s) << 16);
-				if (TG_ROWWISE && ok) {
+				if (TG_ROWWISE) {
 					unsigned char *o = ot + vr[v] * DG_OCOLS + vc[v];
-					*(uint2 *)o = qa;
-					if (DG_GATED)
-						*(uint2 *)(o + DG_COLS) = qb;
+					if (ok)
+						*(uint2 *)o = qa;
+					if (ok1)
+						*(uint2 *)(o + DS_GOFF + DS_OOFF) = qb;
 				}
 				*(uint2 *)&s_q[ds_word(0, vr[v], vc[v] / 4)] = qa;
-				if (DG_GATED)
-					*(uint2 *)&s_q[ds_word(1, vr[v], vc[v] / 4)] = qb;
+				*(uint2 *)&s_q[ds_word(1, vr[v], vc[v] / 4)] = qb;
 			}
 		}
 		__syncthreads(); // the byte tile is complete; stage st may be refilled
@@ -379,19 +402,17 @@ __device__ __forceinline__ void dg_stage_path(const TgParams &p)
 #pragma unroll
 			for (int v = 0; v < DS_VPT; v++) {
 				const int u = v * TG_THREADS + tid, cc = u >> 1, h = u & 1, hf = cc >> 6, ci = cc & 63;
-				if (!DG_GATED && hf) // ungated: no d_b half (whole warps: hf is a warp's)
-					continue;
 				float a = 0.0f; // the values are read twice (amax, then codes): fewer registers than holding 16
 #pragma unroll
 				for (int i = 0; i < 16; i++)
 					a = tg_absmax(a, sf[ds_fidx(hf, 16 * h + i, ci)]);
 				a = fmaxf(a, __shfl_xor_sync(0xFFFFFFFFu, a, 1));
-				const int c = c0 + ci;
+				const int c = c0 + hf * DS_GOFF + ci; // the gate column
 				const long long r = r0 + 16 * h; // (r0 < rows: the tile exists)
 				const uint8_t e = tg_e8m0_from_amax(a, fmax);
 				const float bs = tg_e8m0_rcp(e);
 				if (h == 0 && c < DG_COLS)
-					((uint8_t *)p.p[TG_PB_SCALE_INV_T])[r0 / 32 * DG_OCOLS + hf * DG_COLS + c] = e;
+					((uint8_t *)p.p[TG_PB_SCALE_INV_T])[r0 / 32 * DG_OCOLS + hf * DS_OOFF + c] = e;
 				uint32_t w[4];
 #pragma unroll
 				for (int k = 0; k < 4; k++) {
@@ -401,7 +422,7 @@ __device__ __forceinline__ void dg_stage_path(const TgParams &p)
 				}
 				// lanes 2i, 2i+1: one column's rows 0-15, 16-31 (all lanes call it: at rows % 16 != 0 the warp
 				// writes each column coalesced)
-				tg_put_col16(out_t, rows, hf * DG_COLS + c, r, w, c < DG_COLS);
+				tg_put_col16(out_t, rows, hf * DS_OOFF + c, r, w, c < DG_COLS);
 			}
 		} else {
 			/* unit = 8 row groups of 4 rows (lanes 0-7) x 4 word columns (lanes 8-31) a warp; the warps over the 4
@@ -411,15 +432,13 @@ __device__ __forceinline__ void dg_stage_path(const TgParams &p)
 			for (int v = 0; v < DS_VPT; v++) {
 				const int i = v * TG_THREADS + tid, hf = (i >> 5) >> 2;
 				const long long r = r0 + ur[v];
-				if (!DG_GATED && hf) // ungated: no d_b half (whole warps)
-					continue;
 				uint32_t x[4], y[4];
 #pragma unroll
 				for (int k = 0; k < 4; k++)
 					x[k] = s_q[ds_word(hf, ur[v] + k, ucol[v] / 4)];
 				tg_transpose_4x4_bytes(x[0], x[1], x[2], x[3], y);
 				if (rows % 4 == 0) {
-					if (r >= rows || c0 + ucol[v] >= DG_COLS)
+					if (r >= rows || c0 + hf * DS_GOFF + ucol[v] >= DG_COLS)
 						continue;
 					unsigned char *dst = otc + uoff[v];
 #pragma unroll
@@ -436,8 +455,8 @@ __device__ __forceinline__ void dg_stage_path(const TgParams &p)
 #pragma unroll
 						for (int j = 0; j < 4; j++) {
 							const uint32_t wd = __shfl_sync(0xFFFFFFFFu, y[j], src);
-							if (c0 + colg < DG_COLS && r0 + lane < rows)
-								out_t[(long long)(hf * DG_COLS + c0 + colg + j) * rows + r0 + lane] =
+							if (c0 + hf * DS_GOFF + colg < DG_COLS && r0 + lane < rows)
+								out_t[(long long)(hf * (DS_GOFF + DS_OOFF) + c0 + colg + j) * rows + r0 + lane] =
 									(unsigned char)(wd >> (8 * (lane & 3)));
 						}
 					}
@@ -447,7 +466,8 @@ __device__ __forceinline__ void dg_stage_path(const TgParams &p)
 		st = (st + 1) % DS_NS;
 	}
 	tg_cp_async_wait<0>();
-	if (TG_RECIPE == TG_RECIPE_DELAYED) {
+	if constexpr (TG_RECIPE == TG_RECIPE_DELAYED) {
+		__shared__ float ared[32];
 		float m = tg_cta_max<TG_THREADS>(amax, ared);
 		if (threadIdx.x == 0)
 			tg_red_max((float *)p.p[TG_PB_AMAX], m);

@@ -18,7 +18,11 @@ pow2 each way; delayed with its default amax history, 16 entries, or 4 entries w
 x format (e4m3/e5m2/hybrid) x operand
 dtypes (bf16/fp16/fp32, mixed within an op) x layout (rowwise/columnwise/both) x
 row-length class (multiple of 128; of 32 not 128; of 16 not 32; other) x tokens
-(1, 5, 217, 993, 8192) x targets (sm_90a+sm_100a; sm_89; sm_80).
+(1, 5, 217, 993, 8192), each dynamic (`tokens: dynamic`, run with --tokens) or fixed (`tokens: N`, no dynamic dim:
+`tegen run` takes no --tokens) x targets (sm_90a+sm_100a; sm_89; sm_80). gemm_cast also varies its per-tensor
+overrides (GEMM_OVERRIDES: an E5M2 b against E4M3 a, an FP8 output's format, block128x128 on a instead of b);
+a third of the per-tensor FP8 GEMM cases (by hash) run on the GPU with TEGEN_GEMM_GEN=2 (the generated
+kernel, templates/gemm_fp8.cu, at every shape; the CPU half is unchanged).
 
 Each case is one small spec (layer `conf`: every case shares kernel names, so
 identical kernels hit one cache entry). Before running, the generator predicts
@@ -29,7 +33,8 @@ and the GPU half skips it.
 
   --cpu   per case: tegen check; then tegen plan --tokens T and
           tegen build --arch TARGETS --cache-dir DIR (NVRTC, no GPU needed)
-  --gpu   per case: tegen run SPEC --tokens T --check --iters 2 (needs a GPU)
+  --gpu   per case: tegen run SPEC --tokens T --check --iters 2 (needs a GPU; a fixed-token case without
+          --tokens, a gg2 case with TEGEN_GEMM_GEN=2 in the environment)
 
 Prints `ok CASE`, `FAIL CASE: why` or `skip CASE: why` per case, then the op x
 recipe matrix (passed/failed); exits 1 if a case failed. Python 3 standard
@@ -47,7 +52,7 @@ cases that check accepts and that target sm_90a+sm_100a (the others are the
 CPU half's business), so --gpu --sample N runs N cases. --filter narrows a
 sample (it draws on until N cases match). Case names spell the case: op,
 its variant and dtypes, recipe, format, layout (or unquantized output dtype),
-wWIDTH[xN], tTOKENS, targets.
+[ov-OVERRIDES,] wWIDTH[xN], tTOKENS[fix], targets[, gg2].
 """
 import argparse
 import concurrent.futures
@@ -95,6 +100,12 @@ OPS = ["norm_quantize", "glu_amax", "cast_transpose", "quantize", "gemm_cast", "
        "dbias", "adamw", "mlp", "fanout"]
 GEMM_OPS = ("gemm_cast", "gemm_glu", "gemm_dglu", "adamw", "mlp", "fanout")   # cases with two GEMM extents (K = width, N = width2)
 BACKWARD_UNQUANTIZED = ("dnorm", "dbias")   # their outputs are never quantized: recipe none only
+# gemm_cast's per-tensor overrides (the `ov` of a case, in its name as ov-VALUE): b5 the operand b in e5m2 against
+# an e4m3 a (TG_KIND e4m3.e5m2; delayed and current); o5 / o4 an FP8 output (dtype fp8, delayed) in e5m2 / e4m3;
+# b5o5, b5o4 both; a2d block128x128 on the operand a (1x128 b) instead of on b
+GEMM_OVERRIDES = ["b5", "o5", "o4", "b5o5", "b5o4", "a2d"]
+TOKEN_MODES = ["dyn", "fix"]   # tokens: dynamic (run with --tokens T), or tokens: T (no dynamic dim; name tTfix)
+GEMM_GEN_FRACTION = 3          # 1 in 3 of the per-tensor FP8 GEMM cases run with TEGEN_GEMM_GEN=2 (name: gg2)
 
 # Deliberate rejections: class -> what `tegen check`'s message must mention.
 REJECT = {
@@ -122,6 +133,7 @@ REJECT = {
     "row_too_long": r"longer than the row kernel holds",
     "gemm_hp_out_dtype": r"has no fp(16|32)? ?\w* ?output|no \w+ output|has only an? (\w+ or )?fp32 output",
     "dglu_width": r"multiple of (2|4|8|16|32|64|128)\b",
+    "gemm_e5m2_out": r"in e5m2 from two e4m3 operands",
 }
 
 
@@ -288,37 +300,59 @@ def op_configs():
                 for lay in layouts:
                     for prec in precs:
                         for sopt in sopts:
-                            c = dict(base)
-                            c.update(recipe=recipe, fmt=fmt, layout=lay, prec=prec, sopt=sopt)
-                            out.append(c)
+                            for ov in gemm_overrides(base, recipe, fmt):
+                                c = dict(base)
+                                c.update(recipe=recipe, fmt=fmt, layout=lay, prec=prec, sopt=sopt)
+                                if ov:
+                                    c["ov"] = ov
+                                out.append(c)
     return out
 
 
+def gemm_overrides(base, recipe, fmt):
+    """The GEMM_OVERRIDES a gemm_cast config takes under recipe/fmt (None: the recipe's own formats and scaling):
+    a2d under block128x128; b5 under delayed/current (format e4m3 or hybrid: all-e5m2 has no GEMM anyway); the
+    output's format only for an fp8 output under delayed (elsewhere the override has no effect)."""
+    if base["op"] != "gemm_cast":
+        return [None]
+    if recipe == "block128x128":
+        return [None, "a2d"]
+    if recipe not in ("delayed", "current") or fmt == "e5m2":
+        return [None]
+    if base["dout"] == "fp8" and recipe == "delayed":
+        return [None] + [ov for ov in GEMM_OVERRIDES if ov != "a2d"]
+    return [None, "b5"]
+
+
 class Space:
-    """The full matrix: op configs x width classes x tokens x targets, indexable."""
+    """The full matrix: op configs x width classes x tokens x token modes x targets, indexable."""
 
     def __init__(self):
         self.configs = op_configs()
         self.classes = list(WIDTHS)
         self.targets = list(TARGETS)
-        self.size = len(self.configs) * len(self.classes) * len(TOKENS) * len(self.targets)
+        self.size = len(self.configs) * len(self.classes) * len(TOKENS) * len(TOKEN_MODES) * len(self.targets)
 
-    def case(self, ci, wclass, tokens, target):
+    def case(self, ci, wclass, tokens, target, fix=False):
         c = dict(self.configs[ci])
         c.update(wclass=wclass, tokens=tokens, target=target, ci=ci)
+        if fix:
+            c["fix"] = True
         pick_widths(c)
+        pick_gemm_gen(c)
         return c
 
     def all_cases(self):
         for ci in range(len(self.configs)):
             for wc in self.classes:
                 for t in TOKENS:
-                    for tg in self.targets:
-                        yield self.case(ci, wc, t, tg)
+                    for tm in TOKEN_MODES:
+                        for tg in self.targets:
+                            yield self.case(ci, wc, t, tg, tm == "fix")
 
     def sample(self, n, seed, keep=None, drop_barren=False):
         """n cases, stratified: the op x recipe cells in turn (shuffled), a random config in each;
-        tokens 8192 in about 1 case of 40, targets other than sm_90a+sm_100a in 1 of 8.
+        tokens 8192 in about 1 case of 40, fixed tokens in 1 of 8, targets other than sm_90a+sm_100a in 1 of 8.
         keep(case): only cases it accepts count (drawn on until n, or give up).
         drop_barren: a cell whose first 200 draws keep nothing leaves the rotation (for --filter); a cell
         that kept a case stays (one unlucky round must not end the sample early)."""
@@ -341,11 +375,12 @@ class Space:
                 wc = rng.choice(self.classes)
                 tokens = 8192 if rng.random() < 0.025 else rng.choice(TOKENS[:-1])
                 target = "hb" if rng.random() < 0.875 else rng.choice(["sm89", "sm80"])
-                ident = (ci, wc, tokens, target)
+                fix = rng.random() < 0.125
+                ident = (ci, wc, tokens, target, fix)
                 if ident in seen:
                     continue
                 seen.add(ident)
-                c = self.case(ci, wc, tokens, target)
+                c = self.case(ci, wc, tokens, target, fix)
                 if keep is None or keep(c):
                     out.append(c)
                     break
@@ -373,6 +408,14 @@ def pick_widths(c):
     h = stable_hash(repr(sorted((k, str(v)) for k, v in c.items())))
     c["width"] = vals[h % len(vals)]
     c["width2"] = vals[(h // 7 + 1) % len(vals)]   # a GEMM's second extent (N), same class
+
+
+def pick_gemm_gen(c):
+    """gg2 (deterministic per case): 1 in GEMM_GEN_FRACTION per-tensor FP8 GEMM cases run with TEGEN_GEMM_GEN=2."""
+    if c["op"] in GEMM_OPS and c["recipe"] in ("delayed", "current"):
+        h = stable_hash(repr(sorted((k, str(v)) for k, v in c.items())))
+        if (h // 49) % GEMM_GEN_FRACTION == 0:
+            c["gg2"] = True
 
 
 def case_name(c):
@@ -409,9 +452,11 @@ def case_name(c):
         parts += [c["role"][:4], c["din"]] + (["db"] if c.get("dbias") else [])
     sopt = {"flip": "~pow2", "h16": "~h16", "mr1": "~mr1"}.get(c.get("sopt"), "")
     parts += [c["recipe"] + sopt, c["fmt"] or "-", c["layout"] or (c["prec"] or "-")]
+    parts += ["ov-" + c["ov"]] if c.get("ov") else []
     parts += ["w%d" % c["width"] + ("x%d" % c["width2"] if c["op"] in GEMM_OPS else ""),
-              "t%d" % c["tokens"],
+              "t%d" % c["tokens"] + ("fix" if c.get("fix") else ""),
               c["target"]]
+    parts += ["gg2"] if c.get("gg2") else []
     return ".".join(parts)
 
 
@@ -493,9 +538,12 @@ def expected_rejections(c):
         via_fp32 = q and hin == "bf16" and c["dout"] == "fp16" and not c.get("acc") and not c.get("add")
         if hin and c["dout"] not in ("fp32", "fp8", hin) and not via_fp32:
             out.append("gemm_hp_out_dtype")
-        if q and quant_dtype(c, "gradient" if c["gpass"] != "fprop" else "activation") == "e5m2" and \
-                quant_dtype(c, gemm_b_role(c)) == "e5m2":
+        da, db = gemm_operand_dtypes(c)
+        if q and da == "e5m2" and db == "e5m2":
             out.append("gemm_e5m2_both")
+        # cuBLASLt has no e4m3 x e4m3 -> e5m2 (gen/ir.c infer_gemm)
+        if c["dout"] == "fp8" and gemm_fp8_out_dtype(c) == "e5m2" and "e5m2" not in (da, db):
+            out.append("gemm_e5m2_out")
     # quantized copies: MXFP8 needs the last extent % 32, NVFP4 % 16
     lasts = [w] if op not in ("gemm_cast", "dglu") else (gemm_quantized_lasts(c) if q and op == "gemm_cast" else [])
     if q and c["recipe"] == "mxfp8" and any(x % 32 for x in lasts):
@@ -572,6 +620,21 @@ def dglu_rejections(c, w, cols):
 
 def gemm_b_role(c):
     return "weight" if c["gpass"] != "wgrad" else "activation"
+
+
+def gemm_operand_dtypes(c):
+    """The FP8 formats of a gemm_cast case's operands a and b (None: not FP8), with its overrides (b5)."""
+    da = quant_dtype(c, "gradient" if c["gpass"] != "fprop" else "activation")
+    db = "e5m2" if "b5" in (c.get("ov") or "") else quant_dtype(c, gemm_b_role(c))
+    return da, db
+
+
+def gemm_fp8_out_dtype(c):
+    """The format of a gemm_cast case's FP8 output (role activation in fprop, else gradient; o5/o4 override it)."""
+    ov = c.get("ov") or ""
+    if "o5" in ov or "o4" in ov:
+        return "e5m2" if "o5" in ov else "e4m3"
+    return quant_dtype(c, "activation" if c["gpass"] == "fprop" else "gradient")
 
 
 def gemm_quantized_lasts(c):
@@ -659,8 +722,9 @@ def spec_text(c):
     tensors, ops, overrides = [], [], []
     lay = LAYOUTS[c["layout"]] if c["layout"] else None
     common = dict(layout=lay, precision=c["prec"])
+    tok = c["tokens"] if c.get("fix") else "dynamic"   # a fixed token count: no dynamic dim in the layer
     if op == "norm_quantize":
-        dims = {"tokens": "dynamic", "hidden": w}
+        dims = {"tokens": tok, "hidden": w}
         tensors.append(("x", {"shape": ["tokens", "hidden"], "dtype": c["din"]}))
         tensors.append(("gamma", {"shape": ["hidden"], "dtype": c["dg"], "role": "weight"}))
         args = {"in": "x", "gamma": "gamma"}
@@ -680,24 +744,24 @@ def spec_text(c):
                     zero_centered_gamma=True if c["zcg"] else None, **common)
         ops.append(("norm_quantize", args))
     elif op == "glu_amax":
-        dims = {"tokens": "dynamic", "ffn": w}
+        dims = {"tokens": tok, "ffn": w}
         tensors.append(("h", {"shape": ["tokens", h_ext(c, "ffn")], "dtype": c["din"]}))
         ops.append(("glu_amax", dict({"in": "h", "out": "y"}, **act_args(c), **common)))
     elif op in ("cast_transpose", "quantize"):
-        dims = {"tokens": "dynamic", "hidden": w}
+        dims = {"tokens": tok, "hidden": w}
         tensors.append(("x", {"shape": ["tokens", "hidden"], "dtype": c["din"], "role": c["role"]}))
         ops.append((op, dict({"in": "x", "out": "y"}, **common)))
         if c.get("dbias"):
             ops.append(("dbias", {"in": "x", "out": "db"}))
     elif op == "gemm_glu":
-        dims = {"tokens": "dynamic", "k": w, "ffn": w2}
+        dims = {"tokens": tok, "k": w, "ffn": w2}
         tensors.append(("x", {"shape": ["tokens", "k"], "dtype": c["din"]}))
         tensors.append(("w", {"shape": [h_ext(c, "ffn"), "k"], "dtype": c["din"], "role": "weight"}))
         a_op, b_op = gemm_operands(c, ops, overrides, "x", "w", "rowwise")
         ops.append(("gemm_cast", {"a": a_op, "b": b_op, "out": "h", "dtype": c["dh"]}))
         ops.append(("glu_amax", dict({"in": "h", "out": "y"}, **act_args(c), **common)))
     elif op == "gemm_dglu":
-        dims = {"tokens": "dynamic", "k": w, "ffn": w2}
+        dims = {"tokens": tok, "k": w, "ffn": w2}
         tensors.append(("dy", {"shape": ["tokens", "k"], "dtype": c["din"], "role": "gradient"}))
         tensors.append(("w", {"shape": ["k", "ffn"], "dtype": c["din"], "role": "weight"}))
         tensors.append(("h", {"shape": ["tokens", h_ext(c, "ffn")], "dtype": c["dh"]}))
@@ -706,13 +770,13 @@ def spec_text(c):
         ops.append(("dglu", dict({"in": "h", "grad": "da", "out": "y", **act_args(c),
                                   "dbias": "dbh" if c.get("dbias") else None}, **common)))
     elif op == "dglu":
-        dims = {"tokens": "dynamic", "ffn": w}
+        dims = {"tokens": tok, "ffn": w}
         tensors.append(("h", {"shape": ["tokens", h_ext(c, "ffn")], "dtype": c["din"]}))
         tensors.append(("da", {"shape": ["tokens", "ffn"], "dtype": c["dg"], "role": "gradient"}))
         ops.append(("dglu", dict({"in": "h", "grad": "da", "out": "y", **act_args(c),
                                   "dbias": "dbh" if c.get("dbias") else None}, **common)))
     elif op == "dnorm":
-        dims = {"tokens": "dynamic", "hidden": w}
+        dims = {"tokens": tok, "hidden": w}
         tensors.append(("x", {"shape": ["tokens", "hidden"], "dtype": c["din"]}))
         tensors.append(("dy", {"shape": ["tokens", "hidden"], "dtype": c["dg"], "role": "gradient"}))
         tensors.append(("gamma", {"shape": ["hidden"], "dtype": c["dw"], "role": "weight"}))
@@ -727,12 +791,12 @@ def spec_text(c):
         args.update(out="y", d_gamma="dgamma", zero_centered_gamma=True if c["zcg"] else None, precision=c["prec"])
         ops.append(("dnorm", args))
     elif op == "dbias":
-        dims = {"tokens": "dynamic", "hidden": w}
+        dims = {"tokens": tok, "hidden": w}
         tensors.append(("dy", {"shape": ["tokens", "hidden"], "dtype": c["din"], "role": "gradient"}))
         ops.append(("dbias", {"in": "dy", "out": "y"}))
     elif op == "mlp":
         q = quantized(c["recipe"])
-        dims = {"tokens": "dynamic", "hidden": w, "ffn": w2}
+        dims = {"tokens": tok, "hidden": w, "ffn": w2}
         xs = ["2", "tokens", "hidden"] if c.get("rank3") else ["tokens", "hidden"]
         tensors.append(("x", {"shape": xs, "dtype": c["din"]}))
         if c.get("resid"):
@@ -763,7 +827,7 @@ def spec_text(c):
     elif op == "fanout":
         q = quantized(c["recipe"])
         xg = c["readers"] == 1   # x read by a GEMM and a later norm (add: the norm's residual r)
-        dims = {"tokens": "dynamic", "hidden": w, ("n" if xg else "kv"): w2}
+        dims = {"tokens": tok, "hidden": w, ("n" if xg else "kv"): w2}
         hp = None if q else c["din"]
         tensors.append(("x", {"shape": ["tokens", "hidden"], "dtype": c["din"]}))
         if xg and c["add"]:
@@ -801,7 +865,7 @@ def spec_text(c):
             ops.append(("gemm_cast", {"a": "v_q" if q else "v", "b": wn["w_o"], "add": "x" if c["add"] else None, "out": "o",
                                       "dtype": c["din"] if c["add"] else out_dt}))   # an added x sets its dtype
     elif op == "adamw":
-        dims = {"tokens": "dynamic", "k": w, "n": w2}
+        dims = {"tokens": tok, "k": w, "n": w2}
         tensors.append(("x", {"shape": ["tokens", "k"], "dtype": c["din"]}))
         tensors.append(("w", {"shape": ["n", "k"], "dtype": c.get("dw", c["din"]), "role": "weight", "grad_dtype": c["gd"],
                               "main_grad": True if c.get("mg") else None}))
@@ -817,7 +881,7 @@ def spec_text(c):
         ops.append(("gemm_cast", {"a": a_op, "b": b_op, "out": "y",
                                   "dtype": c["din"] if not quantized(c["recipe"]) else "bf16"}))
     else:
-        dims = {"tokens": "dynamic", "k": w, "n": w2}
+        dims = {"tokens": tok, "k": w, "n": w2}
         g = c["gpass"]
         a_name, a_shape, a_role = ("x", ["tokens", "k"], "activation") if g == "fprop" else ("dy", ["tokens", "n"], "gradient")
         b_name, b_shape, b_role = ("w", ["n", "k"], "weight") if g != "wgrad" else ("x", ["tokens", "k"], "activation")
@@ -831,8 +895,13 @@ def spec_text(c):
             a_op, b_op = a_name + "_q", b_name + "_q"
             ops.append(("quantize", {"in": a_name, "out": a_op, "layout": a_copy}))
             ops.append(("quantize", {"in": b_name, "out": b_op, "layout": b_copy}))
-            if c["recipe"] == "block128x128":
-                overrides.append((b_op, {"scaling": "block128x128"}))
+            ov = c.get("ov") or ""
+            if c["recipe"] == "block128x128":   # 128x128 blocks on b (the weight, X in wgrad), or on a (a2d)
+                overrides.append((a_op if ov == "a2d" else b_op, {"scaling": "block128x128"}))
+            if "b5" in ov:
+                overrides.append((b_op, {"format": "e5m2"}))
+            if "o5" in ov or "o4" in ov:   # the FP8 output's format
+                overrides.append(("y", {"format": "e5m2" if "o5" in ov else "e4m3"}))
         if c["bias"]:
             tensors.append(("bias", {"shape": [out_shape[-1]], "dtype": c["bias"], "role": "weight"}))
         if c["acc"]:   # the accumulator is declared (an FP8 one is rejected: accumulate needs a high-precision out)
@@ -908,7 +977,8 @@ def run_cpu(tegen, c, path, cache):
         return "ok", "rejected: %s" % expect
     if rc != 0:
         return "FAIL", "check rejected it (exit %d): %s" % (rc, first_line(err, "error:"))
-    rc, out, err = sh([tegen, "plan", path, "--tokens", str(c["tokens"]), "--cache-dir", cache], 60)
+    tokens = [] if c.get("fix") else ["--tokens", str(c["tokens"])]   # a fixed-token layer plans its own count
+    rc, out, err = sh([tegen, "plan", path] + tokens + ["--cache-dir", cache], 60)
     if rc != 0:
         return "FAIL", "plan failed (exit %d): %s" % (rc, first_line(err, "error"))
     arch = ",".join(TARGETS[c["target"]])
@@ -934,7 +1004,11 @@ def run_gpu(tegen, c, path, cache, sanitizer=None):
     if c["target"] != "hb":
         return "skip", "targets %s (the GPU half runs sm_90a+sm_100a cases)" % c["target"]
     env = dict(os.environ, TEGEN_CACHE_DIR=cache)
-    cmd = [tegen, "run", path, "--tokens", str(c["tokens"]), "--check", "--iters", "2"]
+    if c.get("gg2"):   # the generated FP8 GEMM (templates/gemm_fp8.cu) wherever it can take the call
+        env["TEGEN_GEMM_GEN"] = "2"
+    # a fixed-token layer has no dynamic dim: tegen run refuses --tokens for it (cli_run_tokens)
+    tokens = [] if c.get("fix") else ["--tokens", str(c["tokens"])]
+    cmd = [tegen, "run", path] + tokens + ["--check", "--iters", "2"]
     if sanitizer:
         cmd = ["compute-sanitizer", "--tool", sanitizer, "--error-exitcode", "99"] + cmd
     rc, out, err = sh(cmd, 300, env)
@@ -993,8 +1067,9 @@ def main():
 
     space = Space()
     if a.all:
-        print("full matrix: %d cases (%d op configs x %d row-length classes x %d token counts x %d target sets)" %
-              (space.size, len(space.configs), len(space.classes), len(TOKENS), len(space.targets)))
+        print("full matrix: %d cases (%d op configs x %d row-length classes x %d token counts x %d token modes x "
+              "%d target sets)" % (space.size, len(space.configs), len(space.classes), len(TOKENS), len(TOKEN_MODES),
+                                   len(space.targets)))
         if not (a.out or a.cpu or a.gpu):
             return 0
         cases = list(space.all_cases())
@@ -1015,7 +1090,8 @@ def main():
     out = a.out or tempfile.mkdtemp(prefix="tegen-conf-")
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "cases.tsv"), "w") as f:
-        cols = ["name", "op", "recipe", "fmt", "layout", "prec", "wclass", "width", "width2", "tokens", "target", "expect"]
+        cols = ["name", "op", "recipe", "fmt", "layout", "prec", "ov", "wclass", "width", "width2", "tokens", "fix",
+                "target", "gg2", "expect"]
         f.write("\t".join(cols + ["spec"]) + "\n")
         for i, c in enumerate(cases):
             c["path"] = os.path.join(out, "case%05d.yaml" % i)

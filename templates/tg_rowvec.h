@@ -501,6 +501,7 @@ __device__ __forceinline__ void tg_block_colwise_tile(const TgParams &p, TgBlock
 		}
 	}
 	__syncthreads();
+#pragma unroll 1 // (unrolled, norm_colwise's MXFP8 t512 spilled 8 bytes at its 64 registers)
 	for (int u = threadIdx.x; u < NB * NT * 128; u += THREADS) { // a column's block: its partials, then its scale
 		const int cx = u % (NT * 128), b = u / (NT * 128);
 		float a = 0.0f;

@@ -175,6 +175,15 @@ long cli_tokens(const char *s)
 
 int cli_make_dir(const char *dir)
 {
+	char part[4096]; /* its parents first, as mkdir -p (an existing one is fine; the last mkdir reports) */
+	size_t n = strlen(dir);
+	if (n < sizeof part)
+		for (size_t i = 1; i < n; i++)
+			if (dir[i] == '/' && dir[i - 1] != '/') {
+				memcpy(part, dir, i);
+				part[i] = 0;
+				(void)mkdir(part, 0777);
+			}
 	if (mkdir(dir, 0777) == 0)
 		return 0;
 	int e = errno;

@@ -60,7 +60,8 @@ long cli_tokens(const char *s);
 int cli_run_tokens(const Graph *g, const char *spec, long *tokens);
 /* cli_tokens_label: "tokens=N", or "static shapes" for a layer without a dynamic dim (into buf). */
 const char *cli_tokens_label(const Graph *g, long tokens, char *buf, size_t n);
-/* cli_make_dir makes an output directory (or takes a writable one that exists); -1 after printing why. */
+/* cli_make_dir makes an output directory and its missing parents (or takes a writable one that exists); -1 after
+ * printing why. */
 int cli_make_dir(const char *dir);
 /* cli_usage prints usage to stderr and returns 2, the exit status of bad usage. */
 int cli_usage(const char *usage);

@@ -70,8 +70,9 @@ TG_HD float tg_nvfp4_s_enc(float global_amax)
 	return s;
 }
 
-/* The factor S_enc * fl(1/6) a block amax is multiplied by (a kernel takes it once, not a division a block). */
-TG_HD float tg_nvfp4_block_factor(float s_enc) { return s_enc * tg_div_rn(1.0f, 6.0f); }
+/* The factor S_enc * fl(1/6) a block amax is multiplied by (a kernel takes it once, not a division a block; fl(1/6) =
+ * 0x1.555556p-3 as a constant: NVCC does not fold __fdiv_rn of two constants, and tg_emit_row_nvfp4 takes it a block). */
+TG_HD float tg_nvfp4_block_factor(float s_enc) { return s_enc * 0x1.555556p-3f; }
 
 /* Block decode scale byte S_dec = E4M3(block_amax * factor), factor = tg_nvfp4_block_factor(S_enc), the
  * product clamped to FLT_MAX first (TE's order of operations). */

@@ -21,8 +21,9 @@ row-length class (multiple of 128; of 32 not 128; of 16 not 32; other) x tokens
 (1, 5, 217, 993, 8192), each dynamic (`tokens: dynamic`, run with --tokens) or fixed (`tokens: N`, no dynamic dim:
 `tegen run` takes no --tokens) x targets (sm_90a+sm_100a; sm_89; sm_80). gemm_cast also varies its per-tensor
 overrides (GEMM_OVERRIDES: an E5M2 b against E4M3 a, an FP8 output's format, block128x128 on a instead of b);
-a third of the per-tensor FP8 GEMM cases (by hash) run on the GPU with TEGEN_GEMM_GEN=2 (the generated
-kernel, templates/gemm_fp8.cu, at every shape; the CPU half is unchanged).
+a third of the per-tensor FP8 GEMM cases the generated kernel can take (by hash: gemm_cast without an epilogue,
+fast accumulation, a 2-byte output; the layer classes) run on the GPU with TEGEN_GEMM_GEN=2 (the generated kernel,
+templates/gemm_fp8.cu, at every shape; the CPU half is unchanged).
 
 Each case is one small spec (layer `conf`: every case shares kernel names, so
 identical kernels hit one cache entry). Before running, the generator predicts
@@ -105,7 +106,7 @@ BACKWARD_UNQUANTIZED = ("dnorm", "dbias")   # their outputs are never quantized:
 # b5o5, b5o4 both; a2d block128x128 on the operand a (1x128 b) instead of on b
 GEMM_OVERRIDES = ["b5", "o5", "o4", "b5o5", "b5o4", "a2d"]
 TOKEN_MODES = ["dyn", "fix"]   # tokens: dynamic (run with --tokens T), or tokens: T (no dynamic dim; name tTfix)
-GEMM_GEN_FRACTION = 3          # 1 in 3 of the per-tensor FP8 GEMM cases run with TEGEN_GEMM_GEN=2 (name: gg2)
+GEMM_GEN_FRACTION = 3          # 1 in 3 of the eligible per-tensor FP8 GEMM cases run with TEGEN_GEMM_GEN=2 (name: gg2)
 
 # Deliberate rejections: class -> what `tegen check`'s message must mention.
 REJECT = {
@@ -410,9 +411,24 @@ def pick_widths(c):
     c["width2"] = vals[(h // 7 + 1) % len(vals)]   # a GEMM's second extent (N), same class
 
 
+def gemm_gen_eligible(c):
+    """A gemm_cast the generated kernel takes without an epilogue (gen/plan.c gemm_generated_why_not): fast
+    accumulation (fprop's default, or flipped on in dgrad/wgrad), no bias, GELU, accumulate or add, a BF16/FP16
+    output. The layer classes (adamw, mlp, fanout) hold such GEMMs among others; gemm_glu/gemm_dglu's epilogue
+    kernels are generated anyway."""
+    if c["op"] in ("adamw", "mlp", "fanout"):
+        return True
+    if c["op"] != "gemm_cast":
+        return False
+    fast = (c["gpass"] == "fprop") != bool(c.get("fa_flip"))
+    return fast and not c["bias"] and not c["acc"] and not c.get("gelu") and not c.get("add") and \
+        c["dout"] in ("bf16", "fp16")
+
+
 def pick_gemm_gen(c):
-    """gg2 (deterministic per case): 1 in GEMM_GEN_FRACTION per-tensor FP8 GEMM cases run with TEGEN_GEMM_GEN=2."""
-    if c["op"] in GEMM_OPS and c["recipe"] in ("delayed", "current"):
+    """gg2 (deterministic per case): 1 in GEMM_GEN_FRACTION per-tensor FP8 GEMM cases the generated kernel can take
+    (gemm_gen_eligible) run with TEGEN_GEMM_GEN=2."""
+    if c["recipe"] in ("delayed", "current") and gemm_gen_eligible(c):
         h = stable_hash(repr(sorted((k, str(v)) for k, v in c.items())))
         if (h // 49) % GEMM_GEN_FRACTION == 0:
             c["gg2"] = True

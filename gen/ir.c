@@ -1097,9 +1097,10 @@ static void infer_gemm(B *b, const SpecOp *o, Op *op)
 	op->p.fast_accum = o->p.fast_accum < 0 ? o->p.pass == PASS_FPROP : o->p.fast_accum;
 }
 
-/* Every tensor's rows (the product of its leading extents) may hold one dynamic dim at most: the planner
- * counts rows as mul * dim + add (tensor_rows). Located at the declaration, or at the op that makes the tensor. */
-static void check_dynamic_rows(B *b)
+/* Where a dynamic dim may stand: a tensor's rows (the product of its leading extents) hold one at most (the
+ * planner counts rows as mul * dim + add: tensor_rows), and a layer input's weight has none (its optimizer state
+ * and cached casts are allocated once). Located at the declaration, or at the op that makes the tensor. */
+static void check_dynamic_extents(B *b)
 {
 	const Graph *g = b->g;
 	for (int i = 0; i < g->ntensors; i++) {
@@ -1110,7 +1111,7 @@ static void check_dynamic_rows(B *b)
 		Loc at = b->decl[i] ? t->loc : t->producer >= 0 ? g->ops[t->producer].loc : t->loc;
 		if (t->role == ROLE_WEIGHT && t->producer < 0)
 			for (int k = 0; k < t->rank; k++)
-				if (t->shape[k].dim >= 0) /* its optimizer state and cached casts are allocated once */
+				if (t->shape[k].dim >= 0)
 					diag_error(b->d, at, "weight '%s' has shape %s, whose extent %s is dynamic; a weight's extents must be "
 						"fixed", t->name, shape_str(b, t->shape, t->rank), extent_str(b->a, g, t->shape[k]));
 		if (dyn < 2)
@@ -1362,7 +1363,7 @@ Graph *ir_build(Arena *a, Diag *d, const Spec *s, Arch default_arch)
 			if (arg_is_output((ArgSlot)x) && op->arg[x] >= 0)
 				check_declared(b, op->arg[x], o);
 	}
-	check_dynamic_rows(b);
+	check_dynamic_extents(b);
 	for (int k = 0; k < g->nops; k++) /* after every op's own checks: those name the spec's defect first */
 		if (g->ops[k].kind == OP_DGLU || g->ops[k].kind == OP_DNORM || g->ops[k].kind == OP_DBIAS)
 			check_backward_shape(b, b->sop[k], &g->ops[k]);

@@ -230,6 +230,7 @@ constexpr int DS_TR = TG_ROWS_PER_CTA;
 constexpr int DS_TC = 64;                         // columns of a half
 constexpr int DS_GOFF = DG_GATED ? 0 : DS_TC;     // half hf's first gate column: c0 + hf * DS_GOFF
 constexpr int DS_OOFF = DG_GATED ? DG_COLS : 0;   // its d_h column: the gate column + hf * DS_OOFF
+constexpr int DS_HOFF = DS_GOFF + DS_OOFF;        // half 1's d_h columns past half 0's (C gated, 64 ungated)
 constexpr int DS_NIN = DG_GATED ? 3 : 4;          // input tiles a stage: a, b, g; ungated h and g of each half
 constexpr int DS_VPT = DS_TR * DS_TC / 8 / TG_THREADS; // vectors (and column units) a thread
 constexpr int DS_NCT = (DG_COLS + DS_TC + DS_GOFF - 1) / (DS_TC + DS_GOFF);
@@ -289,7 +290,7 @@ __device__ __forceinline__ void dg_stage_path(const TgParams &p)
 		vc[v] = i % 8 * 8;
 		ur[v] = 4 * (i & 7);
 		ucol[v] = 4 * (((wi & 3) << 2) | ((i >> 3) & 3));
-		uoff[v] = (long long)((wi >> 2) * (DS_GOFF + DS_OOFF) + ucol[v]) * rows + ur[v];
+		uoff[v] = (long long)((wi >> 2) * DS_HOFF + ucol[v]) * rows + ur[v];
 	}
 
 	// tile t's cp.async into stage st (zero-filled outside the tensor; nothing past the last tile), committed
@@ -366,7 +367,7 @@ __device__ __forceinline__ void dg_stage_path(const TgParams &p)
 				if (TG_ROWWISE) {
 					tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, 8, DG_OCOLS>(p, rows, r, c, da, ok, 1.0f,
 						TG_EPS_SCALE, TG_POW2);
-					tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, 8, DG_OCOLS>(p, rows, r, DS_GOFF + DS_OOFF + c,
+					tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, 8, DG_OCOLS>(p, rows, r, DS_HOFF + c,
 						db, ok1, 1.0f, TG_EPS_SCALE, TG_POW2);
 				}
 				float *sf = reinterpret_cast<float *>(s_q);
@@ -386,7 +387,7 @@ __device__ __forceinline__ void dg_stage_path(const TgParams &p)
 					if (ok)
 						*(uint2 *)o = qa;
 					if (ok1)
-						*(uint2 *)(o + DS_GOFF + DS_OOFF) = qb;
+						*(uint2 *)(o + DS_HOFF) = qb;
 				}
 				*(uint2 *)&s_q[ds_word(0, vr[v], vc[v] / 4)] = qa;
 				*(uint2 *)&s_q[ds_word(1, vr[v], vc[v] / 4)] = qb;
@@ -456,7 +457,7 @@ __device__ __forceinline__ void dg_stage_path(const TgParams &p)
 						for (int j = 0; j < 4; j++) {
 							const uint32_t wd = __shfl_sync(0xFFFFFFFFu, y[j], src);
 							if (c0 + hf * DS_GOFF + colg < DG_COLS && r0 + lane < rows)
-								out_t[(long long)(hf * (DS_GOFF + DS_OOFF) + c0 + colg + j) * rows + r0 + lane] =
+								out_t[(long long)(hf * DS_HOFF + c0 + colg + j) * rows + r0 + lane] =
 									(unsigned char)(wd >> (8 * (lane & 3)));
 						}
 					}

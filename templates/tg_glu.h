@@ -67,10 +67,9 @@ template <int ACT, typename T> __device__ __forceinline__ float tg_glu(float af,
 	}
 	if (ACT == TG_ACT_CLAMPED_SWIGLU) { // GPT-OSS: a <= limit, |b| <= limit, a sigmoid(alpha a) (b + 1)
 		const float a = af > limit ? limit : af, b = (bf > limit ? limit : bf < -limit ? -limit : bf);
-		const double z = (double)alpha * (double)a;
 		if constexpr (sizeof(T) == 8)
-			return (float)((double)a / (1.0 + exp(-z)) * ((double)b + 1.0));
-		float dz, zf = tg_ff_scale(a, alpha, 0.0f, dz); // alpha a exactly (z above: the double form's value)
+			return (float)((double)a / (1.0 + exp(-(double)alpha * (double)a)) * ((double)b + 1.0));
+		float dz, zf = tg_ff_scale(a, alpha, 0.0f, dz); // alpha a exactly: zf + dz is the double product
 		return tg_sigmoid_scale(a * (b + 1.0f), zf, dz);
 	}
 	// swiglu: z = a; geglu: 0.5 a (1 + tanh(k(a + 0.044715 a^3))) == a sigmoid(2k(a + 0.044715 a^3)), no

@@ -645,12 +645,20 @@ def gemm_operand_dtypes(c):
     return da, db
 
 
+def ov_out_format(c):
+    """The FP8 output format a gemm_cast case's override sets (o5: e5m2, o4: e4m3), else None."""
+    ov = c.get("ov") or ""
+    return "e5m2" if "o5" in ov else "e4m3" if "o4" in ov else None
+
+
 def gemm_fp8_out_dtype(c):
     """The format of a gemm_cast case's FP8 output (role activation in fprop, else gradient; o5/o4 override it)."""
-    ov = c.get("ov") or ""
-    if "o5" in ov or "o4" in ov:
-        return "e5m2" if "o5" in ov else "e4m3"
-    return quant_dtype(c, "activation" if c["gpass"] == "fprop" else "gradient")
+    return ov_out_format(c) or quant_dtype(c, "activation" if c["gpass"] == "fprop" else "gradient")
+
+
+def token_args(c):
+    """The --tokens a run or plan of case c takes: none for a fixed-token layer (cli_run_tokens refuses it)."""
+    return [] if c.get("fix") else ["--tokens", str(c["tokens"])]
 
 
 def gemm_quantized_lasts(c):
@@ -916,8 +924,8 @@ def spec_text(c):
                 overrides.append((a_op if ov == "a2d" else b_op, {"scaling": "block128x128"}))
             if "b5" in ov:
                 overrides.append((b_op, {"format": "e5m2"}))
-            if "o5" in ov or "o4" in ov:   # the FP8 output's format
-                overrides.append(("y", {"format": "e5m2" if "o5" in ov else "e4m3"}))
+            if ov_out_format(c):   # the FP8 output's format
+                overrides.append(("y", {"format": ov_out_format(c)}))
         if c["bias"]:
             tensors.append(("bias", {"shape": [out_shape[-1]], "dtype": c["bias"], "role": "weight"}))
         if c["acc"]:   # the accumulator is declared (an FP8 one is rejected: accumulate needs a high-precision out)
@@ -993,8 +1001,7 @@ def run_cpu(tegen, c, path, cache):
         return "ok", "rejected: %s" % expect
     if rc != 0:
         return "FAIL", "check rejected it (exit %d): %s" % (rc, first_line(err, "error:"))
-    tokens = [] if c.get("fix") else ["--tokens", str(c["tokens"])]   # a fixed-token layer plans its own count
-    rc, out, err = sh([tegen, "plan", path] + tokens + ["--cache-dir", cache], 60)
+    rc, out, err = sh([tegen, "plan", path] + token_args(c) + ["--cache-dir", cache], 60)
     if rc != 0:
         return "FAIL", "plan failed (exit %d): %s" % (rc, first_line(err, "error"))
     arch = ",".join(TARGETS[c["target"]])
@@ -1022,9 +1029,7 @@ def run_gpu(tegen, c, path, cache, sanitizer=None):
     env = dict(os.environ, TEGEN_CACHE_DIR=cache)
     if c.get("gg2"):   # the generated FP8 GEMM (templates/gemm_fp8.cu) wherever it can take the call
         env["TEGEN_GEMM_GEN"] = "2"
-    # a fixed-token layer has no dynamic dim: tegen run refuses --tokens for it (cli_run_tokens)
-    tokens = [] if c.get("fix") else ["--tokens", str(c["tokens"])]
-    cmd = [tegen, "run", path] + tokens + ["--check", "--iters", "2"]
+    cmd = [tegen, "run", path] + token_args(c) + ["--check", "--iters", "2"]
     if sanitizer:
         cmd = ["compute-sanitizer", "--tool", sanitizer, "--error-exitcode", "99"] + cmd
     rc, out, err = sh(cmd, 300, env)

@@ -292,6 +292,7 @@ static void common_slots(Planner *pl, Kernel *k, const Tensor *in, const Tensor 
 	slot(pl, k, "TG_EPS_SCALE", flit(pl, out->recipe.eps));
 	slot(pl, k, "TG_POW2", out->recipe.pow2 ? "1" : "0");
 	slot(pl, k, "TG_MARGIN", istr(pl, out->recipe.margin));
+	slot(pl, k, "TG_DEQ", "0"); /* plan_dequantize sets it where an emulated MXFP8 GEMM reads a copy */
 }
 
 /* Bind the op's outputs; an unquantized output goes to component data (COMP_DATA,
@@ -822,6 +823,7 @@ static void plan_byte_transpose(Planner *pl, const Op *op, const Tensor *out, Ex
 	slot(pl, k, "TG_EPS_SCALE", "0.0f");
 	slot(pl, k, "TG_POW2", "0");
 	slot(pl, k, "TG_DBIAS", "0");
+	slot(pl, k, "TG_DEQ", "0");
 	bind(pl, k, TG_P_IN, out->id, COMP_DATA);
 	bind(pl, k, TG_P_OUT_T, out->id, COMP_DATA_T);
 	heuristic_launch(pl, k, find_variant(tile_variants, NELEMS(tile_variants), "t256r128c128"), FAM_TILE, rows, cols);
@@ -1240,11 +1242,53 @@ static void plan_nvfp4(Planner *pl, const Op *op, const Tensor *in, const Tensor
 	}
 }
 
-/* An MXFP8 operand copy (data or data_t) dequantized to a BF16 copy. n[0], n[1] are
- * the tensor's rows and cols either way; the columnwise copy's scales are TE's
+/* The kernel that writes MXFP8 copy `from` of t in a template that can write it dequantized too (TG_DEQ), or
+ * NULL. Which copies each template takes, by measurement (H100, the 8B MXFP8 training layer at 8192 tokens, us in
+ * the layer, against the quantizing kernel + dequantize.cu's; bench/RESULTS.md, twenty-sixth session): the norm's
+ * rowwise copy 62 vs 42 + 39, norm_colwise 67 vs 45 + 39, the GLU's both (block tile) 443 vs 266 + 128 + 130, the
+ * casts' rowwise ones 282 vs 185 + 128 (w_up), 140 vs 94 + 66, 79 vs 56 + 39; dglu's rowwise 737-744 vs 740-755.
+ * The columnwise copies of the staged paths (cast_transpose.cu, dglu.cu) stay with dequantize.cu: written there
+ * they cost more than its kernel (w_up 373 vs 316, d_h 993-1003 vs 760). */
+static Kernel *mx_writer_of(Planner *pl, const Tensor *t, Component from)
+{
+	static const struct { const char *tmpl; int copies; } deq[] = { /* TG_DEQ bits: 1 rowwise, 2 columnwise */
+		{"norm_quantize.cu", 3}, {"norm_colwise.cu", 2}, {"glu_amax.cu", 3}, {"dglu.cu", 1}, {"cast_transpose.cu", 1},
+	};
+	for (int i = pl->p->nkernels - 1; i >= 0; i--) {
+		Kernel *k = &pl->p->kernels[i];
+		for (int b = 0; b < k->nbind; b++) {
+			const Binding *bd = &k->bind[b];
+			if (bd->tensor != t->id || bd->comp != from || bd->slot != (from == COMP_DATA ? TG_P_OUT : TG_P_OUT_T))
+				continue;
+			if (!k->tmpl || slot_long(k, "TG_RECIPE", -1) != TG_RECIPE_MXFP8)
+				return NULL;
+			for (int j = 0; j < NELEMS(deq); j++)
+				if (!strcmp(k->tmpl, deq[j].tmpl))
+					return deq[j].copies & (from == COMP_DATA ? 1 : 2) ? k : NULL;
+			return NULL;
+		}
+	}
+	return NULL;
+}
+
+/* An MXFP8 operand copy (data or data_t) dequantized to a BF16 copy: by the kernel that quantizes it (TG_DEQ:
+ * 2 bytes an element more written there, against a kernel that reads the copy back), else by dequantize.cu.
+ * n[0], n[1] are the tensor's rows and cols either way; the columnwise copy's scales are TE's
  * [rows/32][cols] (TG_SCALE_T). */
 static void plan_dequantize(Planner *pl, const Op *op, const Tensor *t, Component from)
 {
+	Kernel *w = mx_writer_of(pl, t, from);
+	if (w) {
+		int bit = from == COMP_DATA ? 1 : 2;
+		long deq = slot_long(w, "TG_DEQ", 0);
+		if (deq & bit) /* an earlier emulated GEMM reads this copy too */
+			return;
+		slot_set(w, "TG_DEQ", istr(pl, deq | bit));
+		bind(pl, w, from == COMP_DATA ? TG_P_MX_DEQ : TG_P_MX_DEQ_T, t->id, from == COMP_DATA ? COMP_DEQ : COMP_DEQ_T);
+		w->note = arena_printf(pl->a, "%s%salso the %s copy dequantized to BF16 (an emulated GEMM's operand)",
+			w->note ? w->note : "", w->note ? "; " : "", from == COMP_DATA ? "rowwise" : "columnwise");
+		return;
+	}
 	const char *what = arena_printf(pl->a, "dequantize_%s%s", t->name, from == COMP_DATA_T ? "_t" : "");
 	Kernel *k = fixed_kernel(pl, what, op, "dequantize.cu", tensor_rows(pl, t, op->loc), tensor_cols(t));
 	slot(pl, k, "TG_FMT", t->dtype == DT_E5M2 ? "1" : "0");

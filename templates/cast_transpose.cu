@@ -1,10 +1,13 @@
-// tegen-slots: TG_KERNEL TG_IN_DTYPE TG_OUT_DTYPE TG_FMT TG_RECIPE TG_ROWWISE TG_COLWISE TG_COLS TG_THREADS TG_TILE_ROWS TG_TILE_COLS TG_EPS_SCALE TG_POW2 TG_DBIAS
+// tegen-slots: TG_KERNEL TG_IN_DTYPE TG_OUT_DTYPE TG_FMT TG_RECIPE TG_ROWWISE TG_COLWISE TG_COLS TG_THREADS TG_TILE_ROWS TG_TILE_COLS TG_EPS_SCALE TG_POW2 TG_DBIAS TG_DEQ
 /* cast_transpose.cu: one read of x [rows][cols], every requested output.
  *
  * Outputs (pointer slots of tg_kernel.h):
  *   OUT    rowwise copy [rows][cols]            (TG_ROWWISE = 1)
  *   OUT_T  columnwise copy, transposed [cols][rows] (TG_COLWISE = 1)
  *   SCALE / SCALE_INV / SCALE_INV_T / AMAX per recipe, layouts as tg_kernel.h.
+ *   MX_DEQ (TG_DEQ 1, MXFP8): the rowwise copy also dequantized to BF16 [rows][cols] (the emulated GEMM's
+ *          operand on a GPU without block-scaled MMA; the columnwise copy's stays with dequantize.cu:
+ *          gen/plan.c's mx_writer_of says why).
  *   p[13] (TG_DBIAS = 1): the chunk partials of x's column sums (a bias gradient, stage 1 of 2:
  *          tg_backward.h's order, TG_BWD_CHUNK rows a chunk, FP32 [ceil(rows/32)][cols]; dreduce.cu
  *          sums them). Staged path only (a static_assert says so); the planner gives such a kernel a
@@ -255,7 +258,7 @@ template <int THREADS> __device__ __forceinline__ float block_max(float m, float
 }
 
 template <int IN_DT, int OUT_DT, int FMT, int RECIPE, int ROWW, int COLW, int COLS, int THREADS, int TR,
-          int TC, int POW2>
+          int TC, int POW2, int DEQ>
 __device__ __forceinline__ void body(const TgParams &p, const float eps)
 {
 	constexpr int CPR = TC / 8;            /* chunks per tile row */
@@ -281,6 +284,7 @@ __device__ __forceinline__ void body(const TgParams &p, const float eps)
 	static_assert(!COLAM || CBR % NK == 0, "a thread's rows must stay inside one column block");
 	static_assert(RECIPE != TG_RECIPE_BLOCK128X128 || (TR == 128 && TC == 128), "block128x128 needs a 128x128 tile");
 	static_assert(RECIPE >= TG_RECIPE_NONE && RECIPE <= TG_RECIPE_MXFP8, "TG_RECIPE out of range");
+	static_assert(DEQ == 0 || (RECIPE == TG_RECIPE_MXFP8 && DEQ == 1), "TG_DEQ 1 dequantizes the rowwise MXFP8 copy");
 
 	__shared__ uint4 s_tile4[COL ? TR * P / 4 : 1];
 	__shared__ __align__(16) float s_pam[COLAM ? G * TC : 1];   /* per-thread-group column partial amax */
@@ -366,6 +370,7 @@ __device__ __forceinline__ void body(const TgParams &p, const float eps)
 			if (AMAXONLY || (!ROW && COLAM))
 				continue;
 			uint32_t o[8];
+			float dq = 1.0f; /* MXFP8: the row block's dequantizing multiplier (DEQ bit 0) */
 			if (RECIPE == TG_RECIPE_NONE) {
 				hp8<OUT_DT>(v, o);
 			} else {
@@ -385,6 +390,7 @@ __device__ __forceinline__ void body(const TgParams &p, const float eps)
 					bm = fmaxf(bm, __shfl_xor_sync(0xFFFFFFFFu, bm, 2));
 					const uint8_t e = tg_e8m0_from_amax(bm, fmax);
 					s = tg_e8m0_rcp(e);
+					dq = tg_e8m0_deq(e);
 					constexpr int NBX = (COLS + 31) / 32;
 					if ((cc & 3) == 0 && ok)
 						((uint8_t *)p.p[TG_P_SCALE_INV])[r * NBX + col / 32] = e;
@@ -393,6 +399,12 @@ __device__ __forceinline__ void body(const TgParams &p, const float eps)
 			}
 			if (ROW && ok)
 				stw<OW>(out + ((size_t)r * COLS + col) * OES, o);
+			if constexpr (RECIPE == TG_RECIPE_MXFP8 && (DEQ & 1)) {
+				uint32_t d[4];
+				tg_mx_deq<FMT, 8>(o, dq, d);
+				if (ROW && ok)
+					*(uint4 *)((uint16_t *)p.p[TG_P_MX_DEQ] + (size_t)r * COLS + col) = make_uint4(d[0], d[1], d[2], d[3]);
+			}
 			if (COL && !COLAM) {
 				const int sw = ((lr / R) & 1) << 4;
 				stw<OW>(&s_tile[lr * P + ((cc * OW) ^ sw)], o);
@@ -606,7 +618,7 @@ template <int FMT> __device__ __forceinline__ uint32_t q4(const float *v, float 
 }
 
 #define CT_P_DBIAS_PART 13 /* = tg_backward.h's TG_PB_DW: the dbias chunk partials */
-template <int IN_DT, int FMT, int RECIPE, int ROWW, int COLS, int THREADS, int TR, int TC, int POW2, int DBIAS>
+template <int IN_DT, int FMT, int RECIPE, int ROWW, int COLS, int THREADS, int TR, int TC, int POW2, int DBIAS, int DEQ>
 __device__ __forceinline__ void body_stage(const TgParams &p, const float eps)
 {
 	typedef StageTiling<IN_DT, TR, TC, THREADS> ST;
@@ -623,6 +635,7 @@ __device__ __forceinline__ void body_stage(const TgParams &p, const float eps)
 	static_assert(ST::ok, "staged path: TG_TILE_COLS % 128 == 0, TG_TILE_ROWS % 32 == 0, the tile's 16-byte vectors "
 	                      "and word-column units a multiple of TG_THREADS, two stages within 48 KiB");
 	static_assert(RAW ? RECIPE == TG_RECIPE_NONE : (RECIPE == TG_RECIPE_DELAYED || RECIPE == TG_RECIPE_CURRENT_CAST || RECIPE == TG_RECIPE_MXFP8), "staged path: recipes 1, 2, 6 or raw bytes");
+	static_assert(DEQ == 0 || (MX && DEQ == 1), "TG_DEQ 1 dequantizes the rowwise MXFP8 copy");
 
 	__shared__ __align__(16) uint32_t s_in[NS][TR * PW];
 	float *s_red = (float *)&s_in[0][0]; /* used after the tile loop only */
@@ -692,12 +705,13 @@ __device__ __forceinline__ void body_stage(const TgParams &p, const float eps)
 					const float am = absmax8(f, 0.0f);
 					if (want_amax)
 						tamax = fmaxf(tamax, am);
-					float sc = scale;
+					float sc = scale, dq = 1.0f;
 					if (MX) {
 						float bm = fmaxf(am, __shfl_xor_sync(0xFFFFFFFFu, am, 1));
 						bm = fmaxf(bm, __shfl_xor_sync(0xFFFFFFFFu, bm, 2));
 						const uint32_t e = tg_e8m0_from_amax(bm, fmax);
 						sc = tg_e8m0_rcp((uint8_t)e);
+						dq = tg_e8m0_deq((uint8_t)e);
 						/* lanes vc % 16 == 0 gather the row's next 4 block scales into one word */
 						const uint32_t e1 = __shfl_down_sync(0xFFFFFFFFu, e, 4);
 						const uint32_t e2 = __shfl_down_sync(0xFFFFFFFFu, e, 8);
@@ -714,6 +728,12 @@ __device__ __forceinline__ void body_stage(const TgParams &p, const float eps)
 					q8<FMT>(f, sc, o);
 					if (ok)
 						*(uint2 *)(out + (size_t)gr * COLS + gc) = make_uint2(o[0], o[1]);
+					if constexpr (MX && (DEQ & 1)) {
+						uint32_t d[4];
+						tg_mx_deq<FMT, 8>(o, dq, d);
+						if (ok)
+							*(uint4 *)((uint16_t *)p.p[TG_P_MX_DEQ] + (size_t)gr * COLS + gc) = make_uint4(d[0], d[1], d[2], d[3]);
+					}
 				}
 			}
 		}
@@ -805,6 +825,7 @@ __device__ __forceinline__ void body_stage(const TgParams &p, const float eps)
 				}
 				tg_put_col16(out_t, rows, c, r, wa, c < COLS);
 				tg_put_col16(out_t, rows, c + 1, r, wb, c < COLS);
+
 			}
 		}
 		__syncthreads(); /* stage st is refilled NS-1 tiles from now */
@@ -858,7 +879,7 @@ template <int IN_DT, int THREADS> __device__ __forceinline__ void body_amax(cons
 /* Path choice. LEGACY (harness only, not a slot): 1 = the shared-tile body for
  * every 1- and 2-byte-element recipe (the staged path's predecessor), for side-by-side timing. */
 template <int IN_DT, int OUT_DT, int FMT, int RECIPE, int ROWW, int COLW, int COLS, int THREADS, int TR, int TC,
-          int POW2, int LEGACY, int DBIAS>
+          int POW2, int LEGACY, int DBIAS, int DEQ>
 __device__ __forceinline__ void dispatch(const TgParams &p, const float eps)
 {
 	constexpr bool staged = !LEGACY && COLW && (IN_DT == TG_DTYPE_BF16 || IN_DT == TG_DTYPE_F16) &&
@@ -868,14 +889,14 @@ __device__ __forceinline__ void dispatch(const TgParams &p, const float eps)
 	                                "copy, TG_COLS % 16 == 0, a staged tiling)");
 	if constexpr (IN_DT == TG_DTYPE_BYTES) {
 		static_assert(RECIPE == TG_RECIPE_NONE && COLW, "TG_IN_DTYPE 3 (raw bytes): byte transpose, TG_RECIPE 0 and TG_COLWISE 1");
-		body_stage<IN_DT, FMT, TG_RECIPE_NONE, ROWW, COLS, THREADS, TR, TC, POW2, 0>(p, eps);
+		body_stage<IN_DT, FMT, TG_RECIPE_NONE, ROWW, COLS, THREADS, TR, TC, POW2, 0, 0>(p, eps);
 	} else if constexpr (!LEGACY && RECIPE == TG_RECIPE_CURRENT_AMAX) {
 		static_assert(COLS % 8 == 0, "TG_COLS must be a multiple of 8");
 		body_amax<IN_DT, THREADS>(p, p.n[0] * COLS);
 	} else if constexpr (staged) {
-		body_stage<IN_DT, FMT, RECIPE, ROWW, COLS, THREADS, TR, TC, POW2, DBIAS>(p, eps);
+		body_stage<IN_DT, FMT, RECIPE, ROWW, COLS, THREADS, TR, TC, POW2, DBIAS, DEQ>(p, eps);
 	} else {
-		body<IN_DT, OUT_DT, FMT, RECIPE, ROWW, COLW, COLS, THREADS, TR, TC, POW2>(p, eps);
+		body<IN_DT, OUT_DT, FMT, RECIPE, ROWW, COLW, COLS, THREADS, TR, TC, POW2, DEQ>(p, eps);
 	}
 }
 
@@ -892,6 +913,6 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParam
 {
 	TG_LAUNCH_DEPENDENTS(); // a dreduce after it may launch (Kernel.pdl)
 	tgct::dispatch<TG_IN_DTYPE, TG_OUT_DTYPE, TG_FMT, TG_RECIPE, TG_ROWWISE, TG_COLWISE, TG_COLS, TG_THREADS,
-	               TG_TILE_ROWS, TG_TILE_COLS, TG_POW2, CT_LEGACY_SEL_, TG_DBIAS>(p, TG_EPS_SCALE);
+	               TG_TILE_ROWS, TG_TILE_COLS, TG_POW2, CT_LEGACY_SEL_, TG_DBIAS, TG_DEQ>(p, TG_EPS_SCALE);
 }
 #undef CT_LEGACY_SEL_

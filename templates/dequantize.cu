@@ -19,23 +19,6 @@
 #include "tg_recipe.h"
 #include "tg_kernel.h"
 
-/* e = 0 blocks were quantized with multiplier 1 (TE), so they dequantize by 1 */
-__device__ __forceinline__ float dq_scale(uint8_t e) { return e == 0 ? 1.0f : tg_e8m0_to_f32(e); }
-
-// The two FP8 codes in the low 16 bits of w (element 0 low) as FP32, by the hardware's FP8 -> FP16 conversion
-// (exact: every E4M3 and E5M2 value, NaN and inf included, is an FP16 value), as tg_fmt_to_f32 decodes them.
-__device__ __forceinline__ void dq_fp8x2(uint32_t w, float &lo, float &hi)
-{
-	uint32_t h;
-	const uint16_t b = (uint16_t)w;
-	if (TG_FMT == TG_FMT_E4M3)
-		asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h) : "h"(b));
-	else
-		asm("cvt.rn.f16x2.e5m2x2 %0, %1;" : "=r"(h) : "h"(b));
-	asm("cvt.f32.f16 %0, %1;" : "=f"(lo) : "h"((uint16_t)(h & 0xFFFFu)));
-	asm("cvt.f32.f16 %0, %1;" : "=f"(hi) : "h"((uint16_t)(h >> 16)));
-}
-
 // The scale byte of element e (of the copy) in TE's columnwise layout [ceil(rows/32)][cols].
 __device__ __forceinline__ uint8_t dq_scale_t(const uint8_t *sc, long long e, long long rows, long long cols)
 {
@@ -50,7 +33,7 @@ __device__ __forceinline__ uint4 dq_group(uint2 v, const float (&s)[8])
 #pragma unroll
 	for (int i = 0; i < 4; i++) {
 		float lo, hi;
-		dq_fp8x2(w[i / 2] >> (16 * (i % 2)), lo, hi);
+		tg_fp8x2_to_f32<TG_FMT>(w[i / 2] >> (16 * (i % 2)), lo, hi);
 		o[i] = tg_f32x2_to_bf16x2(lo * s[2 * i], hi * s[2 * i + 1]);
 	}
 	return make_uint4(o[0], o[1], o[2], o[3]);
@@ -80,7 +63,7 @@ __device__ __forceinline__ void dq_tiles_t(const uint8_t *q, const uint8_t *sc, 
 			float s[8];
 #pragma unroll
 			for (int k = 0; k < 8; k++)
-				s[k] = dq_scale(e[h]);
+				s[k] = tg_e8m0_deq(e[h]);
 			*(uint4 *)(out + e0 + 64 * h) = dq_group(v[h], s);
 		}
 	}
@@ -136,7 +119,7 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParam
 			float s[8];
 #pragma unroll
 			for (int k = 0; k < 8; k++)
-				s[k] = one_scale ? dq_scale(e[h]) : dq_scale(dq_scale_t(sc, g * 8 + k, rows, cols));
+				s[k] = one_scale ? tg_e8m0_deq(e[h]) : tg_e8m0_deq(dq_scale_t(sc, g * 8 + k, rows, cols));
 			*(uint4 *)(out + g * 8) = dq_group(v[h], s);
 		}
 	}

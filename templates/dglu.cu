@@ -1,6 +1,6 @@
 // dglu.cu: backward of the gated linear units (SwiGLU family), fused with the amax and the
 // rowwise quantized copy of the gradient.
-// tegen-slots: TG_KERNEL TG_IN_DTYPE TG_G_DTYPE TG_OUT_DTYPE TG_FMT TG_RECIPE TG_ROWWISE TG_COLWISE TG_DBIAS TG_VEC TG_THREADS TG_ROWS_PER_CTA TG_COLS TG_ACT TG_ALPHA TG_LIMIT TG_EPS_SCALE TG_POW2
+// tegen-slots: TG_KERNEL TG_IN_DTYPE TG_G_DTYPE TG_OUT_DTYPE TG_FMT TG_RECIPE TG_ROWWISE TG_COLWISE TG_DBIAS TG_VEC TG_THREADS TG_ROWS_PER_CTA TG_COLS TG_ACT TG_ALPHA TG_LIMIT TG_EPS_SCALE TG_POW2 TG_DEQ
 //
 // in = h [rows][2*TG_COLS] (the forward's saved pre-activation, gate half a first, linear
 // half b second, dtype TG_IN_DTYPE), grad = d_act [rows][TG_COLS] (TG_G_DTYPE) ->
@@ -17,6 +17,8 @@
 // recipes 1, 2 (per-tensor FP8, the same bytes as the rowwise copy transposed) and 6 (MXFP8,
 // blocks of 32 along the rows, scale_inv_t [ceil(rows/32)][2*TG_COLS]) and 4 (block 1x128: blocks of
 // 128 along the rows, scale_inv_t [ceil(rows/128)][2*TG_COLS], on the block tile path below).
+// TG_DEQ (MXFP8, 0 or 1): 1 also writes the rowwise copy dequantized to BF16 at p[TG_P_MX_DEQ] [rows][2*TG_COLS]
+// (the emulated GEMM's operand; the columnwise copy's stays with dequantize.cu: gen/plan.c's mx_writer_of).
 // TG_DBIAS (tile path): also the chunk partials of the bias gradient of h (a bias added
 // before the activation): [ceil(rows/TG_BWD_CHUNK)][2*TG_COLS] FP32 into TG_PB_DW, the
 // tg_backward.h order (dreduce.cu finishes it; = ref_dbias of d_h).
@@ -53,6 +55,9 @@
 #endif
 #if TG_COLWISE && TG_RECIPE == TG_RECIPE_BLOCK1X128 && (TG_DBIAS || TG_ROWS_PER_CTA != 128 || TG_VEC != 8)
 #error "dglu.cu: a columnwise block1x128 copy takes the block tile path: TG_ROWS_PER_CTA 128, TG_VEC 8, no TG_DBIAS"
+#endif
+#if TG_DEQ && (TG_RECIPE != TG_RECIPE_MXFP8 || TG_DEQ != 1)
+#error "dglu.cu: TG_DEQ 1 dequantizes the rowwise MXFP8 copy"
 #endif
 #if TG_DBIAS && TG_RECIPE == TG_RECIPE_CURRENT_AMAX
 #error "dglu.cu: dbias goes with the cast pass (recipe 2), not the amax pass"
@@ -195,10 +200,10 @@ __device__ __forceinline__ void dg_block_tile_path(const TgParams &p)
 #pragma unroll
 			for (int st = 0; st < DB_NS; st++) {
 				const long long r = r0 + lr * DB_NS + st;
-				tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, DG_VEC, DG_OCOLS>(
+				tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, DG_VEC, DG_OCOLS, 0, TG_DEQ>(
 					p, rows, r, c, da[st], r < rows, 1.0f, TG_EPS_SCALE, TG_POW2);
 				if (DG_GATED)
-					tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, DG_VEC, DG_OCOLS>(
+					tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, DG_VEC, DG_OCOLS, 0, TG_DEQ>(
 						p, rows, r, DG_COLS + c, db[st], r < rows, 1.0f, TG_EPS_SCALE, TG_POW2);
 			}
 		}
@@ -365,9 +370,9 @@ __device__ __forceinline__ void dg_stage_path(const TgParams &p)
 						db[k] = 0.0f;
 				}
 				if (TG_ROWWISE) {
-					tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, 8, DG_OCOLS>(p, rows, r, c, da, ok, 1.0f,
+					tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, 8, DG_OCOLS, 0, TG_DEQ>(p, rows, r, c, da, ok, 1.0f,
 						TG_EPS_SCALE, TG_POW2);
-					tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, 8, DG_OCOLS>(p, rows, r, DS_HOFF + c,
+					tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, 8, DG_OCOLS, 0, TG_DEQ>(p, rows, r, DS_HOFF + c,
 						db, ok1, 1.0f, TG_EPS_SCALE, TG_POW2);
 				}
 				float *sf = reinterpret_cast<float *>(s_q);
@@ -510,10 +515,10 @@ __device__ __forceinline__ void dg_row_path(const TgParams &p)
 			float da[DG_VEC], db[DG_VEC];
 			dg_compute(ra[j], rb_[j], rg[j], ok, da, db, amax);
 			if (TG_RECIPE != TG_RECIPE_CURRENT_AMAX && TG_ROWWISE) {
-				tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, DG_VEC, DG_OCOLS>(
+				tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, DG_VEC, DG_OCOLS, 0, TG_DEQ>(
 					p, rows, r, v * DG_VEC, da, ok, s, TG_EPS_SCALE, TG_POW2);
 				if (DG_GATED)
-					tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, DG_VEC, DG_OCOLS>(
+					tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, DG_VEC, DG_OCOLS, 0, TG_DEQ>(
 						p, rows, r, DG_COLS + v * DG_VEC, db, ok, s, TG_EPS_SCALE, TG_POW2);
 			}
 		}
@@ -621,10 +626,10 @@ __device__ __forceinline__ void dg_tile_path(const TgParams &p)
 			float da[DG_VEC], db[DG_VEC];
 			dg_compute(qa[0], qb[0], qg[0], rv, da, db, amax);
 			if (TG_ROWWISE) {
-				tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, DG_VEC, DG_OCOLS>(
+				tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, DG_VEC, DG_OCOLS, 0, TG_DEQ>(
 					p, rows, r, v * DG_VEC, da, rv, s, TG_EPS_SCALE, TG_POW2);
 				if (DG_GATED)
-					tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, DG_VEC, DG_OCOLS>(
+					tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, dg_group, DG_VEC, DG_OCOLS, 0, TG_DEQ>(
 						p, rows, r, DG_COLS + v * DG_VEC, db, rv, s, TG_EPS_SCALE, TG_POW2);
 			}
 			dg_stage(ys, tr, tv, da);

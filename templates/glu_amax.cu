@@ -1,5 +1,5 @@
 // glu_amax.cu: gated linear units (SwiGLU family) fused with amax and quantization.
-// tegen-slots: TG_KERNEL TG_IN_DTYPE TG_OUT_DTYPE TG_FMT TG_RECIPE TG_ROWWISE TG_COLWISE TG_VEC TG_THREADS TG_ROWS_PER_CTA TG_COLS TG_ACT TG_ALPHA TG_LIMIT TG_EPS_SCALE TG_POW2 TG_MARGIN TG_SR TG_SEED
+// tegen-slots: TG_KERNEL TG_IN_DTYPE TG_OUT_DTYPE TG_FMT TG_RECIPE TG_ROWWISE TG_COLWISE TG_VEC TG_THREADS TG_ROWS_PER_CTA TG_COLS TG_ACT TG_ALPHA TG_LIMIT TG_EPS_SCALE TG_POW2 TG_MARGIN TG_SR TG_SEED TG_DEQ
 //
 // in [rows][2*cols] (gate half a = in[:, :cols] first, linear half b second),
 // out[rows][cols] = act(a) * b, computed in FP32 and quantized from FP32; TG_ACT 6-10
@@ -11,7 +11,8 @@
 // 1 delayed, 2 current cast pass, 3 current amax pass (writes only AMAX),
 // 4 block1x128 (rowwise only), 6 mxfp8, 7 NVFP4 cast pass (rowwise only, after a
 // recipe-3 amax pass; TG_SR / TG_SEED: stochastic rounding). Columnwise copies:
-// recipes 1, 2, 6.
+// recipes 1, 2, 6. TG_DEQ (MXFP8): bit 0 the rowwise copy also dequantized to BF16 at p[TG_P_MX_DEQ]
+// [rows][cols], bit 1 the columnwise one at p[TG_P_MX_DEQ_T] [cols][rows] (the emulated GEMM's operands).
 //
 // Launch: block (TG_THREADS,1,1), grid.x = min(ceil(rows / TG_ROWS_PER_CTA), cap) (tile path: times its
 // column slices, GL_NS; block tile path: times ceil(TG_COLS / 128)); any grid.x >= 1 is correct. n[0] = rows;
@@ -72,7 +73,7 @@ template <int G>
 __device__ __forceinline__ void gl_emit_row(const TgParams &p, long long rows, long long r, int c,
                                             const float (&y)[GL_VEC], bool valid, float s)
 {
-	tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, G, GL_VEC, GL_COLS, TG_SR>(p, rows, r, c, y, valid, s, TG_EPS_SCALE, TG_POW2,
+	tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, G, GL_VEC, GL_COLS, TG_SR, TG_DEQ>(p, rows, r, c, y, valid, s, TG_EPS_SCALE, TG_POW2,
 		TG_SEED);
 }
 
@@ -242,7 +243,7 @@ __device__ __forceinline__ void gl_tile_path(const TgParams &p)
 			}
 			if (TG_ROWWISE)
 				gl_emit_row<gl_group>(p, rows, r, c, y, ok, s);
-			tg_colwise_store<TG_FMT, TG_RECIPE, TG_THREADS, GL_COLS, GL_R, GL_CW, GL_PITCH, GL_SEG>(p, ys, r0, c0, rows,
+			tg_colwise_store<TG_FMT, TG_RECIPE, TG_THREADS, GL_COLS, GL_R, GL_CW, GL_PITCH, GL_SEG, TG_DEQ>(p, ys, r0, c0, rows,
 				s, aligned16);
 			ra = na;
 			rb = nb;
@@ -334,7 +335,7 @@ __device__ __forceinline__ void gl_block_tile_path(const TgParams &p)
 			if (TG_ROWWISE)
 				gl_emit_row<gl_group>(p, rows, r, c, y[st], cv && r < rows, 1.0f);
 		}
-		tg_block_colwise_tile<TG_FMT, TG_THREADS, GB_NS, GL_COLS, 1, GB_BR>(p, sm, yt, r0, c0, 0, GL_COLS, rows, TG_EPS_SCALE,
+		tg_block_colwise_tile<TG_FMT, TG_THREADS, GB_NS, GL_COLS, 1, GB_BR, TG_DEQ>(p, sm, yt, r0, c0, 0, GL_COLS, rows, TG_EPS_SCALE,
 			TG_POW2);
 	}
 }

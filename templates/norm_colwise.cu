@@ -1,7 +1,7 @@
 // norm_colwise.cu: the columnwise 1x128 or MXFP8 copy of a norm's output, from the statistics the norm's row
 // kernel saved (norm_quantize.cu writes the rowwise copy, rsigma and mu; this kernel reads the input
 // again, normalizes it the same way and writes the copy): no FP32 intermediate.
-// tegen-slots: TG_KERNEL TG_IN_DTYPE TG_W_DTYPE TG_B_DTYPE TG_FMT TG_RECIPE TG_THREADS TG_COLS TG_NORM TG_ZERO_CENTERED TG_HAS_RESIDUAL TG_EPS_SCALE TG_POW2
+// tegen-slots: TG_KERNEL TG_IN_DTYPE TG_W_DTYPE TG_B_DTYPE TG_FMT TG_RECIPE TG_THREADS TG_COLS TG_NORM TG_ZERO_CENTERED TG_HAS_RESIDUAL TG_EPS_SCALE TG_POW2 TG_DEQ
 //
 // Slots as norm_quantize.cu's. Pointer slots (tg_kernel.h): TG_P_IN, TG_P_RESIDUAL (when
 // TG_HAS_RESIDUAL: in + residual rounded to the input dtype, as the norm kernel forms it), TG_P_GAMMA,
@@ -9,7 +9,8 @@
 // [TG_COLS][rows] E4M3/E5M2 and TG_P_SCALE_INV_T (written): TG_RECIPE 1x128 [ceil(rows/128)][TG_COLS]
 // FP32, MXFP8 [ceil(rows/32)][TG_COLS] E8M0.
 // The value of an element is norm_quantize.cu's float one, ((x - mu) * rsigma) * gamma (+ beta),
-// from the same x, mu and rsigma, so the copy holds the rowwise copy's values.
+// from the same x, mu and rsigma, so the copy holds the rowwise copy's values. TG_DEQ (MXFP8, bit 1): the
+// copy also dequantized to BF16 at p[TG_P_MX_DEQ_T] [TG_COLS][rows] (the emulated GEMM's operand).
 //
 // Launch: block (TG_THREADS,1,1), grid.x = ceil(rows / 128) * ceil(TG_COLS / 128), capped; any
 // grid.x >= 1 is correct (grid-stride over the 128 x 128 tiles). n[0] = rows. TG_COLS % 8 == 0.
@@ -106,7 +107,7 @@ __device__ __forceinline__ void nc_tile_path(const TgParams &p)
 		}
 		if (TG_NC_PREFETCH)
 			load(it + gridDim.x);
-		tg_block_colwise_tile<TG_FMT, TG_THREADS, NC_NS, NC_COLS, 1, NC_BR>(p, sm, yt, r0, c0, 0, NC_COLS, rows, TG_EPS_SCALE,
+		tg_block_colwise_tile<TG_FMT, TG_THREADS, NC_NS, NC_COLS, 1, NC_BR, TG_DEQ>(p, sm, yt, r0, c0, 0, NC_COLS, rows, TG_EPS_SCALE,
 			TG_POW2);
 	}
 }

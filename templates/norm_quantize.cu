@@ -1,5 +1,5 @@
 // norm_quantize.cu: RMSNorm / LayerNorm fused with quantization, one pass over memory.
-// tegen-slots: TG_KERNEL TG_IN_DTYPE TG_W_DTYPE TG_B_DTYPE TG_OUT_DTYPE TG_FMT TG_RECIPE TG_ROWWISE TG_COLWISE TG_VEC TG_THREADS TG_ROWS_PER_CTA TG_COLS TG_NORM TG_EPS TG_ZERO_CENTERED TG_HAS_RESIDUAL TG_EPS_SCALE TG_POW2 TG_MARGIN TG_SR TG_SEED
+// tegen-slots: TG_KERNEL TG_IN_DTYPE TG_W_DTYPE TG_B_DTYPE TG_OUT_DTYPE TG_FMT TG_RECIPE TG_ROWWISE TG_COLWISE TG_VEC TG_THREADS TG_ROWS_PER_CTA TG_COLS TG_NORM TG_EPS TG_ZERO_CENTERED TG_HAS_RESIDUAL TG_EPS_SCALE TG_POW2 TG_MARGIN TG_SR TG_SEED TG_DEQ
 //
 // Slots: TG_IN_DTYPE (0 fp32, 1 bf16, 2 fp16; also residual / residual_out),
 // TG_W_DTYPE (gamma), TG_B_DTYPE (beta; gamma's when there is none: the two may
@@ -11,7 +11,8 @@
 // TG_ROWS_PER_CTA, TG_COLS, TG_NORM (0 rms, 1 layer), TG_EPS (float literal),
 // TG_ZERO_CENTERED (gamma + 1), TG_HAS_RESIDUAL, TG_EPS_SCALE / TG_POW2
 // (current and block scaling), TG_MARGIN (declared for the planner; unused: the
-// delayed scale arrives computed), TG_SR / TG_SEED (NVFP4 stochastic rounding).
+// delayed scale arrives computed), TG_SR / TG_SEED (NVFP4 stochastic rounding), TG_DEQ (MXFP8: bit 0 the
+// rowwise copy also dequantized to BF16 at p[TG_P_MX_DEQ], bit 1 the columnwise one at p[TG_P_MX_DEQ_T]).
 //
 // Launch: block (TG_THREADS,1,1), grid.x = min(ceil(rows / TG_ROWS_PER_CTA), cap),
 // any grid.x >= 1 is correct (grid-stride over row blocks). n[0] = rows.
@@ -109,7 +110,7 @@ template <int G>
 __device__ __forceinline__ void nq_emit_row(const TgParams &p, long long rows, long long r, int c,
                                             const float (&y)[NQ_VEC], bool valid, float s)
 {
-	tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, G, NQ_VEC, NQ_COLS, TG_SR>(p, rows, r, c, y, valid, s, TG_EPS_SCALE, TG_POW2,
+	tg_emit_row<TG_FMT, TG_RECIPE, TG_OUT_DTYPE, G, NQ_VEC, NQ_COLS, TG_SR, TG_DEQ>(p, rows, r, c, y, valid, s, TG_EPS_SCALE, TG_POW2,
 		TG_SEED);
 }
 
@@ -421,7 +422,7 @@ __device__ __forceinline__ void nq_tile_path(const TgParams &p)
 			}
 			if (TG_ROWWISE)
 				nq_emit_row<nq_group>(p, rows, r, c, y, ok, s);
-			tg_colwise_store<TG_FMT, TG_RECIPE, TG_THREADS, NQ_COLS, NQ_R, NQ_CW, NQ_PITCH, NQ_SEG>(p, ys, r0, c0, rows,
+			tg_colwise_store<TG_FMT, TG_RECIPE, TG_THREADS, NQ_COLS, NQ_R, NQ_CW, NQ_PITCH, NQ_SEG, TG_DEQ>(p, ys, r0, c0, rows,
 				s, aligned16);
 		}
 	}

@@ -398,6 +398,53 @@ TG_HD uint8_t tg_e8m0_from_amax(float amax, float fmt_max)
 	return (uint8_t)(!tg_isfinite(amax) ? 0xFFu : u > 0x7F7FFFFFu ? 0xFEu : up);
 }
 
+/* The dequantizing multiplier of scale byte e, 2^(e-127): e = 0 gives 1 (TE quantizes those blocks with the
+ * multiplier 1, tg_e8m0_rcp), 0xFF NaN. MXFP8 code times it is the element's value (dequantize.cu). */
+TG_HD float tg_e8m0_deq(uint8_t e) { return e == 0 ? 1.0f : tg_e8m0_to_f32(e); }
+
+#ifdef __CUDACC__
+/* The same from the block's quantizing multiplier m = tg_e8m0_rcp(e), whose bits are (254 - e) << 23 for e in
+ * 1..254 and 1.0 (127 << 23) for e = 0: (254 << 23) - bits(m) is e << 23, and 127 << 23 = 1.0 for e = 0; NaN stays
+ * NaN. Kernels that hold m and not e (the shared-memory scale tiles) dequantize with it. */
+__device__ __forceinline__ float tg_e8m0_deq_of_rcp(float m) { return m != m ? m : tg_u2f((254u << 23) - tg_f2u(m)); }
+
+/* The two FP8 codes in the low 16 bits of w (element 0 low) as FP32, by the hardware's FP8 -> FP16 conversion
+ * (exact: every E4M3 and E5M2 value, NaN and inf included, is an FP16 value; sm_89+), as tg_fmt_to_f32 decodes. */
+template <int FMT> __device__ __forceinline__ void tg_fp8x2_to_f32(uint32_t w, float &lo, float &hi)
+{
+	uint32_t h;
+	const uint16_t b = (uint16_t)w;
+	if (FMT == TG_FMT_E4M3)
+		asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h) : "h"(b));
+	else
+		asm("cvt.rn.f16x2.e5m2x2 %0, %1;" : "=r"(h) : "h"(b));
+	asm("cvt.f32.f16 %0, %1;" : "=f"(lo) : "h"((uint16_t)(h & 0xFFFFu)));
+	asm("cvt.f32.f16 %0, %1;" : "=f"(hi) : "h"((uint16_t)(h >> 16)));
+}
+
+/* MXFP8 copies dequantized to BF16 by the quantizing kernel itself (TG_DEQ: the emulated GEMM's operands on a GPU
+ * without block-scaled MMA): code value times dq (tg_e8m0_deq), rounded to BF16, dequantize.cu's arithmetic.
+ * N codes w[] (4 a word, element 0 low) of one block as N BF16 values (2 a word, element 0 low) into o[N / 2]. */
+template <int FMT, int N> __device__ __forceinline__ void tg_mx_deq(const uint32_t *w, float dq, uint32_t *o)
+{
+#pragma unroll
+	for (int k = 0; k < N / 2; k++) {
+		float lo, hi;
+		tg_fp8x2_to_f32<FMT>(w[k / 2] >> (16 * (k % 2)), lo, hi);
+		o[k] = tg_f32x2_to_bf16x2(lo * dq, hi * dq);
+	}
+}
+
+/* One code (the low byte of c) dequantized, as one BF16 value. */
+template <int FMT> __device__ __forceinline__ uint16_t tg_mx_deq1(uint32_t c, float dq)
+{
+	float lo, hi;
+	tg_fp8x2_to_f32<FMT>(c & 0xFFu, lo, hi);
+	return (uint16_t)tg_f32x2_to_bf16x2(lo * dq, 0.0f);
+}
+
+#endif
+
 /* Largest finite value of a TG_FMT_* format. */
 TG_HD float tg_fmt_max(int fmt)
 {

@@ -190,6 +190,37 @@ __device__ __forceinline__ void tg_store_fp8(void *p, long long i, const float (
 	}
 }
 
+// tg_store_fp8 (N = 2 or a multiple of 4) that also stores the codes dequantized by dq (tg_mx_deq) as N BF16
+// values at element i of deq: an MXFP8 rowwise copy with TG_DEQ bit 0.
+template <int FMT, int N>
+__device__ __forceinline__ void tg_store_fp8_deq(void *p, uint16_t *deq, long long i, const float (&f)[N], float s, float dq)
+{
+	static_assert(N == 2 || N % 4 == 0, "tg_store_fp8_deq: N = 2 or a multiple of 4");
+	uint32_t w[N < 4 ? 1 : N / 4], o[N / 2];
+	if (N == 2) {
+		w[0] = tg_fp8x2<FMT>(f[0] * s, f[1 % N] * s);
+		reinterpret_cast<uint16_t *>(p)[i / 2] = (uint16_t)w[0];
+		tg_mx_deq<FMT, 2>(w, dq, o);
+		reinterpret_cast<uint32_t *>(deq)[i / 2] = o[0];
+		return;
+	}
+	tg_raw<N < 4 ? 4 : N> r;
+#pragma unroll
+	for (int k = 0; k < N / 4; k++)
+		r.w[k] = w[k] = tg_fp8x2<FMT>(f[(4 * k) % N] * s, f[(4 * k + 1) % N] * s) |
+		                (tg_fp8x2<FMT>(f[(4 * k + 2) % N] * s, f[(4 * k + 3) % N] * s) << 16);
+	reinterpret_cast<tg_raw<N < 4 ? 4 : N> *>(p)[i / (N < 4 ? 4 : N)] = r;
+	tg_mx_deq<FMT, N>(w, dq, o);
+	if (N == 4) {
+		reinterpret_cast<uint2 *>(deq)[i / 4] = make_uint2(o[0], o[1 % (N / 2)]);
+	} else {
+#pragma unroll
+		for (int k = 0; k < N / 8; k++)
+			reinterpret_cast<uint4 *>(deq)[i / 8 + k] = make_uint4(o[(4 * k) % (N / 2)], o[(4 * k + 1) % (N / 2)],
+				o[(4 * k + 2) % (N / 2)], o[(4 * k + 3) % (N / 2)]);
+	}
+}
+
 __device__ __forceinline__ float tg_absmax(float m, float v) { return fmaxf(m, fabsf(v)); } // NaN ignored
 
 // Reduce over groups of G consecutive lanes (G a power of two <= 32); T float, or
@@ -327,11 +358,13 @@ __device__ __forceinline__ void tg_emit_row_nvfp4(const TgParams &p, long long r
 // scale_inv [COLS/128][rows]); 6 MXFP8 with an E8M0 scale per 32 elements (scale_inv
 // [rows][ceil(COLS/32)]); 7 NVFP4 (tg_emit_row_nvfp4: s is S_enc, SR / seed the stochastic
 // rounding). The G lanes of one scale block call it together
-// (tg_group_max); valid: this lane's vector lies inside the tensor.
-template <int FMT, int RECIPE, int OUT_DTYPE, int G, int V, int COLS, int SR = 0>
+// (tg_group_max); valid: this lane's vector lies inside the tensor. MXFP8 with DEQ bit 0 (TG_DEQ): the
+// codes also dequantized to BF16 at p[TG_P_MX_DEQ] [rows][COLS] (the emulated GEMM's operand).
+template <int FMT, int RECIPE, int OUT_DTYPE, int G, int V, int COLS, int SR = 0, int DEQ = 0>
 __device__ __forceinline__ void tg_emit_row(const TgParams &p, long long rows, long long r, int c, const float (&y)[V],
                                             bool valid, float s, float eps, int pow2, unsigned long long seed = 0)
 {
+	static_assert(DEQ == 0 || RECIPE == TG_RECIPE_MXFP8, "TG_DEQ dequantizes MXFP8 copies");
 	if constexpr (RECIPE == TG_RECIPE_NVFP4) {
 		tg_emit_row_nvfp4<V, COLS, SR>(p, r, c, y, valid, s, seed);
 		return;
@@ -346,7 +379,7 @@ __device__ __forceinline__ void tg_emit_row(const TgParams &p, long long rows, l
 	} else if (RECIPE == TG_RECIPE_BLOCK1X128 || RECIPE == TG_RECIPE_MXFP8) {
 		constexpr float fmax = FMT == TG_FMT_E4M3 ? TG_E4M3_MAX : TG_E5M2_MAX;
 		const float a = tg_block_amax<G, V>(y, valid);
-		float bs;
+		float bs, dq = 1.0f;
 		if (RECIPE == TG_RECIPE_BLOCK1X128) {
 			bs = tg_block_scale(a, fmax, eps, pow2);
 			if (valid && (threadIdx.x % G) == 0)
@@ -354,11 +387,16 @@ __device__ __forceinline__ void tg_emit_row(const TgParams &p, long long rows, l
 		} else {
 			uint8_t eb = tg_e8m0_from_amax(a, fmax);
 			bs = tg_e8m0_rcp(eb);
+			dq = tg_e8m0_deq(eb);
 			if (valid && (threadIdx.x % G) == 0)
 				((uint8_t *)p.p[TG_P_SCALE_INV])[r * ((COLS + 31) / 32) + c / 32] = eb;
 		}
-		if (valid)
-			tg_store_fp8<FMT, V>(p.p[TG_P_OUT], e, y, bs);
+		if (valid) {
+			if constexpr (RECIPE == TG_RECIPE_MXFP8 && (DEQ & 1))
+				tg_store_fp8_deq<FMT, V>(p.p[TG_P_OUT], (uint16_t *)p.p[TG_P_MX_DEQ], e, y, bs, dq);
+			else
+				tg_store_fp8<FMT, V>(p.p[TG_P_OUT], e, y, bs);
+		}
 	}
 }
 
@@ -371,13 +409,15 @@ __device__ __forceinline__ void tg_emit_row(const TgParams &p, long long rows, l
 // col, segment from row rs0) quantizes its segment with the per-tensor scale s, or for RECIPE 6
 // with its own E8M0 scale, written to scale_inv_t [ceil(rows/32)][COLS] at (rs0/32, col), and
 // writes the FP8 bytes (format FMT) to out_t [COLS][rows] from (col, rs0): 16 bytes at a time when
-// aligned16 (the caller's rows % 16 == 0) and the segment is whole, else byte by byte up to rows.
-template <int FMT, int RECIPE, int THREADS, int COLS, int R, int CW, int PITCH, int SEG>
+// aligned16 (the caller's rows % 16 == 0) and the segment is whole, else byte by byte up to rows. MXFP8 with DEQ
+// bit 1 (TG_DEQ): the codes also dequantized to BF16 at p[TG_P_MX_DEQ_T] [COLS][rows].
+template <int FMT, int RECIPE, int THREADS, int COLS, int R, int CW, int PITCH, int SEG, int DEQ = 0>
 __device__ __forceinline__ void tg_colwise_store(const TgParams &p, const float (*ys)[PITCH], long long r0, int c0,
 	long long rows, float s, bool aligned16)
 {
 	static_assert(RECIPE == TG_RECIPE_MXFP8 ? SEG == 32 : SEG % 16 == 0, "columnwise: SEG must be 32 (MXFP8) or a multiple of 16");
 	static_assert(R % SEG == 0, "columnwise: rows per tile must be a multiple of the segment");
+	static_assert(DEQ == 0 || RECIPE == TG_RECIPE_MXFP8, "TG_DEQ dequantizes MXFP8 copies");
 	__syncthreads();
 	if constexpr (R % 32 == 0) {
 		if (!aligned16) {
@@ -392,15 +432,20 @@ __device__ __forceinline__ void tg_colwise_store(const TgParams &p, const float 
 				if ((COLS % CW != 0 && col >= COLS) || rb >= rows)
 					continue; // (whole warps)
 				const float v = r < rows ? ys[g * 32 + lane][cc] : 0.0f;
-				float bs = s;
+				float bs = s, dq = 1.0f;
 				if (RECIPE == TG_RECIPE_MXFP8) {
 					const uint8_t eb = tg_e8m0_from_amax(tg_group_max<32>(tg_absmax(0.0f, v)), fmax);
 					bs = tg_e8m0_rcp(eb);
+					dq = tg_e8m0_deq(eb);
 					if (lane == 0)
 						((uint8_t *)p.p[TG_P_SCALE_INV_T])[rb / 32 * COLS + col] = eb;
 				}
-				if (r < rows)
-					((uint8_t *)p.p[TG_P_OUT_T])[(long long)col * rows + r] = (uint8_t)(tg_fp8x2<FMT>(v * bs, 0.0f) & 0xFFu);
+				if (r < rows) {
+					const uint32_t code = tg_fp8x2<FMT>(v * bs, 0.0f) & 0xFFu;
+					((uint8_t *)p.p[TG_P_OUT_T])[(long long)col * rows + r] = (uint8_t)code;
+					if (RECIPE == TG_RECIPE_MXFP8 && (DEQ & 2))
+						((uint16_t *)p.p[TG_P_MX_DEQ_T])[(long long)col * rows + r] = tg_mx_deq1<FMT>(code, dq);
+				}
 			}
 			__syncthreads();
 			return;
@@ -413,7 +458,7 @@ __device__ __forceinline__ void tg_colwise_store(const TgParams &p, const float 
 		if ((COLS % CW != 0 && col >= COLS) || rs0 >= rows)
 			continue;
 		float v[SEG];
-		float bs = s;
+		float bs = s, dq = 1.0f;
 #pragma unroll
 		for (int k = 0; k < SEG; k++)
 			v[k] = ys[seg * SEG + k][cc];
@@ -425,9 +470,12 @@ __device__ __forceinline__ void tg_colwise_store(const TgParams &p, const float 
 				a = tg_absmax(a, v[k]);
 			uint8_t eb = tg_e8m0_from_amax(a, fmax);
 			bs = tg_e8m0_rcp(eb);
+			dq = tg_e8m0_deq(eb);
 			((uint8_t *)p.p[TG_P_SCALE_INV_T])[rs0 / 32 * COLS + col] = eb;
 		}
+		constexpr bool deq = RECIPE == TG_RECIPE_MXFP8 && (DEQ & 2);
 		uint8_t *dst = (uint8_t *)p.p[TG_P_OUT_T] + (long long)col * rows + rs0;
+		uint16_t *ddst = deq ? (uint16_t *)p.p[TG_P_MX_DEQ_T] + (long long)col * rows + rs0 : nullptr;
 		if (aligned16 && rs0 + SEG <= rows) {
 #pragma unroll
 			for (int h = 0; h < SEG / 16; h++) {
@@ -435,13 +483,20 @@ __device__ __forceinline__ void tg_colwise_store(const TgParams &p, const float 
 #pragma unroll
 				for (int k = 0; k < 16; k++)
 					w16[k] = v[h * 16 + k];
-				tg_store_fp8<FMT, 16>(dst + h * 16, 0, w16, bs);
+				if constexpr (deq)
+					tg_store_fp8_deq<FMT, 16>(dst + h * 16, ddst + h * 16, 0, w16, bs, dq);
+				else
+					tg_store_fp8<FMT, 16>(dst + h * 16, 0, w16, bs);
 			}
 		} else {
 #pragma unroll
 			for (int k = 0; k < SEG; k++)
-				if (rs0 + k < rows)
-					dst[k] = (uint8_t)(tg_fp8x2<FMT>(v[k] * bs, 0.0f) & 0xFFu);
+				if (rs0 + k < rows) {
+					const uint32_t code = tg_fp8x2<FMT>(v[k] * bs, 0.0f) & 0xFFu;
+					dst[k] = (uint8_t)code;
+					if (deq)
+						ddst[k] = tg_mx_deq1<FMT>(code, dq);
+				}
 		}
 	}
 	__syncthreads();
@@ -471,8 +526,9 @@ template <int G, int NT, int BR = 128> struct TgBlockTileSmem {
 // thread's NS codes of a column go into a byte tile [column][row] in shared memory as one word
 // (16-byte chunks XOR-swizzled by column group), and the tiles out to out_t [COLS][rows] as 16-byte
 // pieces (bytes at the tensor's end, or when rows % 16 != 0). Four barriers for all NT tiles. Every
-// thread calls it; sm may be rewritten after it returns.
-template <int FMT, int THREADS, int NS, int COLS, int NT, int BR = 128>
+// thread calls it; sm may be rewritten after it returns. MXFP8 with DEQ bit 1 (TG_DEQ): the byte tiles
+// also dequantized to BF16 at p[TG_P_MX_DEQ_T] [COLS][rows] (each block's multiplier from its sm.scale).
+template <int FMT, int THREADS, int NS, int COLS, int NT, int BR = 128, int DEQ = 0>
 __device__ __forceinline__ void tg_block_colwise_tile(const TgParams &p, TgBlockTileSmem<THREADS / 16, NT, BR> &sm,
 	const float (&y)[NT][NS][8], long long r0, int c0, int cstep, int c_end, long long rows, float eps, int pow2)
 {
@@ -480,6 +536,7 @@ __device__ __forceinline__ void tg_block_colwise_tile(const TgParams &p, TgBlock
 	static_assert(THREADS % 32 == 0 && G * NS == 128 && (NS == 2 || NS == 4 || NS == 8) && 1024 % THREADS == 0,
 		"block columnwise: 16 lanes a row, 2, 4 or 8 rows a thread");
 	static_assert((BR == 128 || BR == 32) && PPB >= 1 && BR % (2 * NS) == 0, "block columnwise: blocks of 128 or 32 rows");
+	static_assert(DEQ == 0 || BR == 32, "TG_DEQ dequantizes MXFP8 copies");
 	constexpr float fmax = FMT == TG_FMT_E4M3 ? TG_E4M3_MAX : TG_E5M2_MAX;
 	const int lr = threadIdx.x / 16, lc = threadIdx.x % 16;
 #pragma unroll
@@ -559,11 +616,34 @@ __device__ __forceinline__ void tg_block_colwise_tile(const TgParams &p, TgBlock
 			continue;
 		const uint8_t *src = &sm.qt[i][cc][(part ^ ((cc >> 3) & 7)) << 4];
 		uint8_t *dst = (uint8_t *)p.p[TG_P_OUT_T] + (long long)col * rows + r0 + rs;
+		const uint4 piece = *reinterpret_cast<const uint4 *>(src);
 		if (aligned16 && rs + 16 <= left)
-			*reinterpret_cast<uint4 *>(dst) = *reinterpret_cast<const uint4 *>(src);
+			*reinterpret_cast<uint4 *>(dst) = piece;
 		else
 			for (int k = 0; k < 16 && rs + k < left; k++)
 				dst[k] = src[k];
+	}
+	if constexpr (BR == 32 && (DEQ & 2)) {
+		// the copy dequantized, from the byte tiles: 8 rows (16 bytes) a thread, 16 consecutive threads a column's 128
+		// rows (256 contiguous bytes: whole sectors an instruction; a thread's 16 rows as 32 bytes wrote half-sectors)
+		uint16_t *deq_t = (uint16_t *)p.p[TG_P_MX_DEQ_T];
+#pragma unroll 1 // (unrolled, norm_colwise and glu_amax spilled at their 64 registers)
+		for (int j = 0; j < NT * 2048 / THREADS; j++) {
+			const int q = threadIdx.x + j * THREADS, i = q / 2048, cc = q / 16 % 128, g = q % 16;
+			const int col = c0 + i * cstep + cc, rs = g * 8;
+			if (col >= c_end || rs >= left)
+				continue;
+			const uint2 v = *reinterpret_cast<const uint2 *>(&sm.qt[i][cc][(((g >> 1) ^ ((cc >> 3) & 7)) << 4) | ((g & 1) << 3)]);
+			const uint32_t w[2] = {v.x, v.y};
+			uint32_t o[4];
+			tg_mx_deq<FMT, 8>(w, tg_e8m0_deq_of_rcp(sm.scale[rs / 32][i * 128 + cc]), o);
+			uint16_t *dd = deq_t + (long long)col * rows + r0 + rs;
+			if (rows % 8 == 0 && rs + 8 <= left)
+				*reinterpret_cast<uint4 *>(dd) = make_uint4(o[0], o[1], o[2], o[3]);
+			else
+				for (int k = 0; k < 8 && rs + k < left; k++)
+					dd[k] = (uint16_t)(o[k / 2] >> (16 * (k % 2)));
+		}
 	}
 	__syncthreads(); // sm is rewritten by the next call
 }

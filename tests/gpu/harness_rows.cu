@@ -126,19 +126,19 @@
 	norm_quantize.cu name -DTG_KERNEL=name -DTG_NORM=norm -DTG_IN_DTYPE=in -DTG_W_DTYPE=w -DTG_B_DTYPE=w -DTG_OUT_DTYPE=out \
 	-DTG_FMT=fmt -DTG_RECIPE=rec -DTG_ROWWISE=row -DTG_COLWISE=col -DTG_VEC=vec -DTG_THREADS=thr \
 	-DTG_ROWS_PER_CTA=rpc -DTG_COLS=cols -DTG_ZERO_CENTERED=zc -DTG_HAS_RESIDUAL=res -DTG_EPS=1e-5f \
-	-DTG_EPS_SCALE=epss -DTG_POW2=pow2 -DTG_MARGIN=0 -DTG_SR=0 -DTG_SEED=0 @@
+	-DTG_EPS_SCALE=epss -DTG_POW2=pow2 -DTG_MARGIN=0 -DTG_SR=0 -DTG_SEED=0 -DTG_DEQ=0 @@
 #define NPF(name, norm, in, w, out, fmt, rec, row, col, vec, thr, rpc, cols, zc, res, epss, pow2, bench) \
 	norm_quantize.cu name -DTG_KERNEL=name -DTG_NORM=norm -DTG_IN_DTYPE=in -DTG_W_DTYPE=w -DTG_B_DTYPE=w -DTG_OUT_DTYPE=out \
 	-DTG_FMT=fmt -DTG_RECIPE=rec -DTG_ROWWISE=row -DTG_COLWISE=col -DTG_VEC=vec -DTG_THREADS=thr \
 	-DTG_ROWS_PER_CTA=rpc -DTG_COLS=cols -DTG_ZERO_CENTERED=zc -DTG_HAS_RESIDUAL=res -DTG_EPS=1e-5f \
-	-DTG_EPS_SCALE=epss -DTG_POW2=pow2 -DTG_MARGIN=0 -DTG_PREFETCH=1 -DTG_SR=0 -DTG_SEED=0 @@
+	-DTG_EPS_SCALE=epss -DTG_POW2=pow2 -DTG_MARGIN=0 -DTG_PREFETCH=1 -DTG_SR=0 -DTG_SEED=0 -DTG_DEQ=0 @@
 #define G(name, act, in, out, fmt, rec, row, col, vec, thr, rpc, cols, alpha, limit, epss, pow2, bench) \
 	glu_amax.cu name -DTG_KERNEL=name -DTG_ACT=act -DTG_IN_DTYPE=in -DTG_OUT_DTYPE=out -DTG_FMT=fmt \
 	-DTG_RECIPE=rec -DTG_ROWWISE=row -DTG_COLWISE=col -DTG_VEC=vec -DTG_THREADS=thr -DTG_ROWS_PER_CTA=rpc \
-	-DTG_COLS=cols -DTG_ALPHA=alpha -DTG_LIMIT=limit -DTG_EPS_SCALE=epss -DTG_POW2=pow2 -DTG_MARGIN=0 -DTG_SR=0 -DTG_SEED=0 @@
+	-DTG_COLS=cols -DTG_ALPHA=alpha -DTG_LIMIT=limit -DTG_EPS_SCALE=epss -DTG_POW2=pow2 -DTG_MARGIN=0 -DTG_SR=0 -DTG_SEED=0 -DTG_DEQ=0 @@
 #define T(name, cols, thr, tr, tc) \
 	cast_transpose.cu name -DTG_KERNEL=name -DTG_IN_DTYPE=3 -DTG_OUT_DTYPE=0 -DTG_FMT=0 -DTG_RECIPE=0 -DTG_ROWWISE=0 \
-	-DTG_COLWISE=1 -DTG_COLS=cols -DTG_THREADS=thr -DTG_TILE_ROWS=tr -DTG_TILE_COLS=tc -DTG_EPS_SCALE=0.0f -DTG_POW2=0 -DTG_DBIAS=0 @@
+	-DTG_COLWISE=1 -DTG_COLS=cols -DTG_THREADS=thr -DTG_TILE_ROWS=tr -DTG_TILE_COLS=tc -DTG_EPS_SCALE=0.0f -DTG_POW2=0 -DTG_DBIAS=0 -DTG_DEQ=0 @@
 NORM_VARIANTS(N)
 NORM_PF_VARIANTS(NPF)
 GLU_VARIANTS(G)

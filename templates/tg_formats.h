@@ -402,11 +402,12 @@ TG_HD uint8_t tg_e8m0_from_amax(float amax, float fmt_max)
  * multiplier 1, tg_e8m0_rcp), 0xFF NaN. MXFP8 code times it is the element's value (dequantize.cu). */
 TG_HD float tg_e8m0_deq(uint8_t e) { return e == 0 ? 1.0f : tg_e8m0_to_f32(e); }
 
-#ifdef __CUDACC__
 /* The same from the block's quantizing multiplier m = tg_e8m0_rcp(e), whose bits are (254 - e) << 23 for e in
  * 1..254 and 1.0 (127 << 23) for e = 0: (254 << 23) - bits(m) is e << 23, and 127 << 23 = 1.0 for e = 0; NaN stays
- * NaN. Kernels that hold m and not e (the shared-memory scale tiles) dequantize with it. */
-__device__ __forceinline__ float tg_e8m0_deq_of_rcp(float m) { return m != m ? m : tg_u2f((254u << 23) - tg_f2u(m)); }
+ * NaN (test_formats checks every e). Kernels that hold m and not e (the shared-memory scale tiles) use it. */
+TG_HD float tg_e8m0_deq_of_rcp(float m) { return m != m ? m : tg_u2f((254u << 23) - tg_f2u(m)); }
+
+#ifdef __CUDACC__
 
 /* The two FP8 codes in the low 16 bits of w (element 0 low) as FP32, by the hardware's FP8 -> FP16 conversion
  * (exact: every E4M3 and E5M2 value, NaN and inf included, is an FP16 value; sm_89+), as tg_fmt_to_f32 decodes. */

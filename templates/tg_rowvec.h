@@ -616,9 +616,8 @@ __device__ __forceinline__ void tg_block_colwise_tile(const TgParams &p, TgBlock
 			continue;
 		const uint8_t *src = &sm.qt[i][cc][(part ^ ((cc >> 3) & 7)) << 4];
 		uint8_t *dst = (uint8_t *)p.p[TG_P_OUT_T] + (long long)col * rows + r0 + rs;
-		const uint4 piece = *reinterpret_cast<const uint4 *>(src);
 		if (aligned16 && rs + 16 <= left)
-			*reinterpret_cast<uint4 *>(dst) = piece;
+			*reinterpret_cast<uint4 *>(dst) = *reinterpret_cast<const uint4 *>(src);
 		else
 			for (int k = 0; k < 16 && rs + k < left; k++)
 				dst[k] = src[k];

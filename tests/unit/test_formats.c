@@ -217,6 +217,15 @@ static void test_e8m0(void)
 				snprintf(det, sizeof det, "e8m0_from_amax(%g, %g) = 0x%02x, want 0x%02x",
 				         (double)amax, (double)fm[k], got, want);
 		}
+	/* the dequantizing multiplier, from e and from the quantizing one (tg_e8m0_rcp), the same bits: 2^(e-127),
+	 * 1 for e = 0, NaN for 0xFF */
+	for (uint32_t e = 0; e < 256; e++) {
+		float d = tg_e8m0_deq((uint8_t)e), dr = tg_e8m0_deq_of_rcp(tg_e8m0_rcp((uint8_t)e));
+		int ok = e == 255 ? isnan(d) && isnan(dr)
+			: f2bits(d) == f2bits(dr) && (double)d == (e == 0 ? 1.0 : ldexp(1.0, (int)e - 127));
+		if (!ok && bad++ == 0)
+			snprintf(det, sizeof det, "e8m0 0x%02x: deq %g, from rcp %g", e, (double)d, (double)dr);
+	}
 	report("e8m0", bad, det);
 }
 

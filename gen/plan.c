@@ -1249,6 +1249,22 @@ static void plan_nvfp4(Planner *pl, const Op *op, const Tensor *in, const Tensor
  * casts' rowwise ones 282 vs 185 + 128 (w_up), 140 vs 94 + 66, 79 vs 56 + 39; dglu's rowwise 737-744 vs 740-755.
  * The columnwise copies of the staged paths (cast_transpose.cu, dglu.cu) stay with dequantize.cu: written there
  * they cost more than its kernel (w_up 373 vs 316, d_h 993-1003 vs 760). */
+static const Op *fusable_weight_cast(const Planner *pl, const Tensor *w);
+
+/* True where op is the forward cast of a trained weight that an AdamW op of the layer does in its own pass
+ * (plan_adamw_cast: adamw_cast_block.cu rewrites the copies, and the cast's kernel then runs only while they are
+ * stale), so a BF16 operand written by that kernel would keep the weights of before the first step. */
+static bool cast_in_adamw(const Planner *pl, const Op *op)
+{
+	const Graph *g = pl->g;
+	if (op->kind != OP_QUANTIZE && op->kind != OP_CAST_TRANSPOSE)
+		return false;
+	for (int i = 0; i < g->nops; i++)
+		if (g->ops[i].kind == OP_ADAMW && g->ops[i].arg[ARG_IN] == op->arg[ARG_IN])
+			return fusable_weight_cast(pl, &g->tensors[op->arg[ARG_IN]]) == op;
+	return false;
+}
+
 static Kernel *mx_writer_of(Planner *pl, const Tensor *t, Component from)
 {
 	static const struct { const char *tmpl; int copies; } deq[] = { /* TG_DEQ bits: 1 rowwise, 2 columnwise */
@@ -1260,7 +1276,8 @@ static Kernel *mx_writer_of(Planner *pl, const Tensor *t, Component from)
 			const Binding *bd = &k->bind[b];
 			if (bd->tensor != t->id || bd->comp != from || bd->slot != (from == COMP_DATA ? TG_P_OUT : TG_P_OUT_T))
 				continue;
-			if (!k->tmpl || slot_long(k, "TG_RECIPE", -1) != TG_RECIPE_MXFP8)
+			if (!k->tmpl || slot_long(k, "TG_RECIPE", -1) != TG_RECIPE_MXFP8 ||
+			    (k->nops && cast_in_adamw(pl, &pl->g->ops[k->ops[0]])))
 				return NULL;
 			for (int j = 0; j < NELEMS(deq); j++)
 				if (!strcmp(k->tmpl, deq[j].tmpl))

@@ -69,6 +69,10 @@
 #include "tg_recipe.h"
 #include "tg_kernel.h"
 
+#if TG_DEQ && (TG_RECIPE != TG_RECIPE_MXFP8 || TG_DEQ != 1 || !TG_ROWWISE)
+#error "cast_transpose.cu: TG_DEQ 1 dequantizes the rowwise MXFP8 copy"
+#endif
+
 #ifndef TG_CAST_TRANSPOSE_BODY
 #define TG_CAST_TRANSPOSE_BODY
 

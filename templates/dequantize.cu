@@ -15,7 +15,7 @@
 // Launch: block (TG_THREADS,1,1) (a multiple of 32), any grid.x >= 1 (grid-stride over 512-element warp segments).
 // Instruction-lean: the codes decoded by cvt.f16x2.e4m3x2/e5m2x2 and rounded by cvt.bf16x2 (the
 // software decode and rounding before took about 25 instructions an element); tg_formats.h's tg_fp8x2_to_f32 and
-// tg_e8m0_deq, which the quantizing kernels that write a BF16 copy themselves (TG_DEQ) use too: the same bits.
+// tg_e8m0_deq, which the quantizing kernels that write a BF16 copy themselves use too: the same bits.
 // The planner runs this kernel only for the copies no quantizing kernel writes dequantized (gen/plan.c's
 // plan_dequantize).
 #include "tg_formats.h"

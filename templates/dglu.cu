@@ -56,7 +56,7 @@
 #if TG_COLWISE && TG_RECIPE == TG_RECIPE_BLOCK1X128 && (TG_DBIAS || TG_ROWS_PER_CTA != 128 || TG_VEC != 8)
 #error "dglu.cu: a columnwise block1x128 copy takes the block tile path: TG_ROWS_PER_CTA 128, TG_VEC 8, no TG_DBIAS"
 #endif
-#if TG_DEQ && (TG_RECIPE != TG_RECIPE_MXFP8 || TG_DEQ != 1)
+#if TG_DEQ && (TG_RECIPE != TG_RECIPE_MXFP8 || TG_DEQ != 1 || !TG_ROWWISE)
 #error "dglu.cu: TG_DEQ 1 dequantizes the rowwise MXFP8 copy"
 #endif
 #if TG_DBIAS && TG_RECIPE == TG_RECIPE_CURRENT_AMAX

@@ -45,6 +45,9 @@
 #if !TG_ROWWISE && !TG_COLWISE && TG_RECIPE != TG_RECIPE_CURRENT_AMAX
 #error "glu_amax.cu: neither TG_ROWWISE nor TG_COLWISE set"
 #endif
+#if TG_DEQ && (TG_RECIPE != TG_RECIPE_MXFP8 || ((TG_DEQ & 1) && !TG_ROWWISE) || ((TG_DEQ & 2) && !TG_COLWISE) || TG_DEQ > 3)
+#error "glu_amax.cu: TG_DEQ dequantizes the MXFP8 copies the kernel writes (bit 0 rowwise, bit 1 columnwise)"
+#endif
 #if TG_ACT < TG_ACT_SWIGLU || TG_ACT > TG_ACT_SRELU
 #error "glu_amax.cu: unknown TG_ACT"
 #endif

@@ -21,6 +21,10 @@
 #include "tg_kernel.h"
 #include "tg_rowvec.h"
 
+#if TG_DEQ && (TG_RECIPE != TG_RECIPE_MXFP8 || TG_DEQ != 2)
+#error "norm_colwise.cu: TG_DEQ 2 dequantizes its MXFP8 (columnwise) copy"
+#endif
+
 #define NC_CAT2(a, b) a##b
 #define NC_CAT(a, b) NC_CAT2(a, b)
 namespace NC_CAT(nc_ns_, TG_KERNEL) {

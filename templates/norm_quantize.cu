@@ -51,6 +51,9 @@
 #if TG_COLWISE && TG_RECIPE == TG_RECIPE_BLOCK1X128
 #error "norm_quantize.cu: columnwise block1x128 output is not implemented (use cast_transpose on the rowwise result)"
 #endif
+#if TG_DEQ && (TG_RECIPE != TG_RECIPE_MXFP8 || ((TG_DEQ & 1) && !TG_ROWWISE) || ((TG_DEQ & 2) && !TG_COLWISE) || TG_DEQ > 3)
+#error "norm_quantize.cu: TG_DEQ dequantizes the MXFP8 copies the kernel writes (bit 0 rowwise, bit 1 columnwise)"
+#endif
 // Neither copy: the statistics alone (rsigma, mu, residual_out) for norm_colwise.cu's columnwise-only
 // 1x128 or MXFP8 copy.
 #if !TG_ROWWISE && !TG_COLWISE && TG_RECIPE != TG_RECIPE_CURRENT_AMAX && TG_RECIPE != TG_RECIPE_BLOCK1X128 && TG_RECIPE != TG_RECIPE_MXFP8

@@ -2061,8 +2061,20 @@ static void plan_adamw_cast(Planner *pl, const Op *op, const Op *cast)
 		: "1x128 blocks: each block's scale from its amax, within a 128 x 128 tile", w->name);
 	for (int i = 0; i < pl->p->nkernels; i++) {
 		Kernel *c = &pl->p->kernels[i];
-		if (c->nops && c->ops[0] == cast->id && c->phase == PHASE_FORWARD)
-			c->cast_in_update = true;
+		if (!c->nops || c->ops[0] != cast->id || c->phase != PHASE_FORWARD)
+			continue;
+		c->cast_in_update = true;
+		/* the update replaces this kernel after a step: it must rewrite everything the kernel writes, or a
+		 * copy only this kernel makes (an emulated GEMM's BF16 operand, say) would keep the old weights */
+		for (int b = 0; b < c->nbind; b++) {
+			const Binding *cb = &c->bind[b];
+			bool same = cb->slot == TG_P_IN;
+			for (int j = 0; j < k->nbind && !same; j++)
+				same = k->bind[j].tensor == cb->tensor && k->bind[j].comp == cb->comp;
+			if (!same)
+				diag_error(pl->d, op->loc, "internal: %s's %s.%s is not rewritten by %s, which replaces it after a step",
+					c->name, pl->g->tensors[cb->tensor].name, comp_name(cb->comp), k->name);
+		}
 	}
 }
 

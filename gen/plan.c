@@ -2064,17 +2064,6 @@ static void plan_adamw_cast(Planner *pl, const Op *op, const Op *cast)
 		if (!c->nops || c->ops[0] != cast->id || c->phase != PHASE_FORWARD)
 			continue;
 		c->cast_in_update = true;
-		/* the update replaces this kernel after a step: it must rewrite everything the kernel writes, or a
-		 * copy only this kernel makes (an emulated GEMM's BF16 operand, say) would keep the old weights */
-		for (int b = 0; b < c->nbind; b++) {
-			const Binding *cb = &c->bind[b];
-			bool same = cb->slot == TG_P_IN;
-			for (int j = 0; j < k->nbind && !same; j++)
-				same = k->bind[j].tensor == cb->tensor && k->bind[j].comp == cb->comp;
-			if (!same)
-				diag_error(pl->d, op->loc, "internal: %s's %s.%s is not rewritten by %s, which replaces it after a step",
-					c->name, pl->g->tensors[cb->tensor].name, comp_name(cb->comp), k->name);
-		}
 	}
 }
 
@@ -2193,6 +2182,44 @@ static void check_variants(Planner *pl)
 	}
 }
 
+/* Whether kernel k binds component c of tensor t (at pointer slot `slot`, or any slot when slot < 0). */
+static bool binds(const Kernel *k, int t, Component c, int slot)
+{
+	for (int b = 0; b < k->nbind; b++)
+		if (k->bind[b].tensor == t && k->bind[b].comp == c && (slot < 0 || k->bind[b].slot == slot))
+			return true;
+	return false;
+}
+
+/* A BF16 operand copy (deq, deq_t) written by the kernel that writes its quantized copy (TG_DEQ, NVFP4's strip
+ * casts) is only as fresh as that kernel's last run: every other kernel that rewrites the quantized copy (a
+ * weight's cast fused into its AdamW update, say, which replaces the forward cast after a step) must write the
+ * BF16 copy too, or an emulated GEMM reads values of before. An internal error otherwise. (A dequantize kernel
+ * reads the quantized copy right before its GEMM: nothing to check.) */
+static void check_copy_writers(Planner *pl)
+{
+	const Plan *p = pl->p;
+	for (int i = 0; i < p->nkernels; i++) {
+		const Kernel *k = &p->kernels[i];
+		for (int b = 0; b < k->nbind; b++) {
+			const Binding *bd = &k->bind[b];
+			if (k->kind == KERNEL_GEMM || (bd->comp != COMP_DEQ && bd->comp != COMP_DEQ_T))
+				continue;
+			Component q = bd->comp == COMP_DEQ ? COMP_DATA : COMP_DATA_T;
+			int out = q == COMP_DATA ? TG_P_OUT : TG_P_OUT_T;
+			if (!binds(k, bd->tensor, q, out))
+				continue; /* a dequantize kernel */
+			for (int j = 0; j < p->nkernels; j++) {
+				const Kernel *w = &p->kernels[j];
+				if (j != i && w->kind != KERNEL_GEMM && binds(w, bd->tensor, q, out) && !binds(w, bd->tensor, bd->comp, -1))
+					diag_error(pl->d, (Loc){0}, "internal: %s rewrites %s.%s but not its BF16 copy %s.%s, which only %s "
+						"writes", w->name, pl->g->tensors[bd->tensor].name, comp_name(q), pl->g->tensors[bd->tensor].name,
+						comp_name(bd->comp), k->name);
+			}
+		}
+	}
+}
+
 Plan *plan_build_opts(Arena *a, Diag *d, const Graph *g, const PlanOptions *o)
 {
 	Plan *p = arena_alloc(a, sizeof *p);
@@ -2243,6 +2270,7 @@ Plan *plan_build_opts(Arena *a, Diag *d, const Graph *g, const PlanOptions *o)
 				p->kernels[i].name, phase_name(p->kernels[i].phase), phase_name(p->kernels[i - 1].phase));
 	if (p->ndelayed)
 		plan_recipe_update(&pl);
+	check_copy_writers(&pl);
 	apply_tuning(&pl, o);
 	check_variants(&pl);
 	return p;

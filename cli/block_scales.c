@@ -248,3 +248,20 @@ size_t nvfp4_scales_adopt(const unsigned char *gpu, const float *x, long rows, l
 	free(taken);
 	return moved;
 }
+
+size_t mx_deq_mismatches(const unsigned char *codes, const unsigned char *scales, const uint16_t *deq, long rows,
+	long cols, bool col, int fmt, long *first)
+{
+	size_t bad = 0;
+	long nb = (cols + 31) / 32;
+	for (long r = 0; r < rows; r++)
+		for (long c = 0; c < cols; c++) {
+			long e = col ? c * rows + r : r * cols + c;
+			uint8_t s = col ? scales[r / 32 * cols + c] : scales[r * nb + c / 32];
+			uint16_t want = tg_f32_to_bf16(tg_fmt_to_f32(codes[e], fmt) * tg_e8m0_deq(s));
+			bool nan = (want & 0x7FFFu) > 0x7F80u && (deq[e] & 0x7FFFu) > 0x7F80u;
+			if (deq[e] != want && !nan && bad++ == 0)
+				*first = e;
+		}
+	return bad;
+}

@@ -31,6 +31,14 @@
 long block_scales_adopt(const Tensor *t, long rows, long cols, bool col, const unsigned char *gpu, RefTensor *r,
 	size_t *close, size_t *moved);
 
+/* mx_deq_mismatches counts the elements of an MXFP8 copy's BF16 operand deq (an emulated GEMM's, written by the
+ * quantizing kernel or dequantize.cu) that are not BF16(code * 2^(e-127), 1 for e = 0) of that copy's codes and
+ * E8M0 scales (format fmt, TG_FMT_*): rowwise codes [rows][cols], scales [rows][ceil(cols/32)]; col: codes
+ * [cols][rows], scales [ceil(rows/32)][cols]; deq in the codes' layout. A NaN matches any NaN. *first: the first
+ * mismatching element's index (untouched when none). Bit-exact: the kernels decode by the same steps. */
+size_t mx_deq_mismatches(const unsigned char *codes, const unsigned char *scales, const uint16_t *deq, long rows,
+	long cols, bool col, int fmt, long *first);
+
 /* nvfp4_scales_adopt takes the GPU's E4M3 block scales gpu ([rows][ceil(cols/16)], host copy) of one NVFP4 copy
  * whose reference codes q ([rows][ceil(cols/2)]) and scales sr were quantized from x [rows][cols] under s_enc: a
  * scale one code from the reference's is copied into sr and its block encoded again from x under it, while *budget

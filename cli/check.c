@@ -369,6 +369,63 @@ static bool ran_as_epilogue(const TgLayer *l, const Op *op)
 	return false;
 }
 
+/* A host copy of component c of tensor i as the run left it (NULL when the layer has none); *bytes its size. */
+static void *download(TgLayer *l, int i, Component c, size_t *bytes)
+{
+	void *dp;
+	if (tg_layer_tensor_component(l, i, c, &dp, bytes) || !*bytes)
+		return NULL;
+	void *h = malloc(*bytes);
+	if (h && cu.cuMemcpyDtoH_v2(h, (CUdeviceptr)(uintptr_t)dp, *bytes)) {
+		free(h);
+		return NULL;
+	}
+	return h;
+}
+
+/* The BF16 operands of emulated MXFP8 GEMMs (deq, deq_t: written by the quantizing kernel or dequantize.cu) against
+ * their copies' codes and scales as the run left them, bit for bit (mx_deq_mismatches); before the optimizer step,
+ * which rewrites weights' copies that a later run dequantizes again. Returns the failures. */
+static int check_deq_copies(TgLayer *l, const Graph *g, const long *dims, long tokens, Buf *out)
+{
+	int fails = 0;
+	for (int i = 0; i < g->ntensors; i++) {
+		const Tensor *t = &g->tensors[i];
+		if (!layout_quantized(t) || t->recipe.scaling != SCALING_MXFP8)
+			continue;
+		for (int col = 0; col < 2; col++) {
+			size_t nd, nq, ns;
+			uint16_t *deq = download(l, i, col ? COMP_DEQ_T : COMP_DEQ, &nd);
+			if (!deq)
+				continue; /* no emulated GEMM reads this copy */
+			unsigned char *q = download(l, i, col ? COMP_DATA_T : COMP_DATA, &nq);
+			unsigned char *sc = download(l, i, col ? COMP_SCALE_INV_T : COMP_SCALE_INV, &ns);
+			long rows = layout_rows(dims, t), cols = layout_cols(t), first = -1;
+			if (!q || !sc || nd != (size_t)(rows * cols) * 2 || nq != (size_t)(rows * cols)) {
+				buf_printf(out, "FAIL %s %s.%s [tokens=%ld]: cannot read it with its copy and scales\n", g->layer, t->name,
+					comp_name(col ? COMP_DEQ_T : COMP_DEQ), tokens);
+				fails++;
+			} else {
+				size_t bad = mx_deq_mismatches(q, sc, deq, rows, cols, col, t->dtype == DT_E5M2 ? TG_FMT_E5M2 : TG_FMT_E4M3,
+					&first);
+				if (bad) {
+					buf_printf(out, "FAIL %s %s.%s [tokens=%ld]: %zu of %ld BF16 values are not the copy's codes times "
+						"their scales (first at element %ld: 0x%04x)\n", g->layer, t->name,
+						comp_name(col ? COMP_DEQ_T : COMP_DEQ), tokens, bad, rows * cols, first, deq[first]);
+					fails++;
+				} else {
+					buf_printf(out, "ok %s %s.%s [tokens=%ld]: %ld BF16 values = codes x scales\n", g->layer, t->name,
+						comp_name(col ? COMP_DEQ_T : COMP_DEQ), tokens, rows * cols);
+				}
+			}
+			free(deq);
+			free(q);
+			free(sc);
+		}
+	}
+	return fails;
+}
+
 /* A GEMM kernel with a GLU or dglu epilogue writes D (the op's input) only when asked: the checked run
  * kept it (tg_layer_keep_intermediates) to judge each op; here the layer runs again without it (the
  * forward, and the backward where a dglu is fused), and the op's output must be the same bytes. Skipped
@@ -656,6 +713,7 @@ int check_layer(TgLayer *l, long tokens, unsigned seed, int do_compare, CheckKee
 	/* pass 0: the run's ops; with an optimizer then tg_optimizer_step and pass 1: the
 	 * updates (adamw), pass 2: the trained weights' casts again, from the updated weights
 	 * (a delayed amax holds both casts' maxima: it accumulates until tg_step) */
+	fails += check_deq_copies(l, g, dims, tokens, out);
 	float *amax0 = calloc((size_t)g->ntensors + 1, sizeof *amax0);
 	int optim_ran = 0;
 	for (int pass = 0; pass < (g->optim.kind != OPTIM_NONE ? 3 : 1) && fails >= 0; pass++)

@@ -563,6 +563,44 @@ static void test_nvfp4_tiles_adopt(void)
 		"nvfp4-scales-adopt 1D blocks", "moved %zu", moved);
 }
 
+/* mx_deq_mismatches (the checker's test of an MXFP8 copy's BF16 operand): a copy built with ldexp passes in both
+ * layouts at 37 rows (a partial block of 32), scale bytes 0 (multiplier 1), 120, 127, 133; one changed element is
+ * found at its index; the rowwise layout read as columnwise fails. */
+static void test_mx_deq(void)
+{
+	enum { R = 37, C = 64 };
+	static unsigned char codes[R * C], srow[R * 2], scol[2 * C];
+	static uint16_t deq[R * C];
+	static const unsigned char sb[4] = {0, 120, 127, 133};
+	for (int i = 0; i < R * C; i++)
+		codes[i] = (unsigned char)((i * 73 + 11) % 0x7F); /* finite E4M3 codes, both signs via bit 7 below */
+	for (int i = 0; i < R * C; i += 3)
+		codes[i] |= 0x80u;
+	for (int i = 0; i < R * 2; i++)
+		srow[i] = sb[i % 4];
+	for (int i = 0; i < 2 * C; i++)
+		scol[i] = sb[(i / 3) % 4];
+	for (int col = 0; col < 2; col++) {
+		for (int r = 0; r < R; r++)
+			for (int c = 0; c < C; c++) {
+				int e = col ? c * R + r : r * C + c;
+				unsigned char s = col ? scol[r / 32 * C + c] : srow[r * 2 + c / 32];
+				double v = ldexp((double)tg_fmt_to_f32(codes[e], TG_FMT_E4M3), s ? s - 127 : 0);
+				deq[e] = tg_f32_to_bf16((float)v);
+			}
+		long first = -1;
+		size_t bad = mx_deq_mismatches(codes, col ? scol : srow, deq, R, C, col, TG_FMT_E4M3, &first);
+		deq[5 * C + 9] ^= 1u;
+		long first2 = -1;
+		size_t bad2 = mx_deq_mismatches(codes, col ? scol : srow, deq, R, C, col, TG_FMT_E4M3, &first2);
+		long first3 = -1;
+		size_t bad3 = mx_deq_mismatches(codes, col ? srow : scol, deq, R, C, !col, TG_FMT_E4M3, &first3);
+		check_line("numerics/", bad == 0 && bad2 == 1 && first2 == 5 * C + 9 && bad3 > 0,
+			col ? "mx-deq columnwise" : "mx-deq rowwise", "mismatches %zu, one changed %zu (at %ld), other layout %zu",
+			bad, bad2, first2, bad3);
+	}
+}
+
 int main(void)
 {
 	test_hp_values_plan();
@@ -577,5 +615,6 @@ int main(void)
 	test_block_scales_adopt();
 	test_near_ties();
 	test_nvfp4_tiles_adopt();
+	test_mx_deq();
 	return check_failures ? 1 : 0;
 }

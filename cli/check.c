@@ -401,7 +401,8 @@ static int check_deq_copies(TgLayer *l, const Graph *g, const long *dims, long t
 			unsigned char *q = download(l, i, col ? COMP_DATA_T : COMP_DATA, &nq);
 			unsigned char *sc = download(l, i, col ? COMP_SCALE_INV_T : COMP_SCALE_INV, &ns);
 			long rows = layout_rows(dims, t), cols = layout_cols(t), first = -1;
-			if (!q || !sc || nd != (size_t)(rows * cols) * 2 || nq != (size_t)(rows * cols)) {
+			size_t nsc = col ? (size_t)((rows + 31) / 32 * cols) : (size_t)(rows * ((cols + 31) / 32));
+			if (!q || !sc || nd != (size_t)(rows * cols) * 2 || nq != (size_t)(rows * cols) || ns < nsc) {
 				buf_printf(out, "FAIL %s %s.%s [tokens=%ld]: cannot read it with its copy and scales\n", g->layer, t->name,
 					comp_name(col ? COMP_DEQ_T : COMP_DEQ), tokens);
 				fails++;

@@ -204,6 +204,25 @@ static void bind(Planner *pl, Kernel *k, int pslot, int tensor, Component c)
 	k->bind[k->nbind++] = (Binding){pslot, tensor, c};
 }
 
+/* Whether kernel k binds component c of tensor t (at pointer slot `slot`, or any slot when slot < 0). */
+static bool binds(const Kernel *k, int t, Component c, int slot)
+{
+	for (int b = 0; b < k->nbind; b++)
+		if (k->bind[b].tensor == t && k->bind[b].comp == c && (slot < 0 || k->bind[b].slot == slot))
+			return true;
+	return false;
+}
+
+/* The last kernel planned so far that writes copy `from` (data or data_t) of t, or NULL. */
+static Kernel *copy_writer(Planner *pl, const Tensor *t, Component from)
+{
+	for (int i = pl->p->nkernels - 1; i >= 0; i--)
+		if (binds(&pl->p->kernels[i], t->id, from, from == COMP_DATA ? TG_P_OUT : TG_P_OUT_T))
+			return &pl->p->kernels[i];
+	return NULL;
+}
+
+
 const char *plan_slot(const Kernel *k, const char *name)
 {
 	for (int i = 0; i < k->nslots; i++)
@@ -1242,6 +1261,20 @@ static void plan_nvfp4(Planner *pl, const Op *op, const Tensor *in, const Tensor
 	}
 }
 
+/* Kernel w, which writes copy `from` of t, writes it dequantized to BF16 too (TG_DEQ bit 1 rowwise, 2
+ * columnwise; pointer slot `slot`): the operand of an emulated GEMM, in place of a dequantize kernel. */
+static void deq_in_writer(Planner *pl, Kernel *w, const Tensor *t, Component from, int slot)
+{
+	int bit = from == COMP_DATA ? 1 : 2;
+	long deq = slot_long(w, "TG_DEQ", 0);
+	if (deq & bit) /* an earlier emulated GEMM reads this copy too: the kernel writes it already */
+		return;
+	slot_set(w, "TG_DEQ", istr(pl, deq | bit));
+	bind(pl, w, slot, t->id, from == COMP_DATA ? COMP_DEQ : COMP_DEQ_T);
+	w->note = arena_printf(pl->a, "%s%salso the %s copy dequantized to BF16 (an emulated GEMM's operand)", w->note ? w->note : "",
+		w->note ? "; " : "", from == COMP_DATA ? "rowwise" : "columnwise");
+}
+
 /* The kernel that writes MXFP8 copy `from` of t in a template that can write it dequantized too (TG_DEQ), or
  * NULL. Which copies each template takes, by measurement (H100, the 8B MXFP8 training layer at 8192 tokens, us in
  * the layer, against the quantizing kernel + dequantize.cu's; bench/RESULTS.md, twenty-sixth session): the norm's
@@ -1270,21 +1303,12 @@ static Kernel *mx_writer_of(Planner *pl, const Tensor *t, Component from)
 	static const struct { const char *tmpl; int copies; } deq[] = { /* TG_DEQ bits: 1 rowwise, 2 columnwise */
 		{"norm_quantize.cu", 3}, {"norm_colwise.cu", 2}, {"glu_amax.cu", 3}, {"dglu.cu", 1}, {"cast_transpose.cu", 1},
 	};
-	for (int i = pl->p->nkernels - 1; i >= 0; i--) {
-		Kernel *k = &pl->p->kernels[i];
-		for (int b = 0; b < k->nbind; b++) {
-			const Binding *bd = &k->bind[b];
-			if (bd->tensor != t->id || bd->comp != from || bd->slot != (from == COMP_DATA ? TG_P_OUT : TG_P_OUT_T))
-				continue;
-			if (!k->tmpl || slot_long(k, "TG_RECIPE", -1) != TG_RECIPE_MXFP8 ||
-			    (k->nops && cast_in_adamw(pl, &pl->g->ops[k->ops[0]])))
-				return NULL;
-			for (int j = 0; j < NELEMS(deq); j++)
-				if (!strcmp(k->tmpl, deq[j].tmpl))
-					return deq[j].copies & (from == COMP_DATA ? 1 : 2) ? k : NULL;
-			return NULL;
-		}
-	}
+	Kernel *k = copy_writer(pl, t, from);
+	if (!k || !k->tmpl || slot_long(k, "TG_RECIPE", -1) != TG_RECIPE_MXFP8 || (k->nops && cast_in_adamw(pl, &pl->g->ops[k->ops[0]])))
+		return NULL;
+	for (int j = 0; j < NELEMS(deq); j++)
+		if (!strcmp(k->tmpl, deq[j].tmpl))
+			return deq[j].copies & (from == COMP_DATA ? 1 : 2) ? k : NULL;
 	return NULL;
 }
 
@@ -1296,14 +1320,7 @@ static void plan_dequantize(Planner *pl, const Op *op, const Tensor *t, Componen
 {
 	Kernel *w = mx_writer_of(pl, t, from);
 	if (w) {
-		int bit = from == COMP_DATA ? 1 : 2;
-		long deq = slot_long(w, "TG_DEQ", 0);
-		if (deq & bit) /* an earlier emulated GEMM reads this copy too */
-			return;
-		slot_set(w, "TG_DEQ", istr(pl, deq | bit));
-		bind(pl, w, from == COMP_DATA ? TG_P_MX_DEQ : TG_P_MX_DEQ_T, t->id, from == COMP_DATA ? COMP_DEQ : COMP_DEQ_T);
-		w->note = arena_printf(pl->a, "%s%salso the %s copy dequantized to BF16 (an emulated GEMM's operand)",
-			w->note ? w->note : "", w->note ? "; " : "", from == COMP_DATA ? "rowwise" : "columnwise");
+		deq_in_writer(pl, w, t, from, from == COMP_DATA ? TG_P_MX_DEQ : TG_P_MX_DEQ_T);
 		return;
 	}
 	const char *what = arena_printf(pl->a, "dequantize_%s%s", t->name, from == COMP_DATA_T ? "_t" : "");
@@ -1320,22 +1337,16 @@ static void plan_dequantize(Planner *pl, const Op *op, const Tensor *t, Componen
 
 /* An NVFP4 operand copy dequantized to BF16 (row-aware: a columnwise copy's rows
  * may have an odd length). n[0], n[1] are the tensor's rows and cols either way. */
+
 /* The cast pass of nvfp4_quantize.cu over strips (a columnwise copy, 16x16 blocks or an op's values) that
  * wrote copy `from` of t, or NULL. */
 static Kernel *nvfp4_strip_cast_of(Planner *pl, const Tensor *t, Component from)
 {
-	for (int i = pl->p->nkernels - 1; i >= 0; i--) {
-		Kernel *k = &pl->p->kernels[i];
-		bool writes = false;
-		for (int b = 0; b < k->nbind; b++)
-			writes |= k->bind[b].tensor == t->id && k->bind[b].comp == from &&
-				k->bind[b].slot == (from == COMP_DATA ? TG_P_OUT : TG_P_OUT_T);
-		if (!writes || !k->tmpl || strcmp(k->tmpl, "nvfp4_quantize.cu"))
-			continue;
-		bool strips = slot_long(k, "TG_2D", 0) || slot_long(k, "TG_COLWISE", 0) || slot_long(k, "TG_SRC", 0);
-		return k->pass == PASS_CAST && strips ? k : NULL;
-	}
-	return NULL;
+	Kernel *k = copy_writer(pl, t, from);
+	if (!k || !k->tmpl || strcmp(k->tmpl, "nvfp4_quantize.cu"))
+		return NULL;
+	bool strips = slot_long(k, "TG_2D", 0) || slot_long(k, "TG_COLWISE", 0) || slot_long(k, "TG_SRC", 0);
+	return k->pass == PASS_CAST && strips ? k : NULL;
 }
 
 static void plan_dequantize_nvfp4(Planner *pl, const Op *op, const Tensor *t, Component from)
@@ -1345,14 +1356,7 @@ static void plan_dequantize_nvfp4(Planner *pl, const Op *op, const Tensor *t, Co
 	 * session) */
 	Kernel *cast = nvfp4_strip_cast_of(pl, t, from);
 	if (cast) {
-		int bit = from == COMP_DATA ? 1 : 2;
-		long deq = slot_long(cast, "TG_DEQ", 0);
-		if (deq & bit) /* an earlier emulated GEMM reads this copy too: the cast writes it already */
-			return;
-		slot_set(cast, "TG_DEQ", istr(pl, deq | bit));
-		bind(pl, cast, from == COMP_DATA ? TG_P_DEQ : TG_P_DEQ_T, t->id, from == COMP_DATA ? COMP_DEQ : COMP_DEQ_T);
-		cast->note = arena_printf(pl->a, "%s; also the %s copy dequantized to BF16 (an emulated GEMM's operand)", cast->note,
-			from == COMP_DATA ? "rowwise" : "columnwise");
+		deq_in_writer(pl, cast, t, from, from == COMP_DATA ? TG_P_DEQ : TG_P_DEQ_T);
 		return;
 	}
 	const char *what = arena_printf(pl->a, "dequantize_%s%s", t->name, from == COMP_DATA_T ? "_t" : "");
@@ -2061,9 +2065,8 @@ static void plan_adamw_cast(Planner *pl, const Op *op, const Op *cast)
 		: "1x128 blocks: each block's scale from its amax, within a 128 x 128 tile", w->name);
 	for (int i = 0; i < pl->p->nkernels; i++) {
 		Kernel *c = &pl->p->kernels[i];
-		if (!c->nops || c->ops[0] != cast->id || c->phase != PHASE_FORWARD)
-			continue;
-		c->cast_in_update = true;
+		if (c->nops && c->ops[0] == cast->id && c->phase == PHASE_FORWARD)
+			c->cast_in_update = true;
 	}
 }
 
@@ -2180,15 +2183,6 @@ static void check_variants(Planner *pl)
 			diag_error(pl->d, pl->g->ops[k->ops[0]].loc, "%s: no %s variant handles this kernel (%s, row length %ld); "
 				"tegen check should have rejected the shape: please report it", k->name, k->tmpl, k->variant, k->cols);
 	}
-}
-
-/* Whether kernel k binds component c of tensor t (at pointer slot `slot`, or any slot when slot < 0). */
-static bool binds(const Kernel *k, int t, Component c, int slot)
-{
-	for (int b = 0; b < k->nbind; b++)
-		if (k->bind[b].tensor == t && k->bind[b].comp == c && (slot < 0 || k->bind[b].slot == slot))
-			return true;
-	return false;
 }
 
 /* A BF16 operand copy (deq, deq_t) written by the kernel that writes its quantized copy (TG_DEQ, NVFP4's strip

@@ -829,7 +829,6 @@ __device__ __forceinline__ void body_stage(const TgParams &p, const float eps)
 				}
 				tg_put_col16(out_t, rows, c, r, wa, c < COLS);
 				tg_put_col16(out_t, rows, c + 1, r, wb, c < COLS);
-
 			}
 		}
 		__syncthreads(); /* stage st is refilled NS-1 tiles from now */

@@ -1,4 +1,5 @@
-/* block_scales.c: block_scales_adopt, nvfp4_scales_adopt and near_ties (block_scales.h), host arrays only. */
+/* block_scales.c: block_scales_adopt, nvfp4_scales_adopt, near_ties, mx_deq_mismatches and nvfp4_deq_mismatches
+ * (block_scales.h), host arrays only. */
 #include "block_scales.h"
 
 #include "layout.h"
@@ -259,6 +260,25 @@ size_t mx_deq_mismatches(const unsigned char *codes, const unsigned char *scales
 			long e = col ? c * rows + r : r * cols + c;
 			uint8_t s = col ? scales[r / 32 * cols + c] : scales[r * nb + c / 32];
 			uint16_t want = tg_f32_to_bf16(tg_fmt_to_f32(codes[e], fmt) * tg_e8m0_deq(s));
+			bool nan = (want & 0x7FFFu) > 0x7F80u && (deq[e] & 0x7FFFu) > 0x7F80u;
+			if (deq[e] != want && !nan && bad++ == 0)
+				*first = e;
+		}
+	return bad;
+}
+
+size_t nvfp4_deq_mismatches(const unsigned char *codes, const unsigned char *scales, float s_enc, const uint16_t *deq,
+	long rows, long cols, bool col, long *first)
+{
+	size_t bad = 0;
+	long lines = col ? cols : rows, len = col ? rows : cols; /* the copy's rows and row length */
+	long qb = (len + 1) / 2, nb = (len + 15) / 16;
+	for (long ln = 0; ln < lines; ln++)
+		for (long k = 0; k < len; k++) {
+			long e = ln * len + k;
+			uint8_t code = (uint8_t)((codes[ln * qb + k / 2] >> (4 * (k & 1))) & 0xFu);
+			float s = tg_div_rn(tg_e4m3_to_f32(scales[ln * nb + k / 16]), s_enc); /* as nvfp4_dequantize.cu */
+			uint16_t want = tg_f32_to_bf16(tg_e2m1_to_f32(code) * s);
 			bool nan = (want & 0x7FFFu) > 0x7F80u && (deq[e] & 0x7FFFu) > 0x7F80u;
 			if (deq[e] != want && !nan && bad++ == 0)
 				*first = e;

@@ -39,6 +39,12 @@ long block_scales_adopt(const Tensor *t, long rows, long cols, bool col, const u
 size_t mx_deq_mismatches(const unsigned char *codes, const unsigned char *scales, const uint16_t *deq, long rows,
 	long cols, bool col, int fmt, long *first);
 
+/* nvfp4_deq_mismatches: the same for an NVFP4 copy: BF16(e2m1(code) * (E4M3 scale / s_enc), the division rounded
+ * once, as nvfp4_dequantize.cu); rowwise codes [rows][ceil(cols/2)] (element 2k in the low nibble), scales
+ * [rows][ceil(cols/16)]; col: codes [cols][ceil(rows/2)], scales [cols][ceil(rows/16)]; deq in the codes' layout. */
+size_t nvfp4_deq_mismatches(const unsigned char *codes, const unsigned char *scales, float s_enc, const uint16_t *deq,
+	long rows, long cols, bool col, long *first);
+
 /* nvfp4_scales_adopt takes the GPU's E4M3 block scales gpu ([rows][ceil(cols/16)], host copy) of one NVFP4 copy
  * whose reference codes q ([rows][ceil(cols/2)]) and scales sr were quantized from x [rows][cols] under s_enc: a
  * scale one code from the reference's is copied into sr and its block encoded again from x under it, while *budget

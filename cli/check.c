@@ -383,45 +383,58 @@ static void *download(TgLayer *l, int i, Component c, size_t *bytes)
 	return h;
 }
 
-/* The BF16 operands of emulated MXFP8 GEMMs (deq, deq_t: written by the quantizing kernel or dequantize.cu) against
- * their copies' codes and scales as the run left them, bit for bit (mx_deq_mismatches); before the optimizer step,
- * which rewrites weights' copies that a later run dequantizes again. Returns the failures. */
-static int check_deq_copies(TgLayer *l, const Graph *g, const long *dims, long tokens, Buf *out)
+/* The BF16 operands of emulated MXFP8 and NVFP4 GEMMs (deq, deq_t: written by the quantizing kernel or
+ * dequantize.cu / nvfp4_dequantize.cu) against their copies' codes and scales (NVFP4: and S_enc) as the run left
+ * them, bit for bit (mx_deq_mismatches, nvfp4_deq_mismatches); `when` ("" or a note in the message) tells the
+ * run they follow. Returns the failures. */
+static int check_deq_copies(TgLayer *l, const Graph *g, const long *dims, long tokens, const char *when, Buf *out)
 {
 	int fails = 0;
 	for (int i = 0; i < g->ntensors; i++) {
 		const Tensor *t = &g->tensors[i];
-		if (!layout_quantized(t) || t->recipe.scaling != SCALING_MXFP8)
+		bool nv = t->recipe.scaling == SCALING_NVFP4;
+		if (!layout_quantized(t) || (t->recipe.scaling != SCALING_MXFP8 && !nv))
 			continue;
 		for (int col = 0; col < 2; col++) {
-			size_t nd, nq, ns;
+			size_t nd, nq, ns, nse = 0;
 			uint16_t *deq = download(l, i, col ? COMP_DEQ_T : COMP_DEQ, &nd);
 			if (!deq)
 				continue; /* no emulated GEMM reads this copy */
 			unsigned char *q = download(l, i, col ? COMP_DATA_T : COMP_DATA, &nq);
 			unsigned char *sc = download(l, i, col ? COMP_SCALE_INV_T : COMP_SCALE_INV, &ns);
+			float *s_enc = nv ? download(l, i, tensor_s_enc_comp(t, col ? COMP_DATA_T : COMP_DATA), &nse) : NULL;
 			long rows = layout_rows(dims, t), cols = layout_cols(t), first = -1;
-			size_t nsc = col ? (size_t)((rows + 31) / 32 * cols) : (size_t)(rows * ((cols + 31) / 32));
-			if (!q || !sc || nd != (size_t)(rows * cols) * 2 || nq != (size_t)(rows * cols) || ns < nsc) {
-				buf_printf(out, "FAIL %s %s.%s [tokens=%ld]: cannot read it with its copy and scales\n", g->layer, t->name,
-					comp_name(col ? COMP_DEQ_T : COMP_DEQ), tokens);
+			size_t nqc, nsc; /* the codes' and the scales' bytes */
+			if (nv) {
+				nqc = col ? (size_t)(cols * ((rows + 1) / 2)) : (size_t)(rows * ((cols + 1) / 2));
+				nsc = col ? (size_t)(cols * ((rows + 15) / 16)) : (size_t)(rows * ((cols + 15) / 16));
+			} else {
+				nqc = (size_t)(rows * cols);
+				nsc = col ? (size_t)((rows + 31) / 32 * cols) : (size_t)(rows * ((cols + 31) / 32));
+			}
+			if (!q || !sc || (nv && (!s_enc || nse < sizeof *s_enc)) || nd != (size_t)(rows * cols) * 2 || nq != nqc ||
+				ns < nsc) {
+				buf_printf(out, "FAIL %s %s.%s [tokens=%ld%s]: cannot read it with its copy and scales\n", g->layer,
+					t->name, comp_name(col ? COMP_DEQ_T : COMP_DEQ), tokens, when);
 				fails++;
 			} else {
-				size_t bad = mx_deq_mismatches(q, sc, deq, rows, cols, col, t->dtype == DT_E5M2 ? TG_FMT_E5M2 : TG_FMT_E4M3,
-					&first);
+				size_t bad = nv ? nvfp4_deq_mismatches(q, sc, *s_enc, deq, rows, cols, col, &first)
+					: mx_deq_mismatches(q, sc, deq, rows, cols, col, t->dtype == DT_E5M2 ? TG_FMT_E5M2 : TG_FMT_E4M3,
+						&first);
 				if (bad) {
-					buf_printf(out, "FAIL %s %s.%s [tokens=%ld]: %zu of %ld BF16 values are not the copy's codes times "
+					buf_printf(out, "FAIL %s %s.%s [tokens=%ld%s]: %zu of %ld BF16 values are not the copy's codes times "
 						"their scales (first at element %ld: 0x%04x)\n", g->layer, t->name,
-						comp_name(col ? COMP_DEQ_T : COMP_DEQ), tokens, bad, rows * cols, first, deq[first]);
+						comp_name(col ? COMP_DEQ_T : COMP_DEQ), tokens, when, bad, rows * cols, first, deq[first]);
 					fails++;
 				} else {
-					buf_printf(out, "ok %s %s.%s [tokens=%ld]: %ld BF16 values = codes x scales\n", g->layer, t->name,
-						comp_name(col ? COMP_DEQ_T : COMP_DEQ), tokens, rows * cols);
+					buf_printf(out, "ok %s %s.%s [tokens=%ld%s]: %ld BF16 values = codes x scales\n", g->layer, t->name,
+						comp_name(col ? COMP_DEQ_T : COMP_DEQ), tokens, when, rows * cols);
 				}
 			}
 			free(deq);
 			free(q);
 			free(sc);
+			free(s_enc);
 		}
 	}
 	return fails;
@@ -714,7 +727,7 @@ int check_layer(TgLayer *l, long tokens, unsigned seed, int do_compare, CheckKee
 	/* pass 0: the run's ops; with an optimizer then tg_optimizer_step and pass 1: the
 	 * updates (adamw), pass 2: the trained weights' casts again, from the updated weights
 	 * (a delayed amax holds both casts' maxima: it accumulates until tg_step) */
-	fails += check_deq_copies(l, g, dims, tokens, out);
+	fails += check_deq_copies(l, g, dims, tokens, "", out); /* before the optimizer step rewrites weights' copies */
 	float *amax0 = calloc((size_t)g->ntensors + 1, sizeof *amax0);
 	int optim_ran = 0;
 	for (int pass = 0; pass < (g->optim.kind != OPTIM_NONE ? 3 : 1) && fails >= 0; pass++)
@@ -748,6 +761,17 @@ int check_layer(TgLayer *l, long tokens, unsigned seed, int do_compare, CheckKee
 	}
 	if (fails >= 0)
 		fails += check_epilogues_without_d(l, g, out);
+	/* training goes on: the next step's run (and backward), its weights not bound again, skips the casts the
+	 * optimizer step made (or fused into its update); every emulated GEMM's BF16 operand must still be its copy's
+	 * codes times scales (one the step's casts did not rewrite would hand a GEMM the weights of before the step) */
+	if (fails >= 0 && optim_ran) {
+		if (tg_run(l, NULL) || (bwd && tg_backward(l, NULL)) || cu.cuCtxSynchronize()) {
+			snprintf(err, errlen, "run after the optimizer step: %s", tg_last_error());
+			fails = -1;
+		} else {
+			fails += check_deq_copies(l, g, dims, tokens, ", the step after the optimizer step", out);
+		}
+	}
 	tg_layer_keep_intermediates(l, false);
 	free(hstate);
 	free(amax0);

@@ -400,15 +400,16 @@ static int bind_inputs(TgLayer *l, long tokens, CUdeviceptr *bufs, bool gradient
 	return 0;
 }
 
-/* tg_layer_cache_weights: a weight changed in place is not cast again until it is bound again (or the
- * cache is off); the output follows the weight's copy. */
-static void test_cache_weights(TgContext *ctx)
+/* tg_layer_cache_weights under recipe (a YAML flow map): a weight changed in place is not cast again until it
+ * is bound again (or the cache is off); the output follows the weight's copy (under MXFP8 and NVFP4 on Hopper,
+ * through the BF16 operand its cast or a dequantize kernel writes for the emulated GEMM). */
+static void test_cache_weights(TgContext *ctx, const char *recipe, const char *name)
 {
-	static const char spec[] = "layer: cache_w\ndims: {tokens: dynamic, h: 256, f: 384}\n"
-		"recipe: {scaling: delayed, format: hybrid}\ntensors:\n  x: {shape: [tokens, h], dtype: bf16}\n"
+	char spec[512];
+	snprintf(spec, sizeof spec, "layer: cache_w\ndims: {tokens: dynamic, h: 256, f: 384}\n"
+		"recipe: %s\ntensors:\n  x: {shape: [tokens, h], dtype: bf16}\n"
 		"  w: {shape: [f, h], dtype: bf16, role: weight}\nops:\n  - quantize: {in: x, out: xq}\n"
-		"  - quantize: {in: w, out: wq}\n  - gemm_cast: {a: xq, b: wq, out: y, dtype: bf16}\noutputs: [y]\n";
-	const char *name = "gpu/cache-weights";
+		"  - quantize: {in: w, out: wq}\n  - gemm_cast: {a: xq, b: wq, out: y, dtype: bf16}\noutputs: [y]\n", recipe);
 	const long tokens = 64;
 	TgLayer *l = NULL;
 	if (tg_layer_create(ctx, "cache_w", spec, strlen(spec), &l) || tg_layer_set_tokens(l, tokens) || tg_layer_load(l) ||
@@ -645,7 +646,9 @@ int main(int argc, char **argv)
 		free(delayed_text);
 	} else
 		printf("skip gpu/delayed-10-steps: no *delayed* spec in %s\n", dir);
-	test_cache_weights(ctx);
+	test_cache_weights(ctx, "{scaling: delayed, format: hybrid}", "gpu/cache-weights");
+	test_cache_weights(ctx, "{scaling: mxfp8}", "gpu/cache-weights-mxfp8");
+	test_cache_weights(ctx, "{scaling: nvfp4}", "gpu/cache-weights-nvfp4");
 	if (optim_text) {
 		test_optimizer_schedule(ctx, optim_text);
 		free(optim_text);

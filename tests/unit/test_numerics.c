@@ -601,6 +601,53 @@ static void test_mx_deq(void)
 	}
 }
 
+/* nvfp4_deq_mismatches (the checker's test of an NVFP4 copy's BF16 operand): random E2M1 codes and E4M3 scale
+ * bytes (no NaN: 0x7F, 0xFF), S_enc 3.7; 37 rows: the columnwise copy's rows end in a half-filled byte (zero high
+ * nibble) and a partial block of 16; the expected BF16 built by the formula passes in both layouts, one changed
+ * element is found at its index, and a changed S_enc fails. */
+static void test_nvfp4_deq(void)
+{
+	enum { R = 37, C = 32, QR = C / 2, SR = C / 16, QC = (R + 1) / 2, SC = (R + 15) / 16 };
+	static unsigned char qrow[R * QR], srow[R * SR], qcol[C * QC], scol[C * SC];
+	static uint16_t deq[R * C];
+	const float s_enc = 3.7f;
+	uint32_t st = 12345u;
+	for (int i = 0; i < R * QR; i++)
+		qrow[i] = (unsigned char)((st = st * 1664525u + 1013904223u) >> 24);
+	for (int i = 0; i < C * QC; i++)
+		qcol[i] = (unsigned char)((st = st * 1664525u + 1013904223u) >> 24);
+	for (int c = 0; c < C; c++)
+		qcol[c * QC + QC - 1] &= 0x0Fu; /* element R - 1 (even) in the low nibble, the high one zero */
+	for (int i = 0; i < R * SR + C * SC; i++) {
+		unsigned char b;
+		do
+			b = (unsigned char)((st = st * 1664525u + 1013904223u) >> 24);
+		while ((b & 0x7Fu) == 0x7Fu);
+		(i < R * SR ? srow + i : scol + i - R * SR)[0] = b;
+	}
+	for (int col = 0; col < 2; col++) {
+		const unsigned char *q = col ? qcol : qrow, *sc = col ? scol : srow;
+		long lines = col ? C : R, len = col ? R : C, qb = col ? QC : QR, nb = col ? SC : SR;
+		for (long ln = 0; ln < lines; ln++)
+			for (long k = 0; k < len; k++) {
+				uint8_t code = (uint8_t)((q[ln * qb + k / 2] >> (4 * (k & 1))) & 0xFu);
+				float m = tg_div_rn(tg_e4m3_to_f32(sc[ln * nb + k / 16]), s_enc);
+				deq[ln * len + k] = tg_f32_to_bf16(tg_e2m1_to_f32(code) * m);
+			}
+		long first = -1;
+		size_t bad = nvfp4_deq_mismatches(q, sc, s_enc, deq, R, C, col, &first);
+		long first3 = -1;
+		size_t bad3 = nvfp4_deq_mismatches(q, sc, 3.5f, deq, R, C, col, &first3);
+		long at = col ? 7 * R + 36 : 5 * C + 9; /* columnwise: the last row's element, in a half-filled byte */
+		deq[at] ^= 1u;
+		long first2 = -1;
+		size_t bad2 = nvfp4_deq_mismatches(q, sc, s_enc, deq, R, C, col, &first2);
+		check_line("numerics/", bad == 0 && bad2 == 1 && first2 == at && bad3 > 0,
+			col ? "nvfp4-deq columnwise" : "nvfp4-deq rowwise",
+			"mismatches %zu, one changed %zu (at %ld), other S_enc %zu", bad, bad2, first2, bad3);
+	}
+}
+
 int main(void)
 {
 	test_hp_values_plan();
@@ -616,5 +663,6 @@ int main(void)
 	test_near_ties();
 	test_nvfp4_tiles_adopt();
 	test_mx_deq();
+	test_nvfp4_deq();
 	return check_failures ? 1 : 0;
 }

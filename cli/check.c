@@ -44,6 +44,21 @@
 #include <string.h>
 #include <unistd.h>
 
+/* A host copy of component c of tensor i as the run left it (NULL when the layer has none); *bytes its size. */
+static void *download(TgLayer *l, int i, Component c, size_t *bytes)
+{
+	void *dp;
+	if (tg_layer_tensor_component(l, i, c, &dp, bytes) || !*bytes) {
+		*bytes = 0;
+		return NULL;
+	}
+	void *h = malloc(*bytes);
+	if (h && cu.cuMemcpyDtoH_v2(h, (CUdeviceptr)(uintptr_t)dp, *bytes)) {
+		free(h);
+		return NULL;
+	}
+	return h;
+}
 
 /* An op whose cast runs unfused (norm, GLU, dglu with an NVFP4 output, or a block1x128 one with a columnwise
  * copy: op_writes_hp): its FP32 value (component hp)
@@ -53,14 +68,13 @@
 static int check_unfused_hp(TgLayer *l, const Graph *g, const long *dims, int i, RefTensor *r, long tokens, Buf *out)
 {
 	const Tensor *t = &g->tensors[i];
-	void *dp;
-	size_t bytes, n = (size_t)layout_rows(dims, t) * (size_t)layout_cols(t);
-	if (tg_layer_tensor_component(l, i, COMP_HP, &dp, &bytes) || bytes != n * sizeof(float)) {
+	size_t bytes = 0, n = (size_t)layout_rows(dims, t) * (size_t)layout_cols(t);
+	float *h = download(l, i, COMP_HP, &bytes);
+	if (!h || bytes != n * sizeof(float)) {
 		buf_printf(out, "FAIL %s %s.hp: no FP32 intermediate of %zu bytes on the GPU\n", g->layer, t->name, n * sizeof(float));
+		free(h);
 		return 1;
 	}
-	float *h = malloc(bytes ? bytes : 1);
-	cu.cuMemcpyDtoH_v2(h, (CUdeviceptr)(uintptr_t)dp, bytes);
 	char what[256];
 	snprintf(what, sizeof what, "%s %s.hp [tokens=%ld]", g->layer, t->name, tokens);
 	int fails = cmp_buffers(out, what, CMP_ULP, DT_F32, h, r->value, bytes, 32, 0);
@@ -80,13 +94,14 @@ static void adopt_block_scales_of(TgLayer *l, const Graph *g, const long *dims, 
 {
 	const Tensor *t = &g->tensors[i];
 	Component sc = col ? COMP_SCALE_INV_T : COMP_SCALE_INV, dc = col ? COMP_DATA_T : COMP_DATA;
-	void *dp;
-	size_t bytes;
-	if (!(col ? t->columnwise : t->rowwise) || !r->value || !r->comp[sc] || !r->comp[dc] ||
-		tg_layer_tensor_component(l, i, sc, &dp, &bytes) || bytes != r->bytes[sc])
+	size_t bytes = 0;
+	if (!(col ? t->columnwise : t->rowwise) || !r->value || !r->comp[sc] || !r->comp[dc])
 		return;
-	unsigned char *h = malloc(bytes ? bytes : 1);
-	cu.cuMemcpyDtoH_v2(h, (CUdeviceptr)(uintptr_t)dp, bytes);
+	unsigned char *h = download(l, i, sc, &bytes);
+	if (!h || bytes != r->bytes[sc]) {
+		free(h);
+		return;
+	}
 	size_t close, moved;
 	long blocks = block_scales_adopt(t, layout_rows(dims, t), layout_cols(t), col, h, r, &close, &moved);
 	free(h);
@@ -109,14 +124,12 @@ static void adopt_block_scales(TgLayer *l, const Graph *g, const long *dims, int
 static size_t adopt_nvfp4_blocks(TgLayer *l, int i, Component sc, const float *x, long rows, long cols, const RefNvfp4 *opt,
 	float s_enc, uint8_t *q, uint8_t *sr, size_t *budget)
 {
-	void *dp;
-	size_t bytes, moved;
-	if (tg_layer_tensor_component(l, i, sc, &dp, &bytes) || bytes != (size_t)(rows * ((cols + 15) / 16)))
+	size_t bytes = 0, moved;
+	unsigned char *h = download(l, i, sc, &bytes);
+	if (!h || bytes != (size_t)(rows * ((cols + 15) / 16))) {
+		free(h);
 		return 0;
-	unsigned char *h = malloc(bytes ? bytes : 1);
-	if (!h)
-		return 0;
-	cu.cuMemcpyDtoH_v2(h, (CUdeviceptr)(uintptr_t)dp, bytes);
+	}
 	moved = nvfp4_scales_adopt(h, x, rows, cols, opt, s_enc, q, sr, budget);
 	free(h);
 	return moved;
@@ -286,15 +299,15 @@ static int optim_before(TgLayer *l, const Graph *g, const long *dims, RefTensor 
 		memcpy(rt[i].optim, st, sizeof st);
 		rt[i].optim_set = 1;
 		for (Component c = COMP_MASTER; step && c <= COMP_MOM2; c++) {
-			void *dp;
-			size_t bytes;
-			if (tg_layer_tensor_component(l, i, c, &dp, &bytes) || bytes != layout_comp_bytes(dims, &g->tensors[i], c)) {
+			size_t bytes = 0;
+			void *h = download(l, i, c, &bytes);
+			if (!h || bytes != layout_comp_bytes(dims, &g->tensors[i], c)) {
+				free(h);
 				snprintf(err, errlen, "cannot read %s.%s", g->tensors[i].name, comp_name(c));
 				return -1;
 			}
-			rt[i].comp[c] = malloc(bytes ? bytes : 1);
+			rt[i].comp[c] = h;
 			rt[i].bytes[c] = bytes;
-			cu.cuMemcpyDtoH_v2(rt[i].comp[c], (CUdeviceptr)(uintptr_t)dp, bytes);
 		}
 	}
 	return 0;
@@ -308,17 +321,16 @@ static int check_adamw(TgLayer *l, const Graph *g, const Op *op, RefTensor *rt, 
 	static const Component comps[] = {COMP_DATA, COMP_MASTER, COMP_MOM1, COMP_MOM2};
 	for (int k = 0; k < 4; k++) {
 		Component c = comps[k];
-		void *dp;
-		size_t bytes;
+		size_t bytes = 0;
 		char what[256];
 		snprintf(what, sizeof what, "%s %s.%s [tokens=%ld]", g->layer, w->name, comp_name(c), tokens);
-		if (tg_layer_tensor_component(l, i, c, &dp, &bytes) || bytes != rt[i].bytes[c]) {
+		void *h = download(l, i, c, &bytes);
+		if (!h || bytes != rt[i].bytes[c]) {
 			buf_printf(out, "FAIL %s: gpu has %zu bytes, reference %zu\n", what, bytes, rt[i].bytes[c]);
+			free(h);
 			fails++;
 			continue;
 		}
-		void *h = malloc(bytes ? bytes : 1);
-		cu.cuMemcpyDtoH_v2(h, (CUdeviceptr)(uintptr_t)dp, bytes);
 		fails += cmp_buffers(out, what, CMP_EXACT, c == COMP_DATA ? w->dtype : DT_F32, h, rt[i].comp[c], bytes, 8, 0);
 		free(h);
 	}
@@ -367,20 +379,6 @@ static bool ran_as_epilogue(const TgLayer *l, const Op *op)
 			tg_layer_kernel_skipped(l, i))
 			return true;
 	return false;
-}
-
-/* A host copy of component c of tensor i as the run left it (NULL when the layer has none); *bytes its size. */
-static void *download(TgLayer *l, int i, Component c, size_t *bytes)
-{
-	void *dp;
-	if (tg_layer_tensor_component(l, i, c, &dp, bytes) || !*bytes)
-		return NULL;
-	void *h = malloc(*bytes);
-	if (h && cu.cuMemcpyDtoH_v2(h, (CUdeviceptr)(uintptr_t)dp, *bytes)) {
-		free(h);
-		return NULL;
-	}
-	return h;
 }
 
 /* The BF16 operands of emulated MXFP8 and NVFP4 GEMMs (deq, deq_t: written by the quantizing kernel or

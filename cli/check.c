@@ -402,16 +402,10 @@ static int check_deq_copies(TgLayer *l, const Graph *g, const long *dims, long t
 			unsigned char *sc = download(l, i, col ? COMP_SCALE_INV_T : COMP_SCALE_INV, &ns);
 			float *s_enc = nv ? download(l, i, tensor_s_enc_comp(t, col ? COMP_DATA_T : COMP_DATA), &nse) : NULL;
 			long rows = layout_rows(dims, t), cols = layout_cols(t), first = -1;
-			size_t nqc, nsc; /* the codes' and the scales' bytes */
-			if (nv) {
-				nqc = col ? (size_t)(cols * ((rows + 1) / 2)) : (size_t)(rows * ((cols + 1) / 2));
-				nsc = col ? (size_t)(cols * ((rows + 15) / 16)) : (size_t)(rows * ((cols + 15) / 16));
-			} else {
-				nqc = (size_t)(rows * cols);
-				nsc = col ? (size_t)((rows + 31) / 32 * cols) : (size_t)(rows * ((cols + 31) / 32));
-			}
-			if (!q || !sc || (nv && (!s_enc || nse < sizeof *s_enc)) || nd != (size_t)(rows * cols) * 2 || nq != nqc ||
-				ns < nsc) {
+			if (!q || !sc || (nv && (!s_enc || nse < sizeof *s_enc)) ||
+				nd != layout_comp_bytes(dims, t, col ? COMP_DEQ_T : COMP_DEQ) ||
+				nq != layout_comp_bytes(dims, t, col ? COMP_DATA_T : COMP_DATA) ||
+				ns < layout_comp_bytes(dims, t, col ? COMP_SCALE_INV_T : COMP_SCALE_INV)) {
 				buf_printf(out, "FAIL %s %s.%s [tokens=%ld%s]: cannot read it with its copy and scales\n", g->layer,
 					t->name, comp_name(col ? COMP_DEQ_T : COMP_DEQ), tokens, when);
 				fails++;

@@ -222,7 +222,6 @@ static Kernel *copy_writer(Planner *pl, const Tensor *t, Component from)
 	return NULL;
 }
 
-
 const char *plan_slot(const Kernel *k, const char *name)
 {
 	for (int i = 0; i < k->nslots; i++)
@@ -1275,13 +1274,6 @@ static void deq_in_writer(Planner *pl, Kernel *w, const Tensor *t, Component fro
 		w->note ? "; " : "", from == COMP_DATA ? "rowwise" : "columnwise");
 }
 
-/* The kernel that writes MXFP8 copy `from` of t in a template that can write it dequantized too (TG_DEQ), or
- * NULL. Which copies each template takes, by measurement (H100, the 8B MXFP8 training layer at 8192 tokens, us in
- * the layer, against the quantizing kernel + dequantize.cu's; bench/RESULTS.md, twenty-sixth session): the norm's
- * rowwise copy 62 vs 42 + 39, norm_colwise 67 vs 45 + 39, the GLU's both (block tile) 443 vs 266 + 128 + 130, the
- * casts' rowwise ones 282 vs 185 + 128 (w_up), 140 vs 94 + 66, 79 vs 56 + 39; dglu's rowwise 737-744 vs 740-755.
- * The columnwise copies of the staged paths (cast_transpose.cu, dglu.cu) stay with dequantize.cu: written there
- * they cost more than its kernel (w_up 373 vs 316, d_h 993-1003 vs 760). */
 static const Op *fusable_weight_cast(const Planner *pl, const Tensor *w);
 
 /* True where op is the forward cast of a trained weight that an AdamW op of the layer does in its own pass
@@ -1298,6 +1290,13 @@ static bool cast_in_adamw(const Planner *pl, const Op *op)
 	return false;
 }
 
+/* The kernel that writes MXFP8 copy `from` of t in a template that can write it dequantized too (TG_DEQ), or
+ * NULL. Which copies each template takes, by measurement (H100, the 8B MXFP8 training layer at 8192 tokens, us in
+ * the layer, against the quantizing kernel + dequantize.cu's; bench/RESULTS.md, twenty-sixth session): the norm's
+ * rowwise copy 62 vs 42 + 39, norm_colwise 67 vs 45 + 39, the GLU's both (block tile) 443 vs 266 + 128 + 130, the
+ * casts' rowwise ones 282 vs 185 + 128 (w_up), 140 vs 94 + 66, 79 vs 56 + 39; dglu's rowwise 737-744 vs 740-755.
+ * The columnwise copies of the staged paths (cast_transpose.cu, dglu.cu) stay with dequantize.cu: written there
+ * they cost more than its kernel (w_up 373 vs 316, d_h 993-1003 vs 760). */
 static Kernel *mx_writer_of(Planner *pl, const Tensor *t, Component from)
 {
 	static const struct { const char *tmpl; int copies; } deq[] = { /* TG_DEQ bits: 1 rowwise, 2 columnwise */
@@ -1335,9 +1334,6 @@ static void plan_dequantize(Planner *pl, const Op *op, const Tensor *t, Componen
 	k->note = "emulated MXFP8 GEMM: operand to BF16";
 }
 
-/* An NVFP4 operand copy dequantized to BF16 (row-aware: a columnwise copy's rows
- * may have an odd length). n[0], n[1] are the tensor's rows and cols either way. */
-
 /* The cast pass of nvfp4_quantize.cu over strips (a columnwise copy, 16x16 blocks or an op's values) that
  * wrote copy `from` of t, or NULL. */
 static Kernel *nvfp4_strip_cast_of(Planner *pl, const Tensor *t, Component from)
@@ -1349,6 +1345,8 @@ static Kernel *nvfp4_strip_cast_of(Planner *pl, const Tensor *t, Component from)
 	return k->pass == PASS_CAST && strips ? k : NULL;
 }
 
+/* An NVFP4 operand copy dequantized to BF16 (row-aware: a columnwise copy's rows
+ * may have an odd length). n[0], n[1] are the tensor's rows and cols either way. */
 static void plan_dequantize_nvfp4(Planner *pl, const Op *op, const Tensor *t, Component from)
 {
 	/* the cast over strips writes the BF16 copy itself: in an instruction-bound kernel, 2 bytes an element
@@ -2185,8 +2183,8 @@ static void check_variants(Planner *pl)
 	}
 }
 
-/* A BF16 operand copy (deq, deq_t) written by the kernel that writes its quantized copy (TG_DEQ, NVFP4's strip
- * casts) is only as fresh as that kernel's last run: every other kernel that rewrites the quantized copy (a
+/* A BF16 operand copy (deq, deq_t) written by the kernel that writes its quantized copy (TG_DEQ: NVFP4's strip
+ * casts, MXFP8's mx_writer_of) is only as fresh as that kernel's last run: every other kernel that rewrites the quantized copy (a
  * weight's cast fused into its AdamW update, say, which replaces the forward cast after a step) must write the
  * BF16 copy too, or an emulated GEMM reads values of before. An internal error otherwise. (A dequantize kernel
  * reads the quantized copy right before its GEMM: nothing to check.) */

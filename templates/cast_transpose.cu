@@ -403,12 +403,8 @@ __device__ __forceinline__ void body(const TgParams &p, const float eps)
 			}
 			if (ROW && ok)
 				stw<OW>(out + ((size_t)r * COLS + col) * OES, o);
-			if constexpr (RECIPE == TG_RECIPE_MXFP8 && (DEQ & 1)) {
-				uint32_t d[4];
-				tg_mx_deq<FMT, 8>(o, dq, d);
-				if (ROW && ok)
-					*(uint4 *)((uint16_t *)p.p[TG_P_MX_DEQ] + (size_t)r * COLS + col) = make_uint4(d[0], d[1], d[2], d[3]);
-			}
+			if constexpr (RECIPE == TG_RECIPE_MXFP8 && (DEQ & 1))
+				tg_store_mx_deq<FMT, 8>((uint16_t *)p.p[TG_P_MX_DEQ] + (size_t)r * COLS + col, o, dq, ROW && ok);
 			if (COL && !COLAM) {
 				const int sw = ((lr / R) & 1) << 4;
 				stw<OW>(&s_tile[lr * P + ((cc * OW) ^ sw)], o);
@@ -732,12 +728,8 @@ __device__ __forceinline__ void body_stage(const TgParams &p, const float eps)
 					q8<FMT>(f, sc, o);
 					if (ok)
 						*(uint2 *)(out + (size_t)gr * COLS + gc) = make_uint2(o[0], o[1]);
-					if constexpr (MX && (DEQ & 1)) {
-						uint32_t d[4];
-						tg_mx_deq<FMT, 8>(o, dq, d);
-						if (ok)
-							*(uint4 *)((uint16_t *)p.p[TG_P_MX_DEQ] + (size_t)gr * COLS + gc) = make_uint4(d[0], d[1], d[2], d[3]);
-					}
+					if constexpr (MX && (DEQ & 1))
+						tg_store_mx_deq<FMT, 8>((uint16_t *)p.p[TG_P_MX_DEQ] + (size_t)gr * COLS + gc, o, dq, ok);
 				}
 			}
 		}

@@ -444,6 +444,29 @@ template <int FMT> __device__ __forceinline__ uint16_t tg_mx_deq1(uint32_t c, fl
 	return (uint16_t)tg_f32x2_to_bf16x2(lo * dq, 0.0f);
 }
 
+/* The N MXFP8 codes w[] (4 a word, element 0 low; N = 2: the low half word) of one block dequantized by dq
+ * (tg_mx_deq) to N BF16 values at dst (aligned to them), in 4-, 8- or 16-byte stores where store: an MXFP8 copy's
+ * BF16 operand (TG_DEQ), written beside the codes. (The values are computed whether stored or not: the casts'
+ * tile loops spilled with the conversion under their bounds test.) */
+template <int FMT, int N>
+__device__ __forceinline__ void tg_store_mx_deq(uint16_t *dst, const uint32_t *w, float dq, bool store = true)
+{
+	static_assert(N == 2 || N % 4 == 0, "tg_store_mx_deq: N = 2 or a multiple of 4");
+	uint32_t o[N / 2];
+	tg_mx_deq<FMT, N>(w, dq, o);
+	if (!store)
+		return;
+	if constexpr (N == 2) {
+		*reinterpret_cast<uint32_t *>(dst) = o[0];
+	} else if constexpr (N == 4) {
+		*reinterpret_cast<uint2 *>(dst) = make_uint2(o[0], o[1]);
+	} else {
+#pragma unroll
+		for (int k = 0; k < N / 8; k++)
+			reinterpret_cast<uint4 *>(dst)[k] = make_uint4(o[4 * k], o[4 * k + 1], o[4 * k + 2], o[4 * k + 3]);
+	}
+}
+
 #endif
 
 /* Largest finite value of a TG_FMT_* format. */

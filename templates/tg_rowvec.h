@@ -190,33 +190,24 @@ __device__ __forceinline__ void tg_store_fp8(void *p, long long i, const float (
 	}
 }
 
-// tg_store_fp8 (N = 2 or a multiple of 4) that also stores the codes dequantized by dq (tg_mx_deq) as N BF16
-// values at element i of deq: an MXFP8 rowwise copy with TG_DEQ bit 0.
+// tg_store_fp8 (N = 2 or a multiple of 4) that also stores the codes dequantized by dq as N BF16 values at element
+// i of deq (tg_store_mx_deq): an MXFP8 rowwise copy with TG_DEQ bit 0.
 template <int FMT, int N>
 __device__ __forceinline__ void tg_store_fp8_deq(void *p, uint16_t *deq, long long i, const float (&f)[N], float s, float dq)
 {
 	static_assert(N == 2 || N % 4 == 0, "tg_store_fp8_deq: N = 2 or a multiple of 4");
-	uint32_t w[N < 4 ? 1 : N / 4], o[N / 2];
+	uint32_t w[N < 4 ? 1 : N / 4];
 	if constexpr (N == 2) {
 		w[0] = tg_fp8x2<FMT>(f[0] * s, f[1 % N] * s);
 		reinterpret_cast<uint16_t *>(p)[i / 2] = (uint16_t)w[0];
-		tg_mx_deq<FMT, 2>(w, dq, o);
-		reinterpret_cast<uint32_t *>(deq)[i / 2] = o[0];
 	} else {
 		tg_raw<N> r;
 #pragma unroll
 		for (int k = 0; k < N / 4; k++)
 			r.w[k] = w[k] = tg_fp8x2<FMT>(f[4 * k] * s, f[4 * k + 1] * s) | (tg_fp8x2<FMT>(f[4 * k + 2] * s, f[4 * k + 3] * s) << 16);
 		reinterpret_cast<tg_raw<N> *>(p)[i / N] = r;
-		tg_mx_deq<FMT, N>(w, dq, o);
-		if constexpr (N == 4) {
-			reinterpret_cast<uint2 *>(deq)[i / 4] = make_uint2(o[0], o[1]);
-		} else {
-#pragma unroll
-			for (int k = 0; k < N / 8; k++)
-				reinterpret_cast<uint4 *>(deq)[i / 8 + k] = make_uint4(o[4 * k], o[4 * k + 1], o[4 * k + 2], o[4 * k + 3]);
-		}
 	}
+	tg_store_mx_deq<FMT, N>(deq + i, w, dq);
 }
 
 __device__ __forceinline__ float tg_absmax(float m, float v) { return fmaxf(m, fabsf(v)); } // NaN ignored

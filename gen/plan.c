@@ -1274,22 +1274,6 @@ static void deq_in_writer(Planner *pl, Kernel *w, const Tensor *t, Component fro
 		w->note ? "; " : "", from == COMP_DATA ? "rowwise" : "columnwise");
 }
 
-static const Op *fusable_weight_cast(const Planner *pl, const Tensor *w);
-
-/* True where op is the forward cast of a trained weight that an AdamW op of the layer does in its own pass
- * (plan_adamw_cast: adamw_cast_block.cu rewrites the copies, and the cast's kernel then runs only while they are
- * stale), so a BF16 operand written by that kernel would keep the weights of before the first step. */
-static bool cast_in_adamw(const Planner *pl, const Op *op)
-{
-	const Graph *g = pl->g;
-	if (op->kind != OP_QUANTIZE && op->kind != OP_CAST_TRANSPOSE)
-		return false;
-	for (int i = 0; i < g->nops; i++)
-		if (g->ops[i].kind == OP_ADAMW && g->ops[i].arg[ARG_IN] == op->arg[ARG_IN])
-			return fusable_weight_cast(pl, &g->tensors[op->arg[ARG_IN]]) == op;
-	return false;
-}
-
 /* The kernel that writes MXFP8 copy `from` of t in a template that can write it dequantized too (TG_DEQ), or
  * NULL. Which copies each template takes, by measurement (H100, the 8B MXFP8 training layer at 8192 tokens, us in
  * the layer, against the quantizing kernel + dequantize.cu's; bench/RESULTS.md, twenty-sixth session): the norm's
@@ -1303,7 +1287,7 @@ static Kernel *mx_writer_of(Planner *pl, const Tensor *t, Component from)
 		{"norm_quantize.cu", 3}, {"norm_colwise.cu", 2}, {"glu_amax.cu", 3}, {"dglu.cu", 1}, {"cast_transpose.cu", 1},
 	};
 	Kernel *k = copy_writer(pl, t, from);
-	if (!k || !k->tmpl || slot_long(k, "TG_RECIPE", -1) != TG_RECIPE_MXFP8 || (k->nops && cast_in_adamw(pl, &pl->g->ops[k->ops[0]])))
+	if (!k || !k->tmpl || slot_long(k, "TG_RECIPE", -1) != TG_RECIPE_MXFP8)
 		return NULL;
 	for (int j = 0; j < NELEMS(deq); j++)
 		if (!strcmp(k->tmpl, deq[j].tmpl))
@@ -2061,10 +2045,17 @@ static void plan_adamw_cast(Planner *pl, const Op *op, const Op *cast)
 		: q->recipe.scaling == SCALING_BLOCK128X128 ? "128x128 blocks: a tile's scale from its own amax"
 		: q->recipe.scaling == SCALING_MXFP8 ? "MXFP8: each 1x32 block's scale from its amax, within a 128 x 128 tile"
 		: "1x128 blocks: each block's scale from its amax, within a 128 x 128 tile", w->name);
+	if (block)
+		slot(pl, k, "TG_DEQ", "0");
 	for (int i = 0; i < pl->p->nkernels; i++) {
 		Kernel *c = &pl->p->kernels[i];
-		if (c->nops && c->ops[0] == cast->id && c->phase == PHASE_FORWARD)
-			c->cast_in_update = true;
+		if (!c->nops || c->ops[0] != cast->id || c->phase != PHASE_FORWARD)
+			continue;
+		c->cast_in_update = true;
+		/* after a step the update writes the copies in place of the cast: the BF16 operand the cast writes too
+		 * (TG_DEQ, mx_writer_of) */
+		if (slot_long(c, "TG_DEQ", 0) & 1)
+			deq_in_writer(pl, k, q, COMP_DATA, TG_P_MX_DEQ);
 	}
 }
 

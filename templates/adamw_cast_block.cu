@@ -3,7 +3,7 @@
 // the CTA that updates a tile can cast it: TG_RECIPE 5 (block128x128: one scale a tile), 4
 // (block1x128: a scale per 128 elements of a row, and per 128 rows of a column for the columnwise
 // copy) or 6 (MXFP8: an E8M0 scale per 32 elements of a row, per 32 rows of a column).
-// tegen-slots: TG_KERNEL TG_MODE TG_W_DTYPE TG_G_DTYPE TG_FMT TG_RECIPE TG_ROWWISE TG_COLWISE TG_THREADS TG_BETA1 TG_BETA2 TG_EPS TG_WD TG_EPS_SCALE TG_POW2
+// tegen-slots: TG_KERNEL TG_MODE TG_W_DTYPE TG_G_DTYPE TG_FMT TG_RECIPE TG_ROWWISE TG_COLWISE TG_THREADS TG_BETA1 TG_BETA2 TG_EPS TG_WD TG_EPS_SCALE TG_POW2 TG_DEQ
 //
 // The weight [n[0]][n[1]] (rows, cols; cols % 4 == 0) in 128 x 128 tiles, grid-stride over tiles,
 // 256 threads: a pass is 8 rows of 32 4-element quads (a warp holds one tile row), 16 passes a
@@ -20,6 +20,8 @@
 // and [ceil(rows/128)][cols]; 6: bytes [rows][ceil(cols/32)] and [ceil(rows/32)][cols].
 // Bytes per element: 16 read (grad, master, m, v), 12 + 2 + 2 written, against 34 for the update
 // and the separate cast, and one launch fewer (a BF16 or FP16 gradient, TG_G_DTYPE: 2 fewer read).
+// TG_DEQ (MXFP8, 0 or 1): 1 also writes the rowwise copy dequantized to BF16 at p[TG_P_MX_DEQ] [rows][cols], as
+// the forward cast it replaces after a step writes it (the emulated GEMM's operand; tg_store_mx_deq).
 // Pointer slots: tg_optim.h's TG_PA_W .. TG_PA_V (0-4), tg_kernel.h's TG_P_OUT, TG_P_OUT_T,
 // TG_P_SCALE_INV, TG_P_SCALE_INV_T, the optimizer state at TG_PAB_STATE (11). TG_MODE is
 // adamw_slots' (always 0 here). Launch: block (TG_THREADS,1,1), any grid.x >= 1.
@@ -42,6 +44,8 @@ constexpr int AB_PASSES = AB_T / AB_RPP;         // passes per tile
 static_assert(TG_THREADS == 256, "adamw_cast_block.cu: 256 threads (8 rows of 32 quads a pass)");
 static_assert(TG_MODE == 0, "adamw_cast_block.cu: the update (the step count is adamw.cu's TG_MODE 1)");
 static_assert(TG_ROWWISE || TG_COLWISE, "adamw_cast_block.cu: no copy to write");
+static_assert(TG_DEQ == 0 || (TG_DEQ == 1 && TG_RECIPE == TG_RECIPE_MXFP8 && TG_ROWWISE),
+              "adamw_cast_block.cu: TG_DEQ 1 dequantizes the rowwise MXFP8 copy");
 static_assert(TG_RECIPE == TG_RECIPE_BLOCK128X128 || TG_RECIPE == TG_RECIPE_BLOCK1X128 || TG_RECIPE == TG_RECIPE_MXFP8,
               "adamw_cast_block.cu: TG_RECIPE 4 (1x128), 5 (128x128) or 6 (MXFP8)");
 constexpr bool AB_MX = TG_RECIPE == TG_RECIPE_MXFP8;
@@ -148,7 +152,7 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParam
 			const int lr = pass * AB_RPP + rr;
 			const long long r = r0 + lr;
 			const float ts = TG_RECIPE == TG_RECIPE_BLOCK128X128 ? tile_scale : 1.0f;
-			float rs = ts, cs[4] = {ts, ts, ts, ts};
+			float rs = ts, cs[4] = {ts, ts, ts, ts}, rdq = 1.0f; // rdq: the row block's dequantizing multiplier (TG_DEQ)
 			if (TG_RECIPE != TG_RECIPE_BLOCK128X128 && TG_ROWWISE) { // the row block: 8 (MXFP8) or 32 lanes
 				float a = 0.0f;
 #pragma unroll
@@ -157,6 +161,8 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParam
 				a = tg_group_max<AB_BLK / 4>(a);
 				float stored;
 				rs = ab_scale(a, stored);
+				if (TG_DEQ)
+					rdq = tg_e8m0_deq((uint8_t)stored);
 				if (q % (AB_BLK / 4) == 0 && r < rows && c < cols)
 					ab_store_scale(p.p[TG_P_SCALE_INV], AB_MX ? r * ((cols + 31) / 32) + c / 32 : (c / 128) * rows + r,
 						stored);
@@ -166,9 +172,13 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParam
 				for (int k = 0; k < 4; k++)
 					cs[k] = cscale[pass / AB_PPB][4 * q + k];
 			}
-			if (TG_ROWWISE && r < rows && c < cols)
-				reinterpret_cast<uint32_t *>(p.p[TG_P_OUT])[(r * cols + c) / 4] =
+			if (TG_ROWWISE && r < rows && c < cols) {
+				const uint32_t codes =
 					tg_fp8x2<TG_FMT>(w[pass][0] * rs, w[pass][1] * rs) | (tg_fp8x2<TG_FMT>(w[pass][2] * rs, w[pass][3] * rs) << 16);
+				reinterpret_cast<uint32_t *>(p.p[TG_P_OUT])[(r * cols + c) / 4] = codes;
+				if (TG_DEQ)
+					tg_store_mx_deq<TG_FMT, 4>((uint16_t *)p.p[TG_P_MX_DEQ] + r * cols + c, &codes, rdq);
+			}
 			if (TG_COLWISE)
 				tile[lr][q] = tg_fp8x2<TG_FMT>(w[pass][0] * cs[0], w[pass][1] * cs[1]) |
 					(tg_fp8x2<TG_FMT>(w[pass][2] * cs[2], w[pass][3] * cs[3]) << 16);

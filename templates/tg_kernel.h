@@ -71,7 +71,8 @@ typedef struct TgParams {
  * (TG_DEQ), in slots that template does not otherwise use: */
 #define TG_P_DEQ          4   /* the rowwise copy dequantized, BF16 [rows][cols] */
 #define TG_P_DEQ_T       13   /* the columnwise copy dequantized, BF16 [cols][rows] */
-/* The MXFP8 quantizing templates (norm_quantize, norm_colwise, glu_amax, dglu, cast_transpose) with TG_DEQ: */
+/* The MXFP8 quantizing templates (norm_quantize, norm_colwise, glu_amax, dglu, cast_transpose, adamw_cast_block) with
+ * TG_DEQ: */
 #define TG_P_MX_DEQ      14   /* the rowwise copy dequantized, BF16 [rows][cols] (TG_DEQ bit 0) */
 #define TG_P_MX_DEQ_T    15   /* the columnwise copy dequantized, BF16 [cols][rows] (TG_DEQ bit 1) */
 /* nvfp4_gemm_alpha.cu: p[TG_P_SCALE] = S_enc of A, p[TG_P_SCALE_B] = S_enc of B,

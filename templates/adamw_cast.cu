@@ -64,7 +64,7 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParam
 #pragma unroll
 				for (int k = 0; k < 4; k++)
 					amax = tg_absmax(amax, w[k]);
-				bytes = tg_fp8x2<TG_FMT>(w[0] * scale, w[1] * scale) | (tg_fp8x2<TG_FMT>(w[2] * scale, w[3] * scale) << 16);
+				bytes = tg_fp8x4<TG_FMT>(w[0], w[1], w[2], w[3], scale);
 				if (TG_ROWWISE)
 					reinterpret_cast<uint32_t *>(p.p[TG_P_OUT])[i / 4] = bytes;
 			}

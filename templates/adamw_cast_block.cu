@@ -173,8 +173,7 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParam
 					cs[k] = cscale[pass / AB_PPB][4 * q + k];
 			}
 			if (TG_ROWWISE && r < rows && c < cols) {
-				const uint32_t codes =
-					tg_fp8x2<TG_FMT>(w[pass][0] * rs, w[pass][1] * rs) | (tg_fp8x2<TG_FMT>(w[pass][2] * rs, w[pass][3] * rs) << 16);
+				const uint32_t codes = tg_fp8x4<TG_FMT>(w[pass][0], w[pass][1], w[pass][2], w[pass][3], rs);
 				reinterpret_cast<uint32_t *>(p.p[TG_P_OUT])[(r * cols + c) / 4] = codes;
 				if (TG_DEQ)
 					tg_store_mx_deq<TG_FMT, 4>((uint16_t *)p.p[TG_P_MX_DEQ] + r * cols + c, &codes, rdq);

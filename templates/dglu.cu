@@ -383,10 +383,10 @@ __device__ __forceinline__ void dg_stage_path(const TgParams &p)
 				}
 			} else {
 				uint2 qa, qb;
-				qa.x = tg_fp8x2<TG_FMT>(da[0] * s, da[1] * s) | (tg_fp8x2<TG_FMT>(da[2] * s, da[3] * s) << 16);
-				qa.y = tg_fp8x2<TG_FMT>(da[4] * s, da[5] * s) | (tg_fp8x2<TG_FMT>(da[6] * s, da[7] * s) << 16);
-				qb.x = tg_fp8x2<TG_FMT>(db[0] * s, db[1] * s) | (tg_fp8x2<TG_FMT>(db[2] * s, db[3] * s) << 16);
-				qb.y = tg_fp8x2<TG_FMT>(db[4] * s, db[5] * s) | (tg_fp8x2<TG_FMT>(db[6] * s, db[7] * s) << 16);
+				qa.x = tg_fp8x4<TG_FMT>(da[0], da[1], da[2], da[3], s);
+				qa.y = tg_fp8x4<TG_FMT>(da[4], da[5], da[6], da[7], s);
+				qb.x = tg_fp8x4<TG_FMT>(db[0], db[1], db[2], db[3], s);
+				qb.y = tg_fp8x4<TG_FMT>(db[4], db[5], db[6], db[7], s);
 				if (TG_ROWWISE) {
 					unsigned char *o = ot + vr[v] * DG_OCOLS + vc[v];
 					if (ok)
@@ -423,8 +423,8 @@ __device__ __forceinline__ void dg_stage_path(const TgParams &p)
 #pragma unroll
 				for (int k = 0; k < 4; k++) {
 					const int i = 16 * h + 4 * k;
-					w[k] = tg_fp8x2<TG_FMT>(sf[ds_fidx(hf, i, ci)] * bs, sf[ds_fidx(hf, i + 1, ci)] * bs) |
-					       (tg_fp8x2<TG_FMT>(sf[ds_fidx(hf, i + 2, ci)] * bs, sf[ds_fidx(hf, i + 3, ci)] * bs) << 16);
+					w[k] = tg_fp8x4<TG_FMT>(sf[ds_fidx(hf, i, ci)], sf[ds_fidx(hf, i + 1, ci)], sf[ds_fidx(hf, i + 2, ci)],
+					                        sf[ds_fidx(hf, i + 3, ci)], bs);
 				}
 				// lanes 2i, 2i+1: one column's rows 0-15, 16-31 (all lanes call it: at rows % 16 != 0 the warp
 				// writes each column coalesced)

@@ -171,6 +171,14 @@ __device__ __forceinline__ uint32_t tg_fp8x2(float lo, float hi)
 	return FMT == TG_FMT_E4M3 ? (uint32_t)tg_f32x2_to_e4m3x2(lo, hi) : (uint32_t)tg_f32x2_to_e5m2x2(lo, hi);
 }
 
+// Four values times s as four FP8 bytes of format FMT in one word, f0 in the low byte: the one packing of
+// tg_store_fp8 and tg_store_fp8_deq.
+template <int FMT>
+__device__ __forceinline__ uint32_t tg_fp8x4(float f0, float f1, float f2, float f3, float s)
+{
+	return tg_fp8x2<FMT>(f0 * s, f1 * s) | (tg_fp8x2<FMT>(f2 * s, f3 * s) << 16);
+}
+
 // Store N values times s as FP8 bytes of format FMT at element i of p (N bytes).
 template <int FMT, int N>
 __device__ __forceinline__ void tg_store_fp8(void *p, long long i, const float (&f)[N], float s)
@@ -184,8 +192,7 @@ __device__ __forceinline__ void tg_store_fp8(void *p, long long i, const float (
 		tg_raw<NB> r;
 #pragma unroll
 		for (int k = 0; k < NB / 4; k++)
-			r.w[k] = tg_fp8x2<FMT>(f[(4 * k) % N] * s, f[(4 * k + 1) % N] * s) |
-			         (tg_fp8x2<FMT>(f[(4 * k + 2) % N] * s, f[(4 * k + 3) % N] * s) << 16);
+			r.w[k] = tg_fp8x4<FMT>(f[(4 * k) % N], f[(4 * k + 1) % N], f[(4 * k + 2) % N], f[(4 * k + 3) % N], s);
 		reinterpret_cast<tg_raw<NB> *>(p)[i / NB] = r;
 	}
 }
@@ -204,7 +211,7 @@ __device__ __forceinline__ void tg_store_fp8_deq(void *p, uint16_t *deq, long lo
 		tg_raw<N> r;
 #pragma unroll
 		for (int k = 0; k < N / 4; k++)
-			r.w[k] = w[k] = tg_fp8x2<FMT>(f[4 * k] * s, f[4 * k + 1] * s) | (tg_fp8x2<FMT>(f[4 * k + 2] * s, f[4 * k + 3] * s) << 16);
+			r.w[k] = w[k] = tg_fp8x4<FMT>(f[4 * k], f[4 * k + 1], f[4 * k + 2], f[4 * k + 3], s);
 		reinterpret_cast<tg_raw<N> *>(p)[i / N] = r;
 	}
 	tg_store_mx_deq<FMT, N>(deq + i, w, dq);

@@ -305,10 +305,18 @@ static void derive_gemm(Dv *v, const Op *op, Loc at)
 	bool q = quantized(A);
 	const char *gyq = gy;
 	if (q && !v->grad_q[Y->id]) { /* the gradient's rowwise (dgrad) and columnwise (wgrad) copies */
-		SpecOp *ct = add_op(v, OP_CAST_TRANSPOSE, at);
-		gyq = fresh(v, at, "", arena_printf(v->a, "%s_q", gy));
-		set_arg(ct, ARG_IN, gy);
-		set_arg(ct, ARG_OUT, gyq);
+		const char *made = NULL; /* by a later GEMM whose output's gradient is this one (Y its `add`) */
+		for (int i = 0; i < v->s->nops && !made; i++)
+			if (v->s->ops[i].kind == OP_CAST_TRANSPOSE && v->s->ops[i].arg[ARG_IN] && !strcmp(v->s->ops[i].arg[ARG_IN], gy))
+				made = v->s->ops[i].arg[ARG_OUT];
+		if (made) {
+			gyq = made;
+		} else {
+			SpecOp *ct = add_op(v, OP_CAST_TRANSPOSE, at);
+			gyq = fresh(v, at, "", arena_printf(v->a, "%s_q", gy));
+			set_arg(ct, ARG_IN, gy);
+			set_arg(ct, ARG_OUT, gyq);
+		}
 	}
 	if (q) {
 		want_columnwise(v, A);
@@ -505,6 +513,9 @@ Spec *spec_derive_backward(Arena *a, Diag *d, const Spec *fs, Arch default_arch)
 		const Tensor *t = &g->tensors[i];
 		if (!t->output || t->producer < 0)
 			continue;
+		const Op *pr = &g->ops[t->producer];
+		if (pr->kind == OP_NORM_QUANTIZE && (pr->arg[ARG_RSIGMA_OUT] == i || pr->arg[ARG_MU_OUT] == i))
+			continue; /* a norm's saved statistics: returned, not differentiated (no d_<rsigma> input) */
 		if (quantized(t)) { /* a quantized copy some op reads gets its gradient there; a quantized sink has none */
 			bool read = false;
 			for (int k = 0; k < g->nops && !read; k++)

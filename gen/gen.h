@@ -370,6 +370,8 @@ bool op_casts_trained_weight(const Graph *g, const Op *op);
 void ir_print(const Graph *g, Buf *out);
 /* extent_str formats an extent ("tokens", "2*ffn" folded to a number, "tokens+1"). */
 const char *extent_str(Arena *a, const Graph *g, Extent e);
+/* extent_operand is extent_str in parentheses where it is a sum (tokens-1 -> (tokens-1)), for use inside an expression. */
+const char *extent_operand(Arena *a, const Graph *g, Extent e);
 /* arch_parse reads "sm_90a" / "sm_100a"; false if malformed. arch_str prints one. */
 bool arch_parse(const char *s, Arch *out);
 const char *arch_str(Arena *a, Arch arch);

@@ -57,6 +57,12 @@ const char *extent_str(Arena *a, const Graph *g, Extent e)
 	return arena_printf(a, "%s%c%ld", m, e.add < 0 ? '-' : '+', e.add < 0 ? -e.add : e.add);
 }
 
+const char *extent_operand(Arena *a, const Graph *g, Extent e)
+{
+	const char *s = extent_str(a, g, e);
+	return e.dim >= 0 && e.add != 0 ? arena_printf(a, "(%s)", s) : s;
+}
+
 static const char *shape_str(B *b, const Extent *e, int rank)
 {
 	Buf buf = {0};

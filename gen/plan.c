@@ -2309,11 +2309,11 @@ void plan_print(const Plan *p, Buf *out)
 		} else {
 			buf_printf(out, " template=%s variant=%s (%s) block=%d grid=", k->tmpl, k->variant, k->choice, k->threads);
 			if (k->grid_rows)
-				buf_printf(out, "ceil(%s/%d)%s", extent_str(a, g, k->rows), k->grid_rows, k->grid_cols ? "*" : "");
+				buf_printf(out, "ceil(%s/%d)%s", extent_operand(a, g, k->rows), k->grid_rows, k->grid_cols ? "*" : "");
 			if (k->grid_cols)
 				buf_printf(out, "ceil(%ld/%ld)", k->cols, k->grid_cols);
 			if (k->rows_chunk)
-				buf_printf(out, " n0=ceil(%s/%d)", extent_str(a, g, k->rows), k->rows_chunk);
+				buf_printf(out, " n0=ceil(%s/%d)", extent_operand(a, g, k->rows), k->rows_chunk);
 			if (k->pdl)
 				buf_puts(out, " launch=pdl");
 			buf_puts(out, " bind=");

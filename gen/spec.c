@@ -769,7 +769,12 @@ static void parse_optimizer(P *p, yaml_node_t *m)
 				diag_error(p->d, loc_of(p, b[1]), "beta2 must be in [0, 1), found %g", (double)o->beta2);
 			break;
 		}
-		case 3: o->eps = number(p, v, "eps", 0); break;
+		case 3:
+			o->eps = number(p, v, "eps", 0);
+			if (!(o->eps > 0))
+				diag_error(p->d, loc_of(p, v), "eps must be > 0 (the update divides by sqrt(v) + eps: a zero gradient "
+					"would give 0/0), found %g", (double)o->eps);
+			break;
 		case 4: o->weight_decay = number(p, v, "weight_decay", 0); break;
 		default: unknown_key(p, &pr[i], "optimizer", keys, 5);
 		}

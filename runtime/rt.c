@@ -750,7 +750,7 @@ static TgStatus launch_kernel(TgLayer *l, const Kernel *k, CUfunction fn, CUstre
 	prm.n[0] = k->rows_chunk > 0 ? (rows + k->rows_chunk - 1) / k->rows_chunk : rows;
 	prm.n[1] = k->cols;
 	prm.n[3] = (long long)l->steps;
-	if (rows <= 0)
+	if (rows <= 0 && !k->rows_chunk) /* no rows: nothing to write; but a sum over rows (dreduce) writes its empty sums */
 		return TG_OK;
 	/* grid.x = row blocks x column tiles (1D; templates grid-stride, so a cap is safe) */
 	unsigned long long gx = k->grid_rows ? ((unsigned long long)rows + (unsigned)k->grid_rows - 1) / (unsigned)k->grid_rows : 1;
@@ -900,6 +900,14 @@ static TgStatus launch_gemm(TgLayer *l, int ki, CUstream s)
 		return st;
 	char err[1024];
 	int r;
+	l->epilogue_ran[ki] = false;
+	l->gen_ran[ki] = false;
+	if (gd.m < 1 || gd.n < 1) /* no output elements (rows tokens - 1 at tokens 1), as launch_kernel skips 0 rows */
+		return TG_OK;
+	if (gd.k < 1) { /* a wgrad over zero tokens: an empty sum */
+		r = gemm_run_empty_k(&gd, &ga, s, err, sizeof err);
+		return r ? fail(r == GEMM_ENOTSUP ? TG_ERR_UNSUPPORTED : TG_ERR_CUDA, "%s: %s", k->name, err) : TG_OK;
+	}
 	/* the generated kernel, where this call suits it; with a GLU or dglu epilogue it also does that op's kernel's
 	 * work (which then does not run), writing D only when kept (or every intermediate is, for the checker) */
 	const GemmGenTile *t = &l->gen_tile[ki];

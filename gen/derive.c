@@ -210,6 +210,21 @@ static SpecOp *writer_of(Dv *v, const char *n)
 	return NULL;
 }
 
+/* The gradient n of parameter t (a weight, gamma, beta or bias) read by this op: an error where a derived op already
+ * writes it (t read by two ops: tied weights, a shared gamma), whose gradients would need summing. */
+static const char *param_grad(Dv *v, Loc at, const Tensor *t, const char *n)
+{
+	for (int i = 0; i < v->s->nops; i++)
+		for (int a = 0; a < ARG_COUNT && v->s->ops[i].phase == PHASE_BACKWARD; a++)
+			if (arg_is_output((ArgSlot)a) && v->s->ops[i].arg[a] && !strcmp(v->s->ops[i].arg[a], n)) {
+				diag_error(v->d, at, "backward: '%s' is also read by an op after this one (line %d), so its gradient "
+					"'%s' would be the sum of both ops' gradients; that sum is not derived yet (give each op its own "
+					"parameter)", t->name, v->s->ops[i].loc.line, n);
+				return n;
+			}
+	return n;
+}
+
 /* The dtype of gradient n: its derived writer's output (dnorm's: its grad's, as ir.c infers it), or the
  * layer input's declaration. */
 static DType grad_dtype(Dv *v, const char *n)
@@ -284,9 +299,11 @@ static void grad_of_addend(Dv *v, const Tensor *r, const char *gy, bool gy_q, Lo
 	ArgSlot slot = w && w->kind == OP_GEMM_CAST ? ARG_ADD : ARG_GRAD_RESIDUAL;
 	if (gy_q || v->grad_q[r->id] || !w || (w->kind != OP_GEMM_CAST && w->kind != OP_DNORM) || w->arg[slot] ||
 		grad_dtype(v, gy) != grad_dtype(v, prev) || grad_sharer(v, r, prev))
-		diag_error(v->d, at, "backward: '%s' is added here and read by a later op; summing its gradients '%s' and '%s' "
-			"is derived where the later one is a high-precision dgrad or dnorm of the same dtype and '%s''s alone, only",
-			r->name, prev, gy, r->name);
+		diag_error(v->d, at, "backward: '%s' is added here and also read by a later op, so its gradient is the sum of "
+			"this output's gradient%s and the later op's%s; that sum is derived only where the later op's gradient "
+			"belongs to '%s' alone and a high-precision dgrad or dnorm writes it in the same dtype",
+			r->name, arena_printf(v->a, " '%s'", gy), strcmp(prev, gy) ? arena_printf(v->a, " '%s'", prev)
+			: " (the same tensor: one gradient would be added to itself)", r->name);
 	set_arg(w, slot, gy);
 }
 
@@ -338,7 +355,7 @@ static void derive_gemm(Dv *v, const Op *op, Loc at)
 		v->grad_q[A->id] = false;
 	}
 	SpecOp *wg = add_op(v, OP_GEMM_CAST, at);
-	const char *dw = fresh(v, at, "d_", W->name);
+	const char *dw = param_grad(v, at, W, fresh(v, at, "d_", W->name));
 	set_arg(wg, ARG_A, gyq);
 	set_arg(wg, ARG_B, A->name);
 	set_arg(wg, ARG_OUT, dw);
@@ -347,7 +364,7 @@ static void derive_gemm(Dv *v, const Op *op, Loc at)
 	wg->p.accumulate = main_grad(v, W, dw);
 	if (op->arg[ARG_BIAS] >= 0) {
 		const Tensor *bias = ft(v, op->arg[ARG_BIAS]);
-		const char *dbias = fresh(v, at, "d_", bias->name);
+		const char *dbias = param_grad(v, at, bias, fresh(v, at, "d_", bias->name));
 		fp32_gradient_only(v, bias, "dbias's");
 		bool acc = main_grad(v, bias, dbias);
 		SpecOp *dglu = NULL; /* a bias before the activation: dglu's fused dbias */
@@ -460,13 +477,13 @@ static void derive_norm(Dv *v, const Op *op, SpecOp *fwd, Loc at)
 	const char *dx = fresh(v, at, "d_", x->name);
 	set_arg(o, ARG_OUT, dx);
 	const Tensor *gamma = ft(v, op->arg[ARG_GAMMA]), *beta = layer ? ft(v, op->arg[ARG_BETA]) : NULL;
-	set_arg(o, ARG_D_GAMMA, fresh(v, at, "d_", gamma->name));
+	set_arg(o, ARG_D_GAMMA, param_grad(v, at, gamma, fresh(v, at, "d_", gamma->name)));
 	fp32_gradient_only(v, gamma, "dnorm's");
 	if (beta)
 		fp32_gradient_only(v, beta, "dnorm's");
 	o->p.accumulate = main_grad(v, gamma, o->arg[ARG_D_GAMMA]);
 	if (layer) {
-		set_arg(o, ARG_D_BETA, fresh(v, at, "d_", beta->name));
+		set_arg(o, ARG_D_BETA, param_grad(v, at, beta, fresh(v, at, "d_", beta->name)));
 		if (main_grad(v, beta, o->arg[ARG_D_BETA]) != o->p.accumulate)
 			diag_error(v->d, at, "backward: one dnorm writes d_%s and d_%s; give main_grad to both '%s' and '%s' or to neither",
 				gamma->name, beta->name, gamma->name, beta->name);

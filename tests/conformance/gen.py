@@ -980,12 +980,13 @@ def sh(cmd, timeout, env=None):
     return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
 
 
-def first_line(text, pat=None):
+def first_line(text, pat=None, more=0):
+    """The first line of text matching pat (any line without pat), with the `more` lines after it joined by ' | '."""
     lines = [l.strip() for l in text.splitlines() if l.strip()]
     if pat:
-        for l in lines:
+        for i, l in enumerate(lines):
             if re.search(pat, l):
-                return l[:300]
+                return " | ".join(lines[i:i + 1 + more])[:600]
     return lines[0][:300] if lines else "(no output)"
 
 
@@ -1044,7 +1045,7 @@ def run_gpu(tegen, c, path, cache, sanitizer=None):
     if rc == 1 and "needs a GPU" in err:
         return "skip", "no GPU (%s)" % first_line(err)
     if rc == 99:
-        return "FAIL", "compute-sanitizer %s: %s" % (sanitizer, first_line(out + err, r"=+ (Invalid|Race|Error|Program hit)"))
+        return "FAIL", "compute-sanitizer %s: %s" % (sanitizer, first_line(out + err, r"=+ (Invalid|Race|Error|Program hit|Uninitialized|Unused|Barrier|Divergent|Host API)", 3))
     if "CHECK FAILED" in out:
         why = first_line(out, r"FAIL|fail|mismatch|wrong|error")
     elif err.strip():   # the run stopped before its verdict: say what stderr said

@@ -1299,6 +1299,19 @@ static Kernel *mx_writer_of(Planner *pl, const Tensor *t, Component from)
  * 2 bytes an element more written there, against a kernel that reads the copy back), else by dequantize.cu.
  * n[0], n[1] are the tensor's rows and cols either way; the columnwise copy's scales are TE's
  * [rows/32][cols] (TG_SCALE_T). */
+/* A kernel of op's phase that already writes t's BF16 operand deq (COMP_DEQ or COMP_DEQ_T): an earlier GEMM of the
+ * phase read the same copy (or one GEMM reads it as both operands), so it is dequantized once. */
+static bool deq_planned(Planner *pl, const Op *op, const Tensor *t, Component deq)
+{
+	for (int i = 0; i < pl->p->nkernels; i++) {
+		const Kernel *k = &pl->p->kernels[i];
+		for (int b = 0; k->phase == op->phase && b < k->nbind; b++)
+			if (k->bind[b].tensor == t->id && k->bind[b].comp == deq)
+				return true;
+	}
+	return false;
+}
+
 static void plan_dequantize(Planner *pl, const Op *op, const Tensor *t, Component from)
 {
 	Kernel *w = mx_writer_of(pl, t, from);
@@ -1306,6 +1319,8 @@ static void plan_dequantize(Planner *pl, const Op *op, const Tensor *t, Componen
 		deq_in_writer(pl, w, t, from, from == COMP_DATA ? TG_P_MX_DEQ : TG_P_MX_DEQ_T);
 		return;
 	}
+	if (deq_planned(pl, op, t, from == COMP_DATA ? COMP_DEQ : COMP_DEQ_T))
+		return;
 	const char *what = arena_printf(pl->a, "dequantize_%s%s", t->name, from == COMP_DATA_T ? "_t" : "");
 	Kernel *k = fixed_kernel(pl, what, op, "dequantize.cu", tensor_rows(pl, t, op->loc), tensor_cols(t));
 	slot(pl, k, "TG_FMT", t->dtype == DT_E5M2 ? "1" : "0");
@@ -1341,6 +1356,8 @@ static void plan_dequantize_nvfp4(Planner *pl, const Op *op, const Tensor *t, Co
 		deq_in_writer(pl, cast, t, from, from == COMP_DATA ? TG_P_DEQ : TG_P_DEQ_T);
 		return;
 	}
+	if (deq_planned(pl, op, t, from == COMP_DATA ? COMP_DEQ : COMP_DEQ_T))
+		return;
 	const char *what = arena_printf(pl->a, "dequantize_%s%s", t->name, from == COMP_DATA_T ? "_t" : "");
 	Kernel *k = fixed_kernel(pl, what, op, "nvfp4_dequantize.cu", tensor_rows(pl, t, op->loc), tensor_cols(t));
 	slot(pl, k, "TG_COPY_T", from == COMP_DATA_T ? "1" : "0");

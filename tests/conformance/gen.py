@@ -18,8 +18,8 @@ pow2 each way; delayed with its default amax history, 16 entries, or 4 entries w
 x format (e4m3/e5m2/hybrid) x operand
 dtypes (bf16/fp16/fp32, mixed within an op) x layout (rowwise/columnwise/both) x
 row-length class (multiple of 128; of 32 not 128; of 16 not 32; other) x tokens
-(1, 5, 217, 993, 8192), each dynamic (`tokens: dynamic`, run with --tokens) or fixed (`tokens: N`, no dynamic dim:
-`tegen run` takes no --tokens) x targets (sm_90a+sm_100a; sm_89; sm_80). gemm_cast also varies its per-tensor
+(1, 5, 217, 993, 8192), each dynamic (`tokens: dynamic`, run with --tokens), fixed (`tokens: N`, no dynamic dim:
+`tegen run` takes no --tokens) or offset (rows `tokens - 1`: 0, 4, 216, 992 rows at --tokens 1, 5, 217, 993) x targets (sm_90a+sm_100a; sm_89; sm_80). gemm_cast also varies its per-tensor
 overrides (GEMM_OVERRIDES: an E5M2 b against E4M3 a, an FP8 output's format, block128x128 on a instead of b);
 a third of the per-tensor FP8 GEMM cases the generated kernel can take (by hash: gemm_cast without an epilogue,
 fast accumulation, a 2-byte output; the layer classes) run on the GPU with TEGEN_GEMM_GEN=2 (the generated kernel,
@@ -105,7 +105,8 @@ BACKWARD_UNQUANTIZED = ("dnorm", "dbias")   # their outputs are never quantized:
 # an e4m3 a (TG_KIND e4m3.e5m2; delayed and current); o5 / o4 an FP8 output (dtype fp8, delayed) in e5m2 / e4m3;
 # b5o5, b5o4 both; a2d block128x128 on the operand a (1x128 b) instead of on b
 GEMM_OVERRIDES = ["b5", "o5", "o4", "b5o5", "b5o4", "a2d"]
-TOKEN_MODES = ["dyn", "fix"]   # tokens: dynamic (run with --tokens T), or tokens: T (no dynamic dim; name tTfix)
+TOKEN_MODES = ["dyn", "fix", "off"]   # tokens: dynamic (run with --tokens T), or tokens: T (no dynamic dim; name tTfix),
+                                      # or dynamic with rows `tokens - 1` (run with --tokens T: T - 1 rows, 0 at T = 1; tToff)
 GEMM_GEN_FRACTION = 3          # 1 in 3 of the eligible per-tensor FP8 GEMM cases run with TEGEN_GEMM_GEN=2 (name: gg2)
 
 # Deliberate rejections: class -> what `tegen check`'s message must mention.
@@ -334,11 +335,13 @@ class Space:
         self.targets = list(TARGETS)
         self.size = len(self.configs) * len(self.classes) * len(TOKENS) * len(TOKEN_MODES) * len(self.targets)
 
-    def case(self, ci, wclass, tokens, target, fix=False):
+    def case(self, ci, wclass, tokens, target, fix=False, off=False):
         c = dict(self.configs[ci])
         c.update(wclass=wclass, tokens=tokens, target=target, ci=ci)
         if fix:
             c["fix"] = True
+        if off:
+            c["off"] = True
         pick_widths(c)
         pick_gemm_gen(c)
         return c
@@ -349,11 +352,12 @@ class Space:
                 for t in TOKENS:
                     for tm in TOKEN_MODES:
                         for tg in self.targets:
-                            yield self.case(ci, wc, t, tg, tm == "fix")
+                            yield self.case(ci, wc, t, tg, tm == "fix", tm == "off")
 
     def sample(self, n, seed, keep=None, drop_barren=False):
         """n cases, stratified: the op x recipe cells in turn (shuffled), a random config in each;
-        tokens 8192 in about 1 case of 40, fixed tokens in 1 of 8, targets other than sm_90a+sm_100a in 1 of 8.
+        tokens 8192 in about 1 case of 40, fixed tokens in 1 of 8, rows `tokens - 1` in 1 of 8, targets other than
+        sm_90a+sm_100a in 1 of 8.
         keep(case): only cases it accepts count (drawn on until n, or give up).
         drop_barren: a cell that has kept nothing in BARREN_DRAWS draws leaves the rotation (for --filter); a
         cell that kept a case stays (an unlucky round must not end the sample early). (After its first 200 draws
@@ -377,12 +381,13 @@ class Space:
                 wc = rng.choice(self.classes)
                 tokens = 8192 if rng.random() < 0.025 else rng.choice(TOKENS[:-1])
                 target = "hb" if rng.random() < 0.875 else rng.choice(["sm89", "sm80"])
-                fix = rng.random() < 0.125
-                ident = (ci, wc, tokens, target, fix)
+                u = rng.random()
+                fix, off = u < 0.125, 0.125 <= u < 0.25
+                ident = (ci, wc, tokens, target, fix, off)
                 if ident in seen:
                     continue
                 seen.add(ident)
-                c = self.case(ci, wc, tokens, target, fix)
+                c = self.case(ci, wc, tokens, target, fix, off)
                 if keep is None or keep(c):
                     out.append(c)
                     break
@@ -476,7 +481,7 @@ def case_name(c):
     parts += [c["recipe"] + sopt, c["fmt"] or "-", c["layout"] or (c["prec"] or "-")]
     parts += ["ov-" + c["ov"]] if c.get("ov") else []
     parts += ["w%d" % c["width"] + ("x%d" % c["width2"] if c["op"] in GEMM_OPS else ""),
-              "t%d" % c["tokens"] + ("fix" if c.get("fix") else ""),
+              "t%d" % c["tokens"] + ("fix" if c.get("fix") else "off" if c.get("off") else ""),
               c["target"]]
     parts += ["gg2"] if c.get("gg2") else []
     return ".".join(parts)
@@ -951,6 +956,8 @@ def spec_text(c):
     if overrides:
         L.append("overrides:")
         L += ["  %s: %s" % (n, flow(m)) for n, m in overrides]
+    if c.get("off"):  # rows tokens - 1: T - 1 rows at --tokens T (none at 1)
+        tensors = [(n, dict(m, shape=[e if e != "tokens" else "tokens - 1" for e in m["shape"]])) for n, m in tensors]
     L.append("tensors:")
     L += ["  %s: %s" % (n, flow(m)) for n, m in tensors]
     L.append("ops:")
@@ -1119,7 +1126,7 @@ def main():
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "cases.tsv"), "w") as f:
         cols = ["name", "op", "recipe", "fmt", "layout", "prec", "ov", "wclass", "width", "width2", "tokens", "fix",
-                "target", "gg2", "expect"]
+                "off", "target", "gg2", "expect"]
         f.write("\t".join(cols + ["spec"]) + "\n")
         for i, c in enumerate(cases):
             c["path"] = os.path.join(out, "case%05d.yaml" % i)

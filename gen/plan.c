@@ -1295,10 +1295,6 @@ static Kernel *mx_writer_of(Planner *pl, const Tensor *t, Component from)
 	return NULL;
 }
 
-/* An MXFP8 operand copy (data or data_t) dequantized to a BF16 copy: by the kernel that quantizes it (TG_DEQ:
- * 2 bytes an element more written there, against a kernel that reads the copy back), else by dequantize.cu.
- * n[0], n[1] are the tensor's rows and cols either way; the columnwise copy's scales are TE's
- * [rows/32][cols] (TG_SCALE_T). */
 /* A kernel of op's phase that already writes t's BF16 operand deq (COMP_DEQ or COMP_DEQ_T): an earlier GEMM of the
  * phase read the same copy (or one GEMM reads it as both operands), so it is dequantized once. */
 static bool deq_planned(Planner *pl, const Op *op, const Tensor *t, Component deq)
@@ -1312,6 +1308,10 @@ static bool deq_planned(Planner *pl, const Op *op, const Tensor *t, Component de
 	return false;
 }
 
+/* An MXFP8 operand copy (data or data_t) dequantized to a BF16 copy: by the kernel that quantizes it (TG_DEQ:
+ * 2 bytes an element more written there, against a kernel that reads the copy back), else by dequantize.cu.
+ * n[0], n[1] are the tensor's rows and cols either way; the columnwise copy's scales are TE's
+ * [rows/32][cols] (TG_SCALE_T). */
 static void plan_dequantize(Planner *pl, const Op *op, const Tensor *t, Component from)
 {
 	Kernel *w = mx_writer_of(pl, t, from);

@@ -982,11 +982,13 @@ int gemm_run_empty_k(const GemmDesc *d, const GemmArgs *a, CUstream stream, char
 	if (d->k != 0 || d->m < 1 || d->n < 1)
 		return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: an empty sum needs K = 0 and M, N >= 1 (M = %d, N = %d, K = %d)",
 			d->m, d->n, d->k);
-	if (d->epilogue != GEMM_EPI_NONE || d->d_dtype == DT_E4M3 || d->d_dtype == DT_E5M2 || !dt_size(d->d_dtype))
-		return gemm_fail(err, errlen, GEMM_ENOTSUP, "gemm: K = 0 (an empty sum) with a bias, GELU or FP8 output");
+	if (d->epilogue != GEMM_EPI_NONE || !dt_size(d->d_dtype))
+		return gemm_fail(err, errlen, GEMM_ENOTSUP, "gemm: K = 0 (an empty sum) with a bias or GELU epilogue");
 	size_t bytes = (size_t)d->m * (size_t)d->n * (size_t)dt_size(d->d_dtype);
 	CUresult r = a->c && a->c != a->d ? cu.cuMemcpyDtoDAsync_v2((CUdeviceptr)(uintptr_t)a->d, (CUdeviceptr)(uintptr_t)a->c, bytes, stream)
-		: d->accumulate ? (CUresult)0 : cu.cuMemsetD8Async((CUdeviceptr)(uintptr_t)a->d, 0, bytes, stream);
+		: d->accumulate ? (CUresult)0 : cu.cuMemsetD8Async((CUdeviceptr)(uintptr_t)a->d, 0, bytes, stream); /* 0 in every dtype */
+	if (!r && a->d_amax) /* an FP8 D of zeros: amax 0 */
+		r = cu.cuMemsetD32Async((CUdeviceptr)(uintptr_t)a->d_amax, 0, 1, stream);
 	return r ? gemm_fail(err, errlen, GEMM_ECUDA, "gemm: K = 0: CUDA error %d writing D", (int)r) : GEMM_OK;
 }
 

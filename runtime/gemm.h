@@ -129,7 +129,7 @@ void gemm_ctx_destroy(GemmCtx *g);
 /* gemm_run validates, finds (once per configuration, then cached) an algorithm and enqueues the GEMM on stream; GEMM_OK or a GEMM_E* code with a message in err. */
 int gemm_run(GemmCtx *g, const GemmDesc *d, const GemmArgs *a, CUstream stream, char *err, size_t errlen);
 /* gemm_run_empty_k is the GEMM with K = 0 (a wgrad over zero tokens): D = C where args.c is another buffer, D
- * unchanged with accumulate, else zeros; GEMM_ENOTSUP with a bias, GELU or an FP8 D. */
+ * unchanged with accumulate, else zeros (an FP8 D's amax 0); GEMM_ENOTSUP with a bias or GELU epilogue. */
 int gemm_run_empty_k(const GemmDesc *d, const GemmArgs *a, CUstream stream, char *err, size_t errlen);
 /* gemm_check validates a descriptor against the rules (no GPU work); GEMM_OK or GEMM_EINVAL/GEMM_ENOTSUP with a message. g may be NULL (device rules skipped). */
 int gemm_check(const GemmCtx *g, const GemmDesc *d, char *err, size_t errlen);

@@ -140,13 +140,19 @@ static bool graph_dynamic(const Graph *g)
 	return false;
 }
 
+int cli_static_tokens(const Graph *g, const char *spec, long tokens)
+{
+	if (graph_dynamic(g) || !tokens)
+		return 0;
+	fprintf(stderr, "tegen: %s has no dynamic dim (every extent is fixed); --tokens does not apply: drop it, or "
+		"make the token dim `dynamic`\n", spec);
+	return 1;
+}
+
 int cli_run_tokens(const Graph *g, const char *spec, long *tokens)
 {
-	if (!graph_dynamic(g) && *tokens) {
-		fprintf(stderr, "tegen run: %s has no dynamic dim (every extent is fixed); --tokens does not apply: drop it, or "
-			"make the token dim `dynamic`\n", spec);
+	if (cli_static_tokens(g, spec, *tokens))
 		return 1;
-	}
 	if (!*tokens)
 		*tokens = 1024;
 	return 0;

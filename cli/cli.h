@@ -55,6 +55,8 @@ int cli_parse(const CliArgs *c, int argc, char **argv);
 #define CLI_MAX_TOKENS 2147483647L
 /* cli_tokens reads a --tokens value (decimal digits only, 1..CLI_MAX_TOKENS); 0 after printing why if it is not one. */
 long cli_tokens(const char *s);
+/* cli_static_tokens: 1 (with a message) where --tokens was given (tokens > 0) for a graph with no dynamic dim, else 0. */
+int cli_static_tokens(const Graph *g, const char *spec, long tokens);
 /* cli_run_tokens settles `tegen run`'s --tokens for graph g (*tokens 0: not given): 1024 by default; a layer whose
  * extents are all fixed takes none (1 after printing why if one was given; else 1024, unused). 0 when settled. */
 int cli_run_tokens(const Graph *g, const char *spec, long *tokens);

@@ -66,7 +66,7 @@ int cmd_plan(int argc, char **argv)
 	Arena *a = arena_new();
 	const Plan *p = cli_load_plan(a, spec, cli_plan_options(a, cachedir, tokens));
 	int rc = 1;
-	if (p) {
+	if (p && !cli_static_tokens(p->g, spec, tokens)) {
 		Buf b = {0};
 		plan_print(p, &b);
 		fputs(b.p, stdout);
@@ -140,7 +140,7 @@ int cmd_build(int argc, char **argv)
 	}
 	const Plan *p = narch ? cli_load_plan_targets(a, spec, archs, narch, cli_plan_options(a, cachedir, tokens))
 		: cli_load_plan(a, spec, cli_plan_options(a, cachedir, tokens));
-	if (!p) {
+	if (!p || cli_static_tokens(p->g, spec, tokens)) {
 		arena_free(a);
 		return 1;
 	}

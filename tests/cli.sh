@@ -186,6 +186,9 @@ expect run_static_tokens 1 'no dynamic dim' "$tegen" run "$tmp/static.yaml" --cp
 expect run_static 0 '' "$tegen" run "$tmp/static.yaml" --cpu --out "$tmp/cpu_s"
 grep -q 'static shapes' "$tmp/out" && echo "ok cli/run_static_label" ||
 	{ echo "FAIL cli/run_static_label: $(tr '\n' '|' <"$tmp/out")"; fails=$((fails + 1)); }
+# plan and build refuse it the same way (they took it silently)
+expect plan_static_tokens 1 'no dynamic dim' "$tegen" plan "$tmp/static.yaml" --tokens 16
+expect build_static_tokens 1 'no dynamic dim' "$tegen" build "$tmp/static.yaml" --tokens 16 -q --cache-dir "$tmp/static_cache"
 # rows `tokens - 1`: zero rows at --tokens 1; the reference's dbias wrote its cols sums past a 1-float buffer
 expect run_cpu_zero_rows 0 '' "$tegen" run tests/gen/plan_offset_rows.yaml --cpu --tokens 1 --out "$tmp/cpu_z"
 expect compare_usage 2 'usage: tegen compare' "$tegen" compare $tiny "$tmp/cpu_a"

@@ -36,19 +36,14 @@ int emit_headers(const char *const **names, const char *const **texts)
 	return NHEADERS;
 }
 
-/* Entry names longer than the runtime's limit (runtime/jit.c: 120 characters; a layer and a tensor name may have 64 each)
- * keep their first ENTRY_KEEP characters and end in the FNV-1a hash of the whole name, so they stay distinct. */
-enum { ENTRY_MAX = 120, ENTRY_KEEP = 100 };
-
+/* Entry names longer than the runtime takes (TG_ENTRY_MAX; a layer and a tensor name may have 64 characters each)
+ * keep their first 100 characters and end in the FNV-1a hash of the whole name, so they stay distinct. */
 const char *emit_entry(Arena *a, const Plan *p, const Kernel *k)
 {
 	const char *full = arena_printf(a, "%s_%s", p->g->layer, k->name);
-	if (strlen(full) <= ENTRY_MAX)
+	if (strlen(full) <= TG_ENTRY_MAX)
 		return full;
-	unsigned long long h = 1469598103934665603ull;
-	for (const char *c = full; *c; c++)
-		h = (h ^ (unsigned char)*c) * 1099511628211ull;
-	return arena_printf(a, "%.*s_%016llx", ENTRY_KEEP, full, h);
+	return arena_printf(a, "%.100s_%016llx", full, (unsigned long long)fnv1a64(FNV1A64_OFFSET, full));
 }
 
 static bool is_ident(int c) { return isalnum(c) || c == '_'; }

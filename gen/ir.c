@@ -1281,11 +1281,7 @@ Component tensor_s_enc_comp(const Tensor *t, Component copy)
 
 uint64_t tensor_sr_seed(const Graph *g, const Tensor *t)
 {
-	uint64_t h = 14695981039346656037ull; /* FNV-1a 64 of "layer/tensor" */
-	for (const char *parts[] = {g->layer, "/", t->name}, **p = parts; p < parts + 3; p++)
-		for (const char *c = *p; *c; c++)
-			h = (h ^ (uint8_t)*c) * 1099511628211ull;
-	return h;
+	return fnv1a64(fnv1a64(fnv1a64(FNV1A64_OFFSET, g->layer), "/"), t->name); /* FNV-1a 64 of "layer/tensor" */
 }
 
 Graph *ir_build(Arena *a, Diag *d, const Spec *s, Arch default_arch)

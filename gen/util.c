@@ -64,6 +64,13 @@ char *arena_strdup(Arena *a, const char *s)
 	return arena_strndup(a, s, strlen(s));
 }
 
+uint64_t fnv1a64(uint64_t h, const char *s)
+{
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 1099511628211ull;
+	return h;
+}
+
 char *arena_printf(Arena *a, const char *fmt, ...)
 {
 	va_list ap;

@@ -248,7 +248,7 @@ static int run_backward(const Graph *g, const long *dims, const Op *op, RefTenso
 	int rows = (int)layout_rows(dims, in), cols = (int)layout_cols(in);
 	size_t n = (size_t)rows * (size_t)cols;
 	free(ro->value);
-	ro->value = malloc(sizeof(float) * (n > (size_t)cols ? n : cols > 0 ? (size_t)cols : 1)); /* dbias: cols, also at 0 rows */
+	ro->value = malloc(sizeof(float) * (n > (size_t)cols ? n : (size_t)cols)); /* dbias writes cols sums, also at 0 rows */
 	if (op->kind == OP_DBIAS) {
 		ref_dbias(ri->comp[COMP_DATA], ref_dtype(in->dtype), rows, cols, ro->value);
 		add_prior(ro->value, prior_of(op, ro, (size_t)cols), (size_t)cols);

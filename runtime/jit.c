@@ -577,7 +577,7 @@ int jit_compile(JitCache *c, const JitSource *s, const char *arch, const char *c
 		return cache_seterr(err, errlen, "jit_compile: source without name or text"), -1;
 	if (!valid_arch(arch))
 		return cache_seterr(err, errlen, "%s: arch %s is not a SASS target like sm_90a", s->name, arch ? arch : "(null)"), -1;
-	if (strlen(s->name) > 120)
+	if (strlen(s->name) > TG_ENTRY_MAX)
 		return cache_seterr(err, errlen, "%s: kernel name too long", s->name), -1;
 	jit_key(c, s, arch, opts, nopts, key);
 	memcpy(out->key, key, 65);

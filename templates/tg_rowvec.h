@@ -171,8 +171,8 @@ __device__ __forceinline__ uint32_t tg_fp8x2(float lo, float hi)
 	return FMT == TG_FMT_E4M3 ? (uint32_t)tg_f32x2_to_e4m3x2(lo, hi) : (uint32_t)tg_f32x2_to_e5m2x2(lo, hi);
 }
 
-// Four values times s as four FP8 bytes of format FMT in one word, f0 in the low byte: the one packing of
-// tg_store_fp8 and tg_store_fp8_deq.
+// Four values times s as four FP8 bytes of format FMT in one word, f0 in the low byte: the one packing of four
+// codes (tg_store_fp8, tg_store_fp8_deq, dglu's staged path, the AdamW casts).
 template <int FMT>
 __device__ __forceinline__ uint32_t tg_fp8x4(float f0, float f1, float f2, float f3, float s)
 {

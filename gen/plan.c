@@ -399,6 +399,18 @@ static bool block_tile(const Kernel *k)
 		(glu || dglu_block_tile_fits(slot_long(k, "TG_COLS", 0), slot_long(k, "TG_DBIAS", 0) != 0)));
 }
 
+/* Bytes of dynamic shared memory dglu.cu's block tile path stages a tile's inputs in (TG_DB_STAGE: from 2-byte h
+ * and d_act, a 128 x 128 tile of each h half and of d_act, the next tile's by cp.async during this one's copies,
+ * as the one CTA a SM has no other CTA to cover its loads); 0: no staging (FP32 inputs: loads into registers).
+ * Every variant of the block tile path moves the same tile. */
+static int dglu_stage_bytes(const Kernel *k, GluKind act)
+{
+	if (strcmp(k->tmpl, "dglu.cu") || !block_tile(k) || slot_long(k, "TG_IN_DTYPE", 0) == TG_DTYPE_F32 ||
+		slot_long(k, "TG_G_DTYPE", 0) == TG_DTYPE_F32)
+		return 0;
+	return 128 * 128 * 2 * (glu_halves(act) + 1);
+}
+
 /* dglu.cu's staged path takes variant v of kernel k: staged_kernel, 8-element vectors, 32 rows a tile, 32-256
  * threads dividing 256. */
 static bool staged_variant(const Kernel *k, const PlanVariant *v)
@@ -1047,6 +1059,8 @@ static void plan_op_kernels(Planner *pl, const Op *op, const Tensor *in, const T
 			bind(pl, k, TG_PB_GRAD, op->arg[ARG_GRAD], COMP_DATA);
 			if (dbias) /* the chunk partials of the bias gradient, in d_h's workspace */
 				bind(pl, k, TG_PB_DW, op->arg[ARG_OUT], COMP_PART);
+			k->smem_dynamic = dglu_stage_bytes(k, op->p.act);
+			slot(pl, k, "TG_DB_STAGE", k->smem_dynamic ? "1" : "0");
 		}
 		if (op->kind == OP_NORM_QUANTIZE || op->kind == OP_GLU_AMAX) { /* NVFP4's stochastic rounding */
 			slot(pl, k, "TG_SR", nv && out->recipe.nvfp4_sr ? "1" : "0");
@@ -2335,6 +2349,8 @@ void plan_print(const Plan *p, Buf *out)
 				buf_printf(out, " n0=ceil(%s/%d)", extent_operand(a, g, k->rows), k->rows_chunk);
 			if (k->pdl)
 				buf_puts(out, " launch=pdl");
+			if (k->smem_dynamic)
+				buf_printf(out, " smem=%d", k->smem_dynamic);
 			buf_puts(out, " bind=");
 			for (int j = 0; j < k->nbind; j++) {
 				const Binding *b = &k->bind[j];

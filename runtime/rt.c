@@ -439,6 +439,15 @@ static void amax_runs(TgLayer *l)
 	}
 }
 
+/* A generated kernel launched with more dynamic shared memory than the 48 KB default (Kernel.smem_dynamic) is
+ * allowed it on function fn. */
+static TgStatus allow_dynamic_smem(const Kernel *k, CUfunction fn)
+{
+	if (k->kind == KERNEL_GENERATED && k->smem_dynamic > 0)
+		CU(cu.cuFuncSetAttribute(fn, TG_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, k->smem_dynamic), k->name);
+	return TG_OK;
+}
+
 TgStatus tg_layer_load(TgLayer *l)
 {
 	if (l->loaded)
@@ -458,6 +467,8 @@ TgStatus tg_layer_load(TgLayer *l)
 		CU(cu.cuModuleGetFunction(&l->fn[i], m, entry), entry);
 		if (l->jit[i].regs < 0) /* the compile log had no ptxas report: ask the driver */
 			cu.cuFuncGetAttribute(&l->jit[i].regs, TG_CU_FUNC_ATTRIBUTE_NUM_REGS, l->fn[i]);
+		if ((st = allow_dynamic_smem(k, l->fn[i])))
+			return st;
 		if (k->kind == KERNEL_GEMM) { /* the generated GEMM's shared-memory ring is over the 48 KB default */
 			if (gemm_gen_tile_parse(k->variant, &l->gen_tile[i]))
 				return fail(TG_ERR_COMPILE, "%s: bad generated GEMM variant '%s'", k->name, k->variant);
@@ -763,10 +774,10 @@ static TgStatus launch_kernel(TgLayer *l, const Kernel *k, CUfunction fn, CUstre
 	CUresult r;
 	if (k->pdl && l->ctx->pdl) {
 		TgLaunchAttr a = {TG_CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, {0}, {1}};
-		TgLaunchConfig c = {{(unsigned)gx, 1, 1}, {(unsigned)k->threads, 1, 1}, 0, s, &a, 1};
+		TgLaunchConfig c = {{(unsigned)gx, 1, 1}, {(unsigned)k->threads, 1, 1}, (unsigned)k->smem_dynamic, s, &a, 1};
 		r = cu.cuLaunchKernelEx(&c, fn, args, NULL);
 	} else {
-		r = cu.cuLaunchKernel(fn, (unsigned)gx, 1, 1, (unsigned)k->threads, 1, 1, 0, s, args, NULL);
+		r = cu.cuLaunchKernel(fn, (unsigned)gx, 1, 1, (unsigned)k->threads, 1, 1, (unsigned)k->smem_dynamic, s, args, NULL);
 	}
 	if (r)
 		return fail(TG_ERR_CUDA, "launching %s: %s", k->name, cudrv_errstr(r));
@@ -1407,6 +1418,8 @@ TgStatus tg_layer_time_kernel(TgLayer *l, int ki, const Kernel *variant, void *f
 	if (st)
 		return st;
 	CUfunction f = fn ? (CUfunction)fn : l->fn[ki];
+	if ((st = allow_dynamic_smem(k, f)))
+		return st;
 	if (bytes) { /* one read of each input, one write of each output */
 		double b = 0;
 		for (int i = 0; i < k->nbind; i++) {

@@ -1,6 +1,6 @@
 // dglu.cu: backward of the gated linear units (SwiGLU family), fused with the amax and the
 // rowwise quantized copy of the gradient.
-// tegen-slots: TG_KERNEL TG_IN_DTYPE TG_G_DTYPE TG_OUT_DTYPE TG_FMT TG_RECIPE TG_ROWWISE TG_COLWISE TG_DBIAS TG_VEC TG_THREADS TG_ROWS_PER_CTA TG_COLS TG_ACT TG_ALPHA TG_LIMIT TG_EPS_SCALE TG_POW2 TG_DEQ
+// tegen-slots: TG_KERNEL TG_IN_DTYPE TG_G_DTYPE TG_OUT_DTYPE TG_FMT TG_RECIPE TG_ROWWISE TG_COLWISE TG_DBIAS TG_VEC TG_THREADS TG_ROWS_PER_CTA TG_COLS TG_ACT TG_ALPHA TG_LIMIT TG_EPS_SCALE TG_POW2 TG_DEQ TG_DB_STAGE
 //
 // in = h [rows][2*TG_COLS] (the forward's saved pre-activation, gate half a first, linear
 // half b second, dtype TG_IN_DTYPE), grad = d_act [rows][TG_COLS] (TG_G_DTYPE) ->
@@ -40,7 +40,9 @@
 // block; 569.5-570.8 us against the block tile path's 616.4-617.4 at 8192 x 2x14336, harness_bwd). H100, dSwiGLU 8192 x 2x14336 both copies E5M2, t256v8r32 in `tegen run` (NVRTC):
 // 451-471 us alone, 501-506 in the training layer, against the tile path's 506-508 and 549-550 (seventeenth
 // session; harness_bwd, built by nvcc, 460-483 against 508).
-// Block tile path (TG_COLWISE with recipe 4): 128 x 128 tiles, TG_ROWS_PER_CTA 128, TG_VEC 8.
+// Block tile path (TG_COLWISE with recipe 4): 128 x 128 tiles, TG_ROWS_PER_CTA 128, TG_VEC 8. TG_DB_STAGE 1 (2-byte h
+// and d_act): the next tile's inputs come by cp.async into dynamic shared memory (launched with
+// 128 * 128 * (2 or 1 h halves + 1) * 2 bytes of it: gen/plan.c's dglu_stage_bytes) during this tile's copies.
 #include "tg_formats.h"
 #include "tg_recipe.h"
 #include "tg_kernel.h"
@@ -64,6 +66,9 @@
 #endif
 // the block tile path: a columnwise 1x128 copy, or an MXFP8 one at 128 rows a CTA (the planner's choice)
 #define DG_BLOCK_TILE (TG_COLWISE && (TG_RECIPE == TG_RECIPE_BLOCK1X128 || (TG_RECIPE == TG_RECIPE_MXFP8 && TG_ROWS_PER_CTA == 128)))
+#if TG_DB_STAGE && !(DG_BLOCK_TILE && TG_IN_DTYPE != TG_DTYPE_F32 && TG_G_DTYPE != TG_DTYPE_F32)
+#error "dglu.cu: TG_DB_STAGE stages 2-byte h and d_act on the block tile path"
+#endif
 // MXFP8 on the staged path (32-row tiles are its columnwise blocks); off: the block tile path or the tile path
 #ifndef TG_DG_STAGE_MX
 #define TG_DG_STAGE_MX 1
@@ -163,8 +168,11 @@ static_assert(DG_VEC == 8 && TG_THREADS % 32 == 0 && 128 % DB_G == 0, "block col
 // top of its own iteration at 1024 (64 registers): H200, 8192 x 2x28672, t1024 1140 us without and
 // 1243 with (spilling), t512 1212 with and 1231 without (fifteenth session).
 #ifndef TG_DB_PREFETCH
-#define TG_DB_PREFETCH (TG_THREADS < 1024)
+#define TG_DB_PREFETCH (TG_THREADS < 1024 && !TG_DB_STAGE)
 #endif
+// TG_DB_STAGE: 16-byte pieces a thread a tile (its steps' a, b and g vectors), each thread's own slots of the
+// dynamic buffer [DB_NIN * DB_NS][TG_THREADS] (consecutive threads' pieces consecutive: no bank conflicts)
+constexpr int DB_NIN = DG_GATED ? 3 : 2;
 
 __device__ __forceinline__ void dg_block_tile_path(const TgParams &p)
 {
@@ -184,11 +192,51 @@ __device__ __forceinline__ void dg_block_tile_path(const TgParams &p)
 			dg_load(p, r, v, it < items && r < rows, qa[st], qb[st], qg[st]);
 		}
 	};
+#if TG_DB_STAGE
+	static_assert(sizeof(qa[0]) == 16 && sizeof(qg[0]) == 16, "TG_DB_STAGE: 16-byte vectors (2-byte h and d_act)");
+	extern __shared__ uint4 db_raw[]; // [DB_NIN * DB_NS][TG_THREADS]
+	// item it's pieces into this thread's slots (zero-filled outside the tensor; nothing past the last item), committed
+	auto issue = [&](long long it) {
+		if (it < items) {
+			const long long r0 = it / DB_NCT * 128;
+			const int v = (int)(it % DB_NCT) * (128 / DG_VEC) + lc;
+			const unsigned char *h = (const unsigned char *)p.p[TG_PB_IN], *g = (const unsigned char *)p.p[TG_PB_GRAD];
+#pragma unroll
+			for (int st = 0; st < DB_NS; st++) {
+				const long long r = r0 + lr * DB_NS + st;
+				const bool ok = r < rows;
+				const long long hi = ok ? r * DG_OCOLS + (long long)v * DG_VEC : 0, gi = ok ? r * DG_COLS + (long long)v * DG_VEC : 0;
+				uint4 *slot = &db_raw[(st * DB_NIN) * TG_THREADS + threadIdx.x];
+				tg_cp_async16(slot, h + 2 * hi, ok);
+				if (DG_GATED)
+					tg_cp_async16(slot + TG_THREADS, h + 2 * (hi + (ok ? DG_COLS : 0)), ok);
+				tg_cp_async16(slot + (DB_NIN - 1) * TG_THREADS, g + 2 * gi, ok);
+			}
+		}
+		tg_cp_async_commit();
+	};
+	issue(blockIdx.x);
+#else
 	if (TG_DB_PREFETCH)
 		load(blockIdx.x);
+#endif
 	for (long long it = blockIdx.x; it < items; it += gridDim.x) {
+#if TG_DB_STAGE
+		tg_cp_async_wait<0>(); // this thread's own pieces: no barrier
+#pragma unroll
+		for (int st = 0; st < DB_NS; st++) {
+			const uint4 *slot = &db_raw[(st * DB_NIN) * TG_THREADS + threadIdx.x];
+			*reinterpret_cast<uint4 *>(&qa[st]) = slot[0];
+			if (DG_GATED)
+				*reinterpret_cast<uint4 *>(&qb[st]) = slot[TG_THREADS];
+			else
+				tg_zero_raw<TG_IN_DTYPE, DG_VEC>(qb[st]);
+			*reinterpret_cast<uint4 *>(&qg[st]) = slot[(DB_NIN - 1) * TG_THREADS];
+		}
+#else
 		if (!TG_DB_PREFETCH)
 			load(it);
+#endif
 		const long long r0 = it / DB_NCT * 128;
 		const int c0 = (int)(it % DB_NCT) * 128, c = c0 + lc * DG_VEC;
 		float d[DG_GATED ? 2 : 1][DB_NS][DG_VEC], amax = 0.0f; // d_a, d_b (ungated: d_a alone, db is da)
@@ -196,7 +244,13 @@ __device__ __forceinline__ void dg_block_tile_path(const TgParams &p)
 #pragma unroll
 		for (int st = 0; st < DB_NS; st++) // rows past the tensor: a = b = g = 0 give d_a = d_b = +0 (every act)
 			dg_compute(qa[st], qb[st], qg[st], true, da[st], db[st], amax);
-		if (TG_ROWWISE) {
+#if TG_DB_STAGE
+		issue(it + gridDim.x); // after the math: the pieces were read (their registers consumed) before being refilled
+#endif
+		if constexpr (TG_ROWWISE && TG_RECIPE == TG_RECIPE_BLOCK1X128) // d_a's and d_b's blocks of the thread's rows: one call
+			tg_emit_rows_block<TG_FMT, (DG_GATED ? 2 : 1) * DB_NS, DB_NS, DG_OCOLS>(p, rows, r0 + lr * DB_NS, c, DG_COLS,
+				reinterpret_cast<const float(&)[(DG_GATED ? 2 : 1) * DB_NS][8]>(d), true, TG_EPS_SCALE, TG_POW2);
+		else if (TG_ROWWISE) {
 #pragma unroll
 			for (int st = 0; st < DB_NS; st++) {
 				const long long r = r0 + lr * DB_NS + st;

@@ -332,11 +332,15 @@ __device__ __forceinline__ void gl_block_tile_path(const TgParams &p)
 		}
 		if (TG_GB_PREFETCH)
 			load(it + gridDim.x);
+		if constexpr (TG_ROWWISE && TG_RECIPE == TG_RECIPE_BLOCK1X128) // the thread's rows' blocks: one call
+			tg_emit_rows_block<TG_FMT, GB_NS, GB_NS, GL_COLS>(p, rows, r0 + lr * GB_NS, c, 0, y, cv, TG_EPS_SCALE, TG_POW2);
+		else {
 #pragma unroll
-		for (int st = 0; st < GB_NS; st++) {
-			const long long r = r0 + lr * GB_NS + st;
-			if (TG_ROWWISE)
-				gl_emit_row<gl_group>(p, rows, r, c, y[st], cv && r < rows, 1.0f);
+			for (int st = 0; st < GB_NS; st++) {
+				const long long r = r0 + lr * GB_NS + st;
+				if (TG_ROWWISE)
+					gl_emit_row<gl_group>(p, rows, r, c, y[st], cv && r < rows, 1.0f);
+			}
 		}
 		tg_block_colwise_tile<TG_FMT, TG_THREADS, GB_NS, GL_COLS, 1, GB_BR, TG_DEQ>(p, sm, yt, r0, c0, 0, GL_COLS, rows, TG_EPS_SCALE,
 			TG_POW2);

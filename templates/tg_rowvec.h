@@ -396,6 +396,39 @@ __device__ __forceinline__ void tg_emit_row(const TgParams &p, long long rows, l
 	}
 }
 
+// The rowwise 1x128 copies of NB blocks that a group of 16 lanes holds together (NB divides 16, NS divides NB):
+// block b is tensor row r + b % NS, this lane's 8 columns c + (b / NS) * cstep.. (lane threadIdx.x % 16 holding
+// columns 128k + (lane % 16) * 8..), values y[b]; rows past `rows` are not written, nor this lane's columns where
+// !col_ok (lane 0 of a group always inside). The bits of NB calls of tg_emit_row (recipe 4, G 16, V 8), but each
+// block's scale (the division, saturation and reciprocal) is computed once a group, by lane b of it (lane l takes
+// block l % NB), and shuffled to the others, and lane b writes block b's scale_inv: the block tile paths of dglu.cu
+// and glu_amax.cu, whose lanes computed every scale redundantly (9.4 of dglu's 47.7 instructions an element were its
+// rowwise copy). Every lane of the warp calls it.
+template <int FMT, int NB, int NS, int COLS>
+__device__ __forceinline__ void tg_emit_rows_block(const TgParams &p, long long rows, long long r, int c, int cstep,
+	const float (&y)[NB][8], bool col_ok, float eps, int pow2)
+{
+	static_assert(NB >= 1 && 16 % NB == 0 && NB % NS == 0, "tg_emit_rows_block: NB must divide 16, NS divide NB");
+	constexpr float fmax = FMT == TG_FMT_E4M3 ? TG_E4M3_MAX : TG_E5M2_MAX;
+	const int lane = threadIdx.x & 31, lb = lane % NB; // lb: the block whose scale this lane computes
+	float am = 0.0f;
+#pragma unroll
+	for (int b = 0; b < NB; b++) {
+		const float a = tg_block_amax<16, 8>(y[b], r + b % NS < rows && col_ok);
+		am = lb == b ? a : am;
+	}
+	const float bs_mine = tg_block_scale(am, fmax, eps, pow2);
+	const long long rm = r + lb % NS;
+	if ((lane & 15) < NB && rm < rows)
+		((float *)p.p[TG_P_SCALE_INV])[(long long)((c + lb / NS * cstep) / 128) * rows + rm] = tg_scale_inv(bs_mine);
+#pragma unroll
+	for (int b = 0; b < NB; b++) {
+		const float bs = __shfl_sync(0xFFFFFFFFu, bs_mine, (lane & 16) | b);
+		if (r + b % NS < rows && col_ok)
+			tg_store_fp8<FMT, 8>(p.p[TG_P_OUT], (r + b % NS) * COLS + c + b / NS * cstep, y[b], bs);
+	}
+}
+
 // Columnwise (transposed) FP8 store of one staged chunk on the tile path of norm_quantize.cu and
 // glu_amax.cu. Contract: every thread of the CTA calls it (it holds a __syncthreads on entry, so the
 // staging is complete, and one on exit, so ys may be restaged), after writing its FP32 outputs for

@@ -24,12 +24,12 @@ BEGIN {
 	printf "#define TG_KERNEL %s\n", $2
 	for (i = 1; i <= n; i++) printf "#define %s %s\n", slot[i], $(i + 2)
 	for (i = 1; i <= nx; i++) { split(xd[i], kv, "="); printf "#define %s %s\n", kv[1], kv[2] }
-	if (k == "dglu") print "#define TG_ALPHA 1.702f\n#define TG_LIMIT 7.0f\n#define TG_DEQ 0"
+	if (k == "dglu") print "#define TG_ALPHA 1.702f\n#define TG_LIMIT 7.0f\n#define TG_DEQ 0\n#define TG_DB_STAGE 0"
 	if (k == "dnorm") printf "#define TG_R_DTYPE %s\n", $5 # grad_residual in the dtype of grad (TG_G_DTYPE)
 	printf "#include \"%s\"\nextern \"C\" __global__ void %s(const TgParams p);\n#undef TG_KERNEL\n", file[k], $2
 	for (i = 1; i <= n; i++) printf "#undef %s\n", slot[i]
 	for (i = 1; i <= nx; i++) { split(xd[i], kv, "="); printf "#undef %s\n", kv[1] }
-	if (k == "dglu") print "#undef TG_ALPHA\n#undef TG_LIMIT\n#undef TG_DEQ"
+	if (k == "dglu") print "#undef TG_ALPHA\n#undef TG_LIMIT\n#undef TG_DEQ\n#undef TG_DB_STAGE"
 	if (k == "dnorm") print "#undef TG_R_DTYPE"
 	row = sprintf("\t{\"%s\", %s", $2, $2)
 	for (i = 3; i <= NF; i++) row = row ", " $i

@@ -94,7 +94,7 @@ static void compile_one(const char *prefix, const char *name, const char *tmpl, 
 	"\n#define TG_FMT " #fmt "\n#define TG_RECIPE " #rec "\n#define TG_ROWWISE " #roww "\n#define TG_COLWISE " #colw \
 	"\n#define TG_DBIAS " #dbias                                                                                \
 	"\n#define TG_VEC " #vec "\n#define TG_THREADS " #thr "\n#define TG_ROWS_PER_CTA " #rpc "\n#define TG_COLS " #cols \
-	"\n#define TG_ALPHA 1.702f\n#define TG_LIMIT 7.0f\n#define TG_EPS_SCALE 0.0f\n#define TG_POW2 0\n#define TG_DEQ 0\n"
+	"\n#define TG_ALPHA 1.702f\n#define TG_LIMIT 7.0f\n#define TG_EPS_SCALE 0.0f\n#define TG_POW2 0\n#define TG_DEQ 0\n#define TG_DB_STAGE 0\n"
 #define DNORM(norm, in, vec, thr, cols, zc, dres, passes)                                                           \
 	"#define TG_NORM " #norm "\n#define TG_IN_DTYPE " #in "\n#define TG_G_DTYPE " #in "\n#define TG_W_DTYPE " #in    \
 	"\n#define TG_OUT_DTYPE " #in "\n#define TG_R_DTYPE " #in "\n#define TG_VEC " #vec "\n#define TG_THREADS " #thr      \

@@ -355,6 +355,30 @@ __device__ __forceinline__ void body(const TgParams &p, const float eps)
 			}
 		}
 
+		/* 1x128 rows (ROWBLK): each row block's amax over its 16 lanes, then its scale computed once, by the
+		 * group's lane k for its row k (not by every lane: the division, saturation and reciprocal were 16-fold
+		 * redundant), shuffled to the others in the pass below; lane k writes row k's scale_inv */
+		constexpr bool ROWBLK = RECIPE == TG_RECIPE_BLOCK1X128 && ROW && 16 % NK == 0;
+		float bs_mine = 1.0f;
+		if constexpr (ROWBLK) {
+			float bm_mine = 0.0f;
+#pragma unroll
+			for (int k = 0; k < NK; k++) {
+				float v[8];
+				cvt8<IN_DT>(raw[k], v);
+				float bm = absmax8(v, 0.0f);
+				bm = fmaxf(bm, __shfl_xor_sync(0xFFFFFFFFu, bm, 1));
+				bm = fmaxf(bm, __shfl_xor_sync(0xFFFFFFFFu, bm, 2));
+				bm = fmaxf(bm, __shfl_xor_sync(0xFFFFFFFFu, bm, 4));
+				bm = fmaxf(bm, __shfl_xor_sync(0xFFFFFFFFu, bm, 8));
+				bm_mine = (cc & 15) % NK == k ? bm : bm_mine;
+			}
+			bs_mine = tg_block_scale(bm_mine, fmax, eps, POW2);
+			const long long r = row0 + g * NK + (cc & 15);
+			if ((cc & 15) < NK && col - (cc & 15) * 8 < COLS && r < rows) /* the block's first lane inside */
+				((float *)p.p[TG_P_SCALE_INV])[(long long)(col / 128) * rows + r] = tg_scale_inv(bs_mine);
+		}
+
 		/* rowwise pass (and per-tensor / 128x128 / none: the bytes of the shared tile) */
 #pragma unroll
 		for (int k = 0; k < NK; k++) {
@@ -379,7 +403,9 @@ __device__ __forceinline__ void body(const TgParams &p, const float eps)
 				hp8<OUT_DT>(v, o);
 			} else {
 				float s = PERT ? scale : tile_scale;
-				if (RECIPE == TG_RECIPE_BLOCK1X128 && ROW) {
+				if (ROWBLK) {
+					s = __shfl_sync(0xFFFFFFFFu, bs_mine, (threadIdx.x & 16) | k);
+				} else if (RECIPE == TG_RECIPE_BLOCK1X128 && ROW) {
 					float bm = am; /* 16 lanes = 128 columns */
 					bm = fmaxf(bm, __shfl_xor_sync(0xFFFFFFFFu, bm, 1));
 					bm = fmaxf(bm, __shfl_xor_sync(0xFFFFFFFFu, bm, 2));

@@ -580,10 +580,12 @@ __device__ __forceinline__ void tg_block_colwise_tile(const TgParams &p, TgBlock
 			for (int k = 0; k < 8; k++)
 				cm[k] = tg_absmax(cm[k], y[i][st][k]);
 #pragma unroll
-		for (int k = 0; k < 8; k++) {
+		for (int k = 0; k < 8; k++)
 			cm[k] = tg_absmax(cm[k], __shfl_xor_sync(0xffffffffu, cm[k], 16)); // the warp's other row group
-			if (lr % 2 == 0)
-				sm.cam[lr / 2][i * 128 + lc * 8 + k] = cm[k];
+		if (lr % 2 == 0) { // two 16-byte stores (eight 4-byte ones, 16 lanes 32 bytes apart, were 4-way bank conflicts)
+			float4 *dst = reinterpret_cast<float4 *>(&sm.cam[lr / 2][i * 128 + lc * 8]);
+			dst[0] = make_float4(cm[0], cm[1], cm[2], cm[3]);
+			dst[1] = make_float4(cm[4], cm[5], cm[6], cm[7]);
 		}
 	}
 	__syncthreads();

@@ -399,16 +399,34 @@ static bool block_tile(const Kernel *k)
 		(glu || dglu_block_tile_fits(slot_long(k, "TG_COLS", 0), slot_long(k, "TG_DBIAS", 0) != 0)));
 }
 
+/* The shared memory one CTA may opt in to on target t (bytes; the CUDA programming guide's table by compute
+ * capability): 163 KB on sm_80 and sm_87, 99 KB on sm_86, sm_89 and sm_120, 227 KB on sm_90 and sm_100 on. */
+static long smem_optin(Arch t)
+{
+	static const struct { int sm; long bytes; } tab[] = {
+		{80, 166912}, {86, 101376}, {87, 166912}, {89, 101376}, {90, 232448}, {100, 232448}, {103, 232448}, {120, 101376},
+	};
+	for (int i = 0; i < NELEMS(tab); i++)
+		if (tab[i].sm == t.sm)
+			return tab[i].bytes;
+	return 101376; /* an unlisted target: the smallest */
+}
+
 /* Bytes of dynamic shared memory dglu.cu's block tile path stages a tile's inputs in (TG_DB_STAGE: from 2-byte h
  * and d_act, a 128 x 128 tile of each h half and of d_act, the next tile's by cp.async during this one's copies,
- * as the one CTA a SM has no other CTA to cover its loads); 0: no staging (FP32 inputs: loads into registers).
- * Every variant of the block tile path moves the same tile. */
-static int dglu_stage_bytes(const Kernel *k, GluKind act)
+ * as the one CTA a SM has no other CTA to cover its loads); 0: no staging (FP32 inputs: loads into registers; or a
+ * target whose CTAs cannot hold it beside the path's static TgBlockTileSmem, 16896 bytes a half: sm_86, sm_89,
+ * sm_120). Every variant of the block tile path moves the same tile. */
+static int dglu_stage_bytes(const Planner *pl, const Kernel *k, GluKind act)
 {
 	if (strcmp(k->tmpl, "dglu.cu") || !block_tile(k) || slot_long(k, "TG_IN_DTYPE", 0) == TG_DTYPE_F32 ||
 		slot_long(k, "TG_G_DTYPE", 0) == TG_DTYPE_F32)
 		return 0;
-	return 128 * 128 * 2 * (glu_halves(act) + 1);
+	long dyn = 128 * 128 * 2 * (glu_halves(act) + 1), total = dyn + 16896L * glu_halves(act);
+	for (int i = 0; i < pl->g->ntargets; i++)
+		if (total > smem_optin(pl->g->targets[i]))
+			return 0;
+	return (int)dyn;
 }
 
 /* dglu.cu's staged path takes variant v of kernel k: staged_kernel, 8-element vectors, 32 rows a tile, 32-256
@@ -1059,7 +1077,7 @@ static void plan_op_kernels(Planner *pl, const Op *op, const Tensor *in, const T
 			bind(pl, k, TG_PB_GRAD, op->arg[ARG_GRAD], COMP_DATA);
 			if (dbias) /* the chunk partials of the bias gradient, in d_h's workspace */
 				bind(pl, k, TG_PB_DW, op->arg[ARG_OUT], COMP_PART);
-			k->smem_dynamic = dglu_stage_bytes(k, op->p.act);
+			k->smem_dynamic = dglu_stage_bytes(pl, k, op->p.act);
 			slot(pl, k, "TG_DB_STAGE", k->smem_dynamic ? "1" : "0");
 		}
 		if (op->kind == OP_NORM_QUANTIZE || op->kind == OP_GLU_AMAX) { /* NVFP4's stochastic rounding */

@@ -176,7 +176,7 @@ int cmd_build(int argc, char **argv)
 	double t2 = 1e3 * cli_now_s();
 	int spills = 0, warnings = 0, misses = 0;
 	if (!quiet)
-		printf("%-34s %-8s %5s %6s %6s %9s  %-12s  %s\n", "kernel", "arch", "regs", "smem", "spills", "compile", "cache",
+		printf("%-34s %-8s %5s %11s %6s %9s  %-12s  %s\n", "kernel", "arch", "regs", "smem", "spills", "compile", "cache",
 			"variant");
 	for (int i = 0; i < n; i++)
 		for (int j = 0; j < narch; j++) {
@@ -187,15 +187,17 @@ int cmd_build(int argc, char **argv)
 			warnings += r->log != NULL;
 			misses += r->cache_hit == 0;
 			if (!quiet) {
-				char regs[16] = "-", smem[16] = "-", sp[16] = "-";
+				const Kernel *k = &p->kernels[ks[i].kernel];
+				char regs[16] = "-", smem[32] = "-", sp[16] = "-";
 				if (r->regs >= 0)
 					snprintf(regs, sizeof regs, "%d", r->regs);
-				if (r->smem_static >= 0)
+				if (r->smem_static >= 0 && k->smem_dynamic > 0) /* static + the launch's dynamic bytes */
+					snprintf(smem, sizeof smem, "%d+%d", r->smem_static, k->smem_dynamic);
+				else if (r->smem_static >= 0)
 					snprintf(smem, sizeof smem, "%d", r->smem_static);
 				if (r->spill_stores >= 0 && r->spill_loads >= 0)
 					snprintf(sp, sizeof sp, "%d", r->spill_stores + r->spill_loads);
-				const Kernel *k = &p->kernels[ks[i].kernel];
-				printf("%-34s %-8s %5s %6s %6s %7.1fms  %-12s  %s (%s)\n", k->name, archs[j], regs, smem, sp,
+				printf("%-34s %-8s %5s %11s %6s %7.1fms  %-12s  %s (%s)\n", k->name, archs[j], regs, smem, sp,
 					r->compile_ms, r->cache_hit == 0 ? "miss" : r->cache_hit == 1 ? "hit (memory)" : "hit (disk)",
 					k->variant ? k->variant : "-", k->choice ? k->choice : "-");
 			}

@@ -213,7 +213,8 @@ static int compile_only(const char *spec, const char *cachedir, const char *arch
 			bool sp_ = r->cubin && r->spill_stores + r->spill_loads > 0;
 			printf("%-30s %-14s %s", cand[i].k.name, cand[i].v.name, r->cubin ? "ok" : "FAILED");
 			if (r->cubin)
-				printf(" regs=%d smem=%d spills=%d", r->regs, r->smem_static, r->spill_stores + r->spill_loads);
+				printf(" regs=%d smem=%d%s spills=%d", r->regs, r->smem_static,
+					cand[i].k.smem_dynamic ? arena_printf(a, "+%d", cand[i].k.smem_dynamic) : "", r->spill_stores + r->spill_loads);
 			printf("\n");
 			bad += !r->cubin;
 			spills += sp_;

@@ -680,7 +680,8 @@ static void row_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, l
 		 * t1024's 275 at 8192 x 14336, H100); a GLU's 1x128 copies: t512v8r128 (the block tile path, two
 		 * CTAs a SM: 545 us at 8192 x 2x28672 against t256's 648 and t1024's 696, H100); dglu's: t1024v8r128
 		 * (no prefetch: 1140 us against t512's 1212 and t256's 1759, H200; `tegen tune`, fifteenth
-		 * session); the rest t1024v8r32 */
+		 * session; staged by cp.async since the twenty-ninth, 974-986 us on an H100, t512 and t256 staged not
+		 * timed); the rest t1024v8r32 */
 		v = block_tile(k) ? find_variant(colwise_variants, NELEMS(colwise_variants),
 			!strcmp(k->tmpl, "dglu.cu") ? "t1024v8r128" : "t512v8r128")
 			: &colwise_variants[!strcmp(k->tmpl, "dglu.cu") ? 2 : !strcmp(k->tmpl, "glu_amax.cu") && pertensor ? 1 : 0];

@@ -518,6 +518,8 @@ static bool variant_legal(const Kernel *k, const PlanVariant *v, bool sane)
 			return false;
 		if (colam && cbr % nk)
 			return false;
+		if (recipe == TG_RECIPE_BLOCK1X128 && slot_long(k, "TG_ROWWISE", 0) && 16 % nk)
+			return false; /* a 16-lane group's lane k computes row k's 1x128 scale */
 		if (recipe == TG_RECIPE_BLOCK128X128 && (tr != 128 || tc != 128))
 			return false;
 		if (idt == TG_DTYPE_BYTES) { /* the byte transpose runs on the staged path only (StageTiling) */

@@ -911,7 +911,7 @@ static TgStatus launch_gemm(TgLayer *l, int ki, CUstream s)
 		return st;
 	char err[1024];
 	int r;
-	l->epilogue_ran[ki] = false;
+	l->epilogue_ran[ki] = false; /* both set below where the generated kernel runs */
 	l->gen_ran[ki] = false;
 	if (gd.m < 1 || gd.n < 1) /* no output elements (rows tokens - 1 at tokens 1), as launch_kernel skips 0 rows */
 		return TG_OK;
@@ -929,9 +929,9 @@ static TgStatus launch_gemm(TgLayer *l, int ki, CUstream s)
 		bind_params(l, k, &ep);
 	bool gen = l->fn[ki] && !gemm_gen_check(&gd, &ga, NULL, 0) && (!t->dglu || !gemm_gen_dglu_check(&gd, &ga, &epi)) &&
 		(fused || l->ctx->gemm_gen_all || gemm_gen_pays(&gd, t, l->ctx->sms));
-	l->epilogue_ran[ki] = gen && fused;
-	l->gen_ran[ki] = gen;
 	if (gen) {
+		l->gen_ran[ki] = true;
+		l->epilogue_ran[ki] = fused;
 		r = gemm_gen_launch(l->fn[ki], t, l->ctx->sms, &gd, &ga, fused ? &epi : NULL, s, err, sizeof err);
 	} else
 		r = gemm_run_padded(l->ctx->gemm, &gd, &ga, l->pad, l->pad_cap, s, err, sizeof err);

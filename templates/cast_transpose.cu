@@ -358,7 +358,8 @@ __device__ __forceinline__ void body(const TgParams &p, const float eps)
 		/* 1x128 rows (ROWBLK): each row block's amax over its 16 lanes, then its scale computed once, by the
 		 * group's lane k for its row k (not by every lane: the division, saturation and reciprocal were 16-fold
 		 * redundant), shuffled to the others in the pass below; lane k writes row k's scale_inv */
-		constexpr bool ROWBLK = RECIPE == TG_RECIPE_BLOCK1X128 && ROW && 16 % NK == 0;
+		constexpr bool ROWBLK = RECIPE == TG_RECIPE_BLOCK1X128 && ROW;
+		static_assert(!ROWBLK || 16 % NK == 0, "1x128 rows: a thread's rows must divide 16 (gen/plan.c's variant_legal)");
 		float bs_mine = 1.0f;
 		if constexpr (ROWBLK) {
 			float bm_mine = 0.0f;
@@ -405,15 +406,6 @@ __device__ __forceinline__ void body(const TgParams &p, const float eps)
 				float s = PERT ? scale : tile_scale;
 				if (ROWBLK) {
 					s = __shfl_sync(0xFFFFFFFFu, bs_mine, (threadIdx.x & 16) | k);
-				} else if (RECIPE == TG_RECIPE_BLOCK1X128 && ROW) {
-					float bm = am; /* 16 lanes = 128 columns */
-					bm = fmaxf(bm, __shfl_xor_sync(0xFFFFFFFFu, bm, 1));
-					bm = fmaxf(bm, __shfl_xor_sync(0xFFFFFFFFu, bm, 2));
-					bm = fmaxf(bm, __shfl_xor_sync(0xFFFFFFFFu, bm, 4));
-					bm = fmaxf(bm, __shfl_xor_sync(0xFFFFFFFFu, bm, 8));
-					s = tg_block_scale(bm, fmax, eps, POW2);
-					if ((cc & 15) == 0 && ok)
-						((float *)p.p[TG_P_SCALE_INV])[(long long)(col / 128) * rows + r] = tg_scale_inv(s);
 				} else if (RECIPE == TG_RECIPE_MXFP8 && ROW) {
 					float bm = am; /* 4 lanes = 32 columns */
 					bm = fmaxf(bm, __shfl_xor_sync(0xFFFFFFFFu, bm, 1));

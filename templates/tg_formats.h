@@ -353,6 +353,74 @@ TG_HD uint8_t tg_f32_to_e2m1(float x)
 
 TG_HD float tg_e2m1_to_f32(uint8_t c) { return tg__from_narrow(c & 0xFu, 1, 0, 3); }
 
+/* E2M1 by way of E4M3 (the GPU converts two FP32 values to E4M3 in one instruction, E2M1 only from sm_100a):
+ * ys = x * 2^-6 rounded to the E2M1 grid scaled by 2^-6, with x's sign, as a float. |ys| clamped to 6 * 2^-6
+ * (NaN stays NaN: min.NaN on the GPU) is rounded to nearest even at its binade's E2M1 step by adding and
+ * subtracting M = 2^(max(E, -6) + 22), whose ulp is that step (2^-7 below 2^-5: 0, 0.5, 1, 1.5 at scale 2^-6;
+ * 2^-6 in [2^-5, 2^-4); 2^-5 in [2^-4, 2^-3)), the sum's parity the E2M1 mantissa's. The result is an E4M3
+ * value whose code s<<7 | e2m1 << 2 (0.5 * 2^-6 = 2^-7 the subnormal 0x04) gives the E2M1 code: tg_e2m1_of_e4m3.
+ * x * 2^-6 is exact down to 2^-120, and below it rounds to 0 both ways. NaN: E4M3 0x7F, code 0x7 (sign dropped),
+ * -0: 0x80, code 0x8. tests/unit/test_formats.c checks tg_e2m1_of_e4m3(E4M3(tg_e2m1_round_scaled(x * 2^-6))) ==
+ * tg_f32_to_e2m1(x) (every FP32 x with --full: 0 differences). */
+TG_HD float tg_e2m1_round_scaled(float ys)
+{
+	const uint32_t u = tg_f2u(ys);
+#if defined(__CUDA_ARCH__) && defined(__CUDACC__) /* (tests/unit/rht_device.c defines only the first) */
+	float a;
+	asm("min.NaN.f32 %0, %1, 0f3DC00000;" : "=f"(a) : "f"(tg_u2f(u & 0x7FFFFFFFu))); /* 0.09375 = 6 * 2^-6 */
+#else
+	float a = tg_u2f(u & 0x7FFFFFFFu);
+	if (!tg_isnan(a) && a > 0.09375f)
+		a = 0.09375f;
+#endif
+	uint32_t e = tg_f2u(a) & 0x7F800000u;
+	e = e > 0x3C800000u ? e : 0x3C800000u;   /* 2^-6: below it the step of E2M1's [0, 2) */
+	const float m = tg_u2f(e + 0x0B000000u); /* 2^(E + 22) */
+#if defined(__CUDA_ARCH__) && defined(__CUDACC__)
+	const float r = __fsub_rn(__fadd_rn(a, m), m); /* (never reassociated, also under -use_fast_math) */
+#else
+	const float r = (a + m) - m;
+#endif
+	return tg_u2f(tg_f2u(r) | (u & 0x80000000u));
+}
+
+/* The E2M1 code (sign bit 3) of an E4M3 code c8 of a tg_e2m1_round_scaled value. */
+TG_HD uint8_t tg_e2m1_of_e4m3(uint8_t c8) { return (uint8_t)(((c8 >> 2) & 7) | ((c8 >> 4) & 8)); }
+
+/* x * 2^-6 rounded once (never folded into an earlier product). */
+TG_HD float tg__mul6(float x)
+{
+#if defined(__CUDA_ARCH__) && defined(__CUDACC__)
+	return __fmul_rn(x, 0x1p-6f);
+#else
+	return x * 0x1p-6f;
+#endif
+}
+
+/* The E2M1 codes of y[0..7] * mult packed in a word (element k in nibble k): eight tg_f32_to_e2m1(y[k] * mult)
+ * by tg_e2m1_round_scaled, four E4M3 pair conversions and the codes taken out of the E4M3 bytes four at a time
+ * (tg_e2m1_of_e4m3 on each byte, then two bytes' nibbles a byte, bytes 0 and 2 of each word: one byte permute): the NVFP4 casts' encoding,
+ * which is instruction-bound (the scalar tg_f32_to_e2m1 took about 13 instructions an element and its packing 1-2). */
+TG_HD uint32_t tg_e2m1x8(const float *y, float mult)
+{
+	uint32_t t[2];
+	for (int h = 0; h < 2; h++) { /* a pair at a time (few registers live: the RHT casts hold 80) */
+		uint32_t w = 0;
+		for (int q = 0; q < 2; q++) {
+			const float *v = y + 4 * h + 2 * q;
+			w |= (uint32_t)tg_f32x2_to_e4m3x2(tg_e2m1_round_scaled(tg__mul6(v[0] * mult)),
+				tg_e2m1_round_scaled(tg__mul6(v[1] * mult))) << (16 * q);
+		}
+		const uint32_t c = ((w >> 2) & 0x07070707u) | ((w >> 4) & 0x08080808u); /* a code (and sign) a byte */
+		t[h] = c | (c >> 4); /* bytes 0 and 2: two codes each, element 2k low */
+	}
+#if defined(__CUDA_ARCH__) && defined(__CUDACC__)
+	return __byte_perm(t[0], t[1], 0x6420);
+#else
+	return (t[0] & 0xFFu) | (t[0] >> 8 & 0xFF00u) | (t[1] & 0xFFu) << 16 | (t[1] >> 8 & 0xFF00u) << 16; /* bytes 0, 2 of each */
+#endif
+}
+
 /* Packed pair: lo in the low nibble. */
 TG_HD uint8_t tg_f32x2_to_e2m1x2(float lo, float hi)
 {

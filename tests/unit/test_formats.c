@@ -263,8 +263,57 @@ static void test_vectors(void)
 		report("vectors_formats", bad, det);
 }
 
-int main(void)
+/* E2M1 by way of E4M3 (tg_e2m1_round_scaled, the NVFP4 casts' GPU path) against tg_f32_to_e2m1: every FP32 input
+ * with --full (2^32, about 40 s), else every 255th pattern and the 2^16 patterns around each E2M1 midpoint and
+ * boundary (0.25 .. 6 and their neighbours, both signs, NaN, inf, subnormals). */
+static void test_e2m1_via_e4m3(int full)
 {
+	long bad = 0;
+	char det[160] = "";
+	const uint64_t step = full ? 1 : 255;
+	static const float around[] = {0.0f, 0.25f, 0.5f, 0.75f, 1.0f, 1.25f, 1.5f, 1.75f, 2.0f, 2.5f, 3.0f, 3.5f, 4.0f, 5.0f,
+		6.0f, 8.0f, 1e-38f, 1e38f};
+	for (int pass = 0; pass < 2; pass++) {
+		uint64_t n = pass ? (uint64_t)(sizeof around / sizeof *around) * 2 * 65536 : (1ull << 32) / step;
+		for (uint64_t i = 0; i < n; i++) {
+			uint32_t bits;
+			if (pass) {
+				const uint64_t k = i / 65536, j = i % 65536;
+				bits = (tg_f2u(around[k / 2]) + (uint32_t)j - 32768u) ^ (k % 2 ? 0x80000000u : 0u);
+			} else
+				bits = (uint32_t)(i * step);
+			const float x = tg_u2f(bits);
+			const uint8_t want = tg_f32_to_e2m1(x), got = tg_e2m1_of_e4m3(tg_f32_to_e4m3(tg_e2m1_round_scaled(x * 0x1p-6f)));
+			if (want != got && bad++ == 0)
+				snprintf(det, sizeof det, "x 0x%08x (%.9g): e2m1 0x%x, via e4m3 0x%x", bits, (double)x, want, got);
+		}
+	}
+	report(full ? "e2m1_via_e4m3_every_fp32" : "e2m1_via_e4m3", bad, det);
+	/* the packed eight (tg_e2m1x8, the host form of its byte permute) against eight scalar codes */
+	bad = 0;
+	for (int i = 0; i < 200000 && !full; i++) {
+		/* odd i: any bits; even i: |y| in [2^-4, 2^4) (every code, ties included) times mult in [0.5, 2) */
+		float y[8], mult = i % 2 ? tg_u2f((next32() & 0x3FFFFFFFu) | 0x30000000u) : tg_u2f(0x3F000000u + (next32() & 0xFFFFFFu));
+		uint32_t want = 0;
+		for (int k = 0; k < 8; k++) {
+			const uint32_t b = next32();
+			y[k] = i % 2 ? tg_u2f(b) : tg_u2f((b & 0x80000000u) | ((123u + (b >> 23 & 7u)) << 23) | (b & (next32() % 3 ? 0x7FFFFFu : 0x600000u)));
+			want |= (uint32_t)tg_f32_to_e2m1(y[k] * mult) << (4 * k);
+		}
+		const uint32_t got = tg_e2m1x8(y, mult);
+		if (got != want && bad++ == 0)
+			snprintf(det, sizeof det, "mult %.9g: codes 0x%08x, packed 0x%08x", (double)mult, want, got);
+	}
+	if (!full)
+		report("e2m1x8_packed", bad, det);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "--full")) {
+		test_e2m1_via_e4m3(1);
+		return failed;
+	}
 	for (int f = 0; f < OF_N; f++)
 		oracle_init(&O[f], f);
 	test_codes();
@@ -273,6 +322,7 @@ int main(void)
 	test_boundaries();
 	test_dense();
 	test_vectors();
+	test_e2m1_via_e4m3(0);
 	for (int f = 0; f < OF_N; f++)
 		free(O[f].v);
 	return failed;

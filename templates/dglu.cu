@@ -174,6 +174,13 @@ static_assert(DG_VEC == 8 && TG_THREADS % 32 == 0 && 128 % DB_G == 0, "block col
 // dynamic buffer [DB_NIN * DB_NS][TG_THREADS] (consecutive threads' pieces consecutive: no bank conflicts)
 constexpr int DB_NIN = DG_GATED ? 3 : 2;
 
+// Item it's first row r0 and column tile ct (tiles row-major; gate-half columns 128 ct on).
+__device__ __forceinline__ void db_item(long long it, long long &r0, int &ct)
+{
+	r0 = it / DB_NCT * 128;
+	ct = (int)(it % DB_NCT);
+}
+
 __device__ __forceinline__ void dg_block_tile_path(const TgParams &p)
 {
 	__shared__ TgBlockTileSmem<DB_G, DG_GATED ? 2 : 1, DB_BR> sm;
@@ -184,8 +191,10 @@ __device__ __forceinline__ void dg_block_tile_path(const TgParams &p)
 	tg_rvec<TG_G_DTYPE, DG_VEC> qg[DB_NS];
 	// the a, b and g vectors of this thread's steps of item it (zeros outside the tensor)
 	auto load = [&](long long it) {
-		const long long r0 = it / DB_NCT * 128;
-		const int v = (int)(it % DB_NCT) * (128 / DG_VEC) + lc;
+		long long r0;
+		int ct;
+		db_item(it, r0, ct);
+		const int v = ct * (128 / DG_VEC) + lc;
 #pragma unroll
 		for (int st = 0; st < DB_NS; st++) {
 			const long long r = r0 + lr * DB_NS + st;
@@ -198,8 +207,10 @@ __device__ __forceinline__ void dg_block_tile_path(const TgParams &p)
 	// item it's pieces into this thread's slots (zero-filled outside the tensor; nothing past the last item), committed
 	auto issue = [&](long long it) {
 		if (it < items) {
-			const long long r0 = it / DB_NCT * 128;
-			const int v = (int)(it % DB_NCT) * (128 / DG_VEC) + lc;
+			long long r0;
+			int ct;
+			db_item(it, r0, ct);
+			const int v = ct * (128 / DG_VEC) + lc;
 			const unsigned char *h = (const unsigned char *)p.p[TG_PB_IN], *g = (const unsigned char *)p.p[TG_PB_GRAD];
 #pragma unroll
 			for (int st = 0; st < DB_NS; st++) {
@@ -237,8 +248,10 @@ __device__ __forceinline__ void dg_block_tile_path(const TgParams &p)
 		if (!TG_DB_PREFETCH)
 			load(it);
 #endif
-		const long long r0 = it / DB_NCT * 128;
-		const int c0 = (int)(it % DB_NCT) * 128, c = c0 + lc * DG_VEC;
+		long long r0;
+		int ct;
+		db_item(it, r0, ct);
+		const int c0 = ct * 128, c = c0 + lc * DG_VEC;
 		float d[DG_GATED ? 2 : 1][DB_NS][DG_VEC], amax = 0.0f; // d_a, d_b (ungated: d_a alone, db is da)
 		auto &da = d[0], &db = d[DG_GATED ? 1 : 0];
 #pragma unroll

@@ -74,6 +74,8 @@ struct TgContext {
 	bool gemm_gen_all;   /* TEGEN_GEMM_GEN=2 (tests): also where gemm_gen_pays says cuBLASLt is as fast */
 	bool pdl;            /* Kernel.pdl kernels launch with programmatic stream serialization (sm_90+, a driver
 	                        with cuLaunchKernelEx; TEGEN_NO_PDL=1: plainly) */
+	int grid_cap;        /* a generated kernel's grid.x is at most grid_cap CTAs a SM (TEGEN_GRID_CAP=N, 1-1024;
+	                        default 32): the templates grid-stride, so any cap is correct; for grid studies */
 	TgOptions opts;
 	pthread_mutex_t lock;
 	LoadedModule *mods;
@@ -121,6 +123,10 @@ TgStatus tg_context_create(const TgOptions *opts, TgContext **out)
 	c->gemm_gen = c->cc == 90 && !(gen && !strcmp(gen, "0"));
 	c->gemm_gen_all = c->gemm_gen && gen && !strcmp(gen, "2");
 	c->pdl = c->cc >= 90 && cu.cuLaunchKernelEx && !getenv("TEGEN_NO_PDL");
+	const char *cap = getenv("TEGEN_GRID_CAP");
+	char *end = NULL;
+	const long capv = cap ? strtol(cap, &end, 10) : 0;
+	c->grid_cap = cap && end != cap && !*end && capv >= 1 && capv <= 1024 ? (int)capv : 32;
 	char warn[512] = "";
 	c->jit = jit_cache_open(c->opts.cache_dir, c->opts.frozen, warn, sizeof warn);
 	if (!c->jit) {
@@ -767,7 +773,7 @@ static TgStatus launch_kernel(TgLayer *l, const Kernel *k, CUfunction fn, CUstre
 	unsigned long long gx = k->grid_rows ? ((unsigned long long)rows + (unsigned)k->grid_rows - 1) / (unsigned)k->grid_rows : 1;
 	if (k->grid_cols)
 		gx *= ((unsigned long long)k->cols + (unsigned long long)k->grid_cols - 1) / (unsigned long long)k->grid_cols;
-	unsigned long long cap = (unsigned long long)(l->ctx->sms > 0 ? l->ctx->sms : 132) * 32;
+	unsigned long long cap = (unsigned long long)(l->ctx->sms > 0 ? l->ctx->sms : 132) * (unsigned)l->ctx->grid_cap;
 	if (gx > cap)
 		gx = cap;
 	void *args[] = {&prm};

@@ -123,10 +123,6 @@ TgStatus tg_context_create(const TgOptions *opts, TgContext **out)
 	c->gemm_gen = c->cc == 90 && !(gen && !strcmp(gen, "0"));
 	c->gemm_gen_all = c->gemm_gen && gen && !strcmp(gen, "2");
 	c->pdl = c->cc >= 90 && cu.cuLaunchKernelEx && !getenv("TEGEN_NO_PDL");
-	const char *cap = getenv("TEGEN_GRID_CAP");
-	char *end = NULL;
-	const long capv = cap ? strtol(cap, &end, 10) : 0;
-	c->grid_cap = cap && end != cap && !*end && capv >= 1 && capv <= 1024 ? (int)capv : 32;
 	char warn[512] = "";
 	c->jit = jit_cache_open(c->opts.cache_dir, c->opts.frozen, warn, sizeof warn);
 	if (!c->jit) {
@@ -135,6 +131,15 @@ TgStatus tg_context_create(const TgOptions *opts, TgContext **out)
 	}
 	if (warn[0])
 		ctx_log(c, warn);
+	const char *cap = getenv("TEGEN_GRID_CAP");
+	char *end = NULL;
+	const long capv = cap ? strtol(cap, &end, 10) : 0;
+	const bool cap_ok = cap && end != cap && !*end && capv >= 1 && capv <= 1024;
+	c->grid_cap = cap_ok ? (int)capv : 32;
+	if (cap && !cap_ok) { /* a grid study with a typo must not run the default silently */
+		snprintf(warn, sizeof warn, "TEGEN_GRID_CAP=%.64s ignored (an integer 1-1024 expected): 32 CTAs a SM", cap);
+		ctx_log(c, warn);
+	}
 	cu.cuDriverGetVersion(&c->driver);
 	char dir[4096];
 	if (cache_dir_resolve(c->opts.cache_dir, dir, sizeof dir) || cache_tuning_path(dir, c->tuning, sizeof c->tuning))

@@ -524,6 +524,8 @@ typedef struct Kernel {
 	int epilogue_of;      /* >= 0: this kernel's op also runs as the epilogue of GEMM kernel epilogue_of (gemm.glu);
 	                         the runtime runs it only where that GEMM ran on cuBLASLt; -1 otherwise */
 	int smem_dynamic;     /* bytes of dynamic shared memory at launch (dglu.cu's TG_DB_STAGE buffer); 0 none */
+	bool persistent;      /* grid.x at most the CTAs the GPU holds at once (the driver's occupancy of the function at
+	                         threads and smem_dynamic, times the SMs): each CTA grid-strides over many work items */
 	bool pdl;             /* launched with programmatic stream serialization (sm_90+): its template waits for the
 	                         previous kernel (griddepcontrol.wait) before reading, so its launch overlaps that one's end */
 	bool cast_in_update;  /* a trained weight's cast that its fused update (adamw_cast.cu) also does: the

@@ -1082,6 +1082,10 @@ static void plan_op_kernels(Planner *pl, const Op *op, const Tensor *in, const T
 				bind(pl, k, TG_PB_DW, op->arg[ARG_OUT], COMP_PART);
 			k->smem_dynamic = dglu_stage_bytes(pl, k, op->p.act);
 			slot(pl, k, "TG_DB_STAGE", k->smem_dynamic ? "1" : "0");
+			/* the staged tile prefetches a CTA's next tile, so a CTA wants many: one CTA a SM (t1024) over the
+			 * whole grid-stride, not 32 a SM of one or two tiles each. H100, 8192 tokens, us alone: 8B block dglu
+			 * 487-491 -> 440-462, 70B 922-948 -> 858-859 (thirty-first session, call 2) */
+			k->persistent = k->smem_dynamic > 0;
 		}
 		if (op->kind == OP_NORM_QUANTIZE || op->kind == OP_GLU_AMAX) { /* NVFP4's stochastic rounding */
 			slot(pl, k, "TG_SR", nv && out->recipe.nvfp4_sr ? "1" : "0");
@@ -2372,6 +2376,8 @@ void plan_print(const Plan *p, Buf *out)
 				buf_puts(out, " launch=pdl");
 			if (k->smem_dynamic)
 				buf_printf(out, " smem=%d", k->smem_dynamic);
+			if (k->persistent)
+				buf_puts(out, " persistent");
 			buf_puts(out, " bind=");
 			for (int j = 0; j < k->nbind; j++) {
 				const Binding *b = &k->bind[j];

@@ -57,6 +57,7 @@ enum {
 	X(cuModuleGetFunction, (CUfunction *f, CUmodule m, const char *name)) \
 	X(cuFuncGetAttribute, (int *v, int attr, CUfunction f)) \
 	X(cuFuncSetAttribute, (CUfunction f, int attr, int v)) \
+	X(cuOccupancyMaxActiveBlocksPerMultiprocessor, (int *n, CUfunction f, int threads, size_t smem)) \
 	X(cuLaunchKernel, (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, \
 		unsigned bz, unsigned smem, CUstream s, void **params, void **extra)) \
 	X(cuMemAlloc_v2, (CUdeviceptr *p, size_t n)) \

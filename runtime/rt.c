@@ -774,11 +774,16 @@ static TgStatus launch_kernel(TgLayer *l, const Kernel *k, CUfunction fn, CUstre
 	prm.n[3] = (long long)l->steps;
 	if (rows <= 0 && !k->rows_chunk) /* no rows: nothing to write; but a sum over rows (dreduce) writes its empty sums */
 		return TG_OK;
-	/* grid.x = row blocks x column tiles (1D; templates grid-stride, so a cap is safe) */
+	/* grid.x = row blocks x column tiles (1D; templates grid-stride, so a cap is safe), at most grid_cap CTAs a
+	 * SM, or a persistent kernel's resident CTAs */
 	unsigned long long gx = k->grid_rows ? ((unsigned long long)rows + (unsigned)k->grid_rows - 1) / (unsigned)k->grid_rows : 1;
 	if (k->grid_cols)
 		gx *= ((unsigned long long)k->cols + (unsigned long long)k->grid_cols - 1) / (unsigned long long)k->grid_cols;
-	unsigned long long cap = (unsigned long long)(l->ctx->sms > 0 ? l->ctx->sms : 132) * (unsigned)l->ctx->grid_cap;
+	int per_sm = l->ctx->grid_cap, resident = 0;
+	if (k->persistent && !cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(&resident, fn, k->threads, (size_t)k->smem_dynamic) &&
+		resident > 0 && resident < per_sm)
+		per_sm = resident;
+	unsigned long long cap = (unsigned long long)(l->ctx->sms > 0 ? l->ctx->sms : 132) * (unsigned)per_sm;
 	if (gx > cap)
 		gx = cap;
 	void *args[] = {&prm};

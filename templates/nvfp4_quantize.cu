@@ -516,13 +516,18 @@ __device__ __forceinline__ void strip_rows(const TgParams &p, const float *t, co
 // Columnwise blocks of the strip: unit (column c, half h) encodes rows 32h .. 32h+31 of
 // the strip's column c as two blocks of the transposed copy (Hadamard-transformed with
 // TG_RHT; s_enc is the copy's own); with TG_DEQ bit 1 their codes to wq and scale bytes to sq (one unit a
-// thread then).
+// thread then). Units 2c and 2c + 1 are a column's two halves, so a lane pair's 16-byte code stores fill one
+// 32-byte sector in one instruction (with the halves in different warps, each sector took two half writes apart:
+// H100, 8B NVFP4 training layer, us alone: d_h 1039-1044 -> 945-948, w_up 441 -> 391-399, act 502 -> 469-488,
+// w_down 211 -> 191-194, xn 136 -> 128-130, d_y 122-123 -> 113-115; thirty-first session, call 5). Its 2-way
+// bank conflict (the halves' rows are 32 rows apart, one bank) is cheaper than a swizzle of sidx, which took
+// back most of the gain.
 __device__ __forceinline__ void strip_cols(const TgParams &p, const float *t, const float *tam, long long r0, long long c0,
                                            const Scales &sc, const uint8_t *ct, uint32_t (&wq)[4], uint32_t &sq)
 {
 	const long long rows = p.n[0], cols = p.n[1], nbt = (rows + 15) / 16;
 	for (int i = threadIdx.x; i < S2C * (S2R / 32); i += TG_THREADS) {
-		const int c = i % S2C, h = i / S2C;
+		const int c = i >> 1, h = i & 1;
 		const long long col = strip_col(c0, c, cols), bt0 = (r0 + 32 * h) / 16;
 		if (col < 0 || 16 * bt0 >= rows)
 			continue;
@@ -677,7 +682,7 @@ __device__ __forceinline__ void cast_pass_strip(const TgParams &p)
 		if (TG_DEQ & 2) { // dequantized into t (every reader done), then written along the copy's rows
 			uint16_t *dq = (uint16_t *)t;
 			__syncthreads();
-			uint4 *d = (uint4 *)(dq + threadIdx.x % S2C * DQP + 32 * (threadIdx.x / S2C));
+			uint4 *d = (uint4 *)(dq + (threadIdx.x >> 1) * DQP + 32 * (threadIdx.x & 1)); // strip_cols' unit
 #pragma unroll
 			for (int j = 0; j < 2; j++) {
 				uint32_t h[8];

@@ -268,8 +268,8 @@ static void test_vectors(void)
  * boundary (0.25 .. 6 and their neighbours, both signs, NaN, inf, subnormals). */
 static void test_e2m1_via_e4m3(int full)
 {
-	long bad = 0;
-	char det[160] = "";
+	long bad = 0, bad_value = 0;
+	char det[160] = "", det_value[160] = "";
 	const uint64_t step = full ? 1 : 255;
 	static const float around[] = {0.0f, 0.25f, 0.5f, 0.75f, 1.0f, 1.25f, 1.5f, 1.75f, 2.0f, 2.5f, 3.0f, 3.5f, 4.0f, 5.0f,
 		6.0f, 8.0f, 1e-38f, 1e38f};
@@ -283,12 +283,36 @@ static void test_e2m1_via_e4m3(int full)
 			} else
 				bits = (uint32_t)(i * step);
 			const float x = tg_u2f(bits);
-			const uint8_t want = tg_f32_to_e2m1(x), got = tg_e2m1_of_e4m3(tg_f32_to_e4m3(tg_e2m1_round_scaled(x * 0x1p-6f)));
+			const float r = tg_e2m1_round_scaled(x * 0x1p-6f);
+			const uint8_t want = tg_f32_to_e2m1(x), got = tg_e2m1_of_e4m3(tg_f32_to_e4m3(r));
 			if (want != got && bad++ == 0)
 				snprintf(det, sizeof det, "x 0x%08x (%.9g): e2m1 0x%x, via e4m3 0x%x", bits, (double)x, want, got);
+			/* nvfp4_quantize.cu's e2m1x8_deq: r * 64 is the code's value, bit for bit (a NaN r: code 7) */
+			const int same = tg_isnan(r) ? want == 0x7 : tg_f2u(r * 64.0f) == tg_f2u(tg_e2m1_to_f32(want));
+			if (!same && bad_value++ == 0)
+				snprintf(det_value, sizeof det_value, "x 0x%08x: r * 64 = %.9g, code 0x%x", bits, (double)(r * 64.0f), want);
 		}
 	}
 	report(full ? "e2m1_via_e4m3_every_fp32" : "e2m1_via_e4m3", bad, det);
+	report(full ? "e2m1_value_of_rounded_every_fp32" : "e2m1_value_of_rounded", bad_value, det_value);
+	/* and its NaN fix: every code's BF16 value e2m1 * dq is at most BF16(6 dq) (min.bf16x2 leaves it), so only a NaN
+	 * element (code 7) is taken to it; dq over finite powers of two and random finite bit patterns, zero and
+	 * subnormals included (dq = S_dec / S_enc is finite: S_enc >= 2688 / FLT_MAX) */
+	long bad_min = 0;
+	char det_min[160] = "";
+	for (int i = 0; i < 20000 && !full; i++) {
+		const float dq = i < 255 ? tg_u2f((uint32_t)i << 23) * (i % 2 ? 1.5f : 1.0f) : tg_u2f(next32() & 0x7F7FFFFFu);
+		const uint16_t c6 = tg_f32_to_bf16(6.0f * dq);
+		for (uint8_t code = 0; code < 16; code++) {
+			const uint16_t v = tg_f32_to_bf16(tg_e2m1_to_f32(code) * dq);
+			const float vf = tg_bf16_to_f32(v), cf = tg_bf16_to_f32(c6);
+			const uint16_t m = vf < cf || (vf == cf && (v & 0x8000u)) ? v : c6; /* min.bf16x2's pick */
+			if (m != v && bad_min++ == 0)
+				snprintf(det_min, sizeof det_min, "dq %.9g code 0x%x: 0x%04x above BF16(6 dq) 0x%04x", (double)dq, code, v, c6);
+		}
+	}
+	if (!full)
+		report("e2m1_deq_below_six", bad_min, det_min);
 	/* the packed eight (tg_e2m1x8, the host form of its byte permute) against eight scalar codes */
 	bad = 0;
 	for (int i = 0; i < 200000 && !full; i++) {

@@ -214,6 +214,7 @@ struct TgLayer {
 	char *text;
 	JitResult *jit;      /* per kernel (generated ones) */
 	CUfunction *fn;
+	int *resident;            /* per kernel: a persistent kernel's CTAs a SM (the driver's occupancy), else 0 */
 	GemmGenTile *gen_tile;    /* per kernel: a generated GEMM's tile, parsed from its variant at load */
 	bool *epilogue_ran;       /* per kernel: this run's launch of a GEMM kernel did its GLU epilogue */
 	signed char *gen_ran;     /* per GEMM kernel: its last launch ran the generated kernel (1) or cuBLASLt (0); -1 none yet */
@@ -281,6 +282,7 @@ TgStatus tg_layer_create(TgContext *c, const char *name, const char *text, size_
 	l->dim = arena_alloc(l->arena, sizeof *l->dim * (size_t)(g->ndims ? g->ndims : 1));
 	l->jit = arena_alloc(l->arena, sizeof *l->jit * (size_t)(p->nkernels ? p->nkernels : 1));
 	l->fn = arena_alloc(l->arena, sizeof *l->fn * (size_t)(p->nkernels ? p->nkernels : 1));
+	l->resident = arena_alloc(l->arena, sizeof *l->resident * (size_t)(p->nkernels ? p->nkernels : 1));
 	l->gen_tile = arena_alloc(l->arena, sizeof *l->gen_tile * (size_t)(p->nkernels ? p->nkernels : 1));
 	l->epilogue_ran = arena_alloc(l->arena, sizeof *l->epilogue_ran * (size_t)(p->nkernels ? p->nkernels : 1));
 	l->gen_ran = arena_alloc(l->arena, (size_t)(p->nkernels ? p->nkernels : 1));
@@ -459,6 +461,16 @@ static TgStatus allow_dynamic_smem(const Kernel *k, CUfunction fn)
 	return TG_OK;
 }
 
+/* A persistent kernel's (Kernel.persistent) resident CTAs a SM as function fn, from the driver's occupancy; 0 for
+ * any other kernel or where the driver does not answer (the launch then keeps the context's grid cap). */
+static int resident_ctas(const Kernel *k, CUfunction fn)
+{
+	int n = 0;
+	if (k->persistent && cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(&n, fn, k->threads, (size_t)k->smem_dynamic))
+		n = 0;
+	return n > 0 ? n : 0;
+}
+
 TgStatus tg_layer_load(TgLayer *l)
 {
 	if (l->loaded)
@@ -480,6 +492,7 @@ TgStatus tg_layer_load(TgLayer *l)
 			cu.cuFuncGetAttribute(&l->jit[i].regs, TG_CU_FUNC_ATTRIBUTE_NUM_REGS, l->fn[i]);
 		if ((st = allow_dynamic_smem(k, l->fn[i])))
 			return st;
+		l->resident[i] = resident_ctas(k, l->fn[i]);
 		if (k->kind == KERNEL_GEMM) { /* the generated GEMM's shared-memory ring is over the 48 KB default */
 			if (gemm_gen_tile_parse(k->variant, &l->gen_tile[i]))
 				return fail(TG_ERR_COMPILE, "%s: bad generated GEMM variant '%s'", k->name, k->variant);
@@ -763,8 +776,8 @@ static void bind_params(const TgLayer *l, const Kernel *k, TgParams *prm)
 	}
 }
 
-/* Launch generated kernel k (the plan's, or a variant of it) as function fn. */
-static TgStatus launch_kernel(TgLayer *l, const Kernel *k, CUfunction fn, CUstream s)
+/* Launch generated kernel k (the plan's, or a variant of it) as function fn; resident: resident_ctas(k, fn). */
+static TgStatus launch_kernel(TgLayer *l, const Kernel *k, CUfunction fn, int resident, CUstream s)
 {
 	TgParams prm;
 	bind_params(l, k, &prm);
@@ -779,9 +792,8 @@ static TgStatus launch_kernel(TgLayer *l, const Kernel *k, CUfunction fn, CUstre
 	unsigned long long gx = k->grid_rows ? ((unsigned long long)rows + (unsigned)k->grid_rows - 1) / (unsigned)k->grid_rows : 1;
 	if (k->grid_cols)
 		gx *= ((unsigned long long)k->cols + (unsigned long long)k->grid_cols - 1) / (unsigned long long)k->grid_cols;
-	int per_sm = l->ctx->grid_cap, resident = 0;
-	if (k->persistent && !cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(&resident, fn, k->threads, (size_t)k->smem_dynamic) &&
-		resident > 0 && resident < per_sm)
+	int per_sm = l->ctx->grid_cap;
+	if (resident > 0 && resident < per_sm)
 		per_sm = resident;
 	unsigned long long cap = (unsigned long long)(l->ctx->sms > 0 ? l->ctx->sms : 132) * (unsigned)per_sm;
 	if (gx > cap)
@@ -835,7 +847,7 @@ bool tg_layer_kernel_skipped(const TgLayer *l, int ki)
 		weight_cast_cached(l, k);
 }
 
-static TgStatus launch_generated(TgLayer *l, int ki, CUstream s) { return launch_kernel(l, &l->plan->kernels[ki], l->fn[ki], s); }
+static TgStatus launch_generated(TgLayer *l, int ki, CUstream s) { return launch_kernel(l, &l->plan->kernels[ki], l->fn[ki], l->resident[ki], s); }
 
 /* The block scales of the operand copy `copy` (data or data_t) of tensor t: component
  * row for the rowwise copy, col for the columnwise one. */
@@ -1436,6 +1448,7 @@ TgStatus tg_layer_time_kernel(TgLayer *l, int ki, const Kernel *variant, void *f
 	CUfunction f = fn ? (CUfunction)fn : l->fn[ki];
 	if ((st = allow_dynamic_smem(k, f)))
 		return st;
+	const int resident = resident_ctas(k, f); /* once a timing, not a launch */
 	if (bytes) { /* one read of each input, one write of each output */
 		double b = 0;
 		for (int i = 0; i < k->nbind; i++) {
@@ -1466,7 +1479,7 @@ TgStatus tg_layer_time_kernel(TgLayer *l, int ki, const Kernel *variant, void *f
 		goto out;
 	}
 	for (int i = 0; i < 3 && !st; i++) /* warm-up */
-		st = launch_kernel(l, k, f, NULL);
+		st = launch_kernel(l, k, f, resident, NULL);
 	CUresult r = st ? 0 : cu.cuCtxSynchronize();
 	if (r)
 		st = fail(TG_ERR_CUDA, "%s: %s", k->name, cudrv_errstr(r));
@@ -1474,7 +1487,7 @@ TgStatus tg_layer_time_kernel(TgLayer *l, int ki, const Kernel *variant, void *f
 		if (fb)
 			cu.cuMemsetD8Async(fb, (unsigned char)i, flush, NULL);
 		cu.cuEventRecord(e0, NULL);
-		st = launch_kernel(l, k, f, NULL);
+		st = launch_kernel(l, k, f, resident, NULL);
 		cu.cuEventRecord(e1, NULL);
 		if (!st && (r = cu.cuEventSynchronize(e1)))
 			st = fail(TG_ERR_CUDA, "%s: %s", k->name, cudrv_errstr(r));

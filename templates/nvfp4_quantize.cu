@@ -112,23 +112,10 @@ static_assert(TG_DEQ == 0 || (TG_PASS == 1 && (TG_2D || TG_COLWISE || TG_SRC != 
 // atomics on one address).
 __device__ __forceinline__ void amax_flush(float m, void *dst)
 {
-	constexpr int NW = TG_THREADS / 32;
-	__shared__ float wmax[NW];
-#pragma unroll
-	for (int o = 16; o > 0; o >>= 1)
-		m = fmaxf(m, __shfl_xor_sync(0xFFFFFFFFu, m, o));
-	__syncthreads(); // a previous call's readers are done
-	if ((threadIdx.x & 31) == 0)
-		wmax[threadIdx.x / 32] = m;
-	__syncthreads();
-	if (threadIdx.x >= 32)
-		return;
-	m = threadIdx.x < NW ? wmax[threadIdx.x] : 0.0f;
-#pragma unroll
-	for (int o = 16; o > 0; o >>= 1)
-		m = fmaxf(m, __shfl_xor_sync(0xFFFFFFFFu, m, o));
-	if ((threadIdx.x & 31) == 0 && m > 0.0f)
-		atomicMax((int *)dst, (int)tg_f2u(m));
+	__shared__ float red[32];
+	m = tg_cta_max<TG_THREADS>(m, red);
+	if (threadIdx.x == 0 && m > 0.0f)
+		tg_red_max((float *)dst, m);
 }
 
 // Rows r0 .. r0 + len - 1 (len <= 16) of columns c (into x) and c + 1 (into y) as FP32,
@@ -506,6 +493,8 @@ __device__ __forceinline__ void strip_tile_amax(const float *t, float *tam)
 // x * mult, so its codes are theirs transposed; strip_rows leaves its codes in a [S2R][S2C / 2] byte tile for
 // strip_cols to gather (a nibble moved, not an element encoded again).
 constexpr bool kShareCodes = TG_2D && !TG_SR && !TG_RHT && TG_ROWWISE && TG_COLWISE;
+// deq16's table: the columnwise BF16 operand, or the rowwise one under stochastic rounding (else e2m1x8_deq)
+constexpr bool kDeqTab = (TG_DEQ & 2) || ((TG_DEQ & 1) && TG_SR);
 
 __device__ __forceinline__ void strip_rows(const TgParams &p, const float *t, const float *tam, long long r0, long long c0,
                                            const Scales &sc, uint8_t *ct)
@@ -683,7 +672,7 @@ __device__ __forceinline__ void cast_pass_strip(const TgParams &p)
 {
 	__shared__ __align__(16) float t[S2R * S2P];
 	__shared__ float tam[32], mult[TG_RHT ? 2 : 1][256], dmul[TG_DEQ ? (TG_RHT ? 2 : 1) : 1][TG_DEQ ? 256 : 1];
-	__shared__ float2 dtab[TG_DEQ ? 256 : 1];
+	__shared__ float2 dtab[kDeqTab ? 256 : 1];
 	__shared__ __align__(16) uint8_t ct[kShareCodes ? S2R * (S2C / 2) : 16]; // strip_rows' codes for strip_cols
 	const long long rows = p.n[0], cols = p.n[1];
 	// ready after the loop's first barrier; the columnwise copy has its own S_enc with the
@@ -691,7 +680,7 @@ __device__ __forceinline__ void cast_pass_strip(const TgParams &p)
 	Scales sc = cast_scales(p.p[TG_P_AMAX], p.p[TG_P_SCALE], mult[0], TG_DEQ ? dmul[0] : nullptr);
 	Scales sct = TG_RHT ? cast_scales(p.p[TG_P_AMAX_T], p.p[TG_P_SCALE_T], mult[TG_RHT], TG_DEQ ? dmul[TG_RHT] : nullptr)
 	                    : sc;
-	if (TG_DEQ) {
+	if (kDeqTab) {
 		fill_deq_tab(dtab);
 		sc.dtab = sct.dtab = dtab;
 	}

@@ -372,8 +372,9 @@ static bool whole_once(TgLayer *l, bool bwd, CUevent *e, float *fwd, float *back
 /* Timing for `tegen run`: iters rounds (after two warm-up rounds), each one whole-layer run
  * (whole_once) and one tg_run_timed run, interleaved so that both see the GPU in the same state
  * (clocks and power drift over seconds); then the kernel table (each kernel's median share of the
- * run, and for generated kernels the median alone from a cold L2), the whole layer, its graph. */
-static void print_times(TgLayer *l, const Plan *p, int iters)
+ * run; for generated kernels the median alone from a cold L2, and a device copy of as many bytes timed
+ * the same way), the whole layer, its graph. */
+static void print_times(TgContext *ctx, TgLayer *l, const Plan *p, int iters)
 {
 	bool bwd = plan_has_phase(p, PHASE_BACKWARD);
 	int nk = tg_layer_kernel_count(l);
@@ -398,7 +399,8 @@ static void print_times(TgLayer *l, const Plan *p, int iters)
 	if (!ok)
 		fprintf(stderr, "tegen: timing: %s\n", tg_last_error());
 	else {
-		printf("%-30s %-16s %10s %10s %8s\n", "kernel", "variant", "in layer", "alone", "GB/s");
+		printf("%-30s %-16s %10s %10s %8s %8s %6s\n", "kernel", "variant", "in layer", "alone", "GB/s", "copy",
+			"%copy");
 		for (int k = 0; k < nk; k++) {
 			if (k == p->update_kernel)
 				continue;
@@ -413,13 +415,18 @@ static void print_times(TgLayer *l, const Plan *p, int iters)
 			}
 			float in_layer = median_ms(ms + (size_t)k * iters, iters) * 1000, us = 0;
 			double bytes = 0;
-			char alone[32] = "-", gbs[32] = "";
+			char alone[32] = "-", gbs[32] = "", copy[32] = "", pct[32] = "";
+			float copy_us = 0; /* a copy moving the kernel's bytes: read half, write half */
 			if (kk->kind == KERNEL_GENERATED && !tg_layer_time_kernel(l, k, NULL, NULL, iters, &us, &bytes) && us > 0) {
 				snprintf(alone, sizeof alone, "%.1f", us);
 				snprintf(gbs, sizeof gbs, "%.0f", bytes / us / 1e3);
+				if (bytes >= 2 && !tg_context_time_copy(ctx, (size_t)(bytes / 2), iters, &copy_us) && copy_us > 0) {
+					snprintf(copy, sizeof copy, "%.0f", bytes / copy_us / 1e3);
+					snprintf(pct, sizeof pct, "%.0f", 100.0 * copy_us / us);
+				}
 			}
-			printf("%-30s %-16s %10.1f %10s %8s\n", kk->name,
-				kk->kind == KERNEL_GEMM ? tg_layer_gemm_backend(l, k) : kk->variant, in_layer, alone, gbs);
+			printf("%-30s %-16s %10.1f %10s %8s %8s %6s\n", kk->name,
+				kk->kind == KERNEL_GEMM ? tg_layer_gemm_backend(l, k) : kk->variant, in_layer, alone, gbs, copy, pct);
 		}
 		float sm = median_ms(sum, iters) * 1000;
 		printf("%-30s %-16s %10.1f  (in layer: each kernel's start to the next one's, summed per run; "
@@ -509,7 +516,7 @@ int cmd_run(int argc, char **argv)
 		check_keep_free(&keep);
 		goto out;
 	}
-	print_times(l, tg_layer_plan(l), iters);
+	print_times(ctx, l, tg_layer_plan(l), iters);
 	check_keep_free(&keep);
 	rc = check && fails ? 1 : 0;
 	char label[64];

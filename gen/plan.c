@@ -1321,7 +1321,9 @@ static void deq_in_writer(Planner *pl, Kernel *w, const Tensor *t, Component fro
  * rowwise copy 62 vs 42 + 39, norm_colwise 67 vs 45 + 39, the GLU's both (block tile) 443 vs 266 + 128 + 130, the
  * casts' rowwise ones 282 vs 185 + 128 (w_up), 140 vs 94 + 66, 79 vs 56 + 39; dglu's rowwise 737-744 vs 740-755.
  * The columnwise copies of the staged paths (cast_transpose.cu, dglu.cu) stay with dequantize.cu: written there
- * they cost more than its kernel (w_up 373 vs 316, d_h 993-1003 vs 760). */
+ * they cost more than its kernel (w_up 373 vs 316, d_h 993-1003 vs 760). dglu's both on its block tile path (staged
+ * by cp.async, persistent, tg_block_colwise_tile's DEQ) measured no better: 982 us alone, 994-995 in the layer,
+ * against the staged path's 737-742 + dequantize.cu's 259 (723 + 257 in the layer; thirty-second session). */
 static Kernel *mx_writer_of(Planner *pl, const Tensor *t, Component from)
 {
 	static const struct { const char *tmpl; int copies; } deq[] = { /* TG_DEQ bits: 1 rowwise, 2 columnwise */

@@ -15,6 +15,7 @@
 #include "tegen.h"
 
 #include "cache.h"
+#include "cold_time.h"
 #include "cudrv.h"
 #include "gemm.h"
 #include "gemm_gen.h"
@@ -80,6 +81,7 @@ struct TgContext {
 	pthread_mutex_t lock;
 	LoadedModule *mods;
 	int nmods, capmods;
+	CUfunction cold_read; /* cold_time.h's flush kernel, compiled at the first timing */
 };
 
 static void ctx_log(TgContext *c, const char *msg)
@@ -1426,10 +1428,43 @@ TgStatus tg_context_function(TgContext *c, const struct JitResult *r, const char
 	return TG_OK;
 }
 
-static int cmp_float(const void *a, const void *b)
+/* A generated kernel's launch for cold_time. */
+typedef struct ColdKernel { TgLayer *l; const Kernel *k; CUfunction f; int resident; } ColdKernel;
+static TgStatus launch_cold_kernel(void *arg, CUstream s)
 {
-	float x = *(const float *)a, y = *(const float *)b;
-	return x < y ? -1 : x > y;
+	const ColdKernel *a = arg;
+	return launch_kernel(a->l, a->k, a->f, a->resident, s);
+}
+
+/* A device-to-device copy of n bytes for cold_time (tg_context_time_copy). */
+typedef struct ColdCopy { CUdeviceptr src, dst; size_t n; } ColdCopy;
+static TgStatus launch_cold_copy(void *arg, CUstream s)
+{
+	const ColdCopy *a = arg;
+	CUresult r = cu.cuMemcpyDtoDAsync_v2(a->dst, a->src, a->n, s);
+	return r ? fail(TG_ERR_CUDA, "copying %zu bytes: %s", a->n, cudrv_errstr(r)) : TG_OK;
+}
+
+/* cold_time (cold_time.h) with the context's flush kernel, compiled and loaded at the first call. */
+static TgStatus time_cold(TgContext *c, ColdLaunch launch, void *arg, int iters, float *median_us)
+{
+	char err[512];
+	if (!c->cold_read) {
+		JitSource src = {cold_read_entry, cold_read_src, "tegen_cold_read.cu", 0, NULL, NULL};
+		JitResult res;
+		const char *arch = c->arch;
+		if (jit_compile(c->jit, &src, arch, NULL, 0, &res, err, sizeof err))
+			return fail(TG_ERR_COMPILE, "the timing's L2 flush kernel: %s", err);
+		void *fn = NULL;
+		TgStatus st = tg_context_function(c, &res, cold_read_entry, &fn);
+		if (st)
+			return st;
+		c->cold_read = (CUfunction)fn;
+	}
+	int l2 = 0;
+	cu.cuDeviceGetAttribute(&l2, TG_CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, c->dev);
+	TgStatus st = cold_time(c->cold_read, l2 > 0 ? (size_t)l2 : 0, launch, arg, iters, median_us, err, sizeof err);
+	return st && err[0] ? fail(st, "%s", err) : st;
 }
 
 TgStatus tg_layer_time_kernel(TgLayer *l, int ki, const Kernel *variant, void *fn, int iters, float *median_us,
@@ -1461,50 +1496,23 @@ TgStatus tg_layer_time_kernel(TgLayer *l, int ki, const Kernel *variant, void *f
 		}
 		*bytes = b;
 	}
-	/* each timed launch starts with a cold L2: write a buffer of twice its size first */
-	int l2 = 0;
-	cu.cuDeviceGetAttribute(&l2, TG_CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, l->ctx->dev);
-	size_t flush = l2 > 0 ? 2 * (size_t)l2 : 0;
-	CUdeviceptr fb = 0;
-	if (flush && cu.cuMemAlloc_v2(&fb, flush))
-		fb = 0;
-	CUevent e0 = NULL, e1 = NULL;
-	float *t = calloc((size_t)iters, sizeof *t);
-	if (!t) {
-		st = fail(TG_ERR_NOMEM, "out of host memory");
-		goto out;
-	}
-	if (cu.cuEventCreate(&e0, 0) || cu.cuEventCreate(&e1, 0)) {
-		st = fail(TG_ERR_CUDA, "cuEventCreate failed");
-		goto out;
-	}
-	for (int i = 0; i < 3 && !st; i++) /* warm-up */
-		st = launch_kernel(l, k, f, resident, NULL);
-	CUresult r = st ? 0 : cu.cuCtxSynchronize();
-	if (r)
-		st = fail(TG_ERR_CUDA, "%s: %s", k->name, cudrv_errstr(r));
-	for (int i = 0; i < iters && !st; i++) {
-		if (fb)
-			cu.cuMemsetD8Async(fb, (unsigned char)i, flush, NULL);
-		cu.cuEventRecord(e0, NULL);
-		st = launch_kernel(l, k, f, resident, NULL);
-		cu.cuEventRecord(e1, NULL);
-		if (!st && (r = cu.cuEventSynchronize(e1)))
-			st = fail(TG_ERR_CUDA, "%s: %s", k->name, cudrv_errstr(r));
-		if (!st)
-			cu.cuEventElapsedTime(&t[i], e0, e1);
-	}
-	if (!st) {
-		qsort(t, (size_t)iters, sizeof *t, cmp_float);
-		*median_us = t[iters / 2] * 1000.0f;
-	}
-out:
-	if (e0)
-		cu.cuEventDestroy_v2(e0);
-	if (e1)
-		cu.cuEventDestroy_v2(e1);
-	if (fb)
-		cu.cuMemFree_v2(fb);
-	free(t);
+	ColdKernel ck = {l, k, f, resident};
+	return time_cold(l->ctx, launch_cold_kernel, &ck, iters, median_us);
+}
+
+TgStatus tg_context_time_copy(TgContext *c, size_t bytes, int iters, float *median_us)
+{
+	if (!c || !bytes || iters < 1 || !median_us)
+		return fail(TG_ERR_ARG, "tg_context_time_copy: bad argument");
+	ColdCopy cc = {0, 0, bytes};
+	CUresult r = cu.cuMemAlloc_v2(&cc.src, bytes);
+	if (!r && (r = cu.cuMemAlloc_v2(&cc.dst, bytes)) == 0)
+		r = cu.cuMemsetD8Async(cc.src, 1, bytes, NULL);
+	TgStatus st = r ? fail(TG_ERR_CUDA, "tg_context_time_copy: %zu bytes: %s", bytes, cudrv_errstr(r))
+	                : time_cold(c, launch_cold_copy, &cc, iters, median_us);
+	if (cc.src)
+		cu.cuMemFree_v2(cc.src);
+	if (cc.dst)
+		cu.cuMemFree_v2(cc.dst);
 	return st;
 }

@@ -45,10 +45,13 @@ struct JitCache *tg_context_jit(TgContext *c);
 TgStatus tg_context_function(TgContext *c, const struct JitResult *r, const char *entry, void **fn);
 /* tg_layer_time_kernel times generated kernel ki of a layer that has run once (inputs bound, buffers
  * sized): variant (NULL: the plan's kernel) with function fn (NULL: the layer's), launched with the
- * same bindings as tg_run; 3 warm-up launches, then iters launches each after a write of 2x L2 (cold
- * cache), CUDA events around the launch alone. median_us gets the median; bytes (optional) the bytes
- * the kernel must move (one read of each input, one write of each output). */
+ * same bindings as tg_run, by cold_time (cold_time.h: each launch from a cold, clean L2, events around
+ * the launch alone). median_us gets the median; bytes (optional) the bytes the kernel must move (one
+ * read of each input, one write of each output). */
 TgStatus tg_layer_time_kernel(TgLayer *l, int ki, const Kernel *variant, void *fn, int iters, float *median_us,
 	double *bytes);
+/* tg_context_time_copy times a device-to-device copy of bytes (read bytes, write bytes) as
+ * tg_layer_time_kernel times a kernel: the copy ceiling at a kernel's size. */
+TgStatus tg_context_time_copy(TgContext *c, size_t bytes, int iters, float *median_us);
 
 #endif

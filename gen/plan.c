@@ -385,15 +385,16 @@ static bool staged_kernel(const Kernel *k)
 		slot_long(k, "TG_COLS", 0) % 8 == 0;
 }
 
-/* glu_amax.cu or dglu.cu with a columnwise 1x128 copy, or an MXFP8 one (dglu: C % 128 == 0, no dbias and not
- * the staged path's, else its tile path): their block tile path (128 x 128 tiles). dglu's MXFP8 copies take the
- * staged path from 2-byte inputs: 569.5-570.8 us against the block tile's 616.4-617.4 at 8192 x 2x14336 (H100,
- * harness_bwd, seventeenth session). */
+/* glu_amax.cu or dglu.cu with a columnwise 1x128 copy, or an MXFP8 one (dglu: C % 128 == 0 and no dbias, else
+ * its staged or tile path): their block tile path (128 x 128 tiles). dglu's MXFP8 copies from 2-byte inputs took
+ * the staged path (570 us against the block tile's 617, seventeenth session) until the block tile path staged its
+ * loads by cp.async and ran persistent: H100, 8B MXFP8 training layer, 8192 tokens, us alone / in the layer,
+ * staged 745 / 725-728 against block tile 675-676 / 676-678 (thirty-second session). */
 static bool block_tile(const Kernel *k)
 {
 	bool glu = !strcmp(k->tmpl, "glu_amax.cu"), dglu = !strcmp(k->tmpl, "dglu.cu");
 	long rec = slot_long(k, "TG_RECIPE", 0);
-	if (!(glu || dglu) || !slot_long(k, "TG_COLWISE", 0) || (dglu && rec == TG_RECIPE_MXFP8 && staged_kernel(k)))
+	if (!(glu || dglu) || !slot_long(k, "TG_COLWISE", 0))
 		return false;
 	return rec == TG_RECIPE_BLOCK1X128 || (rec == TG_RECIPE_MXFP8 &&
 		(glu || dglu_block_tile_fits(slot_long(k, "TG_COLS", 0), slot_long(k, "TG_DBIAS", 0) != 0)));

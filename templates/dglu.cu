@@ -36,11 +36,11 @@
 // of the next DG_PF steps are loaded before this step's math (register prefetch).
 // Staged path (a per-tensor FP8 or MXFP8 columnwise copy, recipe 1, 2 or 6, no dbias, 2-byte h and d_act,
 // TG_VEC 8, TG_ROWS_PER_CTA 32, TG_THREADS dividing 256, TG_COLS % 8 == 0): 32 x 64 tiles by cp.async, the
-// codes transposed through a byte tile (MXFP8: the values through an FP32 tile, each column's 32 rows one E8M0
-// block; 569.5-570.8 us against the block tile path's 616.4-617.4 at 8192 x 2x14336, harness_bwd). H100, dSwiGLU 8192 x 2x14336 both copies E5M2, t256v8r32 in `tegen run` (NVRTC):
+// codes transposed through a byte tile (MXFP8, where the block tile path does not fit: the values through an FP32
+// tile, each column's 32 rows one E8M0 block). H100, dSwiGLU 8192 x 2x14336 both copies E5M2, t256v8r32 in `tegen run` (NVRTC):
 // 451-471 us alone, 501-506 in the training layer, against the tile path's 506-508 and 549-550 (seventeenth
 // session; harness_bwd, built by nvcc, 460-483 against 508).
-// Block tile path (TG_COLWISE with recipe 4): 128 x 128 tiles, TG_ROWS_PER_CTA 128, TG_VEC 8. TG_DB_STAGE 1 (2-byte h
+// Block tile path (TG_COLWISE with recipe 4, or 6 at TG_ROWS_PER_CTA 128: the planner's choice at TG_COLS % 128 == 0): 128 x 128 tiles, TG_ROWS_PER_CTA 128, TG_VEC 8. TG_DB_STAGE 1 (2-byte h
 // and d_act): the next tile's inputs come by cp.async into dynamic shared memory (launched with
 // 128 * 128 * (2 or 1 h halves + 1) * 2 bytes of it: gen/plan.c's dglu_stage_bytes) during this tile's copies.
 #include "tg_formats.h"

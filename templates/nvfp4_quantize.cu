@@ -300,10 +300,9 @@ __device__ __forceinline__ uint32_t e2m1x8_deq(const float *y, float mult, float
 			asm("min.bf16x2 %0, %0, %1;" : "+r"(d) : "r"(c6x2));
 			h[2 * hh + q] = d;
 		}
-		const uint32_t c = ((w >> 2) & 0x07070707u) | ((w >> 4) & 0x08080808u); // tg_e2m1x8's packing
-		t[hh] = c | (c >> 4);
+		t[hh] = tg_e2m1_pairs(w);
 	}
-	return __byte_perm(t[0], t[1], 0x6420);
+	return tg_e2m1_pack8(t[0], t[1]);
 }
 
 // Block b of row r of the rowwise copy: 16 elements, one 8-byte store, one scale byte.

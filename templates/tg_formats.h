@@ -397,6 +397,24 @@ TG_HD float tg__mul6(float x)
 #endif
 }
 
+/* Four E4M3 bytes of tg_e2m1_round_scaled values (a code's value times 2^-6: E4M3 bits 2..0 and 7 are the E2M1
+ * code and sign) as two bytes of E2M1 pairs, bytes 0 and 2 of the result (the lower element in the low nibble). */
+TG_HD uint32_t tg_e2m1_pairs(uint32_t w)
+{
+	const uint32_t c = ((w >> 2) & 0x07070707u) | ((w >> 4) & 0x08080808u); /* a code (and sign) a byte */
+	return c | (c >> 4);
+}
+
+/* Eight E2M1 codes from two tg_e2m1_pairs words (bytes 0 and 2 of each), element 0 in the low nibble. */
+TG_HD uint32_t tg_e2m1_pack8(uint32_t t0, uint32_t t1)
+{
+#if defined(__CUDA_ARCH__) && defined(__CUDACC__)
+	return __byte_perm(t0, t1, 0x6420);
+#else
+	return (t0 & 0xFFu) | (t0 >> 8 & 0xFF00u) | (t1 & 0xFFu) << 16 | (t1 >> 8 & 0xFF00u) << 16;
+#endif
+}
+
 /* The E2M1 codes of y[0..7] * mult packed in a word (element k in nibble k): eight tg_f32_to_e2m1(y[k] * mult)
  * by tg_e2m1_round_scaled, four E4M3 pair conversions and the codes taken out of the E4M3 bytes four at a time
  * (tg_e2m1_of_e4m3 on each byte, then two bytes' nibbles a byte, bytes 0 and 2 of each word: one byte permute).
@@ -412,15 +430,9 @@ TG_HD uint32_t tg_e2m1x8(const float *y, float mult)
 			w |= (uint32_t)tg_f32x2_to_e4m3x2(tg_e2m1_round_scaled(tg__mul6(v[0] * mult)),
 				tg_e2m1_round_scaled(tg__mul6(v[1] * mult))) << (16 * q);
 		}
-		const uint32_t c = ((w >> 2) & 0x07070707u) | ((w >> 4) & 0x08080808u); /* a code (and sign) a byte */
-		t[h] = c | (c >> 4); /* bytes 0 and 2: two codes each, element 2k low */
+		t[h] = tg_e2m1_pairs(w);
 	}
-#if defined(__CUDA_ARCH__) && defined(__CUDACC__)
-	return __byte_perm(t[0], t[1], 0x6420);
-#else
-	/* bytes 0 and 2 of each */
-	return (t[0] & 0xFFu) | (t[0] >> 8 & 0xFF00u) | (t[1] & 0xFFu) << 16 | (t[1] >> 8 & 0xFF00u) << 16;
-#endif
+	return tg_e2m1_pack8(t[0], t[1]);
 }
 
 /* Packed pair: lo in the low nibble. */

@@ -179,41 +179,52 @@ __device__ __forceinline__ uint32_t tg_fp8x4(float f0, float f1, float f2, float
 	return tg_fp8x2<FMT>(f0 * s, f1 * s) | (tg_fp8x2<FMT>(f2 * s, f3 * s) << 16);
 }
 
-// Store N values times s as FP8 bytes of format FMT at element i of p (N bytes).
+// The FP8 codes (format FMT) of N values times s, N = 2 (one 16-bit code pair in w[0]) or a multiple of 4 (four
+// codes a word, in order).
 template <int FMT, int N>
-__device__ __forceinline__ void tg_store_fp8(void *p, long long i, const float (&f)[N], float s)
+__device__ __forceinline__ void tg_fp8_words(const float (&f)[N], float s, uint32_t (&w)[N < 4 ? 1 : N / 4])
 {
-	if (N == 2) {
-		tg_raw<2> r;
-		r.h = (uint16_t)tg_fp8x2<FMT>(f[0] * s, f[1 % N] * s);
-		reinterpret_cast<tg_raw<2> *>(p)[i / 2] = r;
-	} else {
-		constexpr int NB = N < 4 ? 4 : N;
-		tg_raw<NB> r;
+	static_assert(N == 2 || N % 4 == 0, "tg_fp8_words: N = 2 or a multiple of 4");
+	if constexpr (N == 2)
+		w[0] = tg_fp8x2<FMT>(f[0] * s, f[1 % N] * s);
+	else
 #pragma unroll
-		for (int k = 0; k < NB / 4; k++)
-			r.w[k] = tg_fp8x4<FMT>(f[(4 * k) % N], f[(4 * k + 1) % N], f[(4 * k + 2) % N], f[(4 * k + 3) % N], s);
-		reinterpret_cast<tg_raw<NB> *>(p)[i / NB] = r;
-	}
+		for (int k = 0; k < N / 4; k++)
+			w[k] = tg_fp8x4<FMT>(f[4 * k], f[4 * k + 1], f[4 * k + 2], f[4 * k + 3], s);
 }
 
-// tg_store_fp8 (N = 2 or a multiple of 4) that also stores the codes dequantized by dq as N BF16 values at element
-// i of deq (tg_store_mx_deq): an MXFP8 rowwise copy with TG_DEQ bit 0.
+// Store N values times s as FP8 bytes of format FMT at element i of p (N bytes; N = 2 or a multiple of 4);
+// codes (optional) gets tg_fp8_words' words.
 template <int FMT, int N>
-__device__ __forceinline__ void tg_store_fp8_deq(void *p, uint16_t *deq, long long i, const float (&f)[N], float s, float dq)
+__device__ __forceinline__ void tg_store_fp8(void *p, long long i, const float (&f)[N], float s,
+                                             uint32_t (*codes)[N < 4 ? 1 : N / 4] = nullptr)
 {
-	static_assert(N == 2 || N % 4 == 0, "tg_store_fp8_deq: N = 2 or a multiple of 4");
 	uint32_t w[N < 4 ? 1 : N / 4];
+	tg_fp8_words<FMT, N>(f, s, w);
 	if constexpr (N == 2) {
-		w[0] = tg_fp8x2<FMT>(f[0] * s, f[1 % N] * s);
-		reinterpret_cast<uint16_t *>(p)[i / 2] = (uint16_t)w[0];
+		tg_raw<2> r;
+		r.h = (uint16_t)w[0];
+		reinterpret_cast<tg_raw<2> *>(p)[i / 2] = r;
 	} else {
 		tg_raw<N> r;
 #pragma unroll
 		for (int k = 0; k < N / 4; k++)
-			r.w[k] = w[k] = tg_fp8x4<FMT>(f[4 * k], f[4 * k + 1], f[4 * k + 2], f[4 * k + 3], s);
+			r.w[k] = w[k];
 		reinterpret_cast<tg_raw<N> *>(p)[i / N] = r;
 	}
+	if (codes)
+#pragma unroll
+		for (int k = 0; k < (N < 4 ? 1 : N / 4); k++)
+			(*codes)[k] = w[k];
+}
+
+// tg_store_fp8 that also stores the codes dequantized by dq as N BF16 values at element i of deq
+// (tg_store_mx_deq): an MXFP8 rowwise copy with TG_DEQ bit 0.
+template <int FMT, int N>
+__device__ __forceinline__ void tg_store_fp8_deq(void *p, uint16_t *deq, long long i, const float (&f)[N], float s, float dq)
+{
+	uint32_t w[N < 4 ? 1 : N / 4];
+	tg_store_fp8<FMT, N>(p, i, f, s, &w);
 	tg_store_mx_deq<FMT, N>(deq + i, w, dq);
 }
 

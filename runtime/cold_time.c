@@ -63,7 +63,7 @@ TgStatus cold_time(CUfunction read, size_t l2_bytes, ColdLaunch launch, void *ar
 		goto out;
 	CHECK(cu.cuCtxSynchronize(), "the warm-up launches");
 	for (int i = 0; i < iters; i++) {
-		if (bytes)
+		if (bytes) /* grid-stride: any grid reads it all; two 1024-thread CTAs a SM of an H100 keep the loads deep */
 			CHECK(cu.cuLaunchKernel(read, 264, 1, 1, 1024, 1, 1, 0, NULL, args, NULL), "the L2 flush");
 		CHECK(cu.cuEventRecord(e0, NULL), "cuEventRecord");
 		if ((st = launch(arg, NULL)))

@@ -468,8 +468,8 @@ static TgStatus allow_dynamic_smem(const Kernel *k, CUfunction fn)
 static int resident_ctas(const Kernel *k, CUfunction fn)
 {
 	int n = 0;
-	if (k->persistent && cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(&n, fn, k->threads, (size_t)k->smem_dynamic))
-		n = 0;
+	if (!k->persistent || cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(&n, fn, k->threads, (size_t)k->smem_dynamic))
+		return 0;
 	return n > 0 ? n : 0;
 }
 

@@ -186,21 +186,17 @@ __device__ __forceinline__ void tg_fp8_words(const float (&f)[N], float s, uint3
 {
 	static_assert(N == 2 || N % 4 == 0, "tg_fp8_words: N = 2 or a multiple of 4");
 	if constexpr (N == 2)
-		w[0] = tg_fp8x2<FMT>(f[0] * s, f[1 % N] * s);
+		w[0] = tg_fp8x2<FMT>(f[0] * s, f[1] * s);
 	else
 #pragma unroll
 		for (int k = 0; k < N / 4; k++)
 			w[k] = tg_fp8x4<FMT>(f[4 * k], f[4 * k + 1], f[4 * k + 2], f[4 * k + 3], s);
 }
 
-// Store N values times s as FP8 bytes of format FMT at element i of p (N bytes; N = 2 or a multiple of 4);
-// codes (optional) gets tg_fp8_words' words.
-template <int FMT, int N>
-__device__ __forceinline__ void tg_store_fp8(void *p, long long i, const float (&f)[N], float s,
-                                             uint32_t (*codes)[N < 4 ? 1 : N / 4] = nullptr)
+// tg_fp8_words' words of N codes stored at element i of p (N bytes, one store).
+template <int N>
+__device__ __forceinline__ void tg_store_fp8_words(void *p, long long i, const uint32_t (&w)[N < 4 ? 1 : N / 4])
 {
-	uint32_t w[N < 4 ? 1 : N / 4];
-	tg_fp8_words<FMT, N>(f, s, w);
 	if constexpr (N == 2) {
 		tg_raw<2> r;
 		r.h = (uint16_t)w[0];
@@ -212,10 +208,15 @@ __device__ __forceinline__ void tg_store_fp8(void *p, long long i, const float (
 			r.w[k] = w[k];
 		reinterpret_cast<tg_raw<N> *>(p)[i / N] = r;
 	}
-	if (codes)
-#pragma unroll
-		for (int k = 0; k < (N < 4 ? 1 : N / 4); k++)
-			(*codes)[k] = w[k];
+}
+
+// Store N values times s as FP8 bytes of format FMT at element i of p (N bytes; N = 2 or a multiple of 4).
+template <int FMT, int N>
+__device__ __forceinline__ void tg_store_fp8(void *p, long long i, const float (&f)[N], float s)
+{
+	uint32_t w[N < 4 ? 1 : N / 4];
+	tg_fp8_words<FMT, N>(f, s, w);
+	tg_store_fp8_words<N>(p, i, w);
 }
 
 // tg_store_fp8 that also stores the codes dequantized by dq as N BF16 values at element i of deq
@@ -224,7 +225,8 @@ template <int FMT, int N>
 __device__ __forceinline__ void tg_store_fp8_deq(void *p, uint16_t *deq, long long i, const float (&f)[N], float s, float dq)
 {
 	uint32_t w[N < 4 ? 1 : N / 4];
-	tg_store_fp8<FMT, N>(p, i, f, s, &w);
+	tg_fp8_words<FMT, N>(f, s, w);
+	tg_store_fp8_words<N>(p, i, w);
 	tg_store_mx_deq<FMT, N>(deq + i, w, dq);
 }
 

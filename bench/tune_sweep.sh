@@ -4,7 +4,7 @@
 # bench/sweep.yaml (RMSNorm+FP8, SwiGLU+FP8, cast+transpose FP8 and MXFP8) is
 # tuned at every token count; the table lists, per kernel and token bucket, how
 # much faster tune's best variant is than the heuristic's (1.00 = the heuristic
-# was best). Needs a GPU. Usage: bench/tune_sweep.sh [H,...] [TOKENS,...]
+# was best). Needs a GPU. Usage: [SPEC=bench/sweep_block.yaml] bench/tune_sweep.sh [H,...] [TOKENS,...]
 set -u
 cd "$(dirname "$0")/.."
 HS=$(echo "${1:-1024,2048,4096,8192,14336,16384}" | tr , ' ')
@@ -16,7 +16,7 @@ log=$O/tune_sweep.log
 printf '%-7s %-22s %-9s %s\n' H kernel tokens "best/heuristic speed"
 for h in $HS; do
 	spec=/tmp/sweep_h$h.yaml
-	sed "s/@H@/$h/g" bench/sweep.yaml >"$spec"
+	sed "s/@H@/$h/g" "${SPEC:-bench/sweep.yaml}" >"$spec"
 	echo "== H=$h" >>"$log"
 	build/tegen tune "$spec" --tokens "$TOKS" --iters 20 --cache-dir "$CACHE" >>"$log" 2>/dev/null || echo "tune failed for H=$h (see $log)"
 	# "NAME VARIANT BUCKET US GBS ..." rows then "NAME best V: R.RRx the heuristic's speed"

@@ -84,7 +84,8 @@ static const PlanVariant row_variants[] = {
  * whose worst time over 1..65536 tokens is least, from the `tegen tune` sweep
  * on an H100 (bench/tune_sweep.sh, bench/RESULTS.md): each within 1.10x of the
  * best variant at every token count. GLU wants one or two vectors a thread
- * (more threads per row as rows grow); norm a few rows a CTA on short rows. */
+ * (more threads per row as rows grow); norm a few rows a CTA on short rows. Rows with the same bound are
+ * alternatives: the first variant the row can take (its vector divides the row, no spills). */
 typedef struct { const char *variant; long max_cols; } RowHeuristic;
 typedef struct { const RowHeuristic *row; int n; } RowHeuristics; /* a table and its length */
 static const RowHeuristic norm_heuristic[] = {
@@ -97,10 +98,13 @@ static const RowHeuristic norm_heuristic[] = {
 static const RowHeuristic norm_fp32_heuristic[] = {
 	{"t128v8r8", 512}, {"t256v8r4", 1024}, {"t256v8r2", 2048}, {"t128v8r1", 4096}, {"t512v4r1", 1L << 30},
 };
-/* Block-scaled (1x128) norm rows: the same up to 4096, then 256 threads (H100, 16384 x 8192,
- * harness_rows, seventh session: t256v8r1 159 us, 84.5% of copy; t128v8r1 187 us, 72%). */
+/* Block-scaled (1x128) norm rows: 16-element vectors (a scale block is 8 lanes), two a thread at 4096 and
+ * 8192 columns (H100, `tegen tune` over 1-65536 tokens at 2048, 4096 and 8192 columns, thirty-third session:
+ * worst case 1.03 / 1.09 / 1.00x the best variant, where the v8 table before took 1.20 / 1.24 / 1.13x); rows a
+ * 16-element vector does not divide take the v8 variant listed after it. */
 static const RowHeuristic norm_block_heuristic[] = {
-	{"t128v8r8", 512}, {"t256v8r4", 1024}, {"t256v8r2", 2048}, {"t128v8r1", 4096}, {"t256v8r1", 1L << 30},
+	{"t128v8r8", 512}, {"t256v8r4", 1024}, {"t128v16r1", 4096}, {"t128v8r1", 4096}, {"t256v16r1", 1L << 30},
+	{"t256v8r1", 1L << 30},
 };
 static const RowHeuristic glu_heuristic[] = {
 	{"t128v8r8", 512}, {"t256v4r1", 1024}, {"t256v8r1", 2048},
@@ -715,6 +719,10 @@ static void row_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, l
 		int i = 0;
 		while (i + 1 < h.n && cols > h.row[i].max_cols)
 			i++;
+		/* rows of one length bound are alternatives, the first the row can take wins */
+		while (i + 1 < h.n && h.row[i + 1].max_cols == h.row[i].max_cols &&
+			!variant_legal(k, find_variant(row_variants, NELEMS(row_variants), h.row[i].variant), true))
+			i++;
 		v = find_variant(row_variants, NELEMS(row_variants), h.row[i].variant);
 	}
 	if (!row_tile_path(k) && !variant_legal(k, v, true))
@@ -1212,6 +1220,10 @@ static Kernel *nvfp4_kernel(Planner *pl, const char *what, const Op *op, const T
 	bind(pl, k, TG_P_AMAX, out->id, COMP_AMAX);
 	if (pass)
 		bind_outputs(pl, k, out, COMP_DATA);
+	/* Not persistent: the strip cast's per-CTA prologue (its scale tables, the wait for the global amax) was 8% of
+	 * the 8B xn cast's instructions and 19% of its stall samples at about one strip a CTA, but resident CTAs
+	 * grid-striding over the strips ran every NVFP4 cast 4-15% slower (H100, 8B training layer, us alone: xn
+	 * 124.7 -> 130.5, w_up 380 -> 438, d_h 938 -> 1051; thirty-third session, call 2). */
 	return k;
 }
 

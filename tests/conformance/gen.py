@@ -355,7 +355,7 @@ class Space:
                             yield self.case(ci, wc, t, tg, tm == "fix", tm == "off")
 
     def sample(self, n, seed, keep=None, drop_barren=False):
-        """n cases, stratified: the op x recipe cells in turn (shuffled), a random config in each;
+        r"""n cases, stratified: the op x recipe cells in turn (shuffled), a random config in each;
         tokens 8192 in about 1 case of 40, fixed tokens in 1 of 8, rows `tokens - 1` in 1 of 8, targets other than
         sm_90a+sm_100a in 1 of 8.
         keep(case): only cases it accepts count (drawn on until n, or give up).

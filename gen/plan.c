@@ -88,7 +88,7 @@ static const PlanVariant row_variants[] = {
  * alternatives: the first variant the row can take (its vector divides the row, no spills). */
 typedef struct { const char *variant; long max_cols; } RowHeuristic;
 typedef struct { const RowHeuristic *row; int n; } RowHeuristics; /* a table and its length */
-/* Norm rows (every recipe's rowwise kernel and amax pass): 16-element vectors from 1024 columns on, one or two a
+/* Norm rows (the rowwise kernel and amax pass of every recipe but delayed): 16-element vectors from 1024 columns on, one or two a
  * thread (H100, `tegen tune` over 1-65536 tokens at 2048, 4096 and 8192 columns, thirty-third session, calls 1
  * and 3: worst case over the MXFP8, current (amax and cast), NVFP4 (amax and cast) and 1x128 norms 1.06 / 1.09 /
  * 1.05x the best variant, where the v8 table before took up to 1.20 / 1.24 / 1.36x: bench/RESULTS.md); rows a
@@ -96,6 +96,12 @@ typedef struct { const RowHeuristic *row; int n; } RowHeuristics; /* a table and
 static const RowHeuristic norm_heuristic[] = {
 	{"t128v8r8", 512}, {"t256v8r4", 1024}, {"t128v16r1", 2048}, {"t256v8r2", 2048}, {"t128v16r1", 4096},
 	{"t128v8r1", 4096}, {"t256v16r1", 1L << 30}, {"t256v8r1", 1L << 30},
+};
+/* The delayed-scaling norm (the least work an element) keeps the v8 table: at 2048 columns t128v16r1 ran 1.19x the
+ * best at 4096 tokens (t256v8r2 1.09x), at 4096 and 8192 columns v8 and v16 within 1.04-1.09x of each other (H100,
+ * thirty-third session, call 4). */
+static const RowHeuristic norm_delayed_heuristic[] = {
+	{"t128v8r8", 512}, {"t256v8r4", 1024}, {"t256v8r2", 2048}, {"t128v8r1", 8192}, {"t256v8r1", 1L << 30},
 };
 /* A norm writing FP32 (the unfused block-scaled plan's intermediate): the same up to 4096, then
  * four-element vectors (H100, 8192 columns, `tegen tune`, thirteenth session: t512v4r1 22.8 / 139.8 us
@@ -711,8 +717,9 @@ static void row_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, l
 	} else {
 		bool glu = strcmp(k->tmpl, "norm_quantize.cu") != 0; /* glu_amax.cu, dglu.cu (same halves, untuned) */
 		bool fp32 = !glu && slot_long(k, "TG_RECIPE", 0) == TG_RECIPE_NONE && slot_long(k, "TG_OUT_DTYPE", 1) == TG_DTYPE_F32;
+		bool delayed = slot_long(k, "TG_RECIPE", 0) == TG_RECIPE_DELAYED;
 		RowHeuristics h = glu ? TABLE(RowHeuristics, glu_heuristic) : fp32 ? TABLE(RowHeuristics, norm_fp32_heuristic)
-			: TABLE(RowHeuristics, norm_heuristic);
+			: delayed ? TABLE(RowHeuristics, norm_delayed_heuristic) : TABLE(RowHeuristics, norm_heuristic);
 		int i = 0;
 		while (i + 1 < h.n && cols > h.row[i].max_cols)
 			i++;

@@ -35,25 +35,40 @@ static int cmp_float(const void *a, const void *b)
 		}                                                                                         \
 	} while (0)
 
-TgStatus cold_time(CUfunction read, size_t l2_bytes, ColdLaunch launch, void *arg, int iters, float *median_us,
-	char *err, size_t errlen)
+TgStatus cold_flush_alloc(CUdevice dev, CUdeviceptr *buf, size_t *bytes, char *err, size_t errlen)
 {
 	TgStatus st = TG_OK;
-	CUdeviceptr buf = 0;
+	int l2 = 0;
+	*buf = 0;
+	*bytes = 0;
+	err[0] = 0;
+	if (cu.cuDeviceGetAttribute(&l2, TG_CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, dev) || l2 <= 0)
+		return TG_OK;
+	CHECK(cu.cuMemAlloc_v2(buf, 2 * (size_t)l2), "allocating the L2 flush buffer");
+	*bytes = 2 * (size_t)l2;
+	CHECK(cu.cuMemsetD8_v2(*buf, 0, *bytes), "clearing the L2 flush buffer");
+out:
+	if (st && *buf) {
+		cu.cuMemFree_v2(*buf);
+		*buf = 0;
+		*bytes = 0;
+	}
+	return st;
+}
+
+TgStatus cold_time(CUfunction read, CUdeviceptr flush, size_t flush_bytes, ColdLaunch launch, void *arg, int iters,
+	float *median_us, char *err, size_t errlen)
+{
+	TgStatus st = TG_OK;
 	CUevent e0 = NULL, e1 = NULL;
 	float *t = calloc((size_t)iters, sizeof *t);
-	const size_t bytes = 2 * l2_bytes;
-	unsigned long long words = bytes / 16;
-	void *args[] = {&buf, &words};
+	unsigned long long words = flush_bytes / 16;
+	void *args[] = {&flush, &words};
 	err[0] = 0;
 	if (!t) {
 		snprintf(err, errlen, "out of host memory");
 		st = TG_ERR_NOMEM;
 		goto out;
-	}
-	if (bytes) {
-		CHECK(cu.cuMemAlloc_v2(&buf, bytes), "allocating the L2 flush buffer");
-		CHECK(cu.cuMemsetD8Async(buf, 0, bytes, NULL), "clearing the L2 flush buffer");
 	}
 	CHECK(cu.cuEventCreate(&e0, 0), "cuEventCreate");
 	CHECK(cu.cuEventCreate(&e1, 0), "cuEventCreate");
@@ -63,7 +78,7 @@ TgStatus cold_time(CUfunction read, size_t l2_bytes, ColdLaunch launch, void *ar
 		goto out;
 	CHECK(cu.cuCtxSynchronize(), "the warm-up launches");
 	for (int i = 0; i < iters; i++) {
-		if (bytes) /* grid-stride: any grid reads it all; two 1024-thread CTAs a SM of an H100 keep the loads deep */
+		if (words) /* grid-stride: any grid reads it all; two 1024-thread CTAs a SM of an H100 keep the loads deep */
 			CHECK(cu.cuLaunchKernel(read, 264, 1, 1, 1024, 1, 1, 0, NULL, args, NULL), "the L2 flush");
 		CHECK(cu.cuEventRecord(e0, NULL), "cuEventRecord");
 		if ((st = launch(arg, NULL)))
@@ -79,8 +94,6 @@ out:
 		cu.cuEventDestroy_v2(e0);
 	if (e1)
 		cu.cuEventDestroy_v2(e1);
-	if (buf)
-		cu.cuMemFree_v2(buf);
 	free(t);
 	return st;
 }

@@ -19,9 +19,14 @@ extern const char cold_read_src[], cold_read_entry[];
 typedef TgStatus (*ColdLaunch)(void *arg, CUstream s);
 
 /* cold_time: 3 untimed launches, then iters launches, each after `read` (cold_read_src's kernel,
- * loaded by the caller) streamed a buffer of 2 x l2_bytes, with CUDA events around the launch
- * alone; median_us gets the median. TG_ERR_CUDA with a message in err, or the launcher's status. */
-TgStatus cold_time(CUfunction read, size_t l2_bytes, ColdLaunch launch, void *arg, int iters, float *median_us,
-	char *err, size_t errlen);
+ * loaded by the caller) streamed flush [flush_bytes, 16-byte words, zeroed: cold_flush_alloc], with
+ * CUDA events around the launch alone; median_us gets the median. TG_ERR_CUDA with a message in err,
+ * or the launcher's status. flush_bytes 0: no flush. */
+TgStatus cold_time(CUfunction read, CUdeviceptr flush, size_t flush_bytes, ColdLaunch launch, void *arg, int iters,
+	float *median_us, char *err, size_t errlen);
+
+/* The flush buffer for device dev: twice its L2, zeroed, into *buf and *bytes (0 and 0 where the driver
+ * names no L2). TG_ERR_CUDA with a message in err. */
+TgStatus cold_flush_alloc(CUdevice dev, CUdeviceptr *buf, size_t *bytes, char *err, size_t errlen);
 
 #endif

@@ -81,7 +81,9 @@ struct TgContext {
 	pthread_mutex_t lock;
 	LoadedModule *mods;
 	int nmods, capmods;
-	CUfunction cold_read; /* cold_time.h's flush kernel, compiled at the first timing */
+	CUfunction cold_read; /* cold_time.h's flush kernel and its buffer (2 x L2), made at the first timing */
+	CUdeviceptr cold_buf;
+	size_t cold_bytes;
 };
 
 static void ctx_log(TgContext *c, const char *msg)
@@ -178,6 +180,8 @@ void tg_context_destroy(TgContext *c)
 		cu.cuModuleUnload(c->mods[i].mod);
 	free(c->mods);
 	gemm_ctx_destroy(c->gemm);
+	if (c->cold_buf)
+		cu.cuMemFree_v2(c->cold_buf);
 	if (c->jit)
 		jit_cache_close(c->jit);
 	pthread_mutex_destroy(&c->lock);
@@ -1445,7 +1449,7 @@ static TgStatus launch_cold_copy(void *arg, CUstream s)
 	return r ? fail(TG_ERR_CUDA, "copying %zu bytes: %s", a->n, cudrv_errstr(r)) : TG_OK;
 }
 
-/* cold_time (cold_time.h) with the context's flush kernel, compiled and loaded at the first call. */
+/* cold_time (cold_time.h) with the context's flush kernel and buffer, made at the first call. */
 static TgStatus time_cold(TgContext *c, ColdLaunch launch, void *arg, int iters, float *median_us)
 {
 	char err[512];
@@ -1459,11 +1463,11 @@ static TgStatus time_cold(TgContext *c, ColdLaunch launch, void *arg, int iters,
 		TgStatus st = tg_context_function(c, &res, cold_read_entry, &fn);
 		if (st)
 			return st;
+		if ((st = cold_flush_alloc(c->dev, &c->cold_buf, &c->cold_bytes, err, sizeof err)))
+			return fail(st, "%s", err);
 		c->cold_read = (CUfunction)fn;
 	}
-	int l2 = 0;
-	cu.cuDeviceGetAttribute(&l2, TG_CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, c->dev);
-	TgStatus st = cold_time(c->cold_read, l2 > 0 ? (size_t)l2 : 0, launch, arg, iters, median_us, err, sizeof err);
+	TgStatus st = cold_time(c->cold_read, c->cold_buf, c->cold_bytes, launch, arg, iters, median_us, err, sizeof err);
 	return st && err[0] ? fail(st, "%s", err) : st;
 }
 

@@ -366,8 +366,8 @@ TG_HD float tg_e2m1_round_scaled(float ys)
 {
 	const uint32_t u = tg_f2u(ys);
 #if defined(__CUDA_ARCH__) && defined(__CUDACC__) /* (tests/unit/rht_device.c defines only the first) */
-	float a;
-	asm("min.NaN.f32 %0, %1, 0f3DC00000;" : "=f"(a) : "f"(tg_u2f(u & 0x7FFFFFFFu))); /* 0.09375 = 6 * 2^-6 */
+	float a; /* (fabsf: an operand modifier of the min, where u & 0x7FFFFFFF took an instruction) */
+	asm("min.NaN.f32 %0, %1, 0f3DC00000;" : "=f"(a) : "f"(fabsf(ys))); /* 0.09375 = 6 * 2^-6 */
 #else
 	float a = tg_u2f(u & 0x7FFFFFFFu);
 	if (!tg_isnan(a) && a > 0.09375f)
@@ -397,6 +397,24 @@ TG_HD float tg__mul6(float x)
 #endif
 }
 
+/* The scaled value tg_e2m1_round_scaled takes for element y of a block with multiplier mult, tg__mul6(y * mult), given
+ * m = tg__mul6(mult) and fold = (m >= 2^-126) (tg_e2m1_fold6), or m = mult and fold = 0. Folded, it is the one product
+ * y * m: m is then exact, so y * m = (y * mult) * 2^-6 as real numbers, and rounding commutes with the power of two
+ * wherever the result is a normal float; below 2^-126 both forms are values under 2^-8 (code 0) of y's sign, and an
+ * overflow of y * mult is above 6 * 2^-6 (code 6) either way. Unfolded (mult under 2^-120: a global amax near FLT_MAX)
+ * it is the two products. tests/unit/test_formats.c checks tg_e2m1x8 against scalar codes over every mult. */
+TG_HD float tg__scaled6(float y, float m, int fold)
+{
+#if defined(__CUDA_ARCH__) && defined(__CUDACC__)
+	return fold ? __fmul_rn(y, m) : tg__mul6(__fmul_rn(y, m));
+#else
+	return fold ? y * m : tg__mul6(y * m);
+#endif
+}
+
+/* Whether a block's multiplier folds into one product (tg__scaled6): its tg__mul6 image m6 is a normal float. */
+TG_HD int tg_e2m1_fold6(float m6) { return m6 >= 0x1p-126f; }
+
 /* Four E4M3 bytes of tg_e2m1_round_scaled values (a code's value times 2^-6: E4M3 bits 2..0 and 7 are the E2M1
  * code and sign) as two bytes of E2M1 pairs, bytes 0 and 2 of the result (the lower element in the low nibble). */
 TG_HD uint32_t tg_e2m1_pairs(uint32_t w)
@@ -420,19 +438,24 @@ TG_HD uint32_t tg_e2m1_pack8(uint32_t t0, uint32_t t1)
  * (tg_e2m1_of_e4m3 on each byte, then two bytes' nibbles a byte, bytes 0 and 2 of each word: one byte permute).
  * The NVFP4 casts' encoding, about 11 instructions an element (the scalar tg_f32_to_e2m1 took about 13 and its
  * packing 1-2). */
-TG_HD uint32_t tg_e2m1x8(const float *y, float mult)
+TG_HD uint32_t tg__e2m1x8_by(const float *y, float m, int fold)
 {
 	uint32_t t[2];
 	for (int h = 0; h < 2; h++) { /* a pair at a time (few registers live: the RHT casts hold 80) */
 		uint32_t w = 0;
 		for (int q = 0; q < 2; q++) {
 			const float *v = y + 4 * h + 2 * q;
-			w |= (uint32_t)tg_f32x2_to_e4m3x2(tg_e2m1_round_scaled(tg__mul6(v[0] * mult)),
-				tg_e2m1_round_scaled(tg__mul6(v[1] * mult))) << (16 * q);
+			w |= (uint32_t)tg_f32x2_to_e4m3x2(tg_e2m1_round_scaled(tg__scaled6(v[0], m, fold)),
+				tg_e2m1_round_scaled(tg__scaled6(v[1], m, fold))) << (16 * q);
 		}
 		t[h] = tg_e2m1_pairs(w);
 	}
 	return tg_e2m1_pack8(t[0], t[1]);
+}
+TG_HD uint32_t tg_e2m1x8(const float *y, float mult)
+{
+	const float m6 = tg__mul6(mult); /* one product an element where it folds (a constant argument each way) */
+	return tg_e2m1_fold6(m6) ? tg__e2m1x8_by(y, m6, 1) : tg__e2m1x8_by(y, mult, 0);
 }
 
 /* Packed pair: lo in the low nibble. */

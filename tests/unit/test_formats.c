@@ -313,15 +313,29 @@ static void test_e2m1_via_e4m3(int full)
 	}
 	if (!full)
 		report("e2m1_deq_below_six", bad_min, det_min);
-	/* the packed eight (tg_e2m1x8, the host form of its byte permute) against eight scalar codes */
+	/* the packed eight (tg_e2m1x8, the host form of its byte permute; one product an element where its multiplier
+	 * folds, tg__scaled6) against eight scalar codes of the rounded product y * mult */
 	bad = 0;
-	for (int i = 0; i < 200000 && !full; i++) {
-		/* odd i: any bits; even i: |y| in [2^-4, 2^4) (every code, ties included) times mult in [0.5, 2) */
-		float y[8], mult = i % 2 ? tg_u2f((next32() & 0x3FFFFFFFu) | 0x30000000u) : tg_u2f(0x3F000000u + (next32() & 0xFFFFFFu));
+	for (int i = 0; i < 400000 && !full; i++) {
+		/* i % 4 == 1, 3: any bits; 0: |y| in [2^-4, 2^4) (every code, ties included) times mult in [0.5, 2); 2: mult
+		 * anywhere in (0, FLT_MAX] (subnormal, near the fold's bound 2^-120, huge) and y * mult in [2^-5, 2^4) as far as
+		 * y = t / mult is finite (else y is +-inf or FLT_MAX) */
+		const int kind = i % 4;
+		const uint32_t mb = next32();
+		float y[8], mult = kind % 2 ? tg_u2f((mb & 0x3FFFFFFFu) | 0x30000000u)
+			: kind == 0 ? tg_u2f(0x3F000000u + (mb & 0xFFFFFFu))
+			: mb % 3 == 0 ? tg_u2f(((2u + (mb >> 8) % 5u) << 23) + (next32() & 0x7FFFFFu)) /* 2^-125 .. 2^-119 */
+			: tg_u2f((1u + next32() % 0x7F7FFFFFu)); /* any positive finite */
 		uint32_t want = 0;
 		for (int k = 0; k < 8; k++) {
 			const uint32_t b = next32();
-			y[k] = i % 2 ? tg_u2f(b) : tg_u2f((b & 0x80000000u) | ((123u + (b >> 23 & 7u)) << 23) | (b & (next32() % 3 ? 0x7FFFFFu : 0x600000u)));
+			if (kind == 2) { /* t: random, or within 8 ulps of a rounding midpoint (where a product's error shows) */
+				static const float mid[] = {0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f};
+				const float t = b & 8u ? tg_u2f(tg_f2u(mid[(b >> 4) % 7]) + (b >> 8) % 17u - 8u) * (b & 0x80000000u ? -1.0f : 1.0f)
+					: tg_u2f((b & 0x80000000u) | ((122u + (b >> 23 & 7u)) << 23) | (b & 0x7FFFFFu));
+				y[k] = k == 7 && b % 5 == 0 ? (b & 1 ? 3.4028234664e38f : -3.4028234664e38f) : t / mult;
+			} else
+				y[k] = kind % 2 ? tg_u2f(b) : tg_u2f((b & 0x80000000u) | ((123u + (b >> 23 & 7u)) << 23) | (b & (next32() % 3 ? 0x7FFFFFu : 0x600000u)));
 			want |= (uint32_t)tg_f32_to_e2m1(y[k] * mult) << (4 * k);
 		}
 		const uint32_t got = tg_e2m1x8(y, mult);

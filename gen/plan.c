@@ -84,15 +84,16 @@ static const PlanVariant row_variants[] = {
  * whose worst time over 1..65536 tokens is least, from the `tegen tune` sweep
  * on an H100 (bench/tune_sweep.sh, bench/RESULTS.md): each within 1.10x of the
  * best variant at every token count. GLU wants one or two vectors a thread
- * (more threads per row as rows grow); norm a few rows a CTA on short rows. Rows with the same bound are
- * alternatives: the first variant the row can take (its vector divides the row, no spills). */
+ * (more threads per row as rows grow); norm a few rows a CTA on short rows. Rows with the same bound
+ * are alternatives: the first variant the row can take (its vector divides the row, no spills). */
 typedef struct { const char *variant; long max_cols; } RowHeuristic;
 typedef struct { const RowHeuristic *row; int n; } RowHeuristics; /* a table and its length */
-/* Norm rows (the rowwise kernel and amax pass of every recipe but delayed): 16-element vectors from 1024 columns on, one or two a
- * thread (H100, `tegen tune` over 1-65536 tokens at 2048, 4096 and 8192 columns, thirty-third session, calls 1
- * and 3: worst case over the MXFP8, current (amax and cast), NVFP4 (amax and cast) and 1x128 norms 1.06 / 1.09 /
- * 1.05x the best variant, where the v8 table before took up to 1.20 / 1.24 / 1.36x: bench/RESULTS.md); rows a
- * 16-element vector does not divide (or FP32 inputs or weights) take the v8 variant listed after it. */
+/* Norm rows (the rowwise kernel and amax pass of every recipe but delayed): 16-element vectors from 1024 columns
+ * on, one or two a thread (H100, `tegen tune` over 1-65536 tokens at 2048, 4096 and 8192 columns, thirty-third
+ * session, calls 1 and 3: worst case over the MXFP8, current (amax and cast), NVFP4 (amax and cast) and 1x128 norms
+ * 1.06 / 1.09 / 1.05x the best variant, where the v8 table before took up to 1.20 / 1.24 / 1.36x; 1.08x with rows of
+ * 4104 and 8200 in call 4: bench/RESULTS.md); rows a 16-element vector does not divide (or FP32 inputs or weights)
+ * take the v8 variant listed after it (tests/gen/plan_norm_rows). */
 static const RowHeuristic norm_heuristic[] = {
 	{"t128v8r8", 512}, {"t256v8r4", 1024}, {"t128v16r1", 2048}, {"t256v8r2", 2048}, {"t128v16r1", 4096},
 	{"t128v8r1", 4096}, {"t256v16r1", 1L << 30}, {"t256v8r1", 1L << 30},

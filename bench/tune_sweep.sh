@@ -4,7 +4,8 @@
 # bench/sweep.yaml (RMSNorm+FP8, SwiGLU+FP8, cast+transpose FP8 and MXFP8) is
 # tuned at every token count; the table lists, per kernel and token bucket, how
 # much faster tune's best variant is than the heuristic's (1.00 = the heuristic
-# was best). Needs a GPU. Usage: [SPEC=bench/sweep_block.yaml] bench/tune_sweep.sh [H,...] [TOKENS,...]
+# was best), then bench/sweep_best.py: the variants with the least worst case.
+# Needs a GPU. Usage: [SPEC=bench/sweep_norms.yaml] bench/tune_sweep.sh [H,...] [TOKENS,...]
 set -u
 cd "$(dirname "$0")/.."
 HS=$(echo "${1:-1024,2048,4096,8192,14336,16384}" | tr , ' ')
@@ -24,3 +25,5 @@ for h in $HS; do
 		on && /the heuristic.s speed/ { r = $4; sub(/x$/, "", r); printf "%-7s %-22s %-9s %s (%s)\n", h, $1, bucket[$1], r, $3 }' "$log"
 done
 awk '/the heuristic.s speed/ { r = $4; sub(/x$/, "", r); if (r + 0 > m) m = r + 0; n++ } END { printf "worst: best variant %.2fx the heuristic over %d kernel x shape cases (bar: <= 1.11)\n", m, n }' "$log"
+# each kernel's variants by their worst case over the token counts, per hidden size (what a row table would pick)
+command -v python3 >/dev/null && python3 bench/sweep_best.py "$log" --top 2

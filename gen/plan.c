@@ -164,7 +164,8 @@ static const PlanVariant colwise_variants[] = {
 };
 
 /* cast_transpose.cu (quantize, cast_transpose): TG_TILE_ROWS x TG_TILE_COLS
- * tiles. Heuristic: r32c128 rowwise-only, r64c128 per-tensor and MXFP8 with a
+ * tiles. Heuristic: t128r32c128 an amax pass, t512r64c128 a rowwise-only
+ * quantized copy (t128r64c128 unquantized), r64c128 per-tensor and MXFP8 with a
  * transpose (r32c128 up to 256 rows, t512 r128c128 from 2^29 elements, when the
  * rows are known), r128c128 block scaling. */
 static const PlanVariant tile_variants[] = {
@@ -749,7 +750,12 @@ static void tile_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, 
 		/* 512 threads where NVRTC's 64 registers hold them without spilling (a power-of-two row of 1024-16384;
 		 * other lengths spill 12 bytes): 2-6% faster in `tegen tune` (H100, twenty-first session) */
 		name = cols >= 1024 && cols <= 16384 && (cols & (cols - 1)) == 0 ? "t512r128c128" : "t256r128c128";
-	else if (!out->columnwise || !is_quantized(out))
+	else if (k->pass == PASS_AMAX)
+		name = "t128r32c128"; /* current scaling's amax pass streams the input flat: small CTAs, many resident */
+	else if (!out->columnwise)
+		/* rowwise-only: the variant with the least worst case over 1-65536 tokens (H100, thirty-fourth session) */
+		name = is_quantized(out) ? "t512r64c128" : "t128r64c128";
+	else if (!is_quantized(out))
 		name = "t256r32c128";
 	else if (nrows > 0 && nrows <= 256)
 		name = "t256r32c128";

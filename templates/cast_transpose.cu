@@ -55,7 +55,7 @@
  * any grid; grid = min(tiles, SMs x resident CTAs) is best.
  * Good variants (H100/H200, 16384x4096 bf16): per-tensor, current and MXFP8
  * 64x128/256 thr; byte transpose 128x128/256 thr; 1x128 and 128x128
- * 128x128/256 thr; quantize rowwise-only 32x256/256 thr.
+ * 128x128/256 thr; quantize rowwise-only 64x128/512 thr (gen/plan.c: tile_launch).
  *
  * How (shared-tile body): each thread owns one 8-element column chunk and TG_TILE_ROWS/G
  * consecutive rows of the tile (G = threads per chunk column); it loads all

@@ -922,24 +922,26 @@ __device__ __forceinline__ void dispatch(const TgParams &p, const float eps)
 #else
 #define CT_LEGACY_SEL_ 0
 #endif
-/* Resident CTAs a SM for __launch_bounds__ (0: none, ptxas's own register choice). MXFP8's rowwise-only copy
- * (the shared-tile body) asks for 32 warps a SM, so at most 64 registers: left alone ptxas keeps the w_up cast of
- * the 8B MXFP8 forward layer at 32 registers, loading one row of a thread's two after the other's block scale; at
- * 46 both loads are in flight (219.5 against 244 us alone, 88% of a copy against 79%; H100, thirty-fourth session;
- * that cast also writes the BF16 copy, TG_DEQ: without it the bound measured neutral). The other paths gained
- * nothing from a bound (delayed, current, the staged MXFP8 copies within noise). */
-#ifndef TG_CT_MIN_CTAS
+/* Resident CTAs a SM for __launch_bounds__ (0: none, ptxas's own register choice; -DTG_CT_MIN_CTAS=N, an
+ * experiment's, overrides). MXFP8's rowwise-only copy (the shared-tile body) asks for 32 warps a SM, so at
+ * most 64 registers: left alone ptxas keeps the w_up cast of the 8B MXFP8 forward layer at 32 registers, loading
+ * one row of a thread's two after the other's block scale; at 46 both loads are in flight (219.5 against 244 us
+ * alone, 88% of a copy against 79%; H100, thirty-fourth session; that cast also writes the BF16 copy, TG_DEQ:
+ * without it the bound measured neutral). The other paths gained nothing from a bound (delayed, current, the
+ * staged MXFP8 copies within noise). */
+#ifndef TG_CT_MIN_CTAS /* an expression of the slots: evaluated afresh for each instance (tests/gpu/harness_ct.cu) */
 #define TG_CT_MIN_CTAS (TG_RECIPE == TG_RECIPE_MXFP8 && !TG_COLWISE ? (TG_THREADS < 1024 ? 1024 / TG_THREADS : 1) : 0)
 #endif
 #if TG_CT_MIN_CTAS
-#define TG_CT_BOUNDS __launch_bounds__(TG_THREADS, TG_CT_MIN_CTAS)
+#define TG_CT_BOUNDS_ __launch_bounds__(TG_THREADS, TG_CT_MIN_CTAS)
 #else
-#define TG_CT_BOUNDS __launch_bounds__(TG_THREADS)
+#define TG_CT_BOUNDS_ __launch_bounds__(TG_THREADS)
 #endif
-extern "C" __global__ void TG_CT_BOUNDS TG_KERNEL(const TgParams p)
+extern "C" __global__ void TG_CT_BOUNDS_ TG_KERNEL(const TgParams p)
 {
 	TG_LAUNCH_DEPENDENTS(); // a dreduce after it may launch (Kernel.pdl)
 	tgct::dispatch<TG_IN_DTYPE, TG_OUT_DTYPE, TG_FMT, TG_RECIPE, TG_ROWWISE, TG_COLWISE, TG_COLS, TG_THREADS,
 	               TG_TILE_ROWS, TG_TILE_COLS, TG_POW2, CT_LEGACY_SEL_, TG_DBIAS, TG_DEQ>(p, TG_EPS_SCALE);
 }
 #undef CT_LEGACY_SEL_
+#undef TG_CT_BOUNDS_

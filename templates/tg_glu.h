@@ -29,11 +29,12 @@ __device__ __forceinline__ float tg_sigmoid_scale(float p, float zf, float dz, b
 	return neg || q > 0.0f ? fmaf(neg ? p : -p, q, neg ? 0.0f : p) : p; // q = 0, z >= 0: p (an infinite p too)
 }
 
-// z (computed in double) as a float and its correction.
+// z (computed in double) as a float and its correction (0 where z's float is infinite: not inf - inf = NaN,
+// which made GEGLU's result NaN for a below about -1.7e13, where it is 0).
 __device__ __forceinline__ float tg_sigmoid_arg(double z, float &dz)
 {
 	const float zf = (float)z;
-	dz = (float)(z - (double)zf);
+	dz = fabsf(zf) <= 0x1.fffffep127f ? (float)(z - (double)zf) : 0.0f;
 	return zf;
 }
 

@@ -25,6 +25,7 @@
 #include <vector>
 #include <algorithm>
 
+#include "tg_formats.h" /* its device templates need C++ linkage: before ref.h includes it in the C block */
 extern "C" {
 #include "ref.h"
 #include "backward.h"
@@ -405,7 +406,7 @@ static void run_dnorm(const DnInst &k, long long rows)
 	std::vector<float> rs(R), mu(R), din(n), pg((size_t)nk * C), pb((size_t)nk * C);
 	ref_norm_stats(k.norm, xraw.data(), k.in_dt, R, C, 1e-5f, mu.data(), rs.data());
 	ref_dnorm(k.norm, xraw.data(), k.in_dt, rs.data(), k.norm ? mu.data() : nullptr, w.data(), k.zc, graw.data(),
-	          k.dres ? rraw.data() : nullptr, k.g_dt, R, C, din.data(), nullptr, nullptr);
+	          k.dres ? rraw.data() : nullptr, k.g_dt, k.g_dt, R, C, din.data(), nullptr, nullptr);
 	ref_dnorm_partials(k.norm, xraw.data(), k.in_dt, rs.data(), k.norm ? mu.data() : nullptr, graw.data(), k.g_dt, R,
 	                   C, pg.data(), pb.data());
 	std::vector<unsigned char> want_in(n * esize(k.out_dt));

@@ -153,6 +153,7 @@ T8_VARIANTS(T)
 #include <vector>
 #include <algorithm>
 #include <string>
+#include "tg_formats.h" /* its device templates need C++ linkage: before ref.h includes it in the C block */
 extern "C" {
 #include "ref.h"
 }
@@ -369,7 +370,7 @@ static void run_check(const Variant &V, long rows, int special, int grid_cap, co
 			            gf.data(), V.zc, 1e-5f, (int)rows, V.cols, R.y.data(), R.rsig.data());
 		else
 			ref_layernorm(R.in.data(), V.res ? R.res.data() : nullptr, V.res ? R.res_out.data() : nullptr, V.in,
-			              gf.data(), bf.data(), V.zc, 1e-5f, (int)rows, V.cols, R.y.data(), R.mu.data(), R.rsig.data());
+			              gf.data(), bf.data(), V.zc, 1e-5f, (int)rows, V.cols, R.y.data(), R.mu.data(), R.rsig.data(), nullptr);
 	} else {
 		ref_glu(V.op, R.in.data(), V.in, (int)rows, V.cols, V.limit, V.alpha, R.y.data());
 	}

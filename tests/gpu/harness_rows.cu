@@ -624,6 +624,7 @@ static void bench(const std::vector<const Variant *> &vs, long rows, bool capped
 
 int main(int argc, char **argv)
 {
+	setvbuf(stdout, NULL, _IOLBF, 0); /* a line at a time: a run cut by a timeout keeps what it printed */
 	int quick = 0;
 	const char *only = nullptr; /* --only SUBSTR: the variants whose name holds it */
 	for (int i = 1; i < argc; i++) {

@@ -51,10 +51,12 @@ def main():
                     r = [us[k][c][v] / min(us[k][c].values()) for c in cases]
                     scored.append((max(r), v, r))
             scored.sort()
-            hv = heur.get(k, {}).get(cases[0])
-            hw = next((w for w, v, _ in scored if v == hv), None)
+            # the heuristic's own variant at each token count (it may change with the rows: tile_launch's row rules)
+            hvs = [heur.get(k, {}).get(c) for c in cases]
+            hr = [us[k][c][v] / min(us[k][c].values()) for c, v in zip(cases, hvs) if v in us[k][c]]
+            names = "/".join(dict.fromkeys(v or "?" for v in hvs))
             toks = "/".join(str(c[1]) for c in cases)
-            print(f"{k} H={h} (tokens {toks}): heuristic {hv or '?'}" + (f" worst {hw:.2f}" if hw else ""))
+            print(f"{k} H={h} (tokens {toks}): heuristic {names}" + (f" worst {max(hr):.2f}" if hr else ""))
             for w, v, r in scored[:a.top]:
                 print(f"    {v:<12} worst {w:.2f}  " + " ".join(f"{x:.2f}" for x in r))
     return 0

@@ -742,8 +742,11 @@ static void tile_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, 
 	const char *name = "t256r64c128";
 	/* rows when known (a weight, or tokens given to the planner): from the H100 tune
 	 * sweep, short copies want 32-row tiles and copies of 2^29+ elements 128-row
-	 * tiles (longer runs per column of the transpose); 64 rows in between */
+	 * tiles (longer runs per column of the transpose); 64 rows in between. known_log2:
+	 * floor(log2(rows x cols)) when the rows are known, else 0 */
 	long nrows = rows.dim < 0 || pl->tokens > 0 ? extent_at(rows, pl->tokens) : 0, elems;
+	int known_log2 = nrows <= 0 || cols <= 0 ? 0
+		: __builtin_mul_overflow(nrows, cols, &elems) ? 63 : 63 - __builtin_clzl((unsigned long)elems);
 	if (slot_long(k, "TG_DBIAS", 0))
 		name = "t256r64c128"; /* the staged path (its tiling: variant_legal), which the fused dbias needs */
 	else if (sc == SCALING_BLOCK1X128 || sc == SCALING_BLOCK128X128)
@@ -756,14 +759,14 @@ static void tile_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, 
 		/* rowwise-only: the variant with the least worst case over 1-65536 tokens at 2048-14336 columns; 256-column
 		 * or 128-row tiles from 2^27 elements of rows of 1024+ when the rows are known (3-12% faster there; H100,
 		 * thirty-fourth session) */
-		name = nrows > 0 && cols >= 1024 && (__builtin_mul_overflow(nrows, cols, &elems) || elems >= (1L << 27))
+		name = cols >= 1024 && known_log2 >= 27
 			? (is_quantized(out) ? "t512r64c256" : "t256r128c128")
 			: (is_quantized(out) ? "t512r64c128" : "t128r64c128");
 	else if (!is_quantized(out))
 		name = "t256r32c128";
 	else if (nrows > 0 && nrows <= 256)
 		name = "t256r32c128";
-	else if (nrows > 0 && (__builtin_mul_overflow(nrows, cols, &elems) || elems >= (1L << 29)))
+	else if (known_log2 >= 29)
 		name = "t512r128c128";
 	heuristic_launch(pl, k, find_variant(tile_variants, NELEMS(tile_variants), name), FAM_TILE, rows, cols);
 }

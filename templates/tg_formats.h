@@ -514,6 +514,7 @@ TG_HD float tg_e8m0_deq(uint8_t e) { return e == 0 ? 1.0f : tg_e8m0_to_f32(e); }
 TG_HD float tg_e8m0_deq_of_rcp(float m) { return m != m ? m : tg_u2f((254u << 23) - tg_f2u(m)); }
 
 #ifdef __CUDACC__
+extern "C++" { /* templates: C++ linkage even where a C header (ref.h) includes this file in an extern "C" block */
 
 /* The two FP8 codes in the low 16 bits of w (element 0 low) as FP32, by the hardware's FP8 -> FP16 conversion
  * (exact: every E4M3 and E5M2 value, NaN and inf included, is an FP16 value; sm_89+), as tg_fmt_to_f32 decodes. */
@@ -573,6 +574,7 @@ __device__ __forceinline__ void tg_store_mx_deq(uint16_t *dst, const uint32_t *w
 	}
 }
 
+} /* extern "C++" */
 #endif
 
 /* Largest finite value of a TG_FMT_* format. */

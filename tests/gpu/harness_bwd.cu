@@ -25,7 +25,6 @@
 #include <vector>
 #include <algorithm>
 
-#include "tg_formats.h" /* its device templates need C++ linkage: before ref.h includes it in the C block */
 extern "C" {
 #include "ref.h"
 #include "backward.h"

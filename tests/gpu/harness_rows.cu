@@ -153,7 +153,6 @@ T8_VARIANTS(T)
 #include <vector>
 #include <algorithm>
 #include <string>
-#include "tg_formats.h" /* its device templates need C++ linkage: before ref.h includes it in the C block */
 extern "C" {
 #include "ref.h"
 }

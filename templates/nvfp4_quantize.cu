@@ -294,10 +294,9 @@ __device__ __forceinline__ uint32_t e2m1x8_deq_by(const float *y, float m, float
 		uint32_t w = 0;
 #pragma unroll
 		for (int q = 0; q < 2; q++) {
-			const float *v = y + 4 * hh + 2 * q;
-			const float r0 = tg_e2m1_round_scaled(tg__scaled6(v[0], m, FOLD)), r1 = tg_e2m1_round_scaled(tg__scaled6(v[1], m, FOLD));
-			w |= (uint32_t)tg_f32x2_to_e4m3x2(r0, r1) << (16 * q);
-			uint32_t d = tg_f32x2_to_bf16x2(__fmul_rn(__fmul_rn(r0, 64.0f), dq), __fmul_rn(__fmul_rn(r1, 64.0f), dq));
+			float r[2];
+			w |= (uint32_t)tg__e2m1_pair(y + 4 * hh + 2 * q, m, FOLD, r) << (16 * q);
+			uint32_t d = tg_f32x2_to_bf16x2(__fmul_rn(__fmul_rn(r[0], 64.0f), dq), __fmul_rn(__fmul_rn(r[1], 64.0f), dq));
 			asm("min.bf16x2 %0, %0, %1;" : "+r"(d) : "r"(c6x2));
 			h[2 * hh + q] = d;
 		}

@@ -439,15 +439,22 @@ TG_HD uint32_t tg_e2m1_pack8(uint32_t t0, uint32_t t1)
  * The NVFP4 casts' encoding, about 10 instructions an element where the multiplier folds (tg__scaled6; the scalar
  * tg_f32_to_e2m1 took about 13 and its packing 1-2). tg__e2m1x8_by is its body for a multiplier m already
  * folded or not (fold, a constant at each call). */
+/* The E4M3 pair (element v[0] low) of v[0..1]'s tg_e2m1_round_scaled values under m (tg__scaled6), those values
+ * in r[0..1]: one step of tg__e2m1x8_by, and of nvfp4_quantize.cu's e2m1x8_deq_by, which dequantizes r too. */
+TG_HD uint16_t tg__e2m1_pair(const float *v, float m, int fold, float r[2])
+{
+	r[0] = tg_e2m1_round_scaled(tg__scaled6(v[0], m, fold));
+	r[1] = tg_e2m1_round_scaled(tg__scaled6(v[1], m, fold));
+	return tg_f32x2_to_e4m3x2(r[0], r[1]);
+}
 TG_HD uint32_t tg__e2m1x8_by(const float *y, float m, int fold)
 {
 	uint32_t t[2];
 	for (int h = 0; h < 2; h++) { /* a pair at a time (few registers live: the RHT casts hold 80) */
 		uint32_t w = 0;
 		for (int q = 0; q < 2; q++) {
-			const float *v = y + 4 * h + 2 * q;
-			w |= (uint32_t)tg_f32x2_to_e4m3x2(tg_e2m1_round_scaled(tg__scaled6(v[0], m, fold)),
-				tg_e2m1_round_scaled(tg__scaled6(v[1], m, fold))) << (16 * q);
+			float r[2];
+			w |= (uint32_t)tg__e2m1_pair(y + 4 * h + 2 * q, m, fold, r) << (16 * q);
 		}
 		t[h] = tg_e2m1_pairs(w);
 	}

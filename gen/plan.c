@@ -119,7 +119,10 @@ static const RowHeuristic glu_heuristic[] = {
  * bench/RESULTS.md, "Planner heuristics"); the last one when none does. */
 typedef struct { const char *variant; long min_vectors; } LongRow;
 typedef struct { const LongRow *row; int n; } LongRows; /* a table and its length */
-static const LongRow glu_long_rows[] = {{"t1024v8r1", 1}, {"t512v4r1", 1}, {"t256v8r1", 1}};
+/* 896 x 8 from four vectors a thread, then 512 x 8 from two, before 512 x 4: at 12288 / 20480 / 28672 columns the
+ * SwiGLU + FP8 (delayed) and + MXFP8 took t512v4r1 up to 1.15 / 1.21 / 1.29x the best variant over 1-65536 tokens;
+ * t512v8r1 1.09, 1.01 / 1.07, 1.07 and t896v8r1 1.07, 1.00 (H100, thirty-fifth session, bench/sweep_wide.yaml). */
+static const LongRow glu_long_rows[] = {{"t1024v8r1", 1}, {"t896v8r1", 4}, {"t512v8r1", 2}, {"t512v4r1", 1}, {"t256v8r1", 1}};
 /* Block-scaled (1x128) GLU rows: 8-element vectors (a scale block is 16 lanes, not 32), and at
  * least four a thread. H100, 8192 rows (harness_rows, seventh session): 28672 columns t896v8r1
  * 408-411 us (96% of copy) where t512v4r1 took 565-586 (69%); 14336 columns t448v8r1 202-209 us
@@ -166,7 +169,7 @@ static const PlanVariant colwise_variants[] = {
 /* cast_transpose.cu (quantize, cast_transpose): TG_TILE_ROWS x TG_TILE_COLS
  * tiles. Heuristic: t128r32c128 an amax pass, t512r64c128 a rowwise-only
  * quantized copy (t128r64c128 unquantized), r64c128 per-tensor and MXFP8 with a
- * transpose (r32c128 up to 256 rows, t512 r128c128 from 2^29 elements, when the
+ * transpose (r32c128 up to 256 rows, t256r128c128 from 2^29 elements, when the
  * rows are known), r128c128 block scaling. */
 static const PlanVariant tile_variants[] = {
 	/* name          threads        rows cols */
@@ -767,7 +770,8 @@ static void tile_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, 
 	else if (nrows > 0 && nrows <= 256)
 		name = "t256r32c128";
 	else if (known_log2 >= 29)
-		name = "t512r128c128";
+		name = "t256r128c128"; /* delayed within 1.006x of the best at 8192-28672 columns x 65536 tokens, MXFP8 within
+		                        * 1.002x where t512r128c128 took 1.14x (H100, thirty-fifth session, sweep_wide.yaml) */
 	heuristic_launch(pl, k, find_variant(tile_variants, NELEMS(tile_variants), name), FAM_TILE, rows, cols);
 }
 

@@ -269,7 +269,7 @@ static void test_db(Arena *a, const Graph *g)
 static void test_heuristics(Arena *a, const Graph *g)
 {
 	static const struct { long tokens; const char *ct; } cases[] = {
-		{0, "t256r64c128"}, {256, "t256r32c128"}, {8192, "t256r64c128"}, {131072, "t512r128c128"},
+		{0, "t256r64c128"}, {256, "t256r32c128"}, {8192, "t256r64c128"}, {131072, "t256r128c128"},
 	};
 	for (int i = 0; i < (int)(sizeof cases / sizeof *cases); i++) {
 		PlanOptions o = {NULL, NULL, 0, 0, NULL, cases[i].tokens, false};

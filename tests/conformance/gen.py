@@ -1045,7 +1045,10 @@ def run_gpu(tegen, c, path, cache, sanitizer=None):
         env["TEGEN_GEMM_GEN"] = "2"
     cmd = [tegen, "run", path] + token_args(c) + ["--check", "--iters", "2"]
     if sanitizer:
-        cmd = ["compute-sanitizer", "--tool", sanitizer, "--error-exitcode", "99"] + cmd
+        # racecheck: tegen's kernels only (entries "conf_k..."): it reports hazards inside cuBLASLt's TMA/mbarrier
+        # kernels (nvjet_sm90_*) that are not races (H100, thirty-fifth session: 3 of 32 cases, all in nvjet)
+        only = ["--kernel-name", "kns=conf_k"] if sanitizer == "racecheck" else []
+        cmd = ["compute-sanitizer", "--tool", sanitizer, "--error-exitcode", "99"] + only + cmd
     rc, out, err = sh(cmd, 300, env)
     if rc == 0:
         return "ok", ""

@@ -496,6 +496,49 @@ static void derive_norm(Dv *v, const Op *op, SpecOp *fwd, Loc at)
 		set_grad(v, res, dx, false, at);
 }
 
+/* Whether op o reads tensor `name` (an input argument). */
+static bool op_reads(const SpecOp *o, const char *name)
+{
+	for (int x = 0; x < ARG_COUNT; x++)
+		if (!arg_is_output((ArgSlot)x) && o->arg[x] && !strcmp(o->arg[x], name))
+			return true;
+	return false;
+}
+
+/* Whether op o writes tensor `name`. */
+static bool op_writes(const SpecOp *o, const char *name)
+{
+	for (int x = 0; x < ARG_COUNT; x++)
+		if (arg_is_output((ArgSlot)x) && o->arg[x] && !strcmp(o->arg[x], name))
+			return true;
+	return false;
+}
+
+/* The schedule: each wgrad GEMM (derived right after its dgrad) moves past the first later op that reads the dgrad's
+ * output (dglu, dnorm, or the next dgrad of a fan-out adding into it), so that op runs right after the GEMM whose
+ * output it reads, while the L2 still holds part of it, and no longer starts behind the L2's write-back of the
+ * wgrad's FP32 d_W. The wgrad reads the gradient's columnwise copy and a forward tensor, both written before it;
+ * it stays put where an op in between reads or writes its output (a weight two GEMMs share). */
+static void schedule_wgrads(Spec *s, int first)
+{
+	for (int i = s->nops - 1; i > first; i--) {
+		const SpecOp *w = &s->ops[i], *dg = &s->ops[i - 1];
+		if (w->kind != OP_GEMM_CAST || w->p.pass != PASS_WGRAD || dg->kind != OP_GEMM_CAST || dg->p.pass != PASS_DGRAD)
+			continue;
+		int j = i + 1;
+		while (j < s->nops && !op_reads(&s->ops[j], dg->arg[ARG_OUT]))
+			j++;
+		bool clash = j == s->nops;
+		for (int k = i + 1; k <= j && !clash; k++)
+			clash = op_reads(&s->ops[k], w->arg[ARG_OUT]) || op_writes(&s->ops[k], w->arg[ARG_OUT]);
+		if (clash)
+			continue;
+		SpecOp moved = *w;
+		memmove(&s->ops[i], &s->ops[i + 1], sizeof *s->ops * (size_t)(j - i));
+		s->ops[j] = moved;
+	}
+}
+
 Spec *spec_derive_backward(Arena *a, Diag *d, const Spec *fs, Arch default_arch)
 {
 	Spec fwd = *fs;
@@ -621,5 +664,6 @@ Spec *spec_derive_backward(Arena *a, Diag *d, const Spec *fs, Arch default_arch)
 			s->output_locs[s->noutputs++] = fs->outputs_loc;
 		}
 	}
+	schedule_wgrads(s, fs->nops);
 	return s;
 }

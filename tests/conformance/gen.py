@@ -1030,6 +1030,15 @@ def runnable(c):
     return expected_rejections(c) in ([], ["open"]) and c["target"] == "hb"
 
 
+def races_only_in_cublaslt(text):
+    """Whether every hazard racecheck reports lies in cuBLASLt's kernels (nvjet_*): their TMA / mbarrier-synchronized
+    shared memory reads to racecheck as hazards that are not races (H100, thirty-fifth session: 3 of 32 cases, every
+    report in nvjet_sm90_*). Filtering them out by --kernel-name instead made the sanitizer fail ("failed to handle a
+    hardware exception") on cases that pass without it."""
+    kernels = re.findall(r"(?:Race reported between|and) \w+ access at (\S+?)\+0x", text)
+    return bool(kernels) and all(k.startswith("nvjet_") for k in kernels) and "Internal Sanitizer Error" not in text
+
+
 def run_gpu(tegen, c, path, cache, sanitizer=None):
     """The GPU half of one case: tegen run --check (under compute-sanitizer --tool SANITIZER)."""
     if c["expect"] == "open":   # not predicted: check decides
@@ -1045,15 +1054,14 @@ def run_gpu(tegen, c, path, cache, sanitizer=None):
         env["TEGEN_GEMM_GEN"] = "2"
     cmd = [tegen, "run", path] + token_args(c) + ["--check", "--iters", "2"]
     if sanitizer:
-        # racecheck: tegen's kernels only (entries "conf_k..."): it reports hazards inside cuBLASLt's TMA/mbarrier
-        # kernels (nvjet_sm90_*) that are not races (H100, thirty-fifth session: 3 of 32 cases, all in nvjet)
-        only = ["--kernel-name", "kns=conf_k"] if sanitizer == "racecheck" else []
-        cmd = ["compute-sanitizer", "--tool", sanitizer, "--error-exitcode", "99"] + only + cmd
+        cmd = ["compute-sanitizer", "--tool", sanitizer, "--error-exitcode", "99"] + cmd
     rc, out, err = sh(cmd, 300, env)
     if rc == 0:
         return "ok", ""
     if rc == 1 and "needs a GPU" in err:
         return "skip", "no GPU (%s)" % first_line(err)
+    if rc == 99 and sanitizer == "racecheck" and races_only_in_cublaslt(out + err):
+        return "ok", ""
     if rc == 99:
         return "FAIL", "compute-sanitizer %s: %s" % (sanitizer, first_line(out + err, r"=+ (Invalid|Race|Error|Program hit|Uninitialized|Unused|Barrier|Divergent|Host API)", 3))
     if "CHECK FAILED" in out:

@@ -1115,8 +1115,10 @@ static void plan_op_kernels(Planner *pl, const Op *op, const Tensor *in, const T
 			slot(pl, k, "TG_DB_STAGE", k->smem_dynamic ? "1" : "0");
 			/* the staged tile prefetches a CTA's next tile, so a CTA wants many: one CTA a SM (t1024) over the
 			 * whole grid-stride, not 32 a SM of one or two tiles each. H100, 8192 tokens, us alone: 8B block dglu
-			 * 487-491 -> 440-462, 70B 922-948 -> 858-859 (thirty-first session, call 2) */
-			k->persistent = k->smem_dynamic > 0;
+			 * 487-491 -> 440-462, 70B 922-948 -> 858-859 (thirty-first session, call 2). Not MXFP8's, whose extra
+			 * BF16 operand keeps more stores in flight: 8B MXFP8 dglu persistent / not, three rounds, us in the layer
+			 * / alone 678 / 677, 669 / 680, 677 / 676 against 666 / 663, 668 / 664, 668 / 659 (thirty-fifth, call 7) */
+			k->persistent = k->smem_dynamic > 0 && slot_long(k, "TG_RECIPE", 0) != TG_RECIPE_MXFP8;
 		}
 		if (op->kind == OP_NORM_QUANTIZE || op->kind == OP_GLU_AMAX) { /* NVFP4's stochastic rounding */
 			slot(pl, k, "TG_SR", nv && out->recipe.nvfp4_sr ? "1" : "0");

@@ -770,7 +770,15 @@ static void tile_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, 
 	else if (nrows > 0 && nrows <= 256)
 		name = "t256r32c128";
 	else if (known_log2 >= 29)
-		name = "t256r128c128"; /* delayed within 1.006x of the best at 8192-28672 columns x 65536 tokens, MXFP8 within
+		name = "t256r128c128";
+	/* The staged path (both copies of a 2-byte input, per-tensor or MXFP8): a CTA a tile, up to 128 a SM, not the
+	 * default cap's 32 (two to four tiles a CTA): H100, 8B training layers, us in the layer, cap 32 / 128 / 1024:
+	 * MXFP8 w_up 282.6 / 267.4 / 266.8, w_down 141.0 / 137.7 / 137.7; delayed w_up 174.8 / 169.1 / 169.9; current
+	 * w_up 171.6 / 165.7 / 166.1; at 4 or 8 a SM (persistent-like) MXFP8 w_up 311-317 (thirty-fifth session). */
+	long in_dt = slot_long(k, "TG_IN_DTYPE", -1);
+	if (out->columnwise && (in_dt == TG_DTYPE_BF16 || in_dt == TG_DTYPE_F16) && k->pass != PASS_AMAX &&
+		(sc == SCALING_DELAYED || sc == SCALING_CURRENT || sc == SCALING_MXFP8))
+		k->grid_cap = 128; /* delayed within 1.006x of the best at 8192-28672 columns x 65536 tokens, MXFP8 within
 		                        * 1.002x where t512r128c128 took 1.14x (H100, thirty-fifth session, sweep_wide.yaml) */
 	heuristic_launch(pl, k, find_variant(tile_variants, NELEMS(tile_variants), name), FAM_TILE, rows, cols);
 }
@@ -1410,6 +1418,9 @@ static void plan_dequantize(Planner *pl, const Op *op, const Tensor *t, Componen
 	bind(pl, k, TG_P_OUT, t->id, from == COMP_DATA ? COMP_DEQ : COMP_DEQ_T);
 	k->grid_rows = 16; /* 16 rows x 256 columns = 4096 elements (16 a thread) per CTA */
 	k->grid_cols = 256;
+	/* a CTA a work item up to 128 a SM: H100, 8B MXFP8 training layer, us in the layer, cap 32 / 128: d_h_t 257.1 /
+	 * 247.8, w_up_q_t 129.7 / 125.3, the two small ones within 0.3% (thirty-fifth session, call 10) */
+	k->grid_cap = 128;
 	k->note = "emulated MXFP8 GEMM: operand to BF16";
 }
 
@@ -2417,6 +2428,8 @@ void plan_print(const Plan *p, Buf *out)
 				buf_printf(out, " smem=%d", k->smem_dynamic);
 			if (k->persistent)
 				buf_puts(out, " persistent");
+			if (k->grid_cap)
+				buf_printf(out, " cap=%d/SM", k->grid_cap);
 			buf_puts(out, " bind=");
 			for (int j = 0; j < k->nbind; j++) {
 				const Binding *b = &k->bind[j];

@@ -76,7 +76,9 @@ struct TgContext {
 	bool pdl;            /* Kernel.pdl kernels launch with programmatic stream serialization (sm_90+, a driver
 	                        with cuLaunchKernelEx; TEGEN_NO_PDL=1: plainly) */
 	int grid_cap;        /* a generated kernel's grid.x is at most grid_cap CTAs a SM (TEGEN_GRID_CAP=N, 1-1024;
-	                        default 32): the templates grid-stride, so any cap is correct; for grid studies */
+	                        default 32, or the kernel's own Kernel.grid_cap): the templates grid-stride, so any cap is
+	                        correct; TEGEN_GRID_CAP for grid studies (then it holds for every kernel) */
+	bool grid_cap_env;   /* TEGEN_GRID_CAP was given */
 	TgOptions opts;
 	pthread_mutex_t lock;
 	LoadedModule *mods;
@@ -140,6 +142,7 @@ TgStatus tg_context_create(const TgOptions *opts, TgContext **out)
 	const long capv = cap ? strtol(cap, &end, 10) : 0;
 	const bool cap_ok = cap && end != cap && !*end && capv >= 1 && capv <= 1024;
 	c->grid_cap = cap_ok ? (int)capv : 32;
+	c->grid_cap_env = cap_ok;
 	if (cap && !cap_ok) { /* a grid study with a typo must not run the default silently */
 		snprintf(warn, sizeof warn, "TEGEN_GRID_CAP=%.64s ignored (an integer 1-1024 expected): 32 CTAs a SM", cap);
 		ctx_log(c, warn);
@@ -798,7 +801,7 @@ static TgStatus launch_kernel(TgLayer *l, const Kernel *k, CUfunction fn, int re
 	unsigned long long gx = k->grid_rows ? ((unsigned long long)rows + (unsigned)k->grid_rows - 1) / (unsigned)k->grid_rows : 1;
 	if (k->grid_cols)
 		gx *= ((unsigned long long)k->cols + (unsigned long long)k->grid_cols - 1) / (unsigned long long)k->grid_cols;
-	int per_sm = l->ctx->grid_cap;
+	int per_sm = k->grid_cap > 0 && !l->ctx->grid_cap_env ? k->grid_cap : l->ctx->grid_cap;
 	if (resident > 0 && resident < per_sm)
 		per_sm = resident;
 	unsigned long long cap = (unsigned long long)(l->ctx->sms > 0 ? l->ctx->sms : 132) * (unsigned)per_sm;

@@ -117,7 +117,67 @@ int cmd_emit(int argc, char **argv)
 	return rc;
 }
 
-/* The main job: plan, emit and NVRTC-compile every kernel for every target. */
+/* Totals of a build over its targets. */
+typedef struct BuildTotals { int builds, compiled, spills; } BuildTotals;
+
+/* One target of `tegen build`: the plan the runtime makes on a GPU of that arch (pipeline_plan, arch_only: a spec
+ * that also targets sm_90a plans its MXFP8/NVFP4 GEMMs emulated, but on an sm_100a GPU the runtime plans them native,
+ * with other kernels), emitted and compiled for it into the cache, a row per kernel. 0, or 1 (message printed). */
+static int build_arch(Arena *a, const char *spec, const char *text, size_t len, Arch arch, const PlanOptions *o,
+	JitCache *jc, int quiet, BuildTotals *t)
+{
+	Diag d = {0};
+	const Plan *p = pipeline_plan(a, &d, spec, text, len, arch, true, o);
+	KernelSource *ks = NULL;
+	int n = p ? pipeline_emit(a, &d, p, &ks) : -1;
+	if (n < 0) {
+		fputs(d.msg, stderr);
+		return 1;
+	}
+	const char *as = arch_str(a, arch), *archs[1] = {as};
+	const char *const *hn, *const *ht;
+	int nh = emit_headers(&hn, &ht);
+	JitSource *src = arena_alloc(a, sizeof *src * (size_t)(n + 1));
+	for (int i = 0; i < n; i++)
+		src[i] = (JitSource){ks[i].entry, ks[i].code, ks[i].file, nh, hn, ht};
+	char err[16384] = "";
+	JitResult *res = arena_alloc(a, sizeof *res * (size_t)(n + 1));
+	int rc = n ? jit_compile_many(jc, src, n, archs, 1, NULL, 0, res, 0, err, sizeof err) : 0;
+	for (int i = 0; i < n; i++) {
+		const JitResult *r = &res[i];
+		if (!r->cubin)
+			continue;
+		t->builds++;
+		t->spills += r->spill_stores + r->spill_loads > 0;
+		t->compiled += r->cache_hit == 0;
+		const Kernel *k = &p->kernels[ks[i].kernel];
+		if (!quiet) {
+			char regs[16] = "-", smem[32] = "-", sp[16] = "-";
+			if (r->regs >= 0)
+				snprintf(regs, sizeof regs, "%d", r->regs);
+			if (r->smem_static >= 0 && k->smem_dynamic > 0) /* static + the launch's dynamic bytes */
+				snprintf(smem, sizeof smem, "%d+%d", r->smem_static, k->smem_dynamic);
+			else if (r->smem_static >= 0)
+				snprintf(smem, sizeof smem, "%d", r->smem_static);
+			if (r->spill_stores >= 0 && r->spill_loads >= 0)
+				snprintf(sp, sizeof sp, "%d", r->spill_stores + r->spill_loads);
+			printf("%-34s %-8s %5s %11s %6s %7.1fms  %-12s  %s (%s)\n", k->name, as, regs, smem, sp, r->compile_ms,
+				r->cache_hit == 0 ? "miss" : r->cache_hit == 1 ? "hit (memory)" : "hit (disk)",
+				k->variant ? k->variant : "-", k->choice ? k->choice : "-");
+		}
+		if (r->log)
+			fprintf(stderr, "tegen: NVRTC warnings for %s on %s:\n%s\n", k->name, as, r->log);
+	}
+	for (int i = 0; i < p->nkernels && !quiet; i++)
+		if (p->kernels[i].kind == KERNEL_GEMM && !p->kernels[i].tmpl)
+			printf("%-34s %-8s %s\n", p->kernels[i].name, as, "cuBLASLt call (no code generated)");
+	if (rc)
+		fprintf(stderr, "%s\n", err);
+	return rc ? 1 : 0;
+}
+
+/* The main job: check the spec for every target, then per target plan, emit and NVRTC-compile what the runtime
+ * runs on a GPU of it. */
 int cmd_build(int argc, char **argv)
 {
 	const char *spec = NULL, *archlist = NULL, *cachedir = NULL;
@@ -138,80 +198,36 @@ int cmd_build(int argc, char **argv)
 		arena_free(a);
 		return 2;
 	}
-	const Plan *p = narch ? cli_load_plan_targets(a, spec, archs, narch, cli_plan_options(a, cachedir, tokens))
-		: cli_load_plan(a, spec, cli_plan_options(a, cachedir, tokens));
+	const PlanOptions *o = cli_plan_options(a, cachedir, tokens);
+	const Plan *p = narch ? cli_load_plan_targets(a, spec, archs, narch, o) : cli_load_plan(a, spec, o);
 	if (!p || cli_static_tokens(p->g, spec, tokens)) {
 		arena_free(a);
 		return 1;
 	}
 	const Graph *g = p->g;
-	narch = 0;
-	for (int i = 0; i < g->ntargets && i < CLI_MAX_ARCHS; i++)
-		archs[narch++] = arch_str(a, g->targets[i]);
-	KernelSource *ks;
-	Diag d = {0};
-	int n = pipeline_emit(a, &d, p, &ks);
-	if (n < 0) {
-		fputs(d.msg, stderr);
-		arena_free(a);
-		return 1;
-	}
-	const char *const *hn, *const *ht;
-	int nh = emit_headers(&hn, &ht);
-	JitSource *src = arena_alloc(a, sizeof *src * (size_t)(n + 1));
-	for (int i = 0; i < n; i++)
-		src[i] = (JitSource){ks[i].entry, ks[i].code, ks[i].file, nh, hn, ht};
-	char warn[512] = "", err[16384] = "";
-	JitCache *jc = jit_cache_open(cachedir, 0, warn, sizeof warn);
+	size_t len = 0;
+	const char *text = cli_read_file(a, spec, &len);
+	char warn[512] = "";
+	JitCache *jc = text ? jit_cache_open(cachedir, 0, warn, sizeof warn) : NULL;
 	if (!jc) {
-		fprintf(stderr, "tegen: cannot open the kernel cache\n");
+		if (text)
+			fprintf(stderr, "tegen: cannot open the kernel cache\n");
 		arena_free(a);
 		return 1;
 	}
 	if (warn[0])
 		fprintf(stderr, "tegen: warning: %s\n", warn);
-	double t1 = 1e3 * cli_now_s();
-	JitResult *res = arena_alloc(a, sizeof *res * (size_t)(n * narch + 1));
-	int rc = n ? jit_compile_many(jc, src, n, archs, narch, NULL, 0, res, 0, err, sizeof err) : 0;
-	double t2 = 1e3 * cli_now_s();
-	int spills = 0, warnings = 0, misses = 0;
 	if (!quiet)
 		printf("%-34s %-8s %5s %11s %6s %9s  %-12s  %s\n", "kernel", "arch", "regs", "smem", "spills", "compile", "cache",
 			"variant");
-	for (int i = 0; i < n; i++)
-		for (int j = 0; j < narch; j++) {
-			const JitResult *r = &res[i * narch + j];
-			if (!r->cubin)
-				continue;
-			spills += r->spill_stores + r->spill_loads > 0;
-			warnings += r->log != NULL;
-			misses += r->cache_hit == 0;
-			if (!quiet) {
-				const Kernel *k = &p->kernels[ks[i].kernel];
-				char regs[16] = "-", smem[32] = "-", sp[16] = "-";
-				if (r->regs >= 0)
-					snprintf(regs, sizeof regs, "%d", r->regs);
-				if (r->smem_static >= 0 && k->smem_dynamic > 0) /* static + the launch's dynamic bytes */
-					snprintf(smem, sizeof smem, "%d+%d", r->smem_static, k->smem_dynamic);
-				else if (r->smem_static >= 0)
-					snprintf(smem, sizeof smem, "%d", r->smem_static);
-				if (r->spill_stores >= 0 && r->spill_loads >= 0)
-					snprintf(sp, sizeof sp, "%d", r->spill_stores + r->spill_loads);
-				printf("%-34s %-8s %5s %11s %6s %7.1fms  %-12s  %s (%s)\n", k->name, archs[j], regs, smem, sp,
-					r->compile_ms, r->cache_hit == 0 ? "miss" : r->cache_hit == 1 ? "hit (memory)" : "hit (disk)",
-					k->variant ? k->variant : "-", k->choice ? k->choice : "-");
-			}
-			if (r->log)
-				fprintf(stderr, "tegen: NVRTC warnings for %s on %s:\n%s\n", p->kernels[ks[i].kernel].name, archs[j], r->log);
-		}
-	for (int i = 0; i < p->nkernels && !quiet; i++)
-		if (p->kernels[i].kind == KERNEL_GEMM && !p->kernels[i].tmpl)
-			printf("%-34s %-8s %s\n", p->kernels[i].name, "-", "cuBLASLt call (no code generated)");
-	if (rc)
-		fprintf(stderr, "%s\n", err);
-	else
-		printf("%s: %d kernels x %d archs, %d compiled, %d from cache, %.0f ms (plan+emit %.1f ms)%s\n", g->layer, n,
-			narch, misses, n * narch - misses, t2 - t0, t1 - t0, spills ? ", SPILLS" : "");
+	BuildTotals t = {0, 0, 0};
+	int rc = 0;
+	for (int i = 0; i < g->ntargets && !rc; i++)
+		rc = build_arch(a, spec, text, len, g->targets[i], o, jc, quiet, &t);
+	double t1 = 1e3 * cli_now_s();
+	if (!rc)
+		printf("%s: %d kernel builds over %d archs, %d compiled, %d from cache, %.0f ms%s\n", g->layer, t.builds,
+			g->ntargets, t.compiled, t.builds - t.compiled, t1 - t0, t.spills ? ", SPILLS" : "");
 	jit_cache_close(jc);
 	arena_free(a);
 	return rc ? 1 : 0;

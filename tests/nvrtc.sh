@@ -1,10 +1,11 @@
 #!/bin/sh
 # nvrtc.sh: every example spec generates and NVRTC-compiles for sm_90a and
 # sm_100a (no GPU needed), with no NVRTC warnings and no local-memory spills;
-# a second build is all cache hits; a corrupted entry is rebuilt. The golden
-# specs that target sm_100a alone (tests/gen/plan_*_native*.yaml) are built too:
-# only their plans hold the native MXFP8/NVFP4 GEMM kernels (scale swizzle,
-# NVFP4 alpha), which a spec that also targets sm_90a plans emulated.
+# a second build is all cache hits; a corrupted entry is rebuilt. `tegen build`
+# plans each target as the runtime does on that GPU, so sm_100a builds the native
+# MXFP8/NVFP4 GEMMs' kernels (scale swizzle, NVFP4 alpha) and sm_90a the emulated
+# ones' dequantize kernels; the golden specs that target sm_100a alone
+# (tests/gen/plan_*_native*.yaml) are built too.
 cd "$(dirname "$0")/.." || exit 2
 TEGEN=${TEGEN:-build/tegen}
 dir=$(mktemp -d)

@@ -739,6 +739,19 @@ static void row_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, l
 	heuristic_launch(pl, k, v, FAM_ROW, rows, cols);
 }
 
+/* Whether cast op `op` (cast_transpose or quantize; else false) writes its copies on cast_transpose.cu's staged path
+ * (its cast pass): a BF16/FP16 input, per-tensor delayed or current scaling or MXFP8 with a columnwise copy, a row
+ * length of a multiple of 16. */
+static bool cast_staged(const Graph *g, const Op *op)
+{
+	if (op->kind != OP_CAST_TRANSPOSE && op->kind != OP_QUANTIZE)
+		return false;
+	const Tensor *in = &g->tensors[op->arg[ARG_IN]], *out = &g->tensors[op->arg[ARG_OUT]];
+	Scaling sc = is_quantized(out) ? out->recipe.scaling : SCALING_NONE;
+	return (sc == SCALING_DELAYED || sc == SCALING_CURRENT || sc == SCALING_MXFP8) && out->columnwise &&
+		(in->dtype == DT_BF16 || in->dtype == DT_F16) && tensor_cols(in) % 16 == 0;
+}
+
 static void tile_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, long cols)
 {
 	Scaling sc = is_quantized(out) ? out->recipe.scaling : SCALING_NONE;
@@ -770,16 +783,14 @@ static void tile_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, 
 	else if (nrows > 0 && nrows <= 256)
 		name = "t256r32c128";
 	else if (known_log2 >= 29)
-		name = "t256r128c128";
-	/* The staged path (both copies of a 2-byte input, per-tensor or MXFP8): a CTA a tile, up to 128 a SM, not the
-	 * default cap's 32 (two to four tiles a CTA): H100, 8B training layers, us in the layer, cap 32 / 128 / 1024:
-	 * MXFP8 w_up 282.6 / 267.4 / 266.8, w_down 141.0 / 137.7 / 137.7; delayed w_up 174.8 / 169.1 / 169.9; current
-	 * w_up 171.6 / 165.7 / 166.1; at 4 or 8 a SM (persistent-like) MXFP8 w_up 311-317 (thirty-fifth session). */
-	long in_dt = slot_long(k, "TG_IN_DTYPE", -1);
-	if (out->columnwise && (in_dt == TG_DTYPE_BF16 || in_dt == TG_DTYPE_F16) && k->pass != PASS_AMAX &&
-		(sc == SCALING_DELAYED || sc == SCALING_CURRENT || sc == SCALING_MXFP8))
-		k->grid_cap = 128; /* delayed within 1.006x of the best at 8192-28672 columns x 65536 tokens, MXFP8 within
+		name = "t256r128c128"; /* delayed within 1.006x of the best at 8192-28672 columns x 65536 tokens, MXFP8 within
 		                        * 1.002x where t512r128c128 took 1.14x (H100, thirty-fifth session, sweep_wide.yaml) */
+	/* The staged path: a CTA a tile, up to 128 a SM, not the default cap's 32 (two to four tiles a CTA): H100, 8B
+	 * training layers, us in the layer, cap 32 / 128 / 1024: MXFP8 w_up 282.6 / 267.4 / 266.8, w_down 141.0 / 137.7 /
+	 * 137.7; delayed w_up 174.8 / 169.1 / 169.9; current w_up 171.6 / 165.7 / 166.1; at 4 or 8 a SM (persistent-like)
+	 * MXFP8 w_up 311-317 (thirty-fifth session). */
+	if (k->pass != PASS_AMAX && cast_staged(pl->g, &pl->g->ops[k->ops[0]]))
+		k->grid_cap = 128;
 	heuristic_launch(pl, k, find_variant(tile_variants, NELEMS(tile_variants), name), FAM_TILE, rows, cols);
 }
 
@@ -865,18 +876,12 @@ static void apply_tuning(Planner *pl, const PlanOptions *o)
 	}
 }
 
-/* Whether cast op `op` (cast_transpose or quantize) writes its copies on cast_transpose.cu's staged
- * path, where a dbias of its input can run inside it: a BF16/FP16 input, per-tensor delayed or current
- * scaling or MXFP8 with a columnwise copy, a row length of a multiple of 16; not a weight's cast (the
- * optimizer step or a cached cast, tg_layer_cache_weights, may not run it when the dbias does). */
+/* Whether cast op `op` (cast_transpose or quantize), where a dbias of its input can run inside it: on the staged
+ * path (cast_staged), not a weight's cast (the optimizer step or a cached cast, tg_layer_cache_weights, may not run
+ * it when the dbias does). */
 static bool cast_takes_dbias(const Graph *g, const Op *op)
 {
-	if (op->kind != OP_CAST_TRANSPOSE && op->kind != OP_QUANTIZE)
-		return false;
-	const Tensor *in = &g->tensors[op->arg[ARG_IN]], *out = &g->tensors[op->arg[ARG_OUT]];
-	Scaling sc = is_quantized(out) ? out->recipe.scaling : SCALING_NONE;
-	return (sc == SCALING_DELAYED || sc == SCALING_CURRENT || sc == SCALING_MXFP8) && out->columnwise &&
-		(in->dtype == DT_BF16 || in->dtype == DT_F16) && tensor_cols(in) % 16 == 0 && in->role != ROLE_WEIGHT;
+	return cast_staged(g, op) && g->tensors[op->arg[ARG_IN]].role != ROLE_WEIGHT;
 }
 
 /* The dbias op whose stage 1 (the chunk partials of the column sums, dbias.cu's work) runs inside cast

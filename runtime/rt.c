@@ -75,10 +75,9 @@ struct TgContext {
 	bool gemm_gen_all;   /* TEGEN_GEMM_GEN=2 (tests): also where gemm_gen_pays says cuBLASLt is as fast */
 	bool pdl;            /* Kernel.pdl kernels launch with programmatic stream serialization (sm_90+, a driver
 	                        with cuLaunchKernelEx; TEGEN_NO_PDL=1: plainly) */
-	int grid_cap;        /* a generated kernel's grid.x is at most grid_cap CTAs a SM (TEGEN_GRID_CAP=N, 1-1024;
-	                        default 32, or the kernel's own Kernel.grid_cap): the templates grid-stride, so any cap is
-	                        correct; TEGEN_GRID_CAP for grid studies (then it holds for every kernel) */
-	bool grid_cap_env;   /* TEGEN_GRID_CAP was given */
+	int grid_cap;        /* TEGEN_GRID_CAP=N (1-1024; 0 when not given): every generated kernel's grid.x is at most N
+	                        CTAs a SM, for grid studies; else the kernel's own Kernel.grid_cap, or 32. The templates
+	                        grid-stride, so any cap is correct */
 	TgOptions opts;
 	pthread_mutex_t lock;
 	LoadedModule *mods;
@@ -141,10 +140,9 @@ TgStatus tg_context_create(const TgOptions *opts, TgContext **out)
 	char *end = NULL;
 	const long capv = cap ? strtol(cap, &end, 10) : 0;
 	const bool cap_ok = cap && end != cap && !*end && capv >= 1 && capv <= 1024;
-	c->grid_cap = cap_ok ? (int)capv : 32;
-	c->grid_cap_env = cap_ok;
+	c->grid_cap = cap_ok ? (int)capv : 0;
 	if (cap && !cap_ok) { /* a grid study with a typo must not run the default silently */
-		snprintf(warn, sizeof warn, "TEGEN_GRID_CAP=%.64s ignored (an integer 1-1024 expected): 32 CTAs a SM", cap);
+		snprintf(warn, sizeof warn, "TEGEN_GRID_CAP=%.64s ignored (an integer 1-1024 expected): each kernel's own cap (32 CTAs a SM by default)", cap);
 		ctx_log(c, warn);
 	}
 	cu.cuDriverGetVersion(&c->driver);
@@ -796,12 +794,12 @@ static TgStatus launch_kernel(TgLayer *l, const Kernel *k, CUfunction fn, int re
 	prm.n[3] = (long long)l->steps;
 	if (rows <= 0 && !k->rows_chunk) /* no rows: nothing to write; but a sum over rows (dreduce) writes its empty sums */
 		return TG_OK;
-	/* grid.x = row blocks x column tiles (1D; templates grid-stride, so a cap is safe), at most grid_cap CTAs a
-	 * SM, or a persistent kernel's resident CTAs */
+	/* grid.x = row blocks x column tiles (1D; templates grid-stride, so a cap is safe), at most TEGEN_GRID_CAP's,
+	 * the kernel's own (Kernel.grid_cap) or 32 CTAs a SM, or a persistent kernel's resident CTAs */
 	unsigned long long gx = k->grid_rows ? ((unsigned long long)rows + (unsigned)k->grid_rows - 1) / (unsigned)k->grid_rows : 1;
 	if (k->grid_cols)
 		gx *= ((unsigned long long)k->cols + (unsigned long long)k->grid_cols - 1) / (unsigned long long)k->grid_cols;
-	int per_sm = k->grid_cap > 0 && !l->ctx->grid_cap_env ? k->grid_cap : l->ctx->grid_cap;
+	int per_sm = l->ctx->grid_cap ? l->ctx->grid_cap : k->grid_cap > 0 ? k->grid_cap : 32;
 	if (resident > 0 && resident < per_sm)
 		per_sm = resident;
 	unsigned long long cap = (unsigned long long)(l->ctx->sms > 0 ? l->ctx->sms : 132) * (unsigned)per_sm;

@@ -433,12 +433,6 @@ TG_HD uint32_t tg_e2m1_pack8(uint32_t t0, uint32_t t1)
 #endif
 }
 
-/* The E2M1 codes of y[0..7] * mult packed in a word (element k in nibble k): eight tg_f32_to_e2m1(y[k] * mult)
- * by tg_e2m1_round_scaled, four E4M3 pair conversions and the codes taken out of the E4M3 bytes four at a time
- * (tg_e2m1_of_e4m3 on each byte, then two bytes' nibbles a byte, bytes 0 and 2 of each word: one byte permute).
- * The NVFP4 casts' encoding, about 10 instructions an element where the multiplier folds (tg__scaled6; the scalar
- * tg_f32_to_e2m1 took about 13 and its packing 1-2). tg__e2m1x8_by is its body for a multiplier m already
- * folded or not (fold, a constant at each call). */
 /* The E4M3 pair (element v[0] low) of v[0..1]'s tg_e2m1_round_scaled values under m (tg__scaled6), those values
  * in r[0..1]: one step of tg__e2m1x8_by, and of nvfp4_quantize.cu's e2m1x8_deq_by, which dequantizes r too. */
 TG_HD uint16_t tg__e2m1_pair(const float *v, float m, int fold, float r[2])
@@ -447,6 +441,12 @@ TG_HD uint16_t tg__e2m1_pair(const float *v, float m, int fold, float r[2])
 	r[1] = tg_e2m1_round_scaled(tg__scaled6(v[1], m, fold));
 	return tg_f32x2_to_e4m3x2(r[0], r[1]);
 }
+/* The E2M1 codes of y[0..7] * mult packed in a word (element k in nibble k): eight tg_f32_to_e2m1(y[k] * mult)
+ * by tg_e2m1_round_scaled, four E4M3 pair conversions and the codes taken out of the E4M3 bytes four at a time
+ * (tg_e2m1_of_e4m3 on each byte, then two bytes' nibbles a byte, bytes 0 and 2 of each word: one byte permute).
+ * The NVFP4 casts' encoding, about 10 instructions an element where the multiplier folds (tg__scaled6; the scalar
+ * tg_f32_to_e2m1 took about 13 and its packing 1-2). tg__e2m1x8_by is its body for a multiplier m already
+ * folded or not (fold, a constant at each call). */
 TG_HD uint32_t tg__e2m1x8_by(const float *y, float m, int fold)
 {
 	uint32_t t[2];

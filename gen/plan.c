@@ -458,9 +458,21 @@ static int row_grid_cols(const Kernel *k, const PlanVariant *v)
 {
 	if (block_tile(k))
 		return 128;
+	if (!strcmp(k->tmpl, "dglu.cu") && staged_variant(k, v)) /* the staged path: a tile a CTA (row_grid_cap) */
+		return TG_ACT_GATED(slot_long(k, "TG_ACT", 0)) ? 64 : 128; /* 64 gate columns, or 128 of h */
 	if ((!strcmp(k->tmpl, "dglu.cu") || !strcmp(k->tmpl, "glu_amax.cu")) && row_tile_path(k) && v->rows_per_cta > 0)
 		return v->threads / v->rows_per_cta * v->vec * 16;
 	return 0;
+}
+
+/* grid_cap of a row-family kernel (Kernel.grid_cap): 128 CTAs a SM for dglu's staged path, whose CTAs then take one
+ * to four 32 x 64 tiles each (row_grid_cols 64), else 0 (the runtime's 32). H100, 8B current training layer, dglu us in
+ * the layer / alone, two rounds: 16 tiles a CTA (the tile path's slices before) 455.0 / 469.9, 462.5 / 469.9; a tile
+ * a CTA at caps 32 / 64 / 128: 449.9 / 472.0, 436.4 / 443.3, 435.9 / 428.7 (83 -> 91% of a copy; thirty-fifth
+ * session, call 18). At small token counts the slices left most SMs idle (5 tokens: 14 CTAs). */
+static int row_grid_cap(const Kernel *k, const PlanVariant *v)
+{
+	return !strcmp(k->tmpl, "dglu.cu") && staged_variant(k, v) ? 128 : 0;
 }
 
 /* The template's static_asserts for variant v on kernel k; `sane` adds the
@@ -609,6 +621,7 @@ bool plan_apply_variant(Arena *a, Kernel *k, const PlanVariant *v)
 		ok = ok && slot_set(k, "TG_ROWS_PER_CTA", arena_printf(a, "%d", v->rows_per_cta));
 		k->grid_rows = v->rows_per_cta;
 		k->grid_cols = row_grid_cols(k, v);
+		k->grid_cap = row_grid_cap(k, v);
 	} else {
 		ok = ok && slot_set(k, "TG_TILE_ROWS", arena_printf(a, "%d", v->tile_rows));
 		ok = ok && slot_set(k, "TG_TILE_COLS", arena_printf(a, "%d", v->tile_cols));
@@ -661,6 +674,8 @@ static void heuristic_launch(Planner *pl, Kernel *k, const PlanVariant *v, Famil
 	k->threads = v->threads;
 	k->grid_rows = f == FAM_ROW ? v->rows_per_cta : v->tile_rows;
 	k->grid_cols = f == FAM_ROW ? row_grid_cols(k, v) : v->tile_cols;
+	if (f == FAM_ROW)
+		k->grid_cap = row_grid_cap(k, v);
 }
 
 /* For rows the heuristic's variant cannot take (its vector does not divide the

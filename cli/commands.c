@@ -7,6 +7,7 @@
 
 #include "cache.h"
 #include "check.h"
+#include "cold_time.h"
 #include "cli.h"
 #include "cpu_run.h"
 #include "cudrv.h"
@@ -322,18 +323,6 @@ static int write_outputs(TgLayer *l, const char *dir)
 	return 0;
 }
 
-/* The median of n floats (sorts them). */
-static float median_ms(float *v, int n)
-{
-	for (int i = 1; i < n; i++)
-		for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
-			float t = v[j];
-			v[j] = v[j - 1];
-			v[j - 1] = t;
-		}
-	return v[n / 2];
-}
-
 /* The same whole layer captured once in a CUDA graph (tg_run and tg_backward are capture-safe)
  * and replayed: no host launch gaps. Events around each replay, median of iters. */
 static void print_graph_time(TgLayer *l, bool bwd, int iters)
@@ -356,7 +345,7 @@ static void print_graph_time(TgLayer *l, bool bwd, int iters)
 	}
 	if (ok)
 		printf("%-30s %-16s %10.1f  (the same, captured in a CUDA graph and replayed, median of %d)\n", "whole layer (graph)",
-			"", median_ms(t, iters) * 1000, iters);
+			"", timing_median(t, iters) * 1000, iters);
 	else
 		fprintf(stderr, "tegen: whole-layer graph timing failed (%s)\n", tg_last_error());
 	if (exec)
@@ -429,7 +418,7 @@ static void print_times(TgContext *ctx, TgLayer *l, const Plan *p, int iters)
 					printf("%-30s %-16s %10s  (weight cast cached: --cache-weights)\n", kk->name, kk->variant, "-");
 				continue;
 			}
-			float in_layer = median_ms(ms + (size_t)k * iters, iters) * 1000, us = 0;
+			float in_layer = timing_median(ms + (size_t)k * iters, iters) * 1000, us = 0;
 			double bytes = 0;
 			char alone[32] = "-", gbs[32] = "", copy[32] = "", pct[32] = "";
 			float copy_us = 0; /* a copy moving the kernel's bytes: read half, write half */
@@ -444,7 +433,7 @@ static void print_times(TgContext *ctx, TgLayer *l, const Plan *p, int iters)
 			printf("%-30s %-16s %10.1f %10s %8s %8s %6s\n", kk->name,
 				kk->kind == KERNEL_GEMM ? tg_layer_gemm_backend(l, k) : kk->variant, in_layer, alone, gbs, copy, pct);
 		}
-		float sm = median_ms(sum, iters) * 1000;
+		float sm = timing_median(sum, iters) * 1000;
 		printf("%-30s %-16s %10.1f  (in layer: each kernel's start to the next one's, summed per run; "
 			"min %.1f, max %.1f)\n", "kernels, per run", "", sm, sum[0] * 1000, sum[iters - 1] * 1000);
 		for (int k = 0; k < nk; k++) {
@@ -452,8 +441,8 @@ static void print_times(TgContext *ctx, TgLayer *l, const Plan *p, int iters)
 			if (p->kernels[k].kind == KERNEL_GEMM && !tg_layer_gemm_choice(l, k, what, sizeof what))
 				printf("%s cuBLASLt: %s\n", p->kernels[k].name, what);
 		}
-		float w = median_ms(whole, iters) * 1000, f = median_ms(t, iters) * 1000;
-		float b = bwd ? median_ms(t + iters, iters) * 1000 : 0;
+		float w = timing_median(whole, iters) * 1000, f = timing_median(t, iters) * 1000;
+		float b = bwd ? timing_median(t + iters, iters) * 1000 : 0;
 		if (bwd)
 			printf("%-30s %-16s %10.1f  (tg_run %.1f + tg_backward %.1f, events, median of %d; min %.1f, max %.1f)\n",
 				"whole layer", "", w, f, b, iters, whole[0] * 1000, whole[iters - 1] * 1000);

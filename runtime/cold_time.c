@@ -25,6 +25,12 @@ static int cmp_float(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+float timing_median(float *v, int n)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp_float);
+	return (v[(n - 1) / 2] + v[n / 2]) / 2;
+}
+
 #define CHECK(call, what)                                                                         \
 	do {                                                                                          \
 		CUresult r_ = (call);                                                                     \
@@ -87,8 +93,7 @@ TgStatus cold_time(CUfunction read, CUdeviceptr flush, size_t flush_bytes, ColdL
 		CHECK(cu.cuEventSynchronize(e1), "a timed launch");
 		CHECK(cu.cuEventElapsedTime(&t[i], e0, e1), "cuEventElapsedTime");
 	}
-	qsort(t, (size_t)iters, sizeof *t, cmp_float);
-	*median_us = t[iters / 2] * 1000.0f;
+	*median_us = timing_median(t, iters) * 1000.0f;
 out:
 	if (e0)
 		cu.cuEventDestroy_v2(e0);

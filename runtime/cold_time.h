@@ -25,6 +25,10 @@ typedef TgStatus (*ColdLaunch)(void *arg, CUstream s);
 TgStatus cold_time(CUfunction read, CUdeviceptr flush, size_t flush_bytes, ColdLaunch launch, void *arg, int iters,
 	float *median_us, char *err, size_t errlen);
 
+/* timing_median sorts v[0..n) (n >= 1) and returns its median, the mean of the middle two when n is
+ * even: the one median of every timing tegen reports (`tegen run`, kernel and copy times, GEMM candidates). */
+float timing_median(float *v, int n);
+
 /* The flush buffer for device dev: twice its L2, zeroed, into *buf and *bytes (0 and 0 where the driver
  * names no L2). TG_ERR_CUDA with a message in err. */
 TgStatus cold_flush_alloc(CUdevice dev, CUdeviceptr *buf, size_t *bytes, char *err, size_t errlen);

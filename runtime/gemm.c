@@ -46,6 +46,8 @@
  * epilogues. */
 #include "gemm.h"
 
+#include "cold_time.h"
+
 #include <fcntl.h>
 #include <pthread.h>
 #include <unistd.h>
@@ -746,12 +748,6 @@ static int stream_capturing(CUstream s)
 	return cu.cuStreamIsCapturing(s, &status) != 0 || status != TG_CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
-static int cmp_float(const void *x, const void *y)
-{
-	float a = *(const float *)x, b = *(const float *)y;
-	return a < b ? -1 : a > b;
-}
-
 enum { TIME_NOLAUNCH = -1, TIME_CUDA = -2 };
 enum { TUNE_UNTIMED = 1 }; /* tune_plan: nothing could be timed (p unchanged) */
 
@@ -793,8 +789,7 @@ static double time_algo(GemmCtx *g, const GemmPlan *p, const cublasLtMatmulAlgo_
 	for (int i = 0; i < GEMM_TUNE_ITERS; i++)
 		if ((r = cu.cuEventElapsedTime(&ms[i], ev[i], ev[i + 1])))
 			goto cuda;
-	qsort(ms, GEMM_TUNE_ITERS, sizeof ms[0], cmp_float);
-	return 1e3 * (ms[(GEMM_TUNE_ITERS - 1) / 2] + ms[GEMM_TUNE_ITERS / 2]) / 2;
+	return 1e3 * timing_median(ms, GEMM_TUNE_ITERS);
 cuda:
 	gemm_fail(why, whylen, GEMM_ECUDA, "timing: %s", cudrv_errstr(r));
 	return TIME_CUDA;

@@ -450,29 +450,37 @@ static bool staged_variant(const Kernel *k, const PlanVariant *v)
 	return staged_kernel(k) && v->vec == 8 && v->rows_per_cta == 32 && v->threads <= 256 && 256 % v->threads == 0;
 }
 
+/* Whether variant v of kernel k is a gated dglu (SwiGLU, GeGLU, ...) on dglu.cu's staged path. */
+static bool staged_gated_dglu(const Kernel *k, const PlanVariant *v)
+{
+	return !strcmp(k->tmpl, "dglu.cu") && staged_variant(k, v) && TG_ACT_GATED(slot_long(k, "TG_ACT", 0));
+}
+
 /* grid_cols of a row-family kernel: 0 (a CTA per row block), except the block tile paths
- * (128-column tiles: of the output, or of dglu's gate half) and the tile paths of dglu.cu and glu_amax.cu,
- * whose work items are slices of 16 steps (of the gate half: DG_SW, GL_SW in the templates; rows of 32
- * or 64 there, so a step is threads / rows vectors). */
+ * (128-column tiles: of the output, or of dglu's gate half), a gated dglu's staged path (its 32 x 64 tiles,
+ * one a CTA) and the tile paths of dglu.cu and glu_amax.cu, whose work items are slices of 16 steps (of the
+ * gate half: DG_SW, GL_SW in the templates; rows of 32 or 64 there, so a step is threads / rows vectors). */
 static int row_grid_cols(const Kernel *k, const PlanVariant *v)
 {
 	if (block_tile(k))
 		return 128;
-	if (!strcmp(k->tmpl, "dglu.cu") && staged_variant(k, v)) /* the staged path: a tile a CTA (row_grid_cap) */
-		return TG_ACT_GATED(slot_long(k, "TG_ACT", 0)) ? 64 : 128; /* 64 gate columns, or 128 of h */
+	if (staged_gated_dglu(k, v)) /* a tile (64 gate columns) a CTA: row_grid_cap */
+		return 64;
 	if ((!strcmp(k->tmpl, "dglu.cu") || !strcmp(k->tmpl, "glu_amax.cu")) && row_tile_path(k) && v->rows_per_cta > 0)
 		return v->threads / v->rows_per_cta * v->vec * 16;
 	return 0;
 }
 
-/* grid_cap of a row-family kernel (Kernel.grid_cap): 128 CTAs a SM for dglu's staged path, whose CTAs then take one
- * to four 32 x 64 tiles each (row_grid_cols 64), else 0 (the runtime's 32). H100, 8B current training layer, dglu us in
- * the layer / alone, two rounds: 16 tiles a CTA (the tile path's slices before) 455.0 / 469.9, 462.5 / 469.9; a tile
- * a CTA at caps 32 / 64 / 128: 449.9 / 472.0, 436.4 / 443.3, 435.9 / 428.7 (83 -> 91% of a copy; thirty-fifth
- * session, call 18). At small token counts the slices left most SMs idle (5 tokens: 14 CTAs). */
+/* grid_cap of a row-family kernel (Kernel.grid_cap): 128 CTAs a SM for a gated dglu's staged path, whose CTAs then
+ * take one to four 32 x 64 tiles each (row_grid_cols 64), else 0 (the runtime's 32). H100, 8B current training layer,
+ * dglu us in the layer / alone, two rounds: 16 tiles a CTA (the tile path's slices before) 455.0 / 469.9, 462.5 /
+ * 469.9; a tile a CTA at caps 32 / 64 / 128: 449.9 / 472.0, 436.4 / 443.3, 435.9 / 428.7 (83 -> 91% of a copy;
+ * thirty-fifth session, call 18; thirty-sixth, call 1: 458 / 489 -> 431-434 / 433-434). At small token counts the
+ * slices left most SMs idle (5 tokens: 14 CTAs). Not the ungated (GELU) staged dglu: a 32 x 128 tile a CTA measured
+ * 1% slower alone (bench/dglu_ungated.yaml, act_kernels.yaml: 308.7-309.0 -> 311.1-312.4 us; thirty-sixth, call 7). */
 static int row_grid_cap(const Kernel *k, const PlanVariant *v)
 {
-	return !strcmp(k->tmpl, "dglu.cu") && staged_variant(k, v) ? 128 : 0;
+	return staged_gated_dglu(k, v) ? 128 : 0;
 }
 
 /* The template's static_asserts for variant v on kernel k; `sane` adds the

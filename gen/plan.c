@@ -677,13 +677,14 @@ static void heuristic_launch(Planner *pl, Kernel *k, const PlanVariant *v, Famil
 		if (plan_variants(k, alt, PLAN_MAX_VARIANTS) > 0)
 			v = &alt[0];
 	}
-	plan_apply_variant(pl->a, k, v);
+	if (!plan_apply_variant(pl->a, k, v)) { /* no legal variant: the launch shape of v all the same */
+		k->threads = v->threads;
+		k->grid_rows = f == FAM_ROW ? v->rows_per_cta : v->tile_rows;
+		k->grid_cols = f == FAM_ROW ? row_grid_cols(k, v) : v->tile_cols;
+		if (f == FAM_ROW)
+			k->grid_cap = row_grid_cap(k, v);
+	}
 	k->variant = v->name;
-	k->threads = v->threads;
-	k->grid_rows = f == FAM_ROW ? v->rows_per_cta : v->tile_rows;
-	k->grid_cols = f == FAM_ROW ? row_grid_cols(k, v) : v->tile_cols;
-	if (f == FAM_ROW)
-		k->grid_cap = row_grid_cap(k, v);
 }
 
 /* For rows the heuristic's variant cannot take (its vector does not divide the
@@ -808,10 +809,12 @@ static void tile_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, 
 	else if (known_log2 >= 29)
 		name = "t256r128c128"; /* delayed within 1.006x of the best at 8192-28672 columns x 65536 tokens, MXFP8 within
 		                        * 1.002x where t512r128c128 took 1.14x (H100, thirty-fifth session, sweep_wide.yaml) */
-	/* The staged path: a CTA a tile, up to 128 a SM, not the default cap's 32 (two to four tiles a CTA): H100, 8B
-	 * training layers, us in the layer, cap 32 / 128 / 1024: MXFP8 w_up 282.6 / 267.4 / 266.8, w_down 141.0 / 137.7 /
+	/* The staged path's casts: a CTA a tile, up to 128 a SM, not the default cap's 32 (two to four tiles a CTA): H100,
+	 * 8B training layers, us in the layer, cap 32 / 128 / 1024: MXFP8 w_up 282.6 / 267.4 / 266.8, w_down 141.0 / 137.7 /
 	 * 137.7; delayed w_up 174.8 / 169.1 / 169.9; current w_up 171.6 / 165.7 / 166.1; at 4 or 8 a SM (persistent-like)
-	 * MXFP8 w_up 311-317 (thirty-fifth session). */
+	 * MXFP8 w_up 311-317 (thirty-fifth session). The op decides, not the tiling: the 2^29 rule's t256r128c128 (two
+	 * stages exceed 48 KiB, so the shared-tile body) gains too, 65536 x 8192 / 16384 us alone cap 32 / 128: delayed
+	 * 797 / 779, 1618 / 1602, MXFP8 881 / 853, 1843 / 1796 (thirty-sixth session, call 10). */
 	if (k->pass != PASS_AMAX && cast_staged(pl->g, &pl->g->ops[k->ops[0]]))
 		k->grid_cap = 128;
 	heuristic_launch(pl, k, find_variant(tile_variants, NELEMS(tile_variants), name), FAM_TILE, rows, cols);

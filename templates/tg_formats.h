@@ -441,6 +441,7 @@ TG_HD uint16_t tg__e2m1_pair(const float *v, float m, int fold, float r[2])
 	r[1] = tg_e2m1_round_scaled(tg__scaled6(v[1], m, fold));
 	return tg_f32x2_to_e4m3x2(r[0], r[1]);
 }
+
 /* The E2M1 codes of y[0..7] * mult packed in a word (element k in nibble k): eight tg_f32_to_e2m1(y[k] * mult)
  * by tg_e2m1_round_scaled, four E4M3 pair conversions and the codes taken out of the E4M3 bytes four at a time
  * (tg_e2m1_of_e4m3 on each byte, then two bytes' nibbles a byte, bytes 0 and 2 of each word: one byte permute).

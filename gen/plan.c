@@ -443,6 +443,23 @@ static int dglu_stage_bytes(const Planner *pl, const Kernel *k, GluKind act)
 	return (int)dyn;
 }
 
+/* Bytes of dynamic shared memory norm_colwise.cu stages a tile's input in (TG_NC_STAGE: a 1x128 copy from 2-byte
+ * input, a 128 x 128 tile of it and of the residual where the kernel adds one, the next tile's by cp.async during
+ * this one's copy; the kernel then runs persistent); 0: no staging (FP32 input; MXFP8; or a target where two CTAs a
+ * SM cannot hold it beside the static TgBlockTileSmem's 16896 bytes). H100, 8192 tokens, us alone (in the layer), two
+ * rounds: 70B norm_colwise 78.0, 79.2 (81.2, 81.7) -> 74.6, 75.0 (79.2, 79.0), 8B 36.3, 39.4 (41.7, 42.4) -> 36.4,
+ * 37.6 (41.6, 41.4); the MXFP8 one (with its BF16 operand) 63.1, 63.6 -> 79.7, 79.1 (thirty-seventh session, call 7). */
+static int nc_stage_bytes(const Planner *pl, const Kernel *k)
+{
+	if (slot_long(k, "TG_IN_DTYPE", 0) == TG_DTYPE_F32 || slot_long(k, "TG_RECIPE", 0) != TG_RECIPE_BLOCK1X128)
+		return 0;
+	long dyn = 128 * 128 * 2 * (slot_long(k, "TG_HAS_RESIDUAL", 0) ? 2 : 1);
+	for (int i = 0; i < pl->g->ntargets; i++)
+		if (2 * (dyn + 16896L) > smem_optin(pl->g->targets[i]))
+			return 0;
+	return (int)dyn;
+}
+
 /* dglu.cu's staged path takes variant v of kernel k: staged_kernel, 8-element vectors, 32 rows a tile, 32-256
  * threads dividing 256. */
 static bool staged_variant(const Kernel *k, const PlanVariant *v)
@@ -1111,6 +1128,9 @@ static void plan_norm_block(Planner *pl, const Op *op, const Tensor *in, const T
 	k->variant = "t512";
 	k->choice = "fixed";
 	k->note = "the columnwise copy: the input read again, normalized with the row kernel's statistics";
+	k->smem_dynamic = nc_stage_bytes(pl, k);
+	slot(pl, k, "TG_NC_STAGE", k->smem_dynamic ? "1" : "0");
+	k->persistent = k->smem_dynamic > 0; /* a CTA's next tile is the one it stages */
 }
 
 /* The kernel(s) of a quantizing op's own template: one, or an amax and a cast

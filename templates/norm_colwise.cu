@@ -1,7 +1,7 @@
 // norm_colwise.cu: the columnwise 1x128 or MXFP8 copy of a norm's output, from the statistics the norm's row
 // kernel saved (norm_quantize.cu writes the rowwise copy, rsigma and mu; this kernel reads the input
 // again, normalizes it the same way and writes the copy): no FP32 intermediate.
-// tegen-slots: TG_KERNEL TG_IN_DTYPE TG_W_DTYPE TG_B_DTYPE TG_FMT TG_RECIPE TG_THREADS TG_COLS TG_NORM TG_ZERO_CENTERED TG_HAS_RESIDUAL TG_EPS_SCALE TG_POW2 TG_DEQ
+// tegen-slots: TG_KERNEL TG_IN_DTYPE TG_W_DTYPE TG_B_DTYPE TG_FMT TG_RECIPE TG_THREADS TG_COLS TG_NORM TG_ZERO_CENTERED TG_HAS_RESIDUAL TG_EPS_SCALE TG_POW2 TG_DEQ TG_NC_STAGE
 //
 // Slots as norm_quantize.cu's. Pointer slots (tg_kernel.h): TG_P_IN, TG_P_RESIDUAL (when
 // TG_HAS_RESIDUAL: in + residual rounded to the input dtype, as the norm kernel forms it), TG_P_GAMMA,
@@ -15,7 +15,10 @@
 // Launch: block (TG_THREADS,1,1), grid.x = ceil(rows / 128) * ceil(TG_COLS / 128), capped; any
 // grid.x >= 1 is correct (grid-stride over the 128 x 128 tiles). n[0] = rows. TG_COLS % 8 == 0.
 // A tile: 16 lanes a row of 8-element vectors, NS consecutive rows a thread; its input loads at the
-// top of its iteration (another CTA on the SM covers them), then tg_block_colwise_tile.
+// top of its iteration (another CTA on the SM covers them), then tg_block_colwise_tile. TG_NC_STAGE (1x128, 2-byte
+// input): the next tile's input comes by cp.async into dynamic shared memory during this tile's copy, each thread's
+// own 16-byte slots ([NC_NIN * NS][TG_THREADS]: gen/plan.c's nc_stage_bytes; no barrier, no registers held), and
+// the kernel runs persistent (a CTA's next tile is the one it prefetches).
 #include "tg_formats.h"
 #include "tg_recipe.h"
 #include "tg_kernel.h"
@@ -44,6 +47,7 @@ constexpr int NC_NS = 128 / NC_G;      // rows a thread
 constexpr int NC_COLS = TG_COLS;
 constexpr int NC_NCT = (NC_COLS + 127) / 128;
 constexpr int NC_BR = TG_RECIPE == TG_RECIPE_MXFP8 ? 32 : 128; // rows a columnwise scale block (1x128 or MXFP8)
+constexpr int NC_NIN = TG_HAS_RESIDUAL ? 2 : 1;                 // inputs a row: x (and the residual)
 static_assert(TG_RECIPE == TG_RECIPE_MXFP8 || TG_RECIPE == TG_RECIPE_BLOCK1X128, "norm_colwise.cu: 1x128 or MXFP8");
 static_assert(NC_COLS % 8 == 0, "norm_colwise.cu: TG_COLS must be a multiple of 8");
 static_assert(TG_THREADS % 32 == 0 && 128 % NC_G == 0 && TG_THREADS >= 256 && TG_THREADS <= 1024,
@@ -74,11 +78,45 @@ __device__ __forceinline__ void nc_tile_path(const TgParams &p)
 			}
 		}
 	};
+#if TG_NC_STAGE
+	static_assert(sizeof(xr[0]) == 16 && !TG_NC_PREFETCH, "TG_NC_STAGE: 2-byte input, no register prefetch");
+	extern __shared__ uint4 nc_raw[]; // [NC_NIN * NC_NS][TG_THREADS]
+	// item it's pieces into this thread's slots (zero-filled outside the tensor; nothing past the last item), committed
+	auto issue = [&](long long it) {
+		if (it < items) {
+			const long long r0 = it / NC_NCT * 128;
+			const int c = (int)(it % NC_NCT) * 128 + lc * 8;
+#pragma unroll
+			for (int st = 0; st < NC_NS; st++) {
+				const long long r = r0 + lr * NC_NS + st;
+				const bool ok = r < rows && c < NC_COLS;
+				const long long e = ok ? r * NC_COLS + c : 0;
+				uint4 *slot = &nc_raw[(st * NC_NIN) * TG_THREADS + threadIdx.x];
+				tg_cp_async16(slot, (const unsigned char *)p.p[TG_P_IN] + 2 * e, ok);
+				if (TG_HAS_RESIDUAL)
+					tg_cp_async16(slot + TG_THREADS, (const unsigned char *)p.p[TG_P_RESIDUAL] + 2 * e, ok);
+			}
+		}
+		tg_cp_async_commit();
+	};
+	issue(blockIdx.x);
+#endif
 	if (TG_NC_PREFETCH)
 		load(blockIdx.x);
 	for (long long it = blockIdx.x; it < items; it += gridDim.x) {
+#if TG_NC_STAGE
+		tg_cp_async_wait<0>(); // this thread's own pieces: no barrier
+#pragma unroll
+		for (int st = 0; st < NC_NS; st++) {
+			const uint4 *slot = &nc_raw[(st * NC_NIN) * TG_THREADS + threadIdx.x];
+			*reinterpret_cast<uint4 *>(&xr[st]) = slot[0];
+			if (TG_HAS_RESIDUAL)
+				*reinterpret_cast<uint4 *>(&rr[TG_HAS_RESIDUAL ? st : 0]) = slot[TG_THREADS];
+		}
+#else
 		if (!TG_NC_PREFETCH)
 			load(it);
+#endif
 		const long long r0 = it / NC_NCT * 128;
 		const int c0 = (int)(it % NC_NCT) * 128, c = c0 + lc * 8;
 		const bool cv = c < NC_COLS; // a vector is wholly in or out
@@ -111,6 +149,9 @@ __device__ __forceinline__ void nc_tile_path(const TgParams &p)
 		}
 		if (TG_NC_PREFETCH)
 			load(it + gridDim.x);
+#if TG_NC_STAGE
+		issue(it + gridDim.x); // the slots were read into xr (and rr), consumed above
+#endif
 		tg_block_colwise_tile<TG_FMT, TG_THREADS, NC_NS, NC_COLS, 1, NC_BR, TG_DEQ>(p, sm, yt, r0, c0, 0, NC_COLS, rows, TG_EPS_SCALE,
 			TG_POW2);
 	}

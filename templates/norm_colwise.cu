@@ -47,7 +47,6 @@ constexpr int NC_NS = 128 / NC_G;      // rows a thread
 constexpr int NC_COLS = TG_COLS;
 constexpr int NC_NCT = (NC_COLS + 127) / 128;
 constexpr int NC_BR = TG_RECIPE == TG_RECIPE_MXFP8 ? 32 : 128; // rows a columnwise scale block (1x128 or MXFP8)
-constexpr int NC_NIN = TG_HAS_RESIDUAL ? 2 : 1;                 // inputs a row: x (and the residual)
 static_assert(TG_RECIPE == TG_RECIPE_MXFP8 || TG_RECIPE == TG_RECIPE_BLOCK1X128, "norm_colwise.cu: 1x128 or MXFP8");
 static_assert(NC_COLS % 8 == 0, "norm_colwise.cu: TG_COLS must be a multiple of 8");
 static_assert(TG_THREADS % 32 == 0 && 128 % NC_G == 0 && TG_THREADS >= 256 && TG_THREADS <= 1024,
@@ -80,6 +79,7 @@ __device__ __forceinline__ void nc_tile_path(const TgParams &p)
 	};
 #if TG_NC_STAGE
 	static_assert(sizeof(xr[0]) == 16 && !TG_NC_PREFETCH, "TG_NC_STAGE: 2-byte input, no register prefetch");
+	constexpr int NC_NIN = TG_HAS_RESIDUAL ? 2 : 1; // inputs a row: x (and the residual)
 	extern __shared__ uint4 nc_raw[]; // [NC_NIN * NC_NS][TG_THREADS]
 	// item it's pieces into this thread's slots (zero-filled outside the tensor; nothing past the last item), committed
 	auto issue = [&](long long it) {

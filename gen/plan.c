@@ -324,6 +324,7 @@ static void common_slots(Planner *pl, Kernel *k, const Tensor *in, const Tensor 
 	slot(pl, k, "TG_POW2", out->recipe.pow2 ? "1" : "0");
 	slot(pl, k, "TG_MARGIN", istr(pl, out->recipe.margin));
 	slot(pl, k, "TG_DEQ", "0"); /* plan_dequantize sets it where an emulated MXFP8 GEMM reads a copy */
+	slot(pl, k, "TG_CT_STAGE", "0"); /* tile_launch: cast_transpose.cu's staged tiles (ct_stage_ok) */
 }
 
 /* Bind the op's outputs; an unquantized output goes to component data (COMP_DATA,
@@ -652,6 +653,10 @@ bool plan_apply_variant(Arena *a, Kernel *k, const PlanVariant *v)
 		ok = ok && slot_set(k, "TG_TILE_COLS", arena_printf(a, "%d", v->tile_cols));
 		k->grid_rows = v->tile_rows;
 		k->grid_cols = v->tile_cols;
+		if (slot_long(k, "TG_CT_STAGE", 0)) { /* the next tile's 2-byte input by cp.async (ct_stage_ok) */
+			k->smem_dynamic = v->tile_rows * v->tile_cols * 2;
+			k->persistent = true;
+		}
 	}
 	k->threads = v->threads;
 	k->variant = arena_strdup(a, v->name);
@@ -793,6 +798,26 @@ static bool cast_staged(const Graph *g, const Op *op)
 		(in->dtype == DT_BF16 || in->dtype == DT_F16) && tensor_cols(in) % 16 == 0;
 }
 
+/* Whether cast kernel k takes cast_transpose.cu's TG_CT_STAGE: the shared-tile body's 1x128 or 128x128 cast of a 2-byte
+ * input, whose next tile then comes by cp.async into dynamic shared memory (a tile of the input: plan_apply_variant
+ * sizes it) and which runs persistent; only where every target holds two CTAs of the largest tiling (128 x 256: 64
+ * KB staged beside up to 49 KB static), so any variant `tegen tune` tries fits. Not a weight's cast. H100, 8192
+ * tokens, us alone (in the layer), two rounds, unstaged / staged: d_y 8B 50.5, 51.5 (53.6, 53.5) / 49.6, 49.6 (50.4,
+ * 50.6), 70B 101.5, 99.8 (110.1, 110.9) / 101.8, 100.6 (105.4, 105.6); w_up 8B 173.8, 178.6 (179.7, 179.6) / 177.0,
+ * 177.4 (185.2, 184.3), 70B 700.3, 699.2 / 707.8, 705.6; w_down the same either way (thirty-seventh session, call 8). */
+static bool ct_stage_ok(const Planner *pl, const Kernel *k, Scaling sc)
+{
+	long in = slot_long(k, "TG_IN_DTYPE", 0);
+	if ((sc != SCALING_BLOCK1X128 && sc != SCALING_BLOCK128X128) || (in != TG_DTYPE_BF16 && in != TG_DTYPE_F16) ||
+		k->pass == PASS_AMAX || slot_long(k, "TG_DBIAS", 0) || !k->nops ||
+		pl->g->tensors[pl->g->ops[k->ops[0]].arg[ARG_IN]].role == ROLE_WEIGHT)
+		return false;
+	for (int i = 0; i < pl->g->ntargets; i++)
+		if (smem_optin(pl->g->targets[i]) < 2 * (65536L + 50176L))
+			return false;
+	return true;
+}
+
 static void tile_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, long cols)
 {
 	Scaling sc = is_quantized(out) ? out->recipe.scaling : SCALING_NONE;
@@ -834,6 +859,8 @@ static void tile_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, 
 	 * 797 / 779, 1618 / 1602, MXFP8 881 / 853, 1843 / 1796 (thirty-sixth session, call 10). */
 	if (k->pass != PASS_AMAX && cast_staged(pl->g, &pl->g->ops[k->ops[0]]))
 		k->grid_cap = 128;
+	if (ct_stage_ok(pl, k, sc))
+		slot_set(k, "TG_CT_STAGE", "1");
 	heuristic_launch(pl, k, find_variant(tile_variants, NELEMS(tile_variants), name), FAM_TILE, rows, cols);
 }
 
@@ -843,7 +870,7 @@ static void tile_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, 
 static bool launch_slot(const char *name)
 {
 	static const char *const names[] = {"TG_KERNEL", "TG_THREADS", "TG_VEC", "TG_ROWS_PER_CTA", "TG_TILE_ROWS",
-		"TG_TILE_COLS"};
+		"TG_TILE_COLS", "TG_CT_STAGE"};
 	for (int i = 0; i < NELEMS(names); i++)
 		if (!strcmp(name, names[i]))
 			return true;
@@ -964,6 +991,7 @@ static void plan_byte_transpose(Planner *pl, const Op *op, const Tensor *out, Ex
 	slot(pl, k, "TG_POW2", "0");
 	slot(pl, k, "TG_DBIAS", "0");
 	slot(pl, k, "TG_DEQ", "0");
+	slot(pl, k, "TG_CT_STAGE", "0");
 	bind(pl, k, TG_P_IN, out->id, COMP_DATA);
 	bind(pl, k, TG_P_OUT_T, out->id, COMP_DATA_T);
 	heuristic_launch(pl, k, find_variant(tile_variants, NELEMS(tile_variants), "t256r128c128"), FAM_TILE, rows, cols);

@@ -1,4 +1,4 @@
-// tegen-slots: TG_KERNEL TG_IN_DTYPE TG_OUT_DTYPE TG_FMT TG_RECIPE TG_ROWWISE TG_COLWISE TG_COLS TG_THREADS TG_TILE_ROWS TG_TILE_COLS TG_EPS_SCALE TG_POW2 TG_DBIAS TG_DEQ
+// tegen-slots: TG_KERNEL TG_IN_DTYPE TG_OUT_DTYPE TG_FMT TG_RECIPE TG_ROWWISE TG_COLWISE TG_COLS TG_THREADS TG_TILE_ROWS TG_TILE_COLS TG_EPS_SCALE TG_POW2 TG_DBIAS TG_DEQ TG_CT_STAGE
 /* cast_transpose.cu: one read of x [rows][cols], every requested output.
  *
  * Outputs (pointer slots of tg_kernel.h):
@@ -64,6 +64,10 @@
  * shared tile (XOR-swizzled, conflict-free); the tile then leaves transposed,
  * each thread reading 16 bytes of rows x 4/2/1 words and shuffling them with
  * prmt into 16-byte stores, two lanes per 32-byte sector of OUT_T.
+ * TG_CT_STAGE (the shared-tile body from a 2-byte input; the planner's ct_stage_bytes): the next tile's vectors
+ * come by cp.async into dynamic shared memory while this tile is written, each thread's own 16-byte slots
+ * ([NK][TG_THREADS]: no barrier, no registers held), and the kernel runs persistent (a CTA's next tile is the one
+ * it prefetches).
  */
 #include "tg_formats.h"
 #include "tg_recipe.h"
@@ -262,7 +266,7 @@ template <int THREADS> __device__ __forceinline__ float block_max(float m, float
 }
 
 template <int IN_DT, int OUT_DT, int FMT, int RECIPE, int ROWW, int COLW, int COLS, int THREADS, int TR,
-          int TC, int POW2, int DEQ>
+          int TC, int POW2, int DEQ, int STAGE>
 __device__ __forceinline__ void body(const TgParams &p, const float eps)
 {
 	constexpr int CPR = TC / 8;            /* chunks per tile row */
@@ -312,6 +316,25 @@ __device__ __forceinline__ void body(const TgParams &p, const float eps)
 	float tamax = 0.0f; /* this thread's per-tensor amax */
 
 
+	static_assert(!STAGE || (IES == 2 && !AMAXONLY), "TG_CT_STAGE: a 2-byte input's cast pass");
+	extern __shared__ uint4 ct_raw[]; /* STAGE: [NK][THREADS], this thread's slots ct_raw[k * THREADS + tid] */
+	/* STAGE: tile t's vectors into this thread's slots (zero-filled outside the tensor; none past the last tile) */
+	auto issue = [&](long long t) {
+		if (t < tiles) {
+			const long long r0 = t / TILES_C * TR;
+			const int c = (int)(t % TILES_C) * TC + cc * 8;
+#pragma unroll
+			for (int k = 0; k < NK; k++) {
+				const long long r = r0 + g * NK + k;
+				const bool ok = c < COLS && r < rows;
+				tg_cp_async16(&ct_raw[k * THREADS + tid], in + (ok ? ((size_t)r * COLS + c) * IES : 0), ok);
+			}
+		}
+		tg_cp_async_commit();
+	};
+	if (STAGE)
+		issue(blockIdx.x);
+
 	for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
 		const long long row0 = tile / TILES_C * TR;
 		const int col0 = (int)(tile % TILES_C) * TC;
@@ -319,13 +342,21 @@ __device__ __forceinline__ void body(const TgParams &p, const float eps)
 		const bool colok = col < COLS;
 
 		Raw<IN_DT> raw[NK];
+		if (STAGE) {
+			tg_cp_async_wait<0>(); /* this thread's own slots: no barrier */
 #pragma unroll
-		for (int k = 0; k < NK; k++) {
-			const long long r = row0 + g * NK + k;
-			if (colok && r < rows)
-				load8<IN_DT>(raw[k], in + ((size_t)r * COLS + col) * IES);
-			else
-				zero8<IN_DT>(raw[k]);
+			for (int k = 0; k < NK; k++)
+				raw[k] = *reinterpret_cast<const Raw<IN_DT> *>(&ct_raw[k * THREADS + tid]);
+			issue(tile + gridDim.x); /* the slots are in registers now */
+		} else {
+#pragma unroll
+			for (int k = 0; k < NK; k++) {
+				const long long r = row0 + g * NK + k;
+				if (colok && r < rows)
+					load8<IN_DT>(raw[k], in + ((size_t)r * COLS + col) * IES);
+				else
+					zero8<IN_DT>(raw[k]);
+			}
 		}
 
 		float camax[8]; /* this thread's column amax over its NK rows (COLAM) */
@@ -892,7 +923,7 @@ template <int IN_DT, int THREADS> __device__ __forceinline__ void body_amax(cons
 /* Path choice. LEGACY (harness only, not a slot): 1 = the shared-tile body for
  * every 1- and 2-byte-element recipe (the staged path's predecessor), for side-by-side timing. */
 template <int IN_DT, int OUT_DT, int FMT, int RECIPE, int ROWW, int COLW, int COLS, int THREADS, int TR, int TC,
-          int POW2, int LEGACY, int DBIAS, int DEQ>
+          int POW2, int LEGACY, int DBIAS, int DEQ, int STAGE>
 __device__ __forceinline__ void dispatch(const TgParams &p, const float eps)
 {
 	constexpr bool staged = !LEGACY && COLW && (IN_DT == TG_DTYPE_BF16 || IN_DT == TG_DTYPE_F16) &&
@@ -900,6 +931,8 @@ __device__ __forceinline__ void dispatch(const TgParams &p, const float eps)
 		StageTiling<IN_DT, TR, TC, THREADS>::ok;
 	static_assert(!DBIAS || staged, "TG_DBIAS: the staged path only (2-byte input, recipe 1, 2 or 6 with a columnwise "
 	                                "copy, TG_COLS % 16 == 0, a staged tiling)");
+	static_assert(!STAGE || (!staged && IN_DT != TG_DTYPE_BYTES && RECIPE != TG_RECIPE_CURRENT_AMAX),
+	              "TG_CT_STAGE: the shared-tile body's cast");
 	if constexpr (IN_DT == TG_DTYPE_BYTES) {
 		static_assert(RECIPE == TG_RECIPE_NONE && COLW, "TG_IN_DTYPE 3 (raw bytes): byte transpose, TG_RECIPE 0 and TG_COLWISE 1");
 		body_stage<IN_DT, FMT, TG_RECIPE_NONE, ROWW, COLS, THREADS, TR, TC, POW2, 0, 0>(p, eps);
@@ -909,7 +942,7 @@ __device__ __forceinline__ void dispatch(const TgParams &p, const float eps)
 	} else if constexpr (staged) {
 		body_stage<IN_DT, FMT, RECIPE, ROWW, COLS, THREADS, TR, TC, POW2, DBIAS, DEQ>(p, eps);
 	} else {
-		body<IN_DT, OUT_DT, FMT, RECIPE, ROWW, COLW, COLS, THREADS, TR, TC, POW2, DEQ>(p, eps);
+		body<IN_DT, OUT_DT, FMT, RECIPE, ROWW, COLW, COLS, THREADS, TR, TC, POW2, DEQ, STAGE>(p, eps);
 	}
 }
 
@@ -941,7 +974,7 @@ extern "C" __global__ void TG_CT_BOUNDS_ TG_KERNEL(const TgParams p)
 {
 	TG_LAUNCH_DEPENDENTS(); // a dreduce after it may launch (Kernel.pdl)
 	tgct::dispatch<TG_IN_DTYPE, TG_OUT_DTYPE, TG_FMT, TG_RECIPE, TG_ROWWISE, TG_COLWISE, TG_COLS, TG_THREADS,
-	               TG_TILE_ROWS, TG_TILE_COLS, TG_POW2, CT_LEGACY_SEL_, TG_DBIAS, TG_DEQ>(p, TG_EPS_SCALE);
+	               TG_TILE_ROWS, TG_TILE_COLS, TG_POW2, CT_LEGACY_SEL_, TG_DBIAS, TG_DEQ, TG_CT_STAGE>(p, TG_EPS_SCALE);
 }
 #undef CT_LEGACY_SEL_
 #undef TG_CT_BOUNDS_

@@ -12,12 +12,14 @@ NF != 15 { printf "%s:%d: expected 15 columns, got %d\n", FILENAME, FNR, NF > "/
 	for (i = 1; i <= n; i++) printf "#define %s %s\n", slot[i], $(i + 1)
 	print "#define TG_DBIAS 0"
 	print "#define TG_DEQ 0"
+	print "#define TG_CT_STAGE 0"
 	if ($15 == "old") print "#define CT_LEGACY 1"
 	print "#include \"cast_transpose.cu\""
 	print "#undef TG_KERNEL"
 	for (i = 1; i <= n; i++) printf "#undef %s\n", slot[i]
 	print "#undef TG_DBIAS"
 	print "#undef TG_DEQ"
+	print "#undef TG_CT_STAGE"
 	if ($15 == "old") print "#undef CT_LEGACY"
 	tab[++m] = sprintf("\t{\"%s\", ct_%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s},", $1, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
 }

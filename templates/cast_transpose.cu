@@ -347,7 +347,6 @@ __device__ __forceinline__ void body(const TgParams &p, const float eps)
 #pragma unroll
 			for (int k = 0; k < NK; k++)
 				raw[k] = *reinterpret_cast<const Raw<IN_DT> *>(&ct_raw[k * THREADS + tid]);
-			issue(tile + gridDim.x); /* the slots are in registers now */
 		} else {
 #pragma unroll
 			for (int k = 0; k < NK; k++) {
@@ -410,6 +409,12 @@ __device__ __forceinline__ void body(const TgParams &p, const float eps)
 			if ((cc & 15) < NK && col - (cc & 15) * 8 < COLS && r < rows) /* the block's first lane inside */
 				((float *)p.p[TG_P_SCALE_INV])[(long long)(col / 128) * rows + r] = tg_scale_inv(bs_mine);
 		}
+		/* STAGE: the next tile's vectors into the slots once a loop has consumed every raw[k] (in-order issue: the
+		 * slots' loads have returned before these copies start): here after the 1x128 row scales' or the 128x128
+		 * tile amax's loop, else after the rowwise pass; in flight during the rest of the tile */
+		constexpr bool EARLY = ROWBLK || RECIPE == TG_RECIPE_BLOCK128X128;
+		if (STAGE && EARLY)
+			issue(tile + gridDim.x);
 
 		/* rowwise pass (and per-tensor / 128x128 / none: the bytes of the shared tile) */
 #pragma unroll
@@ -459,6 +464,8 @@ __device__ __forceinline__ void body(const TgParams &p, const float eps)
 				stw<OW>(&s_tile[lr * P + ((cc * OW) ^ sw)], o);
 			}
 		}
+		if (STAGE && !EARLY)
+			issue(tile + gridDim.x);
 		if (AMAXONLY || !COL)
 			continue;
 

@@ -64,7 +64,7 @@
  * shared tile (XOR-swizzled, conflict-free); the tile then leaves transposed,
  * each thread reading 16 bytes of rows x 4/2/1 words and shuffling them with
  * prmt into 16-byte stores, two lanes per 32-byte sector of OUT_T.
- * TG_CT_STAGE (the shared-tile body from a 2-byte input; the planner's ct_stage_bytes): the next tile's vectors
+ * TG_CT_STAGE (the shared-tile body from a 2-byte input; gen/plan.c's ct_stage_ok): the next tile's vectors
  * come by cp.async into dynamic shared memory while this tile is written, each thread's own 16-byte slots
  * ([NK][TG_THREADS]: no barrier, no registers held), and the kernel runs persistent (a CTA's next tile is the one
  * it prefetches).

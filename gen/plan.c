@@ -427,17 +427,21 @@ static long smem_optin(Arch t)
 	return 101376; /* an unlisted target: the smallest */
 }
 
+/* Static shared memory of a block tile path's TgBlockTileSmem (templates/tg_rowvec.h) a tile of 1x128 blocks at 32 row
+ * groups: the 16 KB byte tile and a scale a column. */
+#define BLOCK_TILE_SMEM 16896L
+
 /* Bytes of dynamic shared memory dglu.cu's block tile path stages a tile's inputs in (TG_DB_STAGE: from 2-byte h
  * and d_act, a 128 x 128 tile of each h half and of d_act, the next tile's by cp.async during this one's copies,
  * as the one CTA a SM has no other CTA to cover its loads); 0: no staging (FP32 inputs: loads into registers; or a
- * target whose CTAs cannot hold it beside the path's static TgBlockTileSmem, 16896 bytes a half: sm_86, sm_89,
+ * target whose CTAs cannot hold it beside the path's static TgBlockTileSmem, BLOCK_TILE_SMEM a half: sm_86, sm_89,
  * sm_120). Every variant of the block tile path moves the same tile. */
 static int dglu_stage_bytes(const Planner *pl, const Kernel *k, GluKind act)
 {
 	if (strcmp(k->tmpl, "dglu.cu") || !block_tile(k) || slot_long(k, "TG_IN_DTYPE", 0) == TG_DTYPE_F32 ||
 		slot_long(k, "TG_G_DTYPE", 0) == TG_DTYPE_F32)
 		return 0;
-	long dyn = 128 * 128 * 2 * (glu_halves(act) + 1), total = dyn + 16896L * glu_halves(act);
+	long dyn = 128 * 128 * 2 * (glu_halves(act) + 1), total = dyn + BLOCK_TILE_SMEM * glu_halves(act);
 	for (int i = 0; i < pl->g->ntargets; i++)
 		if (total > smem_optin(pl->g->targets[i]))
 			return 0;
@@ -447,7 +451,7 @@ static int dglu_stage_bytes(const Planner *pl, const Kernel *k, GluKind act)
 /* Bytes of dynamic shared memory norm_colwise.cu stages a tile's input in (TG_NC_STAGE: a 1x128 copy from 2-byte
  * input, a 128 x 128 tile of it and of the residual where the kernel adds one, the next tile's by cp.async during
  * this one's copy; the kernel then runs persistent); 0: no staging (FP32 input; MXFP8; or a target where two CTAs a
- * SM cannot hold it beside the static TgBlockTileSmem's 16896 bytes). H100, 8192 tokens, us alone (in the layer), two
+ * SM cannot hold it beside the static TgBlockTileSmem, BLOCK_TILE_SMEM). H100, 8192 tokens, us alone (in the layer), two
  * rounds: 70B norm_colwise 78.0, 79.2 (81.2, 81.7) -> 74.6, 75.0 (79.2, 79.0), 8B 36.3, 39.4 (41.7, 42.4) -> 36.4,
  * 37.6 (41.6, 41.4); the MXFP8 one (with its BF16 operand) 63.1, 63.6 -> 79.7, 79.1 (thirty-seventh session, call 7). */
 static int nc_stage_bytes(const Planner *pl, const Kernel *k)
@@ -456,7 +460,7 @@ static int nc_stage_bytes(const Planner *pl, const Kernel *k)
 		return 0;
 	long dyn = 128 * 128 * 2 * (slot_long(k, "TG_HAS_RESIDUAL", 0) ? 2 : 1);
 	for (int i = 0; i < pl->g->ntargets; i++)
-		if (2 * (dyn + 16896L) > smem_optin(pl->g->targets[i]))
+		if (2 * (dyn + BLOCK_TILE_SMEM) > smem_optin(pl->g->targets[i]))
 			return 0;
 	return (int)dyn;
 }
@@ -636,6 +640,25 @@ static bool slot_set(Kernel *k, const char *name, const char *value)
 	return false;
 }
 
+/* The launch shape of variant v (family f) on kernel k: threads, the grid's tiles and cap, and a staged cast's dynamic
+ * shared memory (TG_CT_STAGE: a tile of its 2-byte input, ct_stage_ok). */
+static void launch_shape(Kernel *k, const PlanVariant *v, Family f)
+{
+	k->threads = v->threads;
+	if (f == FAM_ROW) {
+		k->grid_rows = v->rows_per_cta;
+		k->grid_cols = row_grid_cols(k, v);
+		k->grid_cap = row_grid_cap(k, v);
+	} else {
+		k->grid_rows = v->tile_rows;
+		k->grid_cols = v->tile_cols;
+		if (slot_long(k, "TG_CT_STAGE", 0)) {
+			k->smem_dynamic = v->tile_rows * v->tile_cols * 2;
+			k->persistent = true;
+		}
+	}
+}
+
 bool plan_apply_variant(Arena *a, Kernel *k, const PlanVariant *v)
 {
 	Family f = kernel_family(k);
@@ -645,20 +668,11 @@ bool plan_apply_variant(Arena *a, Kernel *k, const PlanVariant *v)
 	if (f == FAM_ROW) {
 		ok = ok && slot_set(k, "TG_VEC", arena_printf(a, "%d", v->vec));
 		ok = ok && slot_set(k, "TG_ROWS_PER_CTA", arena_printf(a, "%d", v->rows_per_cta));
-		k->grid_rows = v->rows_per_cta;
-		k->grid_cols = row_grid_cols(k, v);
-		k->grid_cap = row_grid_cap(k, v);
 	} else {
 		ok = ok && slot_set(k, "TG_TILE_ROWS", arena_printf(a, "%d", v->tile_rows));
 		ok = ok && slot_set(k, "TG_TILE_COLS", arena_printf(a, "%d", v->tile_cols));
-		k->grid_rows = v->tile_rows;
-		k->grid_cols = v->tile_cols;
-		if (slot_long(k, "TG_CT_STAGE", 0)) { /* the next tile's 2-byte input by cp.async (ct_stage_ok) */
-			k->smem_dynamic = v->tile_rows * v->tile_cols * 2;
-			k->persistent = true;
-		}
 	}
-	k->threads = v->threads;
+	launch_shape(k, v, f);
 	k->variant = arena_strdup(a, v->name);
 	return ok;
 }
@@ -699,13 +713,8 @@ static void heuristic_launch(Planner *pl, Kernel *k, const PlanVariant *v, Famil
 		if (plan_variants(k, alt, PLAN_MAX_VARIANTS) > 0)
 			v = &alt[0];
 	}
-	if (!plan_apply_variant(pl->a, k, v)) { /* no legal variant: the launch shape of v all the same */
-		k->threads = v->threads;
-		k->grid_rows = f == FAM_ROW ? v->rows_per_cta : v->tile_rows;
-		k->grid_cols = f == FAM_ROW ? row_grid_cols(k, v) : v->tile_cols;
-		if (f == FAM_ROW)
-			k->grid_cap = row_grid_cap(k, v);
-	}
+	if (!plan_apply_variant(pl->a, k, v)) /* no legal variant: the launch shape of v (its slots) all the same */
+		launch_shape(k, v, f);
 	k->variant = v->name;
 }
 

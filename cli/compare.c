@@ -104,6 +104,10 @@ int cmp_buffers(Buf *out, const char *what, CmpKind kind, DType t, const void *g
 {
 	if (kind == CMP_EXACT) {
 		size_t bad = 0, first = 0;
+		if (bytes && !memcmp(gpu, ref, bytes)) { /* the common case at memcmp's speed (a 2^31-element copy) */
+			buf_printf(out, "ok %s (%zu bytes exact)\n", what, bytes);
+			return 0;
+		}
 		for (size_t i = 0; i < bytes; i++)
 			if (((const uint8_t *)gpu)[i] != ((const uint8_t *)ref)[i] && !bad++)
 				first = i;

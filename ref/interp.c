@@ -31,8 +31,7 @@ static void *xalloc(RefTensor *r, Component c, size_t bytes)
 static float *load_f32(const Tensor *t, const RefTensor *r, size_t n)
 {
 	float *x = malloc(sizeof *x * (n ? n : 1));
-	for (size_t i = 0; i < n; i++)
-		x[i] = ref_load(r->comp[COMP_DATA], ref_dtype(t->dtype), i);
+	ref_load_all(r->comp[COMP_DATA], ref_dtype(t->dtype), n, x);
 	return x;
 }
 
@@ -70,9 +69,7 @@ static void emit_output(const Graph *g, const long *dims, const Tensor *t, RefTe
 {
 	size_t n = (size_t)rows * (size_t)cols;
 	if (!layout_quantized(t)) {
-		void *d = xalloc(r, COMP_DATA, layout_comp_bytes(dims, t, COMP_DATA));
-		for (size_t i = 0; i < n; i++)
-			ref_store(d, ref_dtype(t->dtype), i, r->value[i]);
+		ref_store_all(xalloc(r, COMP_DATA, layout_comp_bytes(dims, t, COMP_DATA)), ref_dtype(t->dtype), n, r->value);
 		return;
 	}
 	int fmt = fmt_of(t->dtype);
@@ -328,8 +325,7 @@ static int run_adamw(const Graph *g, const long *dims, const Op *op, RefTensor *
 			snprintf(err, errlen, "reference: adamw of '%s': out of memory", w->name);
 			return -1;
 		}
-		for (size_t i = 0; i < n; i++)
-			g32[i] = ref_load(t[gr->id].comp[COMP_DATA], ref_dtype(gr->dtype), i);
+		ref_load_all(t[gr->id].comp[COMP_DATA], ref_dtype(gr->dtype), n, g32);
 	}
 	ref_adamw(&h, st, rw->comp[COMP_DATA], ref_dtype(w->dtype), g32 ? g32 : t[gr->id].comp[COMP_DATA],
 		rw->comp[COMP_MASTER], rw->comp[COMP_MOM1], rw->comp[COMP_MOM2], n);

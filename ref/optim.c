@@ -2,6 +2,7 @@
  * templates/tg_optim.h, compiled here as C11 (no FMA contraction), so the bits are
  * those of adamw.cu. Guarantees: no global state, deterministic. */
 #include "optim.h"
+#include "parallel.h"
 
 #include <math.h>
 #include <string.h>
@@ -15,20 +16,35 @@ void ref_optim_init(float state[TG_OPTIM_WORDS], float lr)
 	state[TG_OPTIM_B2POW] = 1.0f;
 }
 
+typedef struct AdamwJob {
+	TgAdamwStep s;
+	uint32_t step;
+	void *w;
+	int w_dtype;
+	const float *grad;
+	float *master, *m, *v;
+} AdamwJob;
+
+/* Elements [i0, i1). */
+static void adamw_task(void *ctx, size_t i0, size_t i1)
+{
+	const AdamwJob *j = ctx;
+	for (size_t i = i0; i < i1; i++) {
+		if (j->step == 0) {
+			j->master[i] = ref_load(j->w, j->w_dtype, i);
+			j->m[i] = j->v[i] = 0.0f;
+		}
+		j->master[i] = tg_adamw1(&j->s, j->master[i], j->grad[i], &j->m[i], &j->v[i]);
+		ref_store(j->w, j->w_dtype, i, j->master[i]);
+	}
+}
+
 void ref_adamw(const RefAdamw *h, const float state[TG_OPTIM_WORDS], void *w, int w_dtype, const float *grad,
 	float *master, float *m, float *v, size_t n)
 {
-	uint32_t step = tg_f2u(state[TG_OPTIM_STEP]);
-	TgAdamwStep s = tg_adamw_step(state[TG_OPTIM_LR], state[TG_OPTIM_B1POW], state[TG_OPTIM_B2POW], h->beta1, h->beta2,
-		h->eps, h->weight_decay);
-	for (size_t i = 0; i < n; i++) {
-		if (step == 0) {
-			master[i] = ref_load(w, w_dtype, i);
-			m[i] = v[i] = 0.0f;
-		}
-		master[i] = tg_adamw1(&s, master[i], grad[i], &m[i], &v[i]);
-		ref_store(w, w_dtype, i, master[i]);
-	}
+	AdamwJob j = {tg_adamw_step(state[TG_OPTIM_LR], state[TG_OPTIM_B1POW], state[TG_OPTIM_B2POW], h->beta1, h->beta2,
+		h->eps, h->weight_decay), tg_f2u(state[TG_OPTIM_STEP]), w, w_dtype, grad, master, m, v};
+	ref_parallel_chunks(n, (size_t)1 << 16, adamw_task, &j);
 }
 
 void ref_optim_step(const RefAdamw *h, float state[TG_OPTIM_WORDS])

@@ -7,14 +7,21 @@
  * and round once to FP32 (the most accurate value a kernel can aim at; the
  * contract allows kernels one unit in the last place of the output format on
  * a few elements). Quantization always starts from the FP32 value, with no
- * intermediate BF16 rounding. Guarantees: no allocation except scratch that
- * is freed before return, no global state, deterministic.
+ * intermediate BF16 rounding. The ops over many rows or elements run on
+ * ref_parallel_chunks (parallel.h), each task writing its own rows or elements
+ * with the one-thread arithmetic, so no result depends on the thread count.
+ * Guarantees: no allocation except scratch that is freed before return, no
+ * global state, deterministic.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "ref.h"
 #include "parallel.h"
+
+/* Task sizes of ref_parallel_chunks (large: a task must outweigh a thread start): CHUNK elements of the element-wise
+ * loops, ROWCHUNK rows of the row ops, TILE columns of a transposing one. */
+enum { CHUNK = 1 << 16, ROWCHUNK = 64, TILE = 64 };
 
 float ref_load(const void *buf, int dtype, size_t i)
 {
@@ -60,22 +67,78 @@ static void norm_row(const void *in, const void *residual, void *residual_out, i
 	}
 }
 
+/* The arguments of a norm, shared by its row tasks. */
+typedef struct NormJob {
+	const void *in, *residual;
+	void *residual_out;
+	int dtype, zero_centered, rows, cols;
+	const float *gamma, *beta; /* beta: LayerNorm's */
+	float eps;
+	float *out, *mu, *rsigma, *slack;
+} NormJob;
+
+/* RMSNorm of rows [r0, r1). */
+static void rms_task(void *ctx, size_t r0, size_t r1)
+{
+	const NormJob *j = ctx;
+	int cols = j->cols;
+	float *x = malloc(sizeof *x * (size_t)(cols > 0 ? cols : 1));
+	if (!x)
+		abort();
+	for (int r = (int)r0; r < (int)r1; r++) {
+		norm_row(j->in, j->residual, j->residual_out, j->dtype, r, cols, x);
+		double ss = 0.0;
+		for (int c = 0; c < cols; c++)
+			ss += (double)x[c] * x[c];
+		double rs = 1.0 / sqrt(ss / cols + (double)j->eps);
+		if (j->rsigma)
+			j->rsigma[r] = (float)rs;
+		for (int c = 0; c < cols; c++) {
+			double g = (double)j->gamma[c] + (j->zero_centered ? 1.0 : 0.0);
+			j->out[(size_t)r * cols + c] = (float)((double)x[c] * rs * g);
+		}
+	}
+	free(x);
+}
+
 void ref_rmsnorm(const void *in, const void *residual, void *residual_out, int dtype,
                  const float *gamma, int zero_centered, float eps, int rows, int cols,
                  float *out, float *rsigma)
 {
+	NormJob j = {in, residual, residual_out, dtype, zero_centered, rows, cols, gamma, NULL, eps, out, NULL, rsigma, NULL};
+	ref_parallel_chunks((size_t)(rows > 0 ? rows : 0), ROWCHUNK, rms_task, &j);
+}
+
+/* LayerNorm of rows [r0, r1). */
+static void ln_task(void *ctx, size_t r0, size_t r1)
+{
+	const NormJob *j = ctx;
+	int cols = j->cols;
+	const double u = 0x1p-24, k = fmin((double)cols, 4.0 * sqrt((double)cols) + 32.0) + 8.0; /* slack's */
 	float *x = malloc(sizeof *x * (size_t)(cols > 0 ? cols : 1));
-	for (int r = 0; r < rows; r++) {
-		norm_row(in, residual, residual_out, dtype, r, cols, x);
-		double ss = 0.0;
-		for (int c = 0; c < cols; c++)
-			ss += (double)x[c] * x[c];
-		double rs = 1.0 / sqrt(ss / cols + (double)eps);
-		if (rsigma)
-			rsigma[r] = (float)rs;
+	if (!x)
+		abort();
+	for (int r = (int)r0; r < (int)r1; r++) {
+		norm_row(j->in, j->residual, j->residual_out, j->dtype, r, cols, x);
+		double s = 0.0, v = 0.0, a = 0.0;
 		for (int c = 0; c < cols; c++) {
-			double g = (double)gamma[c] + (zero_centered ? 1.0 : 0.0);
-			out[(size_t)r * cols + c] = (float)((double)x[c] * rs * g);
+			s += x[c];
+			a += fabs((double)x[c]);
+		}
+		double m = s / cols;
+		for (int c = 0; c < cols; c++)
+			v += ((double)x[c] - m) * ((double)x[c] - m);
+		double rs = 1.0 / sqrt(v / cols + (double)j->eps);
+		if (j->mu)
+			j->mu[r] = (float)m;
+		if (j->rsigma)
+			j->rsigma[r] = (float)rs;
+		for (int c = 0; c < cols; c++) {
+			double g = (double)j->gamma[c] + (j->zero_centered ? 1.0 : 0.0);
+			j->out[(size_t)r * cols + c] = (float)(((double)x[c] - m) * rs * g + (double)j->beta[c]);
+			if (j->slack)
+				j->slack[(size_t)r * cols + c] = (float)(k * u * (a / cols) * rs * fabs(g) +
+					16.0 * u * (fabs(((double)x[c] - m) * rs * g) + fabs((double)j->beta[c])));
 		}
 	}
 	free(x);
@@ -85,32 +148,8 @@ void ref_layernorm(const void *in, const void *residual, void *residual_out, int
                    const float *gamma, const float *beta, int zero_centered, float eps,
                    int rows, int cols, float *out, float *mu, float *rsigma, float *slack)
 {
-	const double u = 0x1p-24, k = fmin((double)cols, 4.0 * sqrt((double)cols) + 32.0) + 8.0; /* slack's */
-	float *x = malloc(sizeof *x * (size_t)(cols > 0 ? cols : 1));
-	for (int r = 0; r < rows; r++) {
-		norm_row(in, residual, residual_out, dtype, r, cols, x);
-		double s = 0.0, v = 0.0, a = 0.0;
-		for (int c = 0; c < cols; c++) {
-			s += x[c];
-			a += fabs((double)x[c]);
-		}
-		double m = s / cols;
-		for (int c = 0; c < cols; c++)
-			v += ((double)x[c] - m) * ((double)x[c] - m);
-		double rs = 1.0 / sqrt(v / cols + (double)eps);
-		if (mu)
-			mu[r] = (float)m;
-		if (rsigma)
-			rsigma[r] = (float)rs;
-		for (int c = 0; c < cols; c++) {
-			double g = (double)gamma[c] + (zero_centered ? 1.0 : 0.0);
-			out[(size_t)r * cols + c] = (float)(((double)x[c] - m) * rs * g + (double)beta[c]);
-			if (slack)
-				slack[(size_t)r * cols + c] = (float)(k * u * (a / cols) * rs * fabs(g) +
-					16.0 * u * (fabs(((double)x[c] - m) * rs * g) + fabs((double)beta[c])));
-		}
-	}
-	free(x);
+	NormJob j = {in, residual, residual_out, dtype, zero_centered, rows, cols, gamma, beta, eps, out, mu, rsigma, slack};
+	ref_parallel_chunks((size_t)(rows > 0 ? rows : 0), ROWCHUNK, ln_task, &j);
 }
 
 static double sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
@@ -153,21 +192,65 @@ float ref_glu1(int kind, float af, float bf, float limit, float alpha)
 	return (float)(act * b);
 }
 
-void ref_glu(int kind, const void *in, int dtype, int rows, int cols, float limit, float alpha,
-             float *out)
+typedef struct GluJob {
+	int kind, dtype, cols;
+	const void *in;
+	float limit, alpha, *out;
+} GluJob;
+
+/* GLU rows [r0, r1). */
+static void glu_task(void *ctx, size_t r0, size_t r1)
 {
-	const int halves = TG_ACT_GATED(kind) ? 2 : 1;
-	for (int r = 0; r < rows; r++)
+	const GluJob *j = ctx;
+	const int halves = TG_ACT_GATED(j->kind) ? 2 : 1, cols = j->cols;
+	for (size_t r = r0; r < r1; r++)
 		for (int c = 0; c < cols; c++) {
-			size_t base = (size_t)r * halves * cols;
-			float a = ref_load(in, dtype, base + c);
-			float b = halves == 2 ? ref_load(in, dtype, base + cols + c) : 1.0f;
-			out[(size_t)r * cols + c] = ref_glu1(kind, a, b, limit, alpha);
+			size_t base = r * halves * cols;
+			float a = ref_load(j->in, j->dtype, base + c);
+			float b = halves == 2 ? ref_load(j->in, j->dtype, base + cols + c) : 1.0f;
+			j->out[r * cols + c] = ref_glu1(j->kind, a, b, j->limit, j->alpha);
 		}
 }
 
-/* Elements per task of the element-wise loops (large: a task must outweigh a thread start). */
-enum { CHUNK = 1 << 16, ROWCHUNK = 64, TILE = 64 };
+void ref_glu(int kind, const void *in, int dtype, int rows, int cols, float limit, float alpha,
+             float *out)
+{
+	GluJob j = {kind, dtype, cols, in, limit, alpha, out};
+	ref_parallel_chunks((size_t)(rows > 0 ? rows : 0), ROWCHUNK, glu_task, &j);
+}
+
+typedef struct ConvJob {
+	void *buf;
+	int dtype;
+	float *v;
+} ConvJob;
+
+static void load_task(void *ctx, size_t i0, size_t i1)
+{
+	const ConvJob *j = ctx;
+	for (size_t i = i0; i < i1; i++)
+		j->v[i] = ref_load(j->buf, j->dtype, i);
+}
+
+static void store_task(void *ctx, size_t i0, size_t i1)
+{
+	const ConvJob *j = ctx;
+	for (size_t i = i0; i < i1; i++)
+		ref_store(j->buf, j->dtype, i, j->v[i]);
+}
+
+void ref_load_all(const void *buf, int dtype, size_t n, float *v)
+{
+	ConvJob j = {(void *)buf, dtype, v};
+	ref_parallel_chunks(n, CHUNK, load_task, &j);
+}
+
+void ref_store_all(void *buf, int dtype, size_t n, const float *v)
+{
+	ConvJob j = {buf, dtype, (float *)v};
+	ref_parallel_chunks(n, CHUNK, store_task, &j);
+}
+
 
 typedef struct AmaxJob {
 	const float *x;
@@ -299,72 +382,129 @@ static float block_amax(const float *x, int ld, int r0, int r1, int c0, int c1)
 static int imin(int a, int b) { return a < b ? a : b; }
 static int cdiv(int a, int b) { return (a + b - 1) / b; }
 
+typedef struct BlockJob {
+	const float *x;
+	int rows, cols, fmt, pow2;
+	float eps;
+	uint8_t *out, *out_t;
+	float *scale_inv, *scale_inv_t;
+} BlockJob;
+
+/* The rowwise 1x128 blocks of rows [r0, r1). */
+static void b1_rows_task(void *ctx, size_t r0, size_t r1)
+{
+	const BlockJob *j = ctx;
+	int cols = j->cols, rows = j->rows;
+	float fmax = tg_fmt_max(j->fmt);
+	for (int r = (int)r0; r < (int)r1; r++)
+		for (int b = 0; b < cdiv(cols, 128); b++) {
+			int c0 = b * 128, c1 = imin(cols, c0 + 128);
+			float s = tg_block_scale(block_amax(j->x, cols, r, r + 1, c0, c1), fmax, j->eps, j->pow2);
+			j->scale_inv[(size_t)b * rows + r] = tg_scale_inv(s);
+			for (int c = c0; c < c1; c++)
+				j->out[(size_t)r * cols + c] = tg_f32_to_fmt(j->x[(size_t)r * cols + c] * s, j->fmt);
+		}
+}
+
+/* The columnwise 1x128 blocks (128 rows of a column) of columns [c0, c1), TILE at most: each block row's column
+ * amaxes row by row (contiguous reads), then its codes. */
+static void b1_cols_task(void *ctx, size_t cb, size_t ce)
+{
+	const BlockJob *j = ctx;
+	int cols = j->cols, rows = j->rows, w = (int)(ce - cb);
+	float fmax = tg_fmt_max(j->fmt), m[TILE], s[TILE];
+	for (int b = 0; b < cdiv(rows, 128); b++) {
+		int r0 = b * 128, r1 = imin(rows, r0 + 128);
+		for (int k = 0; k < w; k++)
+			m[k] = 0.0f;
+		for (int r = r0; r < r1; r++)
+			for (int k = 0; k < w; k++) {
+				float a = fabsf(j->x[(size_t)r * cols + cb + k]);
+				if (a > m[k]) /* block_amax's compare: NaN never wins */
+					m[k] = a;
+			}
+		for (int k = 0; k < w; k++) {
+			s[k] = tg_block_scale(m[k], fmax, j->eps, j->pow2);
+			j->scale_inv_t[(size_t)b * cols + cb + k] = tg_scale_inv(s[k]);
+		}
+		for (int k = 0; k < w; k++)
+			for (int r = r0; r < r1; r++)
+				j->out_t[(cb + k) * rows + r] = tg_f32_to_fmt(j->x[(size_t)r * cols + cb + k] * s[k], j->fmt);
+	}
+}
+
 void ref_quant_block1x128(const float *x, int rows, int cols, int fmt, float eps, int pow2,
                           uint8_t *out, float *scale_inv, uint8_t *out_t, float *scale_inv_t)
 {
-	float fmax = tg_fmt_max(fmt);
+	BlockJob j = {x, rows, cols, fmt, pow2, eps, out, out_t, scale_inv, scale_inv_t};
 	if (out)
-		for (int r = 0; r < rows; r++)
-			for (int b = 0; b < cdiv(cols, 128); b++) {
-				int c0 = b * 128, c1 = imin(cols, c0 + 128);
-				float s = tg_block_scale(block_amax(x, cols, r, r + 1, c0, c1), fmax, eps, pow2);
-				scale_inv[(size_t)b * rows + r] = tg_scale_inv(s);
-				for (int c = c0; c < c1; c++)
-					out[(size_t)r * cols + c] = tg_f32_to_fmt(x[(size_t)r * cols + c] * s, fmt);
-			}
+		ref_parallel_chunks((size_t)(rows > 0 ? rows : 0), ROWCHUNK, b1_rows_task, &j);
 	if (out_t)
+		ref_parallel_chunks((size_t)(cols > 0 ? cols : 0), TILE, b1_cols_task, &j);
+}
+
+typedef struct DqBlockJob {
+	const uint8_t *q;
+	const float *scale_inv;
+	int rows, cols, fmt, square; /* square: 128x128 blocks, else 1x128 */
+	float *y;
+} DqBlockJob;
+
+static void dq_block_task(void *ctx, size_t r0, size_t r1)
+{
+	const DqBlockJob *j = ctx;
+	int cols = j->cols, bc = cdiv(cols, 128);
+	for (size_t r = r0; r < r1; r++)
 		for (int c = 0; c < cols; c++)
-			for (int b = 0; b < cdiv(rows, 128); b++) {
-				int r0 = b * 128, r1 = imin(rows, r0 + 128);
-				float s = tg_block_scale(block_amax(x, cols, r0, r1, c, c + 1), fmax, eps, pow2);
-				scale_inv_t[(size_t)b * cols + c] = tg_scale_inv(s);
-				for (int r = r0; r < r1; r++)
-					out_t[(size_t)c * rows + r] = tg_f32_to_fmt(x[(size_t)r * cols + c] * s, fmt);
-			}
+			j->y[r * cols + c] = tg_fmt_to_f32(j->q[r * cols + c], j->fmt) *
+				(j->square ? j->scale_inv[(r / 128) * bc + c / 128] : j->scale_inv[(size_t)(c / 128) * j->rows + r]);
 }
 
 void ref_dequant_block1x128(const uint8_t *q, const float *scale_inv, int rows, int cols, int fmt,
                             float *y)
 {
-	for (int r = 0; r < rows; r++)
-		for (int c = 0; c < cols; c++)
-			y[(size_t)r * cols + c] = tg_fmt_to_f32(q[(size_t)r * cols + c], fmt) *
-			                          scale_inv[(size_t)(c / 128) * rows + r];
+	DqBlockJob j = {q, scale_inv, rows, cols, fmt, 0, y};
+	ref_parallel_chunks((size_t)(rows > 0 ? rows : 0), ROWCHUNK, dq_block_task, &j);
+}
+
+/* The 128x128 blocks of block rows [i0, i1). */
+static void b2_task(void *ctx, size_t i0, size_t i1)
+{
+	const BlockJob *j = ctx;
+	int rows = j->rows, cols = j->cols, br = cdiv(rows, 128), bc = cdiv(cols, 128);
+	float fmax = tg_fmt_max(j->fmt);
+	for (int i = (int)i0; i < (int)i1; i++)
+		for (int b = 0; b < bc; b++) {
+			int r0 = i * 128, r1 = imin(rows, r0 + 128), c0 = b * 128, c1 = imin(cols, c0 + 128);
+			float s = tg_block_scale(block_amax(j->x, cols, r0, r1, c0, c1), fmax, j->eps, j->pow2);
+			float si = tg_scale_inv(s);
+			if (j->scale_inv)
+				j->scale_inv[(size_t)i * bc + b] = si;
+			if (j->scale_inv_t)
+				j->scale_inv_t[(size_t)b * br + i] = si;
+			for (int r = r0; r < r1; r++)
+				for (int c = c0; c < c1; c++) {
+					uint8_t q = tg_f32_to_fmt(j->x[(size_t)r * cols + c] * s, j->fmt);
+					if (j->out)
+						j->out[(size_t)r * cols + c] = q;
+					if (j->out_t)
+						j->out_t[(size_t)c * rows + r] = q;
+				}
+		}
 }
 
 void ref_quant_block128x128(const float *x, int rows, int cols, int fmt, float eps, int pow2,
                             uint8_t *out, float *scale_inv, uint8_t *out_t, float *scale_inv_t)
 {
-	float fmax = tg_fmt_max(fmt);
-	int br = cdiv(rows, 128), bc = cdiv(cols, 128);
-	for (int i = 0; i < br; i++)
-		for (int j = 0; j < bc; j++) {
-			int r0 = i * 128, r1 = imin(rows, r0 + 128), c0 = j * 128, c1 = imin(cols, c0 + 128);
-			float s = tg_block_scale(block_amax(x, cols, r0, r1, c0, c1), fmax, eps, pow2);
-			float si = tg_scale_inv(s);
-			if (scale_inv)
-				scale_inv[(size_t)i * bc + j] = si;
-			if (scale_inv_t)
-				scale_inv_t[(size_t)j * br + i] = si;
-			for (int r = r0; r < r1; r++)
-				for (int c = c0; c < c1; c++) {
-					uint8_t q = tg_f32_to_fmt(x[(size_t)r * cols + c] * s, fmt);
-					if (out)
-						out[(size_t)r * cols + c] = q;
-					if (out_t)
-						out_t[(size_t)c * rows + r] = q;
-				}
-		}
+	BlockJob j = {x, rows, cols, fmt, pow2, eps, out, out_t, scale_inv, scale_inv_t};
+	ref_parallel_chunks((size_t)cdiv(rows > 0 ? rows : 0, 128), 1, b2_task, &j);
 }
 
 void ref_dequant_block128x128(const uint8_t *q, const float *scale_inv, int rows, int cols,
                               int fmt, float *y)
 {
-	int bc = cdiv(cols, 128);
-	for (int r = 0; r < rows; r++)
-		for (int c = 0; c < cols; c++)
-			y[(size_t)r * cols + c] = tg_fmt_to_f32(q[(size_t)r * cols + c], fmt) *
-			                          scale_inv[(size_t)(r / 128) * bc + c / 128];
+	DqBlockJob j = {q, scale_inv, rows, cols, fmt, 1, y};
+	ref_parallel_chunks((size_t)(rows > 0 ? rows : 0), ROWCHUNK, dq_block_task, &j);
 }
 
 typedef struct MxJob {

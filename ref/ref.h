@@ -20,6 +20,10 @@ enum { REF_SWIGLU = TG_ACT_SWIGLU, REF_GEGLU = TG_ACT_GEGLU, REF_REGLU = TG_ACT_
 float ref_load(const void *buf, int dtype, size_t i);
 /* Store v (RNE) into element i of a buffer of dtype. */
 void ref_store(void *buf, int dtype, size_t i, float v);
+/* v[i] = element i of buf (dtype), i < n, as ref_load (threaded). */
+void ref_load_all(const void *buf, int dtype, size_t n, float *v);
+/* Element i of buf (dtype) = v[i], i < n, as ref_store (threaded). */
+void ref_store_all(void *buf, int dtype, size_t n, const float *v);
 /* v rounded to dtype and back. */
 float ref_round(float v, int dtype);
 

@@ -112,8 +112,8 @@ static void dglu_task(void *ctx, size_t r0, size_t r1)
 	for (size_t r = r0; r < r1; r++)
 		for (int c = 0; c < cols; c++) {
 			size_t base = r * halves * cols;
-			float a = ref_load(j->h, j->h_dtype, base + c), b = halves == 2 ? ref_load(j->h, j->h_dtype, base + cols + c) : 1.0f;
-			float g = ref_load(j->d_act, j->g_dtype, r * cols + c), db;
+			float a, b, g = ref_load(j->d_act, j->g_dtype, r * cols + c), db;
+			ref_glu_pair(j->h, j->h_dtype, halves, r, c, cols, &a, &b);
 			tg_dglu1(j->kind, a, b, g, j->limit, j->alpha, &j->d_h[base + c], halves == 2 ? &j->d_h[base + cols + c] : &db);
 		}
 }

@@ -192,6 +192,13 @@ float ref_glu1(int kind, float af, float bf, float limit, float alpha)
 	return (float)(act * b);
 }
 
+void ref_glu_pair(const void *h, int dtype, int halves, size_t r, int c, int cols, float *a, float *b)
+{
+	size_t base = r * (size_t)halves * (size_t)cols;
+	*a = ref_load(h, dtype, base + (size_t)c);
+	*b = halves == 2 ? ref_load(h, dtype, base + (size_t)cols + (size_t)c) : 1.0f;
+}
+
 typedef struct GluJob {
 	int kind, dtype, cols;
 	const void *in;
@@ -205,9 +212,8 @@ static void glu_task(void *ctx, size_t r0, size_t r1)
 	const int halves = TG_ACT_GATED(j->kind) ? 2 : 1, cols = j->cols;
 	for (size_t r = r0; r < r1; r++)
 		for (int c = 0; c < cols; c++) {
-			size_t base = r * halves * cols;
-			float a = ref_load(j->in, j->dtype, base + c);
-			float b = halves == 2 ? ref_load(j->in, j->dtype, base + cols + c) : 1.0f;
+			float a, b;
+			ref_glu_pair(j->in, j->dtype, halves, r, c, cols, &a, &b);
 			j->out[r * cols + c] = ref_glu1(j->kind, a, b, j->limit, j->alpha);
 		}
 }

@@ -46,6 +46,8 @@ void ref_layernorm(const void *in, const void *residual, void *residual_out, int
  * limit, alpha: clamped_swiglu only (GPT-OSS: 7.0, 1.702). */
 void ref_glu(int kind, const void *in, int dtype, int rows, int cols, float limit, float alpha,
              float *out);
+/* Gate *a and linear *b (1 without a gate partner: halves 1) of column c of row r of h [rows][halves*cols]. */
+void ref_glu_pair(const void *h, int dtype, int halves, size_t r, int c, int cols, float *a, float *b);
 /* One GLU element from gate a and linear b (double math, rounded to FP32). */
 float ref_glu1(int kind, float a, float b, float limit, float alpha);
 

@@ -4,6 +4,7 @@
 
 #include "layout.h"
 #include "npy.h"
+#include "parallel.h"
 #include "ref.h"
 
 #include <math.h>
@@ -21,6 +22,55 @@ static uint64_t rng_next(uint64_t *s)
 }
 
 static float rng_uniform(uint64_t *s) { return (float)((rng_next(s) >> 40) * (1.0 / 16777216.0)) * 2.0f - 1.0f; }
+
+/* rng_next is linear over GF(2): M^k held as its 64 columns (col[i] = M^k applied to bit i), so the state k steps on
+ * is one matrix-vector product, and a tensor's values fill in parallel chunks with the one stream's values. */
+typedef struct Gf2 {
+	uint64_t col[64];
+} Gf2;
+
+static uint64_t gf2_apply(const Gf2 *m, uint64_t v)
+{
+	uint64_t r = 0;
+	for (int i = 0; v; i++, v >>= 1)
+		if (v & 1)
+			r ^= m->col[i];
+	return r;
+}
+
+/* The state k rng_next steps after s. */
+static uint64_t rng_jump(uint64_t s, uint64_t k)
+{
+	Gf2 p, q;
+	for (int i = 0; i < 64; i++) {
+		uint64_t e = 1ull << i;
+		p.col[i] = rng_next(&e);
+	}
+	for (; k; k >>= 1) {
+		if (k & 1)
+			s = gf2_apply(&p, s);
+		for (int i = 0; i < 64; i++) /* p = p * p */
+			q.col[i] = gf2_apply(&p, p.col[i]);
+		p = q;
+	}
+	return s;
+}
+
+typedef struct FillJob {
+	void *h;
+	int dtype;
+	float amp;
+	uint64_t s0; /* the stream's state before value 0 */
+} FillJob;
+
+/* Values [k0, k1) of a tensor: the stream from its state k0 steps on. */
+static void fill_task(void *ctx, size_t k0, size_t k1)
+{
+	const FillJob *j = ctx;
+	uint64_t s = rng_jump(j->s0, k0);
+	for (size_t k = k0; k < k1; k++)
+		ref_store(j->h, j->dtype, k, j->amp * rng_uniform(&s));
+}
 
 static int ref_dtype(DType t) { return t == DT_F32 ? REF_F32 : t == DT_F16 ? REF_F16 : REF_BF16; }
 
@@ -64,9 +114,13 @@ int refrun_inputs(const Graph *g, const long *dims, long tokens, unsigned seed, 
 			continue; /* the caller's own values */
 		} else {
 			h = malloc(bytes ? bytes : 1);
-			float amp = t->role == ROLE_WEIGHT ? 0.5f : 3.0f;
-			for (size_t k = 0; k < n; k++)
-				ref_store(h, ref_dtype(t->dtype), k, amp * rng_uniform(&rng));
+			if (!h) {
+				snprintf(err, errlen, "inputs: out of memory for '%s' (%zu bytes)", t->name, bytes);
+				return -1;
+			}
+			FillJob j = {h, ref_dtype(t->dtype), t->role == ROLE_WEIGHT ? 0.5f : 3.0f, rng};
+			ref_parallel_chunks(n, (size_t)1 << 18, fill_task, &j);
+			rng = rng_jump(rng, n);
 		}
 		free(rt[i].comp[COMP_DATA]);
 		rt[i].comp[COMP_DATA] = h;

@@ -50,10 +50,11 @@ float ref_tree_sum(const float *v, int n)
 
 int ref_nchunks(int rows) { return (rows + TG_BWD_CHUNK - 1) / TG_BWD_CHUNK; }
 
+/* A reduction over rows: in [rows][cols] -> out [nchunks][cols] (the partials), or in [nchunks][cols] -> out [cols]. */
 typedef struct ChunkJob {
-	const float *v;
+	const float *in;
 	int rows, cols, nchunks, accumulate;
-	float *part, *out;
+	float *out;
 } ChunkJob;
 
 /* Chunk partials of chunks [k0, k1): each column's rows added in row order from -0 (rows outer, so the reads run
@@ -62,18 +63,18 @@ static void partials_task(void *ctx, size_t k0, size_t k1)
 {
 	const ChunkJob *j = ctx;
 	for (size_t k = k0; k < k1; k++) {
-		float *acc = j->part + k * j->cols;
+		float *acc = j->out + k * j->cols;
 		for (int c = 0; c < j->cols; c++)
 			acc[c] = -0.0f;
 		for (int r = (int)k * TG_BWD_CHUNK; r < j->rows && r < ((int)k + 1) * TG_BWD_CHUNK; r++)
 			for (int c = 0; c < j->cols; c++)
-				acc[c] += j->v[(size_t)r * j->cols + c];
+				acc[c] += j->in[(size_t)r * j->cols + c];
 	}
 }
 
 void ref_chunk_partials(const float *v, int rows, int cols, float *part)
 {
-	ChunkJob j = {v, rows, cols, ref_nchunks(rows), 0, part, NULL};
+	ChunkJob j = {v, rows, cols, ref_nchunks(rows), 0, part};
 	ref_parallel_chunks((size_t)j.nchunks, 1, partials_task, &j);
 }
 
@@ -86,7 +87,7 @@ static void reduce_task(void *ctx, size_t c0, size_t c1)
 		for (int g = 0; g < j->nchunks; g += TG_BWD_GROUP) { /* groups of TG_BWD_GROUP chunks, then the group sums */
 			float gs = -0.0f;
 			for (int k = g; k < j->nchunks && k < g + TG_BWD_GROUP; k++)
-				gs += j->part[(size_t)k * j->cols + c];
+				gs += j->in[(size_t)k * j->cols + c];
 			acc += gs;
 		}
 		j->out[c] = j->accumulate ? j->out[c] + acc : acc;
@@ -95,7 +96,7 @@ static void reduce_task(void *ctx, size_t c0, size_t c1)
 
 void ref_chunk_reduce(const float *part, int nchunks, int cols, int accumulate, float *out)
 {
-	ChunkJob j = {NULL, 0, cols, nchunks, accumulate, (float *)part, out};
+	ChunkJob j = {part, 0, cols, nchunks, accumulate, out};
 	ref_parallel_chunks((size_t)(cols > 0 ? cols : 0), COLCHUNK, reduce_task, &j);
 }
 

@@ -30,6 +30,7 @@ part optim build/tests/test_optim
 part bwd-nvrtc build/tests/test_bwd_nvrtc
 part cache build/tests/test_cache
 part interp build/tests/test_interp
+part ref-threads sh tests/ref_threads.sh # the reference's outputs on one thread and on every core: the same bytes
 part numerics build/tests/test_numerics
 part golden sh tests/golden.sh
 part cli sh tests/cli.sh

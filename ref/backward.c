@@ -17,14 +17,6 @@
 
 enum { ROWCHUNK = 64, COLCHUNK = 256 }; /* rows, columns a task */
 
-/* Scratch of n floats, or abort (the reference has no error path for a failed allocation of a row). */
-static float *scratch(size_t n)
-{
-	float *p = malloc(sizeof *p * (n ? n : 1));
-	if (!p)
-		abort();
-	return p;
-}
 
 /* Tree sum of the subtree of size (a power of two) from leaf lo; leaves >= n are -0. */
 static float tree(const float *v, int n, int lo, int size)
@@ -162,7 +154,7 @@ void ref_dnorm_partials(int layer, const void *x, int x_dtype, const float *rsig
                         const void *d_out, int g_dtype, int rows, int cols, float *pg, float *pb)
 {
 	size_t n = (size_t)rows * cols;
-	DnormJob j = {layer, x_dtype, g_dtype, 0, 0, cols, x, d_out, NULL, rsigma, mu, NULL, NULL, scratch(n), scratch(n)};
+	DnormJob j = {layer, x_dtype, g_dtype, 0, 0, cols, x, d_out, NULL, rsigma, mu, NULL, NULL, ref_scratch(n), ref_scratch(n)};
 	ref_parallel_chunks((size_t)(rows > 0 ? rows : 0), ROWCHUNK, dnorm_terms_task, &j);
 	if (pg)
 		ref_chunk_partials(j.vg, rows, cols, pg);
@@ -178,7 +170,7 @@ static void dnorm_task(void *ctx, size_t r0, size_t r1)
 	const DnormJob *j = ctx;
 	int cols = j->cols;
 	size_t cc = (size_t)(cols > 0 ? cols : 1);
-	float *xh = scratch(cc), *dy = scratch(cc), *dyg = scratch(cc), *prod = scratch(cc);
+	float *xh = ref_scratch(cc), *dy = ref_scratch(cc), *dyg = ref_scratch(cc), *prod = ref_scratch(cc);
 	for (int r = (int)r0; r < (int)r1; r++) {
 		dnorm_row(j->x, j->x_dtype, j->rsigma, j->layer ? j->mu : NULL, j->d_out, j->g_dtype, r, cols, xh, dy);
 		for (int c = 0; c < cols; c++) {
@@ -211,7 +203,7 @@ void ref_dnorm(int layer, const void *x, int x_dtype, const float *rsigma, const
 		return;
 	size_t cc = (size_t)(cols > 0 ? cols : 1);
 	int nk = ref_nchunks(rows);
-	float *pg = scratch((size_t)(nk ? nk : 1) * cc), *pb = scratch((size_t)(nk ? nk : 1) * cc);
+	float *pg = ref_scratch((size_t)(nk ? nk : 1) * cc), *pb = ref_scratch((size_t)(nk ? nk : 1) * cc);
 	ref_dnorm_partials(layer, x, x_dtype, rsigma, mu, d_out, g_dtype, rows, cols, pg, pb);
 	if (d_gamma)
 		ref_chunk_reduce(pg, nk, cols, 0, d_gamma);
@@ -225,7 +217,7 @@ void ref_dbias(const void *g, int dtype, int rows, int cols, float *dbias)
 {
 	size_t n = (size_t)rows * cols;
 	int nk = ref_nchunks(rows);
-	float *v = scratch(n), *part = scratch((size_t)(nk ? nk : 1) * (size_t)(cols > 0 ? cols : 1));
+	float *v = ref_scratch(n), *part = ref_scratch((size_t)(nk ? nk : 1) * (size_t)(cols > 0 ? cols : 1));
 	ref_load_all(g, dtype, n, v);
 	ref_chunk_partials(v, rows, cols, part);
 	ref_chunk_reduce(part, nk, cols, 0, dbias);
@@ -243,7 +235,7 @@ static void stats_task(void *ctx, size_t r0, size_t r1)
 {
 	const StatsJob *j = ctx;
 	int cols = j->cols;
-	float *v = scratch((size_t)(cols > 0 ? cols : 1));
+	float *v = ref_scratch((size_t)(cols > 0 ? cols : 1));
 	for (size_t r = r0; r < r1; r++) {
 		float m = 0.0f;
 		if (j->layer) {

@@ -82,9 +82,7 @@ static void gemm_task(void *ctx, int t)
 	const GemmJob *j = ctx;
 	int n0 = t / j->nblocks_m * NC, nc = imin(NC, j->N - n0);
 	int mb0 = t % j->nblocks_m * MC, mb1 = imin(j->M, mb0 + MC);
-	float *bp = malloc(sizeof(float) * (size_t)cdiv(NC, NR) * NR * KC);
-	if (!bp)
-		abort();
+	float *bp = ref_scratch((size_t)cdiv(NC, NR) * NR * KC);
 	for (int k0 = 0; k0 < j->K; k0 += KC) {
 		int kc = imin(KC, j->K - k0);
 		pack_b(j, n0, nc, k0, kc, bp);

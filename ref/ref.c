@@ -23,6 +23,14 @@
  * loops, ROWCHUNK rows of the row ops, TILE columns of a transposing one. */
 enum { CHUNK = 1 << 16, ROWCHUNK = 64, TILE = 64 };
 
+float *ref_scratch(size_t n)
+{
+	float *p = malloc(sizeof *p * (n ? n : 1));
+	if (!p)
+		abort();
+	return p;
+}
+
 float ref_load(const void *buf, int dtype, size_t i)
 {
 	if (dtype == REF_BF16)
@@ -82,9 +90,7 @@ static void rms_task(void *ctx, size_t r0, size_t r1)
 {
 	const NormJob *j = ctx;
 	int cols = j->cols;
-	float *x = malloc(sizeof *x * (size_t)(cols > 0 ? cols : 1));
-	if (!x)
-		abort();
+	float *x = ref_scratch((size_t)(cols > 0 ? cols : 1));
 	for (int r = (int)r0; r < (int)r1; r++) {
 		norm_row(j->in, j->residual, j->residual_out, j->dtype, r, cols, x);
 		double ss = 0.0;
@@ -115,9 +121,7 @@ static void ln_task(void *ctx, size_t r0, size_t r1)
 	const NormJob *j = ctx;
 	int cols = j->cols;
 	const double u = 0x1p-24, k = fmin((double)cols, 4.0 * sqrt((double)cols) + 32.0) + 8.0; /* slack's */
-	float *x = malloc(sizeof *x * (size_t)(cols > 0 ? cols : 1));
-	if (!x)
-		abort();
+	float *x = ref_scratch((size_t)(cols > 0 ? cols : 1));
 	for (int r = (int)r0; r < (int)r1; r++) {
 		norm_row(j->in, j->residual, j->residual_out, j->dtype, r, cols, x);
 		double s = 0.0, v = 0.0, a = 0.0;

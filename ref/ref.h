@@ -16,6 +16,9 @@ enum { REF_F32 = TG_DTYPE_F32, REF_BF16 = TG_DTYPE_BF16, REF_F16 = TG_DTYPE_F16 
 enum { REF_SWIGLU = TG_ACT_SWIGLU, REF_GEGLU = TG_ACT_GEGLU, REF_REGLU = TG_ACT_REGLU, REF_QGEGLU = TG_ACT_QGEGLU,
 	REF_SREGLU = TG_ACT_SREGLU, REF_CLAMPED_SWIGLU = TG_ACT_CLAMPED_SWIGLU };
 
+/* Scratch of n floats (at least one) for a task, or abort: the reference has no error path for a failed
+ * allocation inside a threaded task. */
+float *ref_scratch(size_t n);
 /* Element i of a buffer of dtype, as FP32 (exact). */
 float ref_load(const void *buf, int dtype, size_t i);
 /* Store v (RNE) into element i of a buffer of dtype. */

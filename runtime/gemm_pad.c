@@ -8,6 +8,8 @@ static bool fp8(int t) { return t == DT_E4M3 || t == DT_E5M2; }
 static long up(long v, long m) { return (v + m - 1) / m * m; }
 static size_t al(size_t n) { return (n + 255) & ~(size_t)255; }
 static size_t d_size(int t) { return t == DT_F32 ? 4 : fp8(t) ? 1 : 2; }
+/* Bytes of a bias element (gemm.c's bias_dtype): D's type with high-precision inputs, BF16 or FP16 with FP8 ones. */
+static size_t bias_size(const GemmDesc *d) { return fp8(d->a_dtype) ? 2 : d_size(d->d_dtype); }
 
 /* The padded shape of d and where each copy lives in the scratch buffer. */
 typedef struct Pad {
@@ -19,24 +21,60 @@ typedef struct Pad {
 /* Floats of an operand's block scales: 128x128 [ceil(rows/128)][kb], 1x128 [kb][rows]. */
 static size_t scale_floats(int blk128, long rows, long kb) { return (size_t)(blk128 ? (rows + 127) / 128 * kb : kb * rows); }
 
+/* An operand as stored: rows x cols elements of es bytes ([M][K], or [K][M] when transposed). */
+typedef struct Operand {
+	long rows, cols;
+	size_t es;
+} Operand;
+static Operand operand(long mn, long k, int trans, int dtype)
+{
+	return trans ? (Operand){k, mn, d_size(dtype)} : (Operand){mn, k, d_size(dtype)};
+}
+
+/* High-precision inputs (GEMM_SCALE_NONE): a row-major operand's row stride (K, or M / N when transposed)
+ * and D's (N) must be 16 bytes; the short ones are rounded up. FP8 (per-tensor and block): K to 16 bytes
+ * (512 with 128x128 scales whose ceil(K/128) is not a multiple of 4), and rows of 1x128 scales to 4. */
+static void pad_shape(const GemmDesc *d, Pad *p)
+{
+	size_t ea = d_size(d->a_dtype), eb = d_size(d->b_dtype);
+	if (d->scale_mode == GEMM_SCALE_NONE) {
+		long kq = 1;
+		if (!d->a_trans)
+			kq = (long)(16 / ea);
+		else
+			p->m = up(d->m, (long)(16 / ea));
+		if (!d->b_trans)
+			kq = kq > (long)(16 / eb) ? kq : (long)(16 / eb);
+		else
+			p->n = up(d->n, (long)(16 / eb));
+		p->k = up(d->k, kq);
+	} else {
+		bool block = d->scale_mode == GEMM_SCALE_BLOCK, b128 = block && (d->a_block128x128 || d->b_block128x128);
+		p->k = b128 && p->kb % 4 ? up(d->k, 512) : up(d->k, 16);
+		if (block && !d->a_block128x128)
+			p->m = up(d->m, 4);
+		if (block && !d->b_block128x128)
+			p->n = up(d->n, 4);
+	}
+	p->n = up(p->n, (long)(16 / d_size(d->d_dtype)));
+	p->kb = (p->k + 127) / 128;
+}
+
 static void pad_plan(const GemmDesc *d, Pad *p)
 {
 	long kb = (d->k + 127) / 128;
 	*p = (Pad){d->m, d->n, d->k, kb, false, false, false, false, false, false, 0, 0, 0, 0, 0, 0, 0};
-	bool block = d->scale_mode == GEMM_SCALE_BLOCK, b128 = block && (d->a_block128x128 || d->b_block128x128);
-	if (!fp8(d->a_dtype) || !(d->scale_mode == GEMM_SCALE_TENSOR || block) || d->m <= 0 || d->n <= 0 || d->k <= 0)
+	bool block = d->scale_mode == GEMM_SCALE_BLOCK;
+	bool hi = d->scale_mode == GEMM_SCALE_NONE && !fp8(d->a_dtype) && !fp8(d->b_dtype) && d->a_dtype != DT_E2M1 &&
+		d->b_dtype != DT_E2M1;
+	bool lo = fp8(d->a_dtype) && (d->scale_mode == GEMM_SCALE_TENSOR || block);
+	if (!(hi || lo) || d->m <= 0 || d->n <= 0 || d->k <= 0)
 		return;
-	/* 128x128 scales are rows of ceil(K/128) floats, 16-byte aligned: K to a multiple of 512 */
-	p->k = b128 && kb % 4 ? up(d->k, 512) : up(d->k, 16);
-	p->kb = (p->k + 127) / 128;
-	if (block && !d->a_block128x128)
-		p->m = up(d->m, 4);
-	p->n = up(d->n, (long)(16 / d_size(d->d_dtype)));
-	if (block && !d->b_block128x128)
-		p->n = up(p->n, 4);
+	pad_shape(d, p);
 	if (p->m == d->m && p->n == d->n && p->k == d->k)
 		return;
 	bool kbp = p->kb != kb; /* the scales gain zero K blocks (zero data: they add nothing) */
+	Operand a = operand(p->m, p->k, d->a_trans, d->a_dtype), b = operand(p->n, p->k, d->b_trans, d->b_dtype);
 	p->a = p->m != d->m || p->k != d->k;
 	p->b = p->n != d->n || p->k != d->k;
 	p->sa = block && (kbp || (!d->a_block128x128 && p->m != d->m));
@@ -44,11 +82,11 @@ static void pad_plan(const GemmDesc *d, Pad *p)
 	p->d = p->m != d->m || p->n != d->n;
 	p->bias = p->n != d->n && (d->epilogue == GEMM_EPI_BIAS || d->epilogue == GEMM_EPI_GELU_BIAS);
 	size_t o = 0;
-	if (p->a) { p->off_a = o; o += al((size_t)(p->m * p->k)); }
-	if (p->b) { p->off_b = o; o += al((size_t)(p->n * p->k)); }
+	if (p->a) { p->off_a = o; o += al((size_t)(a.rows * a.cols) * a.es); }
+	if (p->b) { p->off_b = o; o += al((size_t)(b.rows * b.cols) * b.es); }
 	if (p->sa) { p->off_sa = o; o += al(scale_floats(d->a_block128x128, p->m, p->kb) * 4); }
 	if (p->sb) { p->off_sb = o; o += al(scale_floats(d->b_block128x128, p->n, p->kb) * 4); }
-	if (p->bias) { p->off_bias = o; o += al((size_t)p->n * 2); }
+	if (p->bias) { p->off_bias = o; o += al((size_t)p->n * bias_size(d)); }
 	if (p->d) { p->off_d = o; o += al((size_t)(p->m * p->n) * d_size(d->d_dtype)); }
 	p->bytes = o;
 }
@@ -75,6 +113,13 @@ static CUresult copy2d(CUdeviceptr dst, size_t dp, CUdeviceptr src, size_t sp, s
 }
 
 static CUdeviceptr dptr(const void *p) { return (CUdeviceptr)(uintptr_t)p; }
+
+/* Copy an operand (shape from) into its padded shape (to), the new rows and columns left as they are (zero). */
+static CUresult copy_operand(CUdeviceptr dst, CUdeviceptr src, Operand from, Operand to, CUstream s)
+{
+	return copy2d(dst, (size_t)to.cols * to.es, src, (size_t)from.cols * from.es, (size_t)from.cols * from.es,
+		(size_t)from.rows, s);
+}
 
 /* Copy an operand's block scales (rows, kb) into their padded layout (rows2, kb2). */
 static CUresult copy_scales(CUdeviceptr dst, const float *src, int blk128, long rows, long kb, long rows2, long kb2, CUstream s)
@@ -104,15 +149,17 @@ int gemm_run_padded(GemmCtx *g, const GemmDesc *d, const GemmArgs *a, CUdevicept
 	long kb = (d->k + 127) / 128;
 	CUresult r = cu.cuMemsetD8Async(scratch, 0, p.bytes, s);
 	if (!r && p.a)
-		r = copy2d(scratch + p.off_a, (size_t)p.k, dptr(a->a), (size_t)d->k, (size_t)d->k, (size_t)d->m, s);
+		r = copy_operand(scratch + p.off_a, dptr(a->a), operand(d->m, d->k, d->a_trans, d->a_dtype),
+			operand(p.m, p.k, d->a_trans, d->a_dtype), s);
 	if (!r && p.b)
-		r = copy2d(scratch + p.off_b, (size_t)p.k, dptr(a->b), (size_t)d->k, (size_t)d->k, (size_t)d->n, s);
+		r = copy_operand(scratch + p.off_b, dptr(a->b), operand(d->n, d->k, d->b_trans, d->b_dtype),
+			operand(p.n, p.k, d->b_trans, d->b_dtype), s);
 	if (!r && p.sa)
 		r = copy_scales(scratch + p.off_sa, a->a_scale_inv, d->a_block128x128, d->m, kb, p.m, p.kb, s);
 	if (!r && p.sb)
 		r = copy_scales(scratch + p.off_sb, a->b_scale_inv, d->b_block128x128, d->n, kb, p.n, p.kb, s);
 	if (!r && p.bias)
-		r = cu.cuMemcpyDtoDAsync_v2(scratch + p.off_bias, dptr(a->bias), (size_t)d->n * 2, s);
+		r = cu.cuMemcpyDtoDAsync_v2(scratch + p.off_bias, dptr(a->bias), (size_t)d->n * bias_size(d), s);
 	if (!r && p.d && d->accumulate) /* the padded D starts as C (the caller's C, or D itself) and is C then */
 		r = copy2d(scratch + p.off_d, (size_t)p.n * ds, dptr(a->c ? a->c : a->d), (size_t)d->n * ds, (size_t)d->n * ds,
 			(size_t)d->m, s);

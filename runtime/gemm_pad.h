@@ -1,13 +1,17 @@
-/* gemm_pad.h: FP8 GEMMs of any shape, on zero-padded copies where cuBLASLt needs alignment.
+/* gemm_pad.h: GEMMs of any shape, on zero-padded copies where cuBLASLt needs alignment.
  *
  * cuBLASLt's FP8 GEMMs (per-tensor and block scaling) need 16-byte row strides and
  * scale strides: K % 16 == 0 (the K-major operands), N * sizeof(D) % 16 == 0 (D's
  * rows), and with 1x128 block scales M % 4 == 0 for A and N % 4 == 0 for B (rows of
  * FP32 scales), and 128x128 block scales need ceil(K/128) % 4 == 0 (their rows of
- * ceil(K/128) floats). A wgrad's K and an fprop's M are the token count, which can be
- * anything, and N can be a vocabulary of 50257. So a GEMM that breaks one of these
- * runs on copies in a scratch buffer: A [M'][K'], B [N'][K'], their 1x128 scales
- * [kb][M'] / [kb][N'], the bias [N'] and D [M'][N'], with M', N', K' rounded up and
+ * ceil(K/128) floats). Its BF16 / FP16 / FP32 GEMMs (GEMM_SCALE_NONE) run without
+ * 16-byte row strides, but on slow kernels (an emulated MXFP8 wgrad at 8191 tokens
+ * took 5.6x the time of 8192's, bench/RESULTS.md): there each operand's row stride
+ * (K, or M / N when stored transposed) and D's (N) are rounded up to 16 bytes.
+ * A wgrad's K and an fprop's M are the token count, which can be anything, and N can
+ * be a vocabulary of 50257. So a GEMM that breaks one of these runs on copies in a
+ * scratch buffer: A [M'][K'] (or [K'][M']), B [N'][K'] (or [K'][N']), their 1x128
+ * scales [kb][M'] / [kb][N'], the bias [N'] and D [M'][N'], with M', N', K' rounded up and
  * zeros in the new rows and columns (K' a multiple of 512 where a 128x128 operand's
  * block count needs it, with zero scales for the new blocks). That is exact: zero columns along K add nothing
  * to the dot products, zero rows of A or B give rows or columns of D that are never

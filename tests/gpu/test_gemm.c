@@ -180,7 +180,7 @@ typedef struct Operand {
 	size_t sinv_n;
 } Operand;
 
-/* mode: GEMM_SCALE_NONE (dt = bf16/fp32), TENSOR (scale s), BLOCK (blk128: 128x128 else 1x128) */
+/* mode: GEMM_SCALE_NONE (dt = bf16/fp32 only), TENSOR (scale s), BLOCK (blk128: 128x128 else 1x128) */
 static Operand make_operand(int rows, int K, int dt, int mode, int blk128, float s, int magnitude_pattern)
 {
 	Operand o;
@@ -198,6 +198,10 @@ static Operand make_operand(int rows, int K, int dt, int mode, int blk128, float
 	int es = dts(dt);
 	unsigned char *h = malloc(n * es);
 	if (mode == GEMM_SCALE_NONE) {
+		if (dt != DT_BF16 && dt != DT_F32) {
+			fprintf(stderr, "make_operand: GEMM_SCALE_NONE operands are bf16 or fp32 here\n");
+			exit(2);
+		}
 		for (size_t j = 0; j < n; j++) {
 			if (dt == DT_BF16) {
 				uint16_t b = f32_to_bf16(x[j]);
@@ -1432,6 +1436,12 @@ int main(int argc, char **argv)
 		{"padded fp8 block 1x128 x 1x128 ->bf16 M=5 N=6 K=200", 5, 6, 200, E4, E4, BF, BL, 0, 0, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 4.5e-3, 0, NULL},
 		{"padded fp8 block 1x128 x 128x128 ->fp32 M=217 K=500", 217, 384, 500, E4, E4, F32, BL, 0, 1, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 5e-4, 0, NULL},
 		{"padded fp8 block 1x128 x 128x128 ->bf16 K=544 (kb 5 -> 8)", 64, 256, 544, E4, E4, BF, BL, 0, 1, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 4.5e-3, 0, NULL},
+		/* high-precision GEMMs whose row strides are not 16 bytes (an emulated MXFP8 / NVFP4 wgrad at odd tokens) */
+		{"padded bf16->fp32 K=8191 (wgrad, odd tokens)", 64, 96, 8191, BF, BF, F32, NS, 0, 0, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 5e-4, 0, NULL},
+		{"padded bf16->bf16 K=217 N=50 +bias", 48, 50, 217, BF, BF, BF, NS, 0, 0, GEMM_EPI_BIAS, 0, 0, 0, 1, 1, 1, 1, 0, 4.5e-3, 0, NULL},
+		{"padded bf16->fp32 K=100 N=27 +bias (fp32 bias)", 216, 27, 100, BF, BF, F32, NS, 0, 0, GEMM_EPI_BIAS, 0, 0, 0, 1, 1, 1, 1, 0, 5e-4, 0, NULL},
+		{"padded fp32->fp32 accumulate K=5 N=21", 24, 21, 5, F32, F32, F32, NS, 0, 0, GEMM_EPI_NONE, 0, 1, 0, 1, 1, 1, 1, 0.75f, 5e-4, 0, NULL},
+		{"padded bf16->bf16 add C M=993 K=993", 993, 136, 993, BF, BF, BF, NS, 0, 0, GEMM_EPI_NONE, 0, 2, 0, 1, 1, 1, 1, 1.0f, 4.5e-3, 0, NULL},
 		/* acc 2: D = A x B + C from a separate C (gemm_cast add; D itself starts as garbage) */
 		{"bf16->bf16 add C", 128, 256, 512, BF, BF, BF, NS, 0, 0, GEMM_EPI_NONE, 0, 2, 0, 1, 1, 1, 1, 1.0f, 4.5e-3, 0, NULL},
 		{"fp8 tensor->bf16 +bias add C", 128, 256, 512, E4, E4, BF, T, 0, 0, GEMM_EPI_BIAS, 0, 2, 0, 200.0f, 37.5f, 1, 1, 1.0f, 4.5e-3, 0, NULL},

@@ -564,16 +564,18 @@ __device__ __forceinline__ void body(const TgParams &p, const float eps)
 						y[0][q] = x[q % R];
 				}
 				const long long r = row0 + rg * R;
+				const bool whole = row0 + (rp + 1) * 2 * R <= rows; /* the warp's two pieces inside (warp-uniform) */
 #pragma unroll
 				for (int j = 0; j < CPW; j++) {
 					const int c = col0 + w * CPW + j;
-					if (c >= COLS)
-						continue;
+					const bool ok = c < COLS;
 					unsigned char *dst = out_t + ((size_t)c * rows + r) * OES;
 					if (fast) {
-						if (r < rows)
+						if (ok && r < rows)
 							*(uint4 *)dst = make_uint4(y[j][0], y[j][1], y[j][2], y[j][3]);
-					} else {
+					} else if (whole) { /* lanes l, l + 16: the column's 2R rows, 32 bytes at any alignment */
+						tg_put_pair32<16>(out_t + ((size_t)c * rows + row0 + rp * 2 * R) * OES, y[j], ok);
+					} else if (ok) {
 #pragma unroll
 						for (int e = 0; e < R; e++) {
 							if (r + e < rows) {
@@ -974,6 +976,10 @@ __device__ __forceinline__ void dispatch(const TgParams &p, const float eps)
 #endif
 #if TG_CT_MIN_CTAS
 #define TG_CT_BOUNDS_ __launch_bounds__(TG_THREADS, TG_CT_MIN_CTAS)
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000
+/* sm_100's ptxas, given no minimum, held the 1x128 cast with a columnwise copy at odd row counts
+ * (tg_put_pair32) to 64 registers and spilled 40 bytes; a minimum of one CTA gives it 92, no spill */
+#define TG_CT_BOUNDS_ __launch_bounds__(TG_THREADS, 1)
 #else
 #define TG_CT_BOUNDS_ __launch_bounds__(TG_THREADS)
 #endif

@@ -573,10 +573,11 @@ template <int G, int NT, int BR = 128> struct TgBlockTileSmem {
 // [ceil(rows/32)][COLS] E8M0 at (r0 / 32 + block, column) for the blocks inside the tensor. A
 // thread's NS codes of a column go into a byte tile [column][row] in shared memory as one word
 // (16-byte chunks XOR-swizzled by column group), and the tiles out to out_t [COLS][rows] as 16-byte
-// pieces (bytes at the tensor's end, or when rows % 16 != 0). Four barriers for all NT tiles. Every
+// pieces (rows % 16 != 0 in a whole tile, with PAIRS: a lane pair's 32 bytes through tg_put_pair32; else, and at
+// the tensor's end, bytes). Four barriers for all NT tiles. Every
 // thread calls it; sm may be rewritten after it returns. MXFP8 with DEQ bit 1 (TG_DEQ): the byte tiles
 // also dequantized to BF16 at p[TG_P_MX_DEQ_T] [COLS][rows] (each block's multiplier from its sm.scale).
-template <int FMT, int THREADS, int NS, int COLS, int NT, int BR = 128, int DEQ = 0>
+template <int FMT, int THREADS, int NS, int COLS, int NT, int BR = 128, int DEQ = 0, int PAIRS = 1>
 __device__ __forceinline__ void tg_block_colwise_tile(const TgParams &p, TgBlockTileSmem<THREADS / 16, NT, BR> &sm,
 	const float (&y)[NT][NS][8], long long r0, int c0, int cstep, int c_end, long long rows, float eps, int pow2)
 {
@@ -658,19 +659,31 @@ __device__ __forceinline__ void tg_block_colwise_tile(const TgParams &p, TgBlock
 	// rows left in the tile as a 32-bit bound
 	const bool aligned16 = (rows % 16) == 0;
 	const int left = rows - r0 < 128 ? (int)(rows - r0) : 128, part = threadIdx.x % 8;
+	if (PAIRS && !aligned16 && left == 128) {
+		// unaligned columns, a whole tile: lanes 2k, 2k + 1 hold 32 consecutive bytes of a column (pieces part, part + 1)
+#pragma unroll 1
+		for (int j = 0; j < NT * 1024 / THREADS; j++) {
+			const int q = threadIdx.x + j * THREADS, i = q / 1024, cc = q / 8 % 128;
+			const int col = c0 + i * cstep + cc;
+			const uint4 v = *reinterpret_cast<const uint4 *>(&sm.qt[i][cc][(part ^ ((cc >> 3) & 7)) << 4]);
+			const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+			tg_put_pair32<1>((uint8_t *)p.p[TG_P_OUT_T] + ((long long)col * rows + r0 + (part & ~1) * 16), w, col < c_end);
+		}
+	} else {
 #pragma unroll
-	for (int j = 0; j < NT * 1024 / THREADS; j++) {
-		const int q = threadIdx.x + j * THREADS, i = q / 1024, cc = q / 8 % 128;
-		const int col = c0 + i * cstep + cc, rs = part * 16;
-		if (col >= c_end || rs >= left)
-			continue;
-		const uint8_t *src = &sm.qt[i][cc][(part ^ ((cc >> 3) & 7)) << 4];
-		uint8_t *dst = (uint8_t *)p.p[TG_P_OUT_T] + (long long)col * rows + r0 + rs;
-		if (aligned16 && rs + 16 <= left)
-			*reinterpret_cast<uint4 *>(dst) = *reinterpret_cast<const uint4 *>(src);
-		else
-			for (int k = 0; k < 16 && rs + k < left; k++)
-				dst[k] = src[k];
+		for (int j = 0; j < NT * 1024 / THREADS; j++) {
+			const int q = threadIdx.x + j * THREADS, i = q / 1024, cc = q / 8 % 128;
+			const int col = c0 + i * cstep + cc, rs = part * 16;
+			if (col >= c_end || rs >= left)
+				continue;
+			const uint8_t *src = &sm.qt[i][cc][(part ^ ((cc >> 3) & 7)) << 4];
+			uint8_t *dst = (uint8_t *)p.p[TG_P_OUT_T] + (long long)col * rows + r0 + rs;
+			if (aligned16 && rs + 16 <= left)
+				*reinterpret_cast<uint4 *>(dst) = *reinterpret_cast<const uint4 *>(src);
+			else
+				for (int k = 0; k < 16 && rs + k < left; k++)
+					dst[k] = src[k];
+		}
 	}
 	if constexpr (BR == 32 && (DEQ & 2)) {
 		// the copy dequantized, from the byte tiles: 8 rows (16 bytes) a thread, 16 consecutive threads a column's 128
@@ -680,14 +693,17 @@ __device__ __forceinline__ void tg_block_colwise_tile(const TgParams &p, TgBlock
 		for (int j = 0; j < NT * 2048 / THREADS; j++) {
 			const int q = threadIdx.x + j * THREADS, i = q / 2048, cc = q / 16 % 128, g = q % 16;
 			const int col = c0 + i * cstep + cc, rs = g * 8;
-			if (col >= c_end || rs >= left)
+			const bool pairs = rows % 8 != 0 && !__any_sync(0xFFFFFFFFu, (g & ~1) * 8 + 16 > left);
+			if (!pairs && (col >= c_end || rs >= left))
 				continue;
 			const uint2 v = *reinterpret_cast<const uint2 *>(&sm.qt[i][cc][(((g >> 1) ^ ((cc >> 3) & 7)) << 4) | ((g & 1) << 3)]);
 			const uint32_t w[2] = {v.x, v.y};
 			uint32_t o[4];
 			tg_mx_deq<FMT, 8>(w, tg_e8m0_deq_of_rcp(sm.scale[rs / 32][i * 128 + cc]), o);
 			uint16_t *dd = deq_t + (long long)col * rows + r0 + rs;
-			if (rows % 8 == 0 && rs + 8 <= left)
+			if (pairs) // lanes 2k, 2k + 1: 32 consecutive bytes of a column at any alignment
+				tg_put_pair32<1>((unsigned char *)(dd - (g & 1) * 8), o, col < c_end);
+			else if (rows % 8 == 0 && rs + 8 <= left)
 				*reinterpret_cast<uint4 *>(dd) = make_uint4(o[0], o[1], o[2], o[3]);
 			else
 				for (int k = 0; k < 8 && rs + k < left; k++)

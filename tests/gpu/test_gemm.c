@@ -632,6 +632,43 @@ static void nvfp4_rules(void)
 	nvfp4_rule("gemm_check unknown scale_mode", d, GEMM_EINVAL, "unknown scale_mode");
 }
 
+/* gemm_pad_bytes (CPU, no GPU needed): which GEMMs run on zero-padded copies and how much scratch they take
+ * (each copy 256-byte aligned: A, B, the scales, the bias, D in that order). */
+static size_t al256(size_t n) { return (n + 255) & ~(size_t)255; }
+static void pad_rule(const char *name, GemmDesc d, size_t want)
+{
+	size_t got = gemm_pad_bytes(&d);
+	char msg[160];
+	snprintf(msg, sizeof msg, "scratch %zu bytes, expected %zu", got, want);
+	if (got == want)
+		ok(name, msg);
+	else
+		bad(name, msg);
+}
+static void pad_rules(void)
+{
+	const GemmDesc bf = {.m = 64, .n = 96, .k = 8192, .a_dtype = DT_BF16, .b_dtype = DT_BF16, .d_dtype = DT_F32,
+		.scale_mode = GEMM_SCALE_NONE};
+	GemmDesc d = bf;
+	pad_rule("gemm_pad bf16 aligned: none", d, 0);
+	d.k = 8191; /* a wgrad at an odd token count: A [64][8192], B [96][8192] */
+	pad_rule("gemm_pad bf16 K=8191 -> 8192", d, al256(64 * 8192 * 2) + al256(96 * 8192 * 2));
+	d = bf, d.n = 27, d.k = 100, d.m = 216, d.b_trans = 1, d.epilogue = GEMM_EPI_BIAS;
+	/* a dgrad: B stored [K][N] -> [104][32], A [216][104], the FP32 bias [32], D [216][32] */
+	pad_rule("gemm_pad bf16 dgrad N=27 K=100 +fp32 bias", d,
+		al256(216 * 104 * 2) + al256(104 * 32 * 2) + al256(32 * 4) + al256(216 * 32 * 4));
+	d = bf, d.m = 5, d.a_trans = 1; /* A stored [K][M] -> [8192][8], D [8][96] */
+	pad_rule("gemm_pad bf16 A transposed M=5", d, al256(8192 * 8 * 2) + al256(8 * 96 * 4));
+	d = bf, d.a_dtype = d.b_dtype = DT_F32, d.k = 5, d.n = 21; /* K -> 8 (16 / 4 bytes), N -> 24 */
+	pad_rule("gemm_pad fp32 K=5 N=21", d, al256(64 * 8 * 4) + al256(24 * 8 * 4) + al256(64 * 24 * 4));
+	d = bf, d.a_dtype = d.b_dtype = DT_E4M3, d.scale_mode = GEMM_SCALE_TENSOR, d.k = 217, d.d_dtype = DT_BF16;
+	d.epilogue = GEMM_EPI_BIAS, d.n = 50; /* K -> 224, N -> 56 (D bf16), the bf16 bias [56] */
+	pad_rule("gemm_pad fp8 K=217 N=50 +bf16 bias", d,
+		al256(64 * 224) + al256(56 * 224) + al256(56 * 2) + al256(64 * 56 * 2));
+	d = bf, d.a_dtype = d.b_dtype = DT_E2M1, d.scale_mode = GEMM_SCALE_NVFP4, d.k = 512;
+	pad_rule("gemm_pad nvfp4: never padded", d, 0);
+}
+
 static float e2m1_to_f32(unsigned c)
 {
 	static const float mag[8] = {0, 0.5f, 1, 1.5f, 2, 3, 4, 6};
@@ -1346,6 +1383,7 @@ int main(int argc, char **argv)
 	char why[256];
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	nvfp4_rules();
+	pad_rules();
 	if (cudrv_load(why, sizeof why)) {
 		printf("skip gemm: no GPU (%s)\n", why);
 		return g_failed;

@@ -61,10 +61,12 @@ part example example
 # examples/train.c: its selftest and generated specs (CPU); a short training run (GPU, else a skip)
 part train sh tests/train.sh
 # the conformance generator's CPU half: a fixed sample of generated specs must check, plan and
-# NVRTC-compile, or be rejected by check on purpose (tests/conformance/gen.py; the GPU half: --gpu)
+# NVRTC-compile (spilling only as tests/conformance/spills.expected allows), or be rejected by check on purpose
+# (tests/conformance/gen.py; the GPU half: --gpu)
 conformance() {
 	command -v python3 >/dev/null || { echo "skip conformance: no python3"; return 0; }
-	python3 tests/conformance/gen.py --cpu --sample "${TEGEN_CONFORMANCE_SAMPLE:-64}" || return 1
+	python3 tests/conformance/gen.py --cpu --sample "${TEGEN_CONFORMANCE_SAMPLE:-64}" \
+		--spills-expected tests/conformance/spills.expected || return 1
 	# a filtered sample draws as many cases as asked (it once gave up after cells that never match)
 	d=$(mktemp -d)
 	python3 tests/conformance/gen.py --filter '^norm\..*block1x128.*\.both\.' --sample 40 --seed 1416 --out "$d" >/dev/null

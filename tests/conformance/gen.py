@@ -997,8 +997,31 @@ def first_line(text, pat=None, more=0):
     return lines[0][:300] if lines else "(no output)"
 
 
-def run_cpu(tegen, c, path, cache):
-    """The CPU half of one case: (status, why)."""
+def load_spill_rules(path):
+    """The known spills a --spills-expected file allows: (kernel-name regex after its kN_ index, arch, max bytes)."""
+    rules = []
+    with open(path) as f:
+        for line in f:
+            line = line.split("#", 1)[0].split()
+            if line:
+                rules.append((re.compile(line[0] + "$"), line[1], int(line[2])))
+    return rules
+
+
+def spills_of(tegen, path, arch, cache):
+    """The (kernel, arch, bytes) that spill in a build (from the cache: the -q build made them)."""
+    rc, out, err = sh([tegen, "build", path, "--arch", arch, "--cache-dir", cache], 300)
+    found = []
+    for l in out.splitlines():
+        f = l.split()
+        if len(f) >= 5 and re.match(r"k\d+_", f[0]) and f[4].isdigit() and int(f[4]) > 0:
+            found.append((f[0], f[1], int(f[4])))
+    return found
+
+
+def run_cpu(tegen, c, path, cache, spill_rules=None):
+    """The CPU half of one case: (status, why). With spill_rules, a kernel that spills registers to local memory
+    must match a rule (its name after the kN_ index, its arch, at most the rule's bytes)."""
     name, expect = c["name"], c["expect"]
     rc, out, err = sh([tegen, "check", path], 60)
     if expect == "open":   # not predicted: a located rejection for any reason passes; an accepted case must build
@@ -1022,7 +1045,16 @@ def run_cpu(tegen, c, path, cache):
     rc, out, err = sh([tegen, "build", path, "--arch", arch, "--cache-dir", cache, "-q"], 300)
     if rc != 0:
         return "FAIL", "build --arch %s failed (exit %d): %s" % (arch, rc, first_line(err, "error"))
-    return "ok", ""
+    if "SPILLS" not in out + err:
+        return "ok", ""
+    spills = spills_of(tegen, path, arch, cache)
+    text = ", ".join("%s %s %d bytes" % x for x in spills)
+    if spill_rules is not None:
+        new = [x for x in spills if not any(r.match(re.sub(r"^k\d+_", "", x[0])) and a == x[1] and x[2] <= b
+                                            for r, a, b in spill_rules)]
+        if new:
+            return "FAIL", "register spills not in the expected list: " + ", ".join("%s %s %d bytes" % x for x in new)
+    return "ok", "spills: " + text
 
 
 def runnable(c):
@@ -1107,6 +1139,8 @@ def main():
                     help="--gpu: run each case under compute-sanitizer --tool X")
     ap.add_argument("--tegen", default=os.path.join(ROOT, "build", "tegen"))
     ap.add_argument("--cache-dir", help="kernel cache for build/run (default: a fresh one under the output dir)")
+    ap.add_argument("--spills-expected", metavar="FILE",
+                    help="--cpu: a kernel that spills must match a line 'NAME-REGEX ARCH MAX-BYTES' of FILE")
     a = ap.parse_args()
     if a.cpu and a.gpu:
         ap.error("--cpu and --gpu are separate runs")
@@ -1152,6 +1186,7 @@ def main():
         print("FAIL conformance: %s is missing (run ninja)" % a.tegen)
         return 1
     cache = a.cache_dir or os.path.join(out, "cache")
+    spill_rules = load_spill_rules(a.spills_expected) if a.spills_expected else None
     jobs = a.jobs or (4 if a.gpu else (os.cpu_count() or 2))
     t0 = time.time()
 
@@ -1160,7 +1195,7 @@ def main():
             return "skip", "time limit (%g s) reached" % a.time_limit
         if a.gpu:
             return run_gpu(a.tegen, c, c["path"], cache, a.sanitizer)
-        return run_cpu(a.tegen, c, c["path"], cache)
+        return run_cpu(a.tegen, c, c["path"], cache, spill_rules)
     # cases run in parallel (the GPU half: several processes share the GPU; NVRTC dominates)
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as ex:
         futs = [ex.submit(run, c) for c in cases]

@@ -356,7 +356,7 @@ __device__ __forceinline__ void tg__put_part16(unsigned char *chunk, const uint3
  * first 16 in w[0..3], its partner (lane ^ X) the next 16; both pass the same dst and ok. Called by all 32 lanes.
  * 16-aligned dst: a 16-byte store a lane. Else (dst = C + m, C 16-aligned, 0 < m < 16) the bytes cover the end of
  * chunk C (16 - m bytes: the first lane), all of chunk C + 16 and the start of chunk C + 32 (m bytes; both the second
- * lane, the first with one 16-byte store), each partial chunk as at most 4 aligned stores (the columns of a columnwise
+ * lane, the first as two 8-byte stores), each partial chunk as at most 4 aligned stores (the columns of a columnwise
  * copy at an odd row count; a neighbouring lane pair or CTA writes the other bytes of those chunks). */
 template <int X> __device__ __forceinline__ void tg_put_pair32(unsigned char *dst, const uint32_t w[4], bool ok)
 {

@@ -15,8 +15,7 @@
 #include "backward.h"
 #include "parallel.h"
 
-enum { ROWCHUNK = 64, COLCHUNK = 256 }; /* rows, columns a task */
-
+enum { COLCHUNK = 256 }; /* columns a task of a column reduction (parallel.h: rows a task) */
 
 /* Tree sum of the subtree of size (a power of two) from leaf lo; leaves >= n are -0. */
 static float tree(const float *v, int n, int lo, int size)
@@ -89,7 +88,7 @@ static void reduce_task(void *ctx, size_t c0, size_t c1)
 void ref_chunk_reduce(const float *part, int nchunks, int cols, int accumulate, float *out)
 {
 	ChunkJob j = {part, 0, cols, nchunks, accumulate, out};
-	ref_parallel_chunks((size_t)(cols > 0 ? cols : 0), COLCHUNK, reduce_task, &j);
+	ref_parallel_chunks(ref_count(cols), COLCHUNK, reduce_task, &j);
 }
 
 typedef struct DgluJob {
@@ -115,7 +114,7 @@ void ref_dglu(int kind, const void *h, int h_dtype, const void *d_act, int g_dty
               float limit, float alpha, float *d_h)
 {
 	DgluJob j = {kind, h_dtype, g_dtype, cols, h, d_act, limit, alpha, d_h};
-	ref_parallel_chunks((size_t)(rows > 0 ? rows : 0), ROWCHUNK, dglu_task, &j);
+	ref_parallel_chunks(ref_count(rows), REF_TASK_ROWS, dglu_task, &j);
 }
 
 /* xhat and dy of one row into xh[cols], dy[cols]. */
@@ -155,7 +154,7 @@ void ref_dnorm_partials(int layer, const void *x, int x_dtype, const float *rsig
 {
 	size_t n = (size_t)rows * cols;
 	DnormJob j = {layer, x_dtype, g_dtype, 0, 0, cols, x, d_out, NULL, rsigma, mu, NULL, NULL, ref_scratch(n), ref_scratch(n)};
-	ref_parallel_chunks((size_t)(rows > 0 ? rows : 0), ROWCHUNK, dnorm_terms_task, &j);
+	ref_parallel_chunks(ref_count(rows), REF_TASK_ROWS, dnorm_terms_task, &j);
 	if (pg)
 		ref_chunk_partials(j.vg, rows, cols, pg);
 	if (pb && layer)
@@ -169,7 +168,7 @@ static void dnorm_task(void *ctx, size_t r0, size_t r1)
 {
 	const DnormJob *j = ctx;
 	int cols = j->cols;
-	size_t cc = (size_t)(cols > 0 ? cols : 1);
+	size_t cc = ref_count(cols); /* (ref_scratch: at least one) */
 	float *xh = ref_scratch(cc), *dy = ref_scratch(cc), *dyg = ref_scratch(cc), *prod = ref_scratch(cc);
 	for (int r = (int)r0; r < (int)r1; r++) {
 		dnorm_row(j->x, j->x_dtype, j->rsigma, j->layer ? j->mu : NULL, j->d_out, j->g_dtype, r, cols, xh, dy);
@@ -198,12 +197,12 @@ void ref_dnorm(int layer, const void *x, int x_dtype, const float *rsigma, const
 {
 	DnormJob j = {layer, x_dtype, g_dtype, r_dtype, zero_centered, cols, x, d_out, d_res, rsigma, mu, gamma, d_in, NULL, NULL};
 	if (d_in)
-		ref_parallel_chunks((size_t)(rows > 0 ? rows : 0), ROWCHUNK, dnorm_task, &j);
+		ref_parallel_chunks(ref_count(rows), REF_TASK_ROWS, dnorm_task, &j);
 	if (!d_gamma && !(layer && d_beta))
 		return;
-	size_t cc = (size_t)(cols > 0 ? cols : 1);
+	size_t cc = ref_count(cols); /* (ref_scratch: at least one) */
 	int nk = ref_nchunks(rows);
-	float *pg = ref_scratch((size_t)(nk ? nk : 1) * cc), *pb = ref_scratch((size_t)(nk ? nk : 1) * cc);
+	float *pg = ref_scratch(ref_count(nk) * cc), *pb = ref_scratch(ref_count(nk) * cc);
 	ref_dnorm_partials(layer, x, x_dtype, rsigma, mu, d_out, g_dtype, rows, cols, pg, pb);
 	if (d_gamma)
 		ref_chunk_reduce(pg, nk, cols, 0, d_gamma);
@@ -217,7 +216,7 @@ void ref_dbias(const void *g, int dtype, int rows, int cols, float *dbias)
 {
 	size_t n = (size_t)rows * cols;
 	int nk = ref_nchunks(rows);
-	float *v = ref_scratch(n), *part = ref_scratch((size_t)(nk ? nk : 1) * (size_t)(cols > 0 ? cols : 1));
+	float *v = ref_scratch(n), *part = ref_scratch(ref_count(nk) * ref_count(cols));
 	ref_load_all(g, dtype, n, v);
 	ref_chunk_partials(v, rows, cols, part);
 	ref_chunk_reduce(part, nk, cols, 0, dbias);
@@ -235,7 +234,7 @@ static void stats_task(void *ctx, size_t r0, size_t r1)
 {
 	const StatsJob *j = ctx;
 	int cols = j->cols;
-	float *v = ref_scratch((size_t)(cols > 0 ? cols : 1));
+	float *v = ref_scratch(ref_count(cols));
 	for (size_t r = r0; r < r1; r++) {
 		float m = 0.0f;
 		if (j->layer) {
@@ -259,5 +258,5 @@ void ref_norm_stats(int layer, const void *x, int x_dtype, int rows, int cols, f
                     float *rsigma)
 {
 	StatsJob j = {layer, x_dtype, cols, x, eps, mu, rsigma};
-	ref_parallel_chunks((size_t)(rows > 0 ? rows : 0), ROWCHUNK, stats_task, &j);
+	ref_parallel_chunks(ref_count(rows), REF_TASK_ROWS, stats_task, &j);
 }

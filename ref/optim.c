@@ -44,7 +44,7 @@ void ref_adamw(const RefAdamw *h, const float state[TG_OPTIM_WORDS], void *w, in
 {
 	AdamwJob j = {tg_adamw_step(state[TG_OPTIM_LR], state[TG_OPTIM_B1POW], state[TG_OPTIM_B2POW], h->beta1, h->beta2,
 		h->eps, h->weight_decay), tg_f2u(state[TG_OPTIM_STEP]), w, w_dtype, grad, master, m, v};
-	ref_parallel_chunks(n, (size_t)1 << 16, adamw_task, &j);
+	ref_parallel_chunks(n, REF_TASK_ELEMS, adamw_task, &j);
 }
 
 void ref_optim_step(const RefAdamw *h, float state[TG_OPTIM_WORDS])

@@ -17,4 +17,10 @@ void ref_parallel_for(int n, void (*f)(void *ctx, int i), void *ctx);
  * indices (the last shorter), spread as ref_parallel_for does; n <= 0 runs nothing. */
 void ref_parallel_chunks(size_t n, size_t chunk, void (*f)(void *ctx, size_t i0, size_t i1), void *ctx);
 
+/* Task sizes for ref_parallel_chunks (large: a task must outweigh a thread start): rows of a row op, elements of an
+ * element-wise loop. */
+enum { REF_TASK_ROWS = 64, REF_TASK_ELEMS = 1 << 16 };
+/* A row or column count as ref_parallel_chunks' n (negative: none). */
+static inline size_t ref_count(int n) { return n > 0 ? (size_t)n : 0; }
+
 #endif

@@ -19,9 +19,8 @@
 #include "ref.h"
 #include "parallel.h"
 
-/* Task sizes of ref_parallel_chunks (large: a task must outweigh a thread start): CHUNK elements of the element-wise
- * loops, ROWCHUNK rows of the row ops, TILE columns of a transposing one. */
-enum { CHUNK = 1 << 16, ROWCHUNK = 64, TILE = 64 };
+/* Columns a task of a transposing op (parallel.h has the row and element task sizes). */
+enum { TILE = 64 };
 
 float *ref_scratch(size_t n)
 {
@@ -90,7 +89,7 @@ static void rms_task(void *ctx, size_t r0, size_t r1)
 {
 	const NormJob *j = ctx;
 	int cols = j->cols;
-	float *x = ref_scratch((size_t)(cols > 0 ? cols : 1));
+	float *x = ref_scratch(ref_count(cols));
 	for (int r = (int)r0; r < (int)r1; r++) {
 		norm_row(j->in, j->residual, j->residual_out, j->dtype, r, cols, x);
 		double ss = 0.0;
@@ -112,7 +111,7 @@ void ref_rmsnorm(const void *in, const void *residual, void *residual_out, int d
                  float *out, float *rsigma)
 {
 	NormJob j = {in, residual, residual_out, dtype, zero_centered, rows, cols, gamma, NULL, eps, out, NULL, rsigma, NULL};
-	ref_parallel_chunks((size_t)(rows > 0 ? rows : 0), ROWCHUNK, rms_task, &j);
+	ref_parallel_chunks(ref_count(rows), REF_TASK_ROWS, rms_task, &j);
 }
 
 /* LayerNorm of rows [r0, r1). */
@@ -121,7 +120,7 @@ static void ln_task(void *ctx, size_t r0, size_t r1)
 	const NormJob *j = ctx;
 	int cols = j->cols;
 	const double u = 0x1p-24, k = fmin((double)cols, 4.0 * sqrt((double)cols) + 32.0) + 8.0; /* slack's */
-	float *x = ref_scratch((size_t)(cols > 0 ? cols : 1));
+	float *x = ref_scratch(ref_count(cols));
 	for (int r = (int)r0; r < (int)r1; r++) {
 		norm_row(j->in, j->residual, j->residual_out, j->dtype, r, cols, x);
 		double s = 0.0, v = 0.0, a = 0.0;
@@ -153,7 +152,7 @@ void ref_layernorm(const void *in, const void *residual, void *residual_out, int
                    int rows, int cols, float *out, float *mu, float *rsigma, float *slack)
 {
 	NormJob j = {in, residual, residual_out, dtype, zero_centered, rows, cols, gamma, beta, eps, out, mu, rsigma, slack};
-	ref_parallel_chunks((size_t)(rows > 0 ? rows : 0), ROWCHUNK, ln_task, &j);
+	ref_parallel_chunks(ref_count(rows), REF_TASK_ROWS, ln_task, &j);
 }
 
 static double sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
@@ -226,7 +225,7 @@ void ref_glu(int kind, const void *in, int dtype, int rows, int cols, float limi
              float *out)
 {
 	GluJob j = {kind, dtype, cols, in, limit, alpha, out};
-	ref_parallel_chunks((size_t)(rows > 0 ? rows : 0), ROWCHUNK, glu_task, &j);
+	ref_parallel_chunks(ref_count(rows), REF_TASK_ROWS, glu_task, &j);
 }
 
 typedef struct ConvJob {
@@ -252,15 +251,14 @@ static void store_task(void *ctx, size_t i0, size_t i1)
 void ref_load_all(const void *buf, int dtype, size_t n, float *v)
 {
 	ConvJob j = {(void *)buf, dtype, v};
-	ref_parallel_chunks(n, CHUNK, load_task, &j);
+	ref_parallel_chunks(n, REF_TASK_ELEMS, load_task, &j);
 }
 
 void ref_store_all(void *buf, int dtype, size_t n, const float *v)
 {
 	ConvJob j = {buf, dtype, (float *)v};
-	ref_parallel_chunks(n, CHUNK, store_task, &j);
+	ref_parallel_chunks(n, REF_TASK_ELEMS, store_task, &j);
 }
-
 
 typedef struct AmaxJob {
 	const float *x;
@@ -282,20 +280,20 @@ static float amax_seq(const float *x, size_t n)
 static void amax_task(void *ctx, size_t i0, size_t i1)
 {
 	AmaxJob *j = ctx;
-	j->part[i0 / (CHUNK * 16)] = amax_seq(j->x + i0, i1 - i0);
+	j->part[i0 / (REF_TASK_ELEMS * 16)] = amax_seq(j->x + i0, i1 - i0);
 }
 
 /* A maximum is exact and order-free (NaN never wins a > compare), so chunk maxima combine
  * to the sequential answer. */
 float ref_amax(const float *x, size_t n)
 {
-	if (n <= (size_t)CHUNK * 16)
+	if (n <= (size_t)REF_TASK_ELEMS * 16)
 		return amax_seq(x, n);
-	size_t parts = (n + CHUNK * 16 - 1) / (CHUNK * 16);
+	size_t parts = (n + REF_TASK_ELEMS * 16 - 1) / (REF_TASK_ELEMS * 16);
 	AmaxJob j = {x, n, malloc(sizeof(float) * parts)};
 	if (!j.part)
 		return amax_seq(x, n);
-	ref_parallel_chunks(n, (size_t)CHUNK * 16, amax_task, &j);
+	ref_parallel_chunks(n, (size_t)REF_TASK_ELEMS * 16, amax_task, &j);
 	float m = amax_seq(j.part, parts);
 	free(j.part);
 	return m;
@@ -320,7 +318,7 @@ static void transpose_task(void *ctx, size_t r0, size_t r1)
 void ref_transpose(const float *x, int rows, int cols, float *out)
 {
 	TransposeJob j = {x, rows, cols, out};
-	ref_parallel_chunks((size_t)(rows > 0 ? rows : 0), ROWCHUNK, transpose_task, &j);
+	ref_parallel_chunks(ref_count(rows), REF_TASK_ROWS, transpose_task, &j);
 }
 
 typedef struct QuantJob {
@@ -348,7 +346,7 @@ void ref_quant_tensor(const float *x, int rows, int cols, int fmt, float scale,
                       uint8_t *out, uint8_t *out_t, float *amax, float *scale_inv)
 {
 	QuantJob j = {x, rows, cols, fmt, scale, out, out_t};
-	ref_parallel_chunks((size_t)(rows > 0 ? rows : 0), ROWCHUNK, quant_task, &j);
+	ref_parallel_chunks(ref_count(rows), REF_TASK_ROWS, quant_task, &j);
 	if (amax)
 		*amax = ref_amax(x, (size_t)rows * cols);
 	if (scale_inv)
@@ -373,7 +371,7 @@ void ref_dequant_tensor(const uint8_t *q, size_t n, int fmt, float scale_inv, fl
 	DequantJob j = {q, {0}, scale_inv, y};
 	for (int c = 0; c < 256; c++) /* the decode is a function of the code: a table gives the same bits */
 		j.lut[c] = tg_fmt_to_f32((uint8_t)c, fmt);
-	ref_parallel_chunks(n, CHUNK, dequant_task, &j);
+	ref_parallel_chunks(n, REF_TASK_ELEMS, dequant_task, &j);
 }
 
 /* max|x| over the block rows [r0,r1) x cols [c0,c1) of x [.][ld]. */
@@ -448,9 +446,9 @@ void ref_quant_block1x128(const float *x, int rows, int cols, int fmt, float eps
 {
 	BlockJob j = {x, rows, cols, fmt, pow2, eps, out, out_t, scale_inv, scale_inv_t};
 	if (out)
-		ref_parallel_chunks((size_t)(rows > 0 ? rows : 0), ROWCHUNK, b1_rows_task, &j);
+		ref_parallel_chunks(ref_count(rows), REF_TASK_ROWS, b1_rows_task, &j);
 	if (out_t)
-		ref_parallel_chunks((size_t)(cols > 0 ? cols : 0), TILE, b1_cols_task, &j);
+		ref_parallel_chunks(ref_count(cols), TILE, b1_cols_task, &j);
 }
 
 typedef struct DqBlockJob {
@@ -474,7 +472,7 @@ void ref_dequant_block1x128(const uint8_t *q, const float *scale_inv, int rows, 
                             float *y)
 {
 	DqBlockJob j = {q, scale_inv, rows, cols, fmt, 0, y};
-	ref_parallel_chunks((size_t)(rows > 0 ? rows : 0), ROWCHUNK, dq_block_task, &j);
+	ref_parallel_chunks(ref_count(rows), REF_TASK_ROWS, dq_block_task, &j);
 }
 
 /* The 128x128 blocks of block rows [i0, i1). */
@@ -514,7 +512,7 @@ void ref_dequant_block128x128(const uint8_t *q, const float *scale_inv, int rows
                               int fmt, float *y)
 {
 	DqBlockJob j = {q, scale_inv, rows, cols, fmt, 1, y};
-	ref_parallel_chunks((size_t)(rows > 0 ? rows : 0), ROWCHUNK, dq_block_task, &j);
+	ref_parallel_chunks(ref_count(rows), REF_TASK_ROWS, dq_block_task, &j);
 }
 
 typedef struct MxJob {
@@ -562,9 +560,9 @@ void ref_quant_mxfp8(const float *x, int rows, int cols, int fmt, uint8_t *out, 
 {
 	MxJob j = {x, rows, cols, fmt, out, scale, out_t, scale_t};
 	if (out)
-		ref_parallel_chunks((size_t)(rows > 0 ? rows : 0), ROWCHUNK, mx_rows_task, &j);
+		ref_parallel_chunks(ref_count(rows), REF_TASK_ROWS, mx_rows_task, &j);
 	if (out_t)
-		ref_parallel_chunks((size_t)(cols > 0 ? cols : 0), ROWCHUNK, mx_cols_task, &j);
+		ref_parallel_chunks(ref_count(cols), TILE, mx_cols_task, &j);
 }
 
 typedef struct DqJob {
@@ -591,7 +589,7 @@ void ref_dequant_mxfp8(const uint8_t *q, const uint8_t *scale, int rows, int col
                        int scale_t, float *y)
 {
 	DqJob j = {q, scale, rows, cols, fmt, scale_t, 0, y};
-	ref_parallel_chunks((size_t)(rows > 0 ? rows : 0), ROWCHUNK, dq_mx_task, &j);
+	ref_parallel_chunks(ref_count(rows), REF_TASK_ROWS, dq_mx_task, &j);
 }
 
 /* cuBLASLt block-scaling-factor layout: the [rows][scols] scale matrix is
@@ -670,7 +668,7 @@ void ref_quant_nvfp4(const float *x, int rows, int cols, const RefNvfp4 *o, uint
 		*s_enc_out = s_enc;
 	memset(out, 0, (size_t)rows * ob);
 	NvJob j = {x, rows, cols, o, s_enc, out, scale};
-	ref_parallel_chunks((size_t)(rows > 0 ? rows : 0), ROWCHUNK, nv_rows_task, &j);
+	ref_parallel_chunks(ref_count(rows), REF_TASK_ROWS, nv_rows_task, &j);
 }
 
 static void dq_nv_task(void *ctx, size_t r0, size_t r1)
@@ -689,7 +687,7 @@ void ref_dequant_nvfp4(const uint8_t *q, const uint8_t *scale, int rows, int col
                        float *y)
 {
 	DqJob j = {q, scale, rows, cols, 0, 0, s_enc, y};
-	ref_parallel_chunks((size_t)(rows > 0 ? rows : 0), ROWCHUNK, dq_nv_task, &j);
+	ref_parallel_chunks(ref_count(rows), REF_TASK_ROWS, dq_nv_task, &j);
 }
 
 void ref_rht_rows(const float *x, int rows, int cols, uint16_t sign_mask, float *y)

@@ -161,8 +161,7 @@ static cudaDataType_t dt_cuda(int t)
 	}
 }
 
-/* bias dtype cuBLASLt accepts for this combination (see gemm.h) */
-static int bias_dtype(const GemmDesc *d)
+int gemm_desc_bias_dtype(const GemmDesc *d)
 {
 	if (!is_narrow(d->a_dtype)) return d->d_dtype;
 	return d->d_dtype == DT_F16 ? DT_F16 : DT_BF16;
@@ -373,7 +372,7 @@ static int gemm_plan_build(GemmCtx *g, GemmPlan *p, const GemmArgs *a, char *err
 	int rc = GEMM_OK;
 	cublasLtMatmulPreference_t pref = NULL;
 	cudaDataType_t ta = dt_cuda(d->b_dtype), tb = dt_cuda(d->a_dtype), td = dt_cuda(d->d_dtype);
-	cudaDataType_t tc = is_fp8(d->d_dtype) ? dt_cuda(bias_dtype(d)) : td;
+	cudaDataType_t tc = is_fp8(d->d_dtype) ? dt_cuda(gemm_desc_bias_dtype(d)) : td;
 	uint64_t M = (uint64_t)d->m, N = (uint64_t)d->n, K = (uint64_t)d->k;
 
 	LT(cublasLtMatmulDescCreate(&p->op, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
@@ -412,7 +411,7 @@ static int gemm_plan_build(GemmCtx *g, GemmPlan *p, const GemmArgs *a, char *err
 	}
 	if ((rc = set_attr(p->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi, "EPILOGUE", err, errlen))) goto out;
 	if (d->epilogue == GEMM_EPI_BIAS || d->epilogue == GEMM_EPI_GELU_BIAS) {
-		int32_t bt = dt_cuda(bias_dtype(d));
+		int32_t bt = dt_cuda(gemm_desc_bias_dtype(d));
 		if ((rc = set_attr(p->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt, sizeof bt, "BIAS_DATA_TYPE", err, errlen))) goto out;
 	}
 	if ((rc = set_pointers(p, a, err, errlen))) goto out;

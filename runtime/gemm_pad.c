@@ -8,8 +8,8 @@ static bool fp8(int t) { return t == DT_E4M3 || t == DT_E5M2; }
 static long up(long v, long m) { return (v + m - 1) / m * m; }
 static size_t al(size_t n) { return (n + 255) & ~(size_t)255; }
 static size_t d_size(int t) { return t == DT_F32 ? 4 : fp8(t) ? 1 : 2; }
-/* Bytes of a bias element (gemm.c's bias_dtype): D's type with high-precision inputs, BF16 or FP16 with FP8 ones. */
-static size_t bias_size(const GemmDesc *d) { return fp8(d->a_dtype) ? 2 : d_size(d->d_dtype); }
+/* Bytes of a bias element. */
+static size_t bias_size(const GemmDesc *d) { return d_size(gemm_desc_bias_dtype(d)); }
 
 /* The padded shape of d and where each copy lives in the scratch buffer. */
 typedef struct Pad {
@@ -50,7 +50,8 @@ static void pad_shape(const GemmDesc *d, Pad *p)
 		p->k = up(d->k, kq);
 	} else {
 		bool block = d->scale_mode == GEMM_SCALE_BLOCK, b128 = block && (d->a_block128x128 || d->b_block128x128);
-		p->k = b128 && p->kb % 4 ? up(d->k, 512) : up(d->k, 16);
+		long kb = (d->k + 127) / 128;
+		p->k = b128 && kb % 4 ? up(d->k, 512) : up(d->k, 16);
 		if (block && !d->a_block128x128)
 			p->m = up(d->m, 4);
 		if (block && !d->b_block128x128)

@@ -300,10 +300,10 @@ __device__ __forceinline__ void tg_transpose_4x4_bytes(uint32_t a0, uint32_t a1,
 	t[3] = __byte_perm(hi0, hi1, 0x7632);
 }
 
-/* x[k + i], k = 0..3 a run-time index (selects, no local memory). */
-__device__ __forceinline__ uint32_t tg__word_at(const uint32_t *x, int k, int i)
+/* x[k], k = 0..3 a run-time index (selects, no local memory). */
+__device__ __forceinline__ uint32_t tg__word(const uint32_t x[4], int k)
 {
-	return k == 0 ? x[i] : k == 1 ? x[i + 1] : k == 2 ? x[i + 2] : x[i + 3];
+	return k == 0 ? x[0] : k == 1 ? x[1] : k == 2 ? x[2] : x[3];
 }
 
 /* The 16 bytes v[0..3] rotated down by k bytes in place (k = 0..15 at run time): byte j becomes byte (j + k) % 16. */
@@ -333,7 +333,7 @@ __device__ __forceinline__ void tg__put_part16(unsigned char *chunk, const uint3
 #pragma unroll
 	for (int z = 1; z <= 8; z *= 2)
 		if ((p & z) && p + z <= e) {
-			const uint32_t lo = tg__word_at(v, p >> 2, 0);
+			const uint32_t lo = tg__word(v, p >> 2);
 			if (z == 1) chunk[p] = (unsigned char)(lo >> (8 * (p & 3)));
 			else if (z == 2) *(uint16_t *)(chunk + p) = (uint16_t)(lo >> (8 * (p & 3)));
 			else if (z == 4) *(uint32_t *)(chunk + p) = lo;
@@ -343,7 +343,7 @@ __device__ __forceinline__ void tg__put_part16(unsigned char *chunk, const uint3
 #pragma unroll
 	for (int z = 8; z >= 1; z /= 2)
 		if (p + z <= e) {
-			const uint32_t lo = tg__word_at(v, p >> 2, 0);
+			const uint32_t lo = tg__word(v, p >> 2);
 			if (z == 8) *(uint2 *)(chunk + p) = make_uint2(v[0], v[1]); /* p == 0 */
 			else if (z == 4) *(uint32_t *)(chunk + p) = lo;
 			else if (z == 2) *(uint16_t *)(chunk + p) = (uint16_t)(lo >> (8 * (p & 3)));

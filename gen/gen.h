@@ -502,6 +502,8 @@ typedef struct GemmCall {
 	bool keep_d;          /* with glu or dglu: D (the op's input) is also written, as another op or the caller reads it */
 } GemmCall;
 
+#define GRID_UNCAPPED (-1) /* Kernel.grid_cap: no cap on grid.x */
+
 typedef struct Kernel {
 	const char *name;     /* unique in the layer, e.g. "k0_norm_quantize"; entry = layer + "_" + name */
 	KernelKind kind;
@@ -515,8 +517,9 @@ typedef struct Kernel {
 	long cols;            /* n[1] at launch */
 	int threads;          /* block size */
 	int grid_rows;        /* grid.x = ceil(rows / grid_rows) * ceil(cols / grid_cols), 1D, capped */
-	int grid_cap;         /* > 0: grid.x capped at grid_cap CTAs a SM instead of the runtime's default 32
-	                         (TEGEN_GRID_CAP overrides both): kernels whose CTAs each take one short work item */
+	int grid_cap;         /* > 0: grid.x capped at grid_cap CTAs a SM instead of the runtime's default 32;
+	                         GRID_UNCAPPED: a CTA a work item however many (TEGEN_GRID_CAP overrides all):
+	                         kernels whose CTAs each take one short work item */
 	long grid_cols;       /* 0: no column tiles */
 	int rows_chunk;       /* > 0: n[0] = ceil(rows / rows_chunk) (dreduce: the number of chunk partials) */
 	const char *variant;  /* tile-shape variant name */

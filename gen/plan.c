@@ -865,9 +865,12 @@ static void tile_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, 
 	 * 137.7; delayed w_up 174.8 / 169.1 / 169.9; current w_up 171.6 / 165.7 / 166.1; at 4 or 8 a SM (persistent-like)
 	 * MXFP8 w_up 311-317 (thirty-fifth session). The op decides, not the tiling: the 2^29 rule's t256r128c128 (two
 	 * stages exceed 48 KiB, so the shared-tile body) gains too, 65536 x 8192 / 16384 us alone cap 32 / 128: delayed
-	 * 797 / 779, 1618 / 1602, MXFP8 881 / 853, 1843 / 1796 (thirty-sixth session, call 10). */
+	 * 797 / 779, 1618 / 1602, MXFP8 881 / 853, 1843 / 1796 (thirty-sixth session, call 10). No cap at all: past 2^31
+	 * elements 128 a SM still gives a CTA about 8 tiles, and a tile a CTA measured better: 65552 x 32768 us alone, cap
+	 * 128 / 1024 a SM: delayed 5687 / 4093 (50 -> 69% of a copy), current 5828 / 4263, MXFP8 6094 / 4369 (thirty-ninth
+	 * session, bench/big/cliff.sh). */
 	if (k->pass != PASS_AMAX && cast_staged(pl->g, &pl->g->ops[k->ops[0]]))
-		k->grid_cap = 128;
+		k->grid_cap = GRID_UNCAPPED;
 	if (ct_stage_ok(pl, k, sc))
 		slot_set(k, "TG_CT_STAGE", "1");
 	heuristic_launch(pl, k, find_variant(tile_variants, NELEMS(tile_variants), name), FAM_TILE, rows, cols);
@@ -2516,7 +2519,9 @@ void plan_print(const Plan *p, Buf *out)
 				buf_printf(out, " smem=%d", k->smem_dynamic);
 			if (k->persistent)
 				buf_puts(out, " persistent");
-			if (k->grid_cap)
+			if (k->grid_cap == GRID_UNCAPPED)
+				buf_puts(out, " cap=none");
+			else if (k->grid_cap)
 				buf_printf(out, " cap=%d/SM", k->grid_cap);
 			buf_puts(out, " bind=");
 			for (int j = 0; j < k->nbind; j++) {

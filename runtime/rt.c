@@ -795,15 +795,15 @@ static TgStatus launch_kernel(TgLayer *l, const Kernel *k, CUfunction fn, int re
 	if (rows <= 0 && !k->rows_chunk) /* no rows: nothing to write; but a sum over rows (dreduce) writes its empty sums */
 		return TG_OK;
 	/* grid.x = row blocks x column tiles (1D; templates grid-stride, so a cap is safe), at most TEGEN_GRID_CAP's,
-	 * the kernel's own (Kernel.grid_cap) or 32 CTAs a SM, or a persistent kernel's resident CTAs */
+	 * the kernel's own (Kernel.grid_cap; none for GRID_UNCAPPED) or 32 CTAs a SM, or a persistent kernel's resident CTAs */
 	unsigned long long gx = k->grid_rows ? ((unsigned long long)rows + (unsigned)k->grid_rows - 1) / (unsigned)k->grid_rows : 1;
 	if (k->grid_cols)
 		gx *= ((unsigned long long)k->cols + (unsigned long long)k->grid_cols - 1) / (unsigned long long)k->grid_cols;
-	int per_sm = l->ctx->grid_cap ? l->ctx->grid_cap : k->grid_cap > 0 ? k->grid_cap : 32;
-	if (resident > 0 && resident < per_sm)
+	int per_sm = l->ctx->grid_cap ? l->ctx->grid_cap : k->grid_cap ? k->grid_cap : 32;
+	if (resident > 0 && (per_sm == GRID_UNCAPPED || resident < per_sm))
 		per_sm = resident;
 	unsigned long long cap = (unsigned long long)(l->ctx->sms > 0 ? l->ctx->sms : 132) * (unsigned)per_sm;
-	if (gx > cap)
+	if (per_sm != GRID_UNCAPPED && gx > cap)
 		gx = cap;
 	void *args[] = {&prm};
 	CUresult r;

@@ -69,6 +69,7 @@ enum {
 	X(cuMemsetD8_v2, (CUdeviceptr p, unsigned char v, size_t n)) \
 	X(cuMemsetD32Async, (CUdeviceptr p, unsigned v, size_t n, CUstream s)) \
 	X(cuMemsetD8Async, (CUdeviceptr p, unsigned char v, size_t n, CUstream s)) \
+	X(cuMemsetD2D8Async, (CUdeviceptr p, size_t pitch, unsigned char v, size_t width, size_t height, CUstream s)) \
 	X(cuMemcpy2DAsync_v2, (const TgMemcpy2D *copy, CUstream s)) \
 	X(cuStreamCreate, (CUstream *s, unsigned flags)) \
 	X(cuStreamDestroy_v2, (CUstream s)) \

@@ -115,11 +115,60 @@ static CUresult copy2d(CUdeviceptr dst, size_t dp, CUdeviceptr src, size_t sp, s
 
 static CUdeviceptr dptr(const void *p) { return (CUdeviceptr)(uintptr_t)p; }
 
-/* Copy an operand (shape from) into its padded shape (to), the new rows and columns left as they are (zero). */
-static CUresult copy_operand(CUdeviceptr dst, CUdeviceptr src, Operand from, Operand to, CUstream s)
+const char gemm_pad_copy_entry[] = "tg_gemm_pad_copy";
+const char gemm_pad_copy_src[] =
+	"// tegen's padded GEMM operand (runtime/gemm_pad.c): dst rows [0, rows_to) of dpitch bytes (a multiple of 16):\n"
+	"// row r < rows_from is src's row r (width bytes, src's rows back to back at any alignment) then zeros; the\n"
+	"// rest zeros. Thread j of a row takes the row's 16-byte chunk j: the source words holding its bytes (never a\n"
+	"// word without one), funnel-shifted to the chunk, bytes past the row zeroed, one 16-byte store.\n"
+	"extern \"C\" __global__ void tg_gemm_pad_copy(unsigned char *dst, const unsigned char *src,\n"
+	"\tunsigned long long rows_from, unsigned long long rows_to, unsigned long long width, unsigned long long dpitch)\n"
+	"{\n"
+	"\tconst unsigned long long cpr = dpitch / 16;\n"
+	"\tfor (unsigned long long r = blockIdx.y; r < rows_to; r += gridDim.y)\n"
+	"\t\tfor (unsigned long long j = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; j < cpr;\n"
+	"\t\t     j += (unsigned long long)gridDim.x * blockDim.x) {\n"
+	"\t\t\tlong long v = r < rows_from ? (long long)width - (long long)(16 * j) : 0; // the chunk's source bytes\n"
+	"\t\t\tv = v < 0 ? 0 : v > 16 ? 16 : v;\n"
+	"\t\t\tunsigned w[4] = {0u, 0u, 0u, 0u};\n"
+	"\t\t\tif (v > 0) {\n"
+	"\t\t\t\tconst unsigned char *sp = src + r * width + 16 * j;\n"
+	"\t\t\t\tconst int sa = (int)((unsigned long long)sp & 3), nw = (sa + (int)v + 3) / 4;\n"
+	"\t\t\t\tconst unsigned *sw = (const unsigned *)(sp - sa);\n"
+	"\t\t\t\tunsigned x[5];\n"
+	"#pragma unroll\n"
+	"\t\t\t\tfor (int q = 0; q < 5; q++)\n"
+	"\t\t\t\t\tx[q] = q < nw ? __ldg(sw + q) : 0u;\n"
+	"#pragma unroll\n"
+	"\t\t\t\tfor (int q = 0; q < 4; q++) {\n"
+	"\t\t\t\t\tconst int keep = (int)v - 4 * q; // bytes of word q inside the row\n"
+	"\t\t\t\t\tconst unsigned m = keep >= 4 ? ~0u : keep <= 0 ? 0u : (1u << (8 * keep)) - 1u;\n"
+	"\t\t\t\t\tw[q] = __funnelshift_r(x[q], x[q + 1], 8 * sa) & m;\n"
+	"\t\t\t\t}\n"
+	"\t\t\t}\n"
+	"\t\t\t*(uint4 *)(dst + r * dpitch + 16 * j) = make_uint4(w[0], w[1], w[2], w[3]);\n"
+	"\t\t}\n"
+	"}\n";
+
+/* Copy an operand (shape from) into its padded shape (to), the new columns and rows zero: by the copy kernel in one
+ * pass, else the driver's 2D copy and memsets of the new bytes only (zeroing the whole copy first wrote every byte
+ * twice; H100, the 8B MLP's wgrads at 8191 tokens). */
+static CUresult copy_operand(CUdeviceptr dst, CUdeviceptr src, Operand from, Operand to, CUfunction copy, CUstream s)
 {
-	return copy2d(dst, (size_t)to.cols * to.es, src, (size_t)from.cols * from.es, (size_t)from.cols * from.es,
-		(size_t)from.rows, s);
+	size_t pitch = (size_t)to.cols * to.es, width = (size_t)from.cols * from.es;
+	if (copy) {
+		unsigned long long rf = (unsigned long long)from.rows, rt = (unsigned long long)to.rows, w = width, dp = pitch;
+		unsigned long long cpr = dp / 16, gx = (cpr + 255) / 256, gy = rt < 2048 ? rt : 2048;
+		void *args[] = {&dst, &src, &rf, &rt, &w, &dp};
+		return cu.cuLaunchKernel(copy, (unsigned)(gx < 64 ? gx : 64), (unsigned)(gy ? gy : 1), 1, 256, 1, 1, 0, s, args,
+			NULL);
+	}
+	CUresult r = copy2d(dst, pitch, src, width, width, (size_t)from.rows, s);
+	if (!r && pitch > width)
+		r = cu.cuMemsetD2D8Async(dst + width, pitch, 0, pitch - width, (size_t)from.rows, s);
+	if (!r && to.rows > from.rows)
+		r = cu.cuMemsetD8Async(dst + (size_t)from.rows * pitch, 0, (size_t)(to.rows - from.rows) * pitch, s);
+	return r;
 }
 
 /* Copy an operand's block scales (rows, kb) into their padded layout (rows2, kb2). */
@@ -132,7 +181,7 @@ static CUresult copy_scales(CUdeviceptr dst, const float *src, int blk128, long 
 }
 
 int gemm_run_padded(GemmCtx *g, const GemmDesc *d, const GemmArgs *a, CUdeviceptr scratch, size_t scratch_bytes,
-	CUstream s, char *err, size_t errlen)
+	CUfunction copy, CUstream s, char *err, size_t errlen)
 {
 	Pad p;
 	pad_plan(d, &p);
@@ -148,13 +197,16 @@ int gemm_run_padded(GemmCtx *g, const GemmDesc *d, const GemmArgs *a, CUdevicept
 	pd.k = (int)p.k;
 	size_t ds = d_size(d->d_dtype);
 	long kb = (d->k + 127) / 128;
-	CUresult r = cu.cuMemsetD8Async(scratch, 0, p.bytes, s);
+	/* the scales, bias and D zeroed whole (small, or written whole by the GEMM); the operands by copy_operand */
+	size_t zero_from = p.b ? p.off_b + al((size_t)(p.n * p.k) * d_size(d->b_dtype)) : p.a ? p.off_a +
+		al((size_t)(p.m * p.k) * d_size(d->a_dtype)) : 0;
+	CUresult r = p.bytes > zero_from ? cu.cuMemsetD8Async(scratch + zero_from, 0, p.bytes - zero_from, s) : 0;
 	if (!r && p.a)
 		r = copy_operand(scratch + p.off_a, dptr(a->a), operand(d->m, d->k, d->a_trans, d->a_dtype),
-			operand(p.m, p.k, d->a_trans, d->a_dtype), s);
+			operand(p.m, p.k, d->a_trans, d->a_dtype), copy, s);
 	if (!r && p.b)
 		r = copy_operand(scratch + p.off_b, dptr(a->b), operand(d->n, d->k, d->b_trans, d->b_dtype),
-			operand(p.n, p.k, d->b_trans, d->b_dtype), s);
+			operand(p.n, p.k, d->b_trans, d->b_dtype), copy, s);
 	if (!r && p.sa)
 		r = copy_scales(scratch + p.off_sa, a->a_scale_inv, d->a_block128x128, d->m, kb, p.m, p.kb, s);
 	if (!r && p.sb)

@@ -17,8 +17,9 @@
  * to the dot products, zero rows of A or B give rows or columns of D that are never
  * copied back (and zeros do not raise D's amax), and the block-scale counts do not
  * change otherwise (ceil(K'/128) == ceil(K/128), likewise for rows). D is copied back (and,
- * with accumulate, copied in first: D itself, or the caller's C, which the padded D then stands for). Every copy is a stream-ordered memset or 2D
- * memcpy, so a padded GEMM stays graph-capturable once the scratch exists. */
+ * with accumulate, copied in first: D itself, or the caller's C, which the padded D then stands for). Every copy is
+ * a stream-ordered memset, 2D memcpy or kernel launch, so a padded GEMM stays graph-capturable once the scratch
+ * exists. */
 #ifndef TG_GEMM_PAD_H
 #define TG_GEMM_PAD_H
 
@@ -28,8 +29,15 @@
 size_t gemm_pad_bytes(const GemmDesc *d);
 
 /* gemm_run_padded runs d like gemm_run, through zero-padded copies in scratch
- * (at least gemm_pad_bytes(d) bytes) when d needs them. Same return codes. */
+ * (at least gemm_pad_bytes(d) bytes) when d needs them. copy: the operand copy kernel
+ * (gemm_pad_copy_src, loaded by the caller), or NULL for the driver's 2D copies and
+ * memsets (about 40% of a copy's bandwidth at odd row strides). Same return codes. */
 int gemm_run_padded(GemmCtx *g, const GemmDesc *d, const GemmArgs *a, CUdeviceptr scratch, size_t scratch_bytes,
-	CUstream s, char *err, size_t errlen);
+	CUfunction copy, CUstream s, char *err, size_t errlen);
+
+/* The operand copy kernel's CUDA source and entry: dst rows of a 16-byte multiple pitch, each a source row (rows
+ * back to back, any width) then zeros, the rows past the source's zero; a thread a 16-byte store. */
+extern const char gemm_pad_copy_src[];
+extern const char gemm_pad_copy_entry[];
 
 #endif

@@ -82,6 +82,8 @@ struct TgContext {
 	pthread_mutex_t lock;
 	LoadedModule *mods;
 	int nmods, capmods;
+	CUfunction pad_copy;  /* gemm_pad.h's operand copy kernel, made with the first GEMM padding buffer (NULL: the
+	                         driver's copies) */
 	CUfunction cold_read; /* cold_time.h's flush kernel and its buffer (2 x L2), made at the first timing */
 	CUdeviceptr cold_buf;
 	size_t cold_bytes;
@@ -766,6 +768,15 @@ static TgStatus prepare(TgLayer *l, CUstream s, unsigned phases)
 		if (cr)
 			return fail(TG_ERR_NOMEM, "allocating %zu bytes of GEMM padding: %s", pad, cudrv_errstr(cr));
 		l->pad_cap = pad;
+		if (!l->ctx->pad_copy) { /* (a compile error leaves the driver's slower copies: the same bytes) */
+			JitSource src = {gemm_pad_copy_entry, gemm_pad_copy_src, "tegen_gemm_pad_copy.cu", 0, NULL, NULL};
+			JitResult res;
+			char err[512];
+			void *fn = NULL;
+			if (!jit_compile(l->ctx->jit, &src, l->ctx->arch, NULL, 0, &res, err, sizeof err) &&
+				tg_context_function(l->ctx, &res, gemm_pad_copy_entry, &fn) == TG_OK)
+				l->ctx->pad_copy = (CUfunction)fn;
+		}
 	}
 	return TG_OK;
 }
@@ -969,7 +980,7 @@ static TgStatus launch_gemm(TgLayer *l, int ki, CUstream s)
 		l->epilogue_ran[ki] = fused;
 		r = gemm_gen_launch(l->fn[ki], t, l->ctx->sms, &gd, &ga, fused ? &epi : NULL, s, err, sizeof err);
 	} else
-		r = gemm_run_padded(l->ctx->gemm, &gd, &ga, l->pad, l->pad_cap, s, err, sizeof err);
+		r = gemm_run_padded(l->ctx->gemm, &gd, &ga, l->pad, l->pad_cap, l->ctx->pad_copy, s, err, sizeof err);
 	if (r)
 		return fail(r == GEMM_ENOTSUP ? TG_ERR_UNSUPPORTED : r == GEMM_EINVAL ? TG_ERR_BINDING : TG_ERR_CUDA, "%s: %s",
 			k->name, err);

@@ -394,7 +394,7 @@ template <int X> __device__ __forceinline__ void tg_put_pair32(unsigned char *ds
  * instruction here touches one column's 32 bytes: tg_put_pair32 (3 aligned pieces a column, up to 9 store
  * instructions each touching 16 columns) measured slower here (H100, 8191 tokens: the byte transpose of the 8B MLP's
  * xn 76 -> 123 us, the per-tensor cast_transpose 98 -> 133; thirty-ninth session).
- * cast_transpose.cu's staged column pass and dglu.cu's MXFP8 one. */
+ * cast_transpose.cu's staged column pass at rows % 16 == 0 (else its stage_put_cols) and dglu.cu's MXFP8 one. */
 __device__ __forceinline__ void tg_put_col16(unsigned char *out_t, long long rows, int c, long long r, const uint32_t w[4],
                                           bool ok)
 {

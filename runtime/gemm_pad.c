@@ -16,6 +16,7 @@ typedef struct Pad {
 	long m, n, k, kb;              /* padded M', N', K' and K' blocks of 128 */
 	bool a, b, sa, sb, bias, d;    /* which operands are copied */
 	size_t off_a, off_b, off_sa, off_sb, off_bias, off_d, bytes;
+	size_t off_small;              /* where the operand copies end: the scales, bias and D from there on */
 } Pad;
 
 /* Floats of an operand's block scales: 128x128 [ceil(rows/128)][kb], 1x128 [kb][rows]. */
@@ -64,7 +65,7 @@ static void pad_shape(const GemmDesc *d, Pad *p)
 static void pad_plan(const GemmDesc *d, Pad *p)
 {
 	long kb = (d->k + 127) / 128;
-	*p = (Pad){d->m, d->n, d->k, kb, false, false, false, false, false, false, 0, 0, 0, 0, 0, 0, 0};
+	*p = (Pad){d->m, d->n, d->k, kb, false, false, false, false, false, false, 0, 0, 0, 0, 0, 0, 0, 0};
 	bool block = d->scale_mode == GEMM_SCALE_BLOCK;
 	bool hi = d->scale_mode == GEMM_SCALE_NONE && !fp8(d->a_dtype) && !fp8(d->b_dtype) && d->a_dtype != DT_E2M1 &&
 		d->b_dtype != DT_E2M1;
@@ -85,6 +86,7 @@ static void pad_plan(const GemmDesc *d, Pad *p)
 	size_t o = 0;
 	if (p->a) { p->off_a = o; o += al((size_t)(a.rows * a.cols) * a.es); }
 	if (p->b) { p->off_b = o; o += al((size_t)(b.rows * b.cols) * b.es); }
+	p->off_small = o;
 	if (p->sa) { p->off_sa = o; o += al(scale_floats(d->a_block128x128, p->m, p->kb) * 4); }
 	if (p->sb) { p->off_sb = o; o += al(scale_floats(d->b_block128x128, p->n, p->kb) * 4); }
 	if (p->bias) { p->off_bias = o; o += al((size_t)p->n * bias_size(d)); }
@@ -198,9 +200,7 @@ int gemm_run_padded(GemmCtx *g, const GemmDesc *d, const GemmArgs *a, CUdevicept
 	size_t ds = d_size(d->d_dtype);
 	long kb = (d->k + 127) / 128;
 	/* the scales, bias and D zeroed whole (small, or written whole by the GEMM); the operands by copy_operand */
-	size_t zero_from = p.b ? p.off_b + al((size_t)(p.n * p.k) * d_size(d->b_dtype)) : p.a ? p.off_a +
-		al((size_t)(p.m * p.k) * d_size(d->a_dtype)) : 0;
-	CUresult r = p.bytes > zero_from ? cu.cuMemsetD8Async(scratch + zero_from, 0, p.bytes - zero_from, s) : 0;
+	CUresult r = p.bytes > p.off_small ? cu.cuMemsetD8Async(scratch + p.off_small, 0, p.bytes - p.off_small, s) : 0;
 	if (!r && p.a)
 		r = copy_operand(scratch + p.off_a, dptr(a->a), operand(d->m, d->k, d->a_trans, d->a_dtype),
 			operand(p.m, p.k, d->a_trans, d->a_dtype), copy, s);

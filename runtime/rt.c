@@ -813,9 +813,10 @@ static TgStatus launch_kernel(TgLayer *l, const Kernel *k, CUfunction fn, int re
 	int per_sm = l->ctx->grid_cap ? l->ctx->grid_cap : k->grid_cap ? k->grid_cap : 32;
 	if (resident > 0 && (per_sm == GRID_UNCAPPED || resident < per_sm))
 		per_sm = resident;
-	unsigned long long cap = (unsigned long long)(l->ctx->sms > 0 ? l->ctx->sms : 132) * (unsigned)per_sm;
-	if (per_sm != GRID_UNCAPPED && gx > cap)
-		gx = cap;
+	if (per_sm != GRID_UNCAPPED) {
+		unsigned long long cap = (unsigned long long)(l->ctx->sms > 0 ? l->ctx->sms : 132) * (unsigned)per_sm;
+		gx = gx < cap ? gx : cap;
+	}
 	void *args[] = {&prm};
 	CUresult r;
 	if (k->pdl && l->ctx->pdl) {

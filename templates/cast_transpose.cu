@@ -889,7 +889,7 @@ __device__ __forceinline__ void body_stage(const TgParams &p, const float eps)
 					if (aligned)
 						tg_put_col16(out_t, rows, c, r, y[j], c < COLS);
 					else
-						stage_hold(hw[k][j % CW], y[j]);
+						stage_hold(hw[k][j], y[j]);
 				}
 			} else {
 				float a[16], b[16];
@@ -953,7 +953,7 @@ __device__ __forceinline__ void body_stage(const TgParams &p, const float eps)
 					tg_put_col16(out_t, rows, c + 1, r, wb, c < COLS);
 				} else {
 					stage_hold(hw[k][0], wa);
-					stage_hold(hw[k][1 % CW], wb);
+					stage_hold(hw[k][1], wb);
 				}
 			}
 		}

@@ -127,7 +127,7 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParam
 					s[k] = one_scale ? tg_e8m0_deq(e[h]) : tg_e8m0_deq(dq_scale_t(sc, g * 8 + k, rows, cols));
 			} else { // rows >= 8: the group's elements lie in columns c and c + 1; one division a group
 				long long c, r;
-				if (narrow && rows * cols < (1ll << 32)) {
+				if (rows * cols < (1ll << 32)) {
 					const uint32_t c32 = (uint32_t)(g * 8) / (uint32_t)rows;
 					c = c32, r = (long long)((uint32_t)(g * 8) - c32 * (uint32_t)rows);
 				} else {

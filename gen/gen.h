@@ -555,8 +555,11 @@ void plan_print(const Plan *p, Buf *out);
 bool plan_has_phase(const Plan *p, Phase ph);
 /* plan_slot looks up a slot value of a kernel (NULL if absent). */
 const char *plan_slot(const Kernel *k, const char *name);
-/* gemm_bias_dtype: the bias dtype cuBLASLt's epilogue reads for GEMM c (BF16 for FP8 or
- * FP4 inputs, FP16 with an FP16 output; the output's dtype for high-precision inputs). */
+/* bias_dtype_for: the bias dtype cuBLASLt's epilogue reads for a GEMM of A dtype a and output dtype d (BF16 for FP8
+ * or FP4 inputs, FP16 with an FP16 output; the output's dtype for high-precision inputs): the one copy of the rule,
+ * used by the planner and by the runtime's GEMM (gemm_desc_bias_dtype). */
+DType bias_dtype_for(DType a, DType d);
+/* gemm_bias_dtype is bias_dtype_for GEMM c's A and output dtypes. */
 DType gemm_bias_dtype(const GemmCall *c);
 
 /* ---- tile-shape variants and tuned choices (plan.c, tune.c) ---- */

@@ -751,10 +751,15 @@ static void row_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, l
 		 * t1024's 275 at 8192 x 14336, H100); a GLU's 1x128 copies: t512v8r128 (the block tile path, two
 		 * CTAs a SM: 545 us at 8192 x 2x28672 against t256's 648 and t1024's 696, H100); dglu's: t1024v8r128
 		 * (no prefetch: 1140 us against t512's 1212 and t256's 1759, H200; `tegen tune`, fifteenth
-		 * session; staged by cp.async since the twenty-ninth, 974-986 us on an H100, t512 and t256 staged not
-		 * timed); the rest t1024v8r32 */
+		 * session; staged by cp.async since the twenty-ninth, 974-986 us on an H100), but an MXFP8 dglu's:
+		 * t512v8r128 (one CTA a SM at 128 registers; H100, `tegen tune` of bench/dglu_block.yaml, forty-first
+		 * session, us at 8192 tokens, t512 / t1024 / t256: MXFP8 8B 448.5 / 483.7 / 528.6, 70B 881.5 / 932.6 /
+		 * 1008.5, in the 8B MXFP8 layer 622.2 / 667.1 / 640.3; 1x128 8B 441.3 / 434.3 / 439.2, 70B 869.6 / 855.1 /
+		 * 890.5; staged tiles only: with FP32 inputs t512 spills); the rest t1024v8r32 */
+		bool mx = slot_long(k, "TG_RECIPE", 0) == TG_RECIPE_MXFP8 &&
+			dglu_stage_bytes(pl, k, pl->g->ops[k->ops[0]].p.act) > 0;
 		v = block_tile(k) ? find_variant(colwise_variants, NELEMS(colwise_variants),
-			!strcmp(k->tmpl, "dglu.cu") ? "t1024v8r128" : "t512v8r128")
+			!strcmp(k->tmpl, "dglu.cu") ? (mx ? "t512v8r128" : "t1024v8r128") : "t512v8r128")
 			: &colwise_variants[!strcmp(k->tmpl, "dglu.cu") ? 2 : !strcmp(k->tmpl, "glu_amax.cu") && pertensor ? 1 : 0];
 		/* dglu.cu's tile path steps must divide C: 32 or 16 columns where 64 do not */
 		if (!strcmp(k->tmpl, "dglu.cu") && !block_tile(k) && !variant_legal(k, v, false))
@@ -1613,11 +1618,13 @@ static void plan_nvfp4_alpha(Planner *pl, const Op *op, const GemmCall *c)
 	k->note = "native NVFP4 GEMM: alpha = 1/(S_enc_a*S_enc_b) and beta to the device (cuBLASLt pointer mode DEVICE)";
 }
 
-DType gemm_bias_dtype(const GemmCall *c)
+DType bias_dtype_for(DType a, DType d)
 {
-	bool lowp = c->a_dtype == DT_E4M3 || c->a_dtype == DT_E5M2 || c->a_dtype == DT_E2M1;
-	return lowp ? (c->d_dtype == DT_F16 ? DT_F16 : DT_BF16) : c->d_dtype;
+	bool lowp = a == DT_E4M3 || a == DT_E5M2 || a == DT_E2M1;
+	return lowp ? (d == DT_F16 ? DT_F16 : DT_BF16) : d;
 }
+
+DType gemm_bias_dtype(const GemmCall *c) { return bias_dtype_for(c->a_dtype, c->d_dtype); }
 
 /* A convert.cu kernel for op: tensor t's component from (dtype in) into its component to (dtype out), rows x
  * t's columns; grid.x = rows (capped), convert.cu grid-strides over the elements. */

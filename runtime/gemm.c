@@ -161,11 +161,7 @@ static cudaDataType_t dt_cuda(int t)
 	}
 }
 
-int gemm_desc_bias_dtype(const GemmDesc *d)
-{
-	if (!is_narrow(d->a_dtype)) return d->d_dtype;
-	return d->d_dtype == DT_F16 ? DT_F16 : DT_BF16;
-}
+int gemm_desc_bias_dtype(const GemmDesc *d) { return bias_dtype_for((DType)d->a_dtype, (DType)d->d_dtype); }
 
 static const char *mode_name(int m)
 {

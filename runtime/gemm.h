@@ -128,8 +128,7 @@ void gemm_ctx_set_tuning(GemmCtx *g, int on);
 void gemm_ctx_destroy(GemmCtx *g);
 /* gemm_run validates, finds (once per configuration, then cached) an algorithm and enqueues the GEMM on stream; GEMM_OK or a GEMM_E* code with a message in err. */
 int gemm_run(GemmCtx *g, const GemmDesc *d, const GemmArgs *a, CUstream stream, char *err, size_t errlen);
-/* gemm_desc_bias_dtype: the bias's DType for d (with GEMM_EPI_*BIAS): D's with BF16 / FP16 / FP32 inputs, else FP16 for an
- * FP16 D and BF16 otherwise (cuBLASLt's rule). */
+/* gemm_desc_bias_dtype: the bias's DType for d (with GEMM_EPI_*BIAS): gen.h's bias_dtype_for d's A and D dtypes. */
 int gemm_desc_bias_dtype(const GemmDesc *d);
 /* gemm_run_empty_k is the GEMM with K = 0 (a wgrad over zero tokens): D = C where args.c is another buffer, D
  * unchanged with accumulate, else zeros (an FP8 D's amax 0); GEMM_ENOTSUP with a bias or GELU epilogue. */

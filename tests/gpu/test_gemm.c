@@ -307,9 +307,34 @@ static void row(const char *name, double err, double tol, const char *st)
 	}
 }
 
+/* Source js compiled for sm_90a through NVRTC and the kernel cache (as a layer compiles), its module loaded and
+ * function entry into *f; 0, or -1 with err (a compile error, or the driver's on loading). */
+static JitCache *g_jit;
+static int load_function(const JitSource *js, const char *entry, CUfunction *f, char *err, size_t errlen)
+{
+	char warn[256] = "";
+	JitResult r;
+	CUmodule m;
+	*f = NULL;
+	if (!g_jit && !(g_jit = jit_cache_open(NULL, 0, warn, sizeof warn))) {
+		snprintf(err, errlen, "no NVRTC");
+		return -1;
+	}
+	if (jit_compile(g_jit, js, "sm_90a", NULL, 0, &r, err, errlen))
+		return -1;
+	CUresult lr = cu.cuModuleLoadData(&m, r.cubin);
+	if (!lr)
+		lr = cu.cuModuleGetFunction(f, m, entry);
+	if (lr) {
+		snprintf(err, errlen, "loading %s failed: %s", entry, cudrv_errstr(lr));
+		*f = NULL;
+		return -1;
+	}
+	return 0;
+}
+
 /* The generated GEMM of variant v for operand dtypes at, bt and output dt, compiled through NVRTC
  * (emit_template + the kernel cache, as a layer does); NULL with err on failure. */
-static JitCache *g_jit;
 static CUfunction gen_function(const char *v, int at, int bt, int dt, int scale, GemmGenTile *t, char *err, size_t errlen)
 {
 	/* a suffix from 'g': the GLU epilogue (swiglu, E4M3 act); its letters: 'd' D written too, 't' D and act's
@@ -326,11 +351,6 @@ static CUfunction gen_function(const char *v, int at, int bt, int dt, int scale,
 	}
 	t->glu = glu;
 	t->scale = scale;
-	char warn[256] = "";
-	if (!g_jit && !(g_jit = jit_cache_open(NULL, 0, warn, sizeof warn))) {
-		snprintf(err, errlen, "no NVRTC");
-		return NULL;
-	}
 	char bn[8], st[8], kind[32];
 	snprintf(bn, sizeof bn, "%d", t->bn);
 	snprintf(st, sizeof st, "%d", t->stages);
@@ -350,15 +370,10 @@ static CUfunction gen_function(const char *v, int at, int bt, int dt, int scale,
 		const char *const *hn, *const *ht;
 		int nh = emit_headers(&hn, &ht);
 		JitSource js = {"tg_gemm_test", src, "test_gemm_gen.cu", nh, hn, ht};
-		JitResult r;
-		const char *arch = "sm_90a";
-		CUmodule m;
-		if (jit_compile(g_jit, &js, arch, NULL, 0, &r, err, errlen) == 0) {
-			CUresult lr = cu.cuModuleLoadData(&m, r.cubin);
-			if (!lr)
-				lr = cu.cuModuleGetFunction(&f, m, "tg_gemm_test");
-			if (!lr) /* a variant whose ring does not fit (e.g. n128s6p with block scales) fails here */
-				lr = cu.cuFuncSetAttribute(f, TG_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)gemm_gen_smem_bytes(t, dt));
+		if (!load_function(&js, "tg_gemm_test", &f, err, errlen)) {
+			/* a variant whose ring does not fit (e.g. n128s6p with block scales) fails here */
+			CUresult lr = cu.cuFuncSetAttribute(f, TG_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+				(int)gemm_gen_smem_bytes(t, dt));
 			if (lr) {
 				snprintf(err, errlen, "loading the generated GEMM failed: %s (%zu bytes of shared memory)", cudrv_errstr(lr),
 					gemm_gen_smem_bytes(t, dt));
@@ -378,17 +393,10 @@ static CUfunction pad_copy_function(void)
 	if (tried)
 		return f;
 	tried = 1;
-	char warn[256] = "", err[512] = "";
-	if (!g_jit && !(g_jit = jit_cache_open(NULL, 0, warn, sizeof warn)))
-		return NULL;
+	char err[512] = "";
 	JitSource js = {gemm_pad_copy_entry, gemm_pad_copy_src, "tegen_gemm_pad_copy.cu", 0, NULL, NULL};
-	JitResult r;
-	CUmodule m;
-	if (jit_compile(g_jit, &js, "sm_90a", NULL, 0, &r, err, sizeof err) || cu.cuModuleLoadData(&m, r.cubin) ||
-		cu.cuModuleGetFunction(&f, m, gemm_pad_copy_entry)) {
-		printf("FAIL gemm_pad copy kernel: %s\n", err[0] ? err : "loading it failed");
-		f = NULL;
-	}
+	if (load_function(&js, gemm_pad_copy_entry, &f, err, sizeof err))
+		printf("FAIL gemm_pad copy kernel: %s\n", err);
 	return f;
 }
 

@@ -4,7 +4,7 @@
     bench/sweep_best.py tune_sweep.log [--top 3]
 
 For every kernel and hidden size of the sweep, each variant timed at every token count is scored by its worst ratio
-to the fastest variant of each token count (the rule gen/plan.c's row tables follow: the least worst case over
+to the fastest variant of each token count (the rule gen/plan_launch.c's row tables follow: the least worst case over
 1-65536 tokens). Prints the heuristic's variant and worst case, then the best --top variants with their ratios per
 token count."""
 import argparse

@@ -417,7 +417,7 @@ NvfpSource nvfp4_source(const Graph *g, const Op *op);
 bool dglu_block_tile_fits(long c, bool dbias);
 /* dglu_staged: dglu.cu's staged path writes op's d_h (its heuristic variant t256v8r32): dglu_staged_kind, and
  * C % 8 == 0 (MXFP8: C % 32; any such C: partial tiles are masked). The other tile-path dglus step 64 columns of
- * a half, or 32 or 16 where 64 do not divide C (plan.c's row_launch). dglu_staged_kind: a per-tensor FP8 (delayed or current) or MXFP8 d_h with a columnwise copy, no fused
+ * a half, or 32 or 16 where 64 do not divide C (plan_launch.c's pl_row_launch). dglu_staged_kind: a per-tensor FP8 (delayed or current) or MXFP8 d_h with a columnwise copy, no fused
  * dbias, h and d_act bf16 or fp16 (the width rule aside: ir.c's check of C). */
 bool dglu_staged(const Graph *g, const Op *op);
 bool dglu_staged_kind(const Graph *g, const Op *op);

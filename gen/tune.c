@@ -7,7 +7,7 @@
  *   SIGNATURE  VARIANT  BUCKET  GPU  SMS  CUDA  NVRTC  US  CHECK
  *
  * SIGNATURE is plan_signature (template, hash of its text, every slot but the
- * launch ones: what the kernel computes), VARIANT a name from plan.c's tables,
+ * launch ones: what the kernel computes), VARIANT a name from plan_launch.c's tables,
  * BUCKET the kernel's rows rounded up to a power of two, GPU the device name,
  * SMS its SM count, CUDA the driver version (cuDriverGetVersion), NVRTC the
  * NVRTC version, US the median microseconds (%.3f), CHECK the FNV-1a hash of

@@ -55,7 +55,7 @@ int gemm_gen_dglu_check(const GemmDesc *d, const GemmArgs *a, const GemmGenEpi *
 /* gemm_gen_check: 0 if the generated kernel can run this call (K % 16 == 0, M, N, K >= 1, A and B
  * 16-byte aligned, scale_inv given, the driver has cuTensorMapEncodeTiled), else -1 with why. The
  * descriptor's form (FP8 operands, their scale mode: gemm_gen_scale_of, BF16/FP16/FP32 D, no epilogue,
- * accumulate or transposed operand) is fixed when the kernel is planned (gen/plan.c
+ * accumulate or transposed operand) is fixed when the kernel is planned (gen/plan_gemm.c
  * gemm_generated_why_not) and not re-checked. */
 int gemm_gen_check(const GemmDesc *d, const GemmArgs *a, char *why, size_t whylen);
 /* gemm_gen_pays: whether the generated kernel without an epilogue (tile t) is worth taking over cuBLASLt

@@ -7,7 +7,7 @@
  *   SCALE / SCALE_INV / SCALE_INV_T / AMAX per recipe, layouts as tg_kernel.h.
  *   MX_DEQ (TG_DEQ 1, MXFP8): the rowwise copy also dequantized to BF16 [rows][cols] (the emulated GEMM's
  *          operand on a GPU without block-scaled MMA; the columnwise copy's stays with dequantize.cu:
- *          gen/plan.c's mx_writer_of says why).
+ *          gen/plan_gemm.c's mx_writer_of says why).
  *   p[13] (TG_DBIAS = 1): the chunk partials of x's column sums (a bias gradient, stage 1 of 2:
  *          tg_backward.h's order, TG_BWD_CHUNK rows a chunk, FP32 [ceil(rows/32)][cols]; dreduce.cu
  *          sums them). Staged path only (a static_assert says so); the planner gives such a kernel a
@@ -55,7 +55,7 @@
  * any grid; grid = min(tiles, SMs x resident CTAs) is best.
  * Good variants (H100/H200, 16384x4096 bf16): per-tensor, current and MXFP8
  * 64x128/256 thr; byte transpose 128x128/256 thr; 1x128 and 128x128
- * 128x128/256 thr; quantize rowwise-only 64x128/512 thr (gen/plan.c: tile_launch).
+ * 128x128/256 thr; quantize rowwise-only 64x128/512 thr (gen/plan_launch.c: pl_tile_launch).
  *
  * How (shared-tile body): each thread owns one 8-element column chunk and TG_TILE_ROWS/G
  * consecutive rows of the tile (G = threads per chunk column); it loads all
@@ -64,7 +64,7 @@
  * shared tile (XOR-swizzled, conflict-free); the tile then leaves transposed,
  * each thread reading 16 bytes of rows x 4/2/1 words and shuffling them with
  * prmt into 16-byte stores, two lanes per 32-byte sector of OUT_T.
- * TG_CT_STAGE (the shared-tile body from a 2-byte input; gen/plan.c's ct_stage_ok): the next tile's vectors
+ * TG_CT_STAGE (the shared-tile body from a 2-byte input; gen/plan_launch.c's pl_ct_stage_ok): the next tile's vectors
  * come by cp.async into dynamic shared memory while this tile is written, each thread's own 16-byte slots
  * ([NK][TG_THREADS]: no barrier, no registers held), and the kernel runs persistent (a CTA's next tile is the one
  * it prefetches).
@@ -389,7 +389,7 @@ __device__ __forceinline__ void body(const TgParams &p, const float eps)
 		 * group's lane k for its row k (not by every lane: the division, saturation and reciprocal were 16-fold
 		 * redundant), shuffled to the others in the pass below; lane k writes row k's scale_inv */
 		constexpr bool ROWBLK = RECIPE == TG_RECIPE_BLOCK1X128 && ROW;
-		static_assert(!ROWBLK || 16 % NK == 0, "1x128 rows: a thread's rows must divide 16 (gen/plan.c's variant_legal)");
+		static_assert(!ROWBLK || 16 % NK == 0, "1x128 rows: a thread's rows must divide 16 (gen/plan_launch.c's variant_legal)");
 		float bs_mine = 1.0f;
 		if constexpr (ROWBLK) {
 			float bm_mine = 0.0f;

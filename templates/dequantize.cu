@@ -17,7 +17,7 @@
 // Instruction-lean: the codes decoded by cvt.f16x2.e4m3x2/e5m2x2 and rounded by cvt.bf16x2 (the
 // software decode and rounding before took about 25 instructions an element); tg_formats.h's tg_fp8x2_to_f32 and
 // tg_e8m0_deq, which the quantizing kernels that write a BF16 copy themselves use too: the same bits.
-// The planner runs this kernel only for the copies no quantizing kernel writes dequantized (gen/plan.c's
+// The planner runs this kernel only for the copies no quantizing kernel writes dequantized (gen/plan_gemm.c's
 // plan_dequantize).
 #include "tg_formats.h"
 #include "tg_recipe.h"

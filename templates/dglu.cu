@@ -18,7 +18,7 @@
 // blocks of 32 along the rows, scale_inv_t [ceil(rows/32)][2*TG_COLS]) and 4 (block 1x128: blocks of
 // 128 along the rows, scale_inv_t [ceil(rows/128)][2*TG_COLS], on the block tile path below).
 // TG_DEQ (MXFP8, 0 or 1): 1 also writes the rowwise copy dequantized to BF16 at p[TG_P_MX_DEQ] [rows][2*TG_COLS]
-// (the emulated GEMM's operand; the columnwise copy's stays with dequantize.cu: gen/plan.c's mx_writer_of).
+// (the emulated GEMM's operand; the columnwise copy's stays with dequantize.cu: gen/plan_gemm.c's mx_writer_of).
 // TG_DBIAS (tile path): also the chunk partials of the bias gradient of h (a bias added
 // before the activation): [ceil(rows/TG_BWD_CHUNK)][2*TG_COLS] FP32 into TG_PB_DW, the
 // tg_backward.h order (dreduce.cu finishes it; = ref_dbias of d_h).
@@ -42,7 +42,7 @@
 // session; harness_bwd, built by nvcc, 460-483 against 508).
 // Block tile path (TG_COLWISE with recipe 4, or 6 at TG_ROWS_PER_CTA 128: the planner's choice at TG_COLS % 128 == 0): 128 x 128 tiles, TG_ROWS_PER_CTA 128, TG_VEC 8. TG_DB_STAGE 1 (2-byte h
 // and d_act): the next tile's inputs come by cp.async into dynamic shared memory (launched with
-// 128 * 128 * (2 or 1 h halves + 1) * 2 bytes of it: gen/plan.c's dglu_stage_bytes) during this tile's copies.
+// 128 * 128 * (2 or 1 h halves + 1) * 2 bytes of it: gen/plan_launch.c's pl_dglu_stage_bytes) during this tile's copies.
 #include "tg_formats.h"
 #include "tg_recipe.h"
 #include "tg_kernel.h"
@@ -78,7 +78,7 @@
 #define DG_STAGE (TG_COLWISE && !TG_DBIAS && (TG_RECIPE == TG_RECIPE_DELAYED || TG_RECIPE == TG_RECIPE_CURRENT_CAST || \
 	(TG_RECIPE == TG_RECIPE_MXFP8 && TG_DG_STAGE_MX)) && \
 	TG_VEC == 8 && TG_IN_DTYPE != TG_DTYPE_F32 && TG_G_DTYPE != TG_DTYPE_F32 && TG_COLS % 8 == 0 && \
-	TG_ROWS_PER_CTA == 32 && 256 % TG_THREADS == 0) /* = gen/plan.c's staged_variant */
+	TG_ROWS_PER_CTA == 32 && 256 % TG_THREADS == 0) /* = gen/plan_launch.c's staged_variant */
 #define DG_TILE ((TG_COLWISE || TG_DBIAS) && TG_RECIPE != TG_RECIPE_CURRENT_AMAX && !DG_BLOCK_TILE && !DG_STAGE)
 #if !TG_ROWWISE && !TG_COLWISE && TG_RECIPE != TG_RECIPE_CURRENT_AMAX
 #error "dglu.cu: neither TG_ROWWISE nor TG_COLWISE set"

@@ -17,7 +17,7 @@
 // A tile: 16 lanes a row of 8-element vectors, NS consecutive rows a thread; its input loads at the
 // top of its iteration (another CTA on the SM covers them), then tg_block_colwise_tile. TG_NC_STAGE (1x128, 2-byte
 // input): the next tile's input comes by cp.async into dynamic shared memory during this tile's copy, each thread's
-// own 16-byte slots ([NC_NIN * NS][TG_THREADS]: gen/plan.c's nc_stage_bytes; no barrier, no registers held), and
+// own 16-byte slots ([NC_NIN * NS][TG_THREADS]: gen/plan_launch.c's pl_nc_stage_bytes; no barrier, no registers held), and
 // the kernel runs persistent (a CTA's next tile is the one it prefetches).
 #include "tg_formats.h"
 #include "tg_recipe.h"

@@ -46,7 +46,7 @@ fails=0
 for t in $targets; do
 	case $t in
 	fuzz_spec) srcs="gen/spec.c gen/ir.c gen/derive.c gen/derive_optim.c gen/util.c" ;;
-	fuzz_plan) srcs="gen/spec.c gen/ir.c gen/derive.c gen/layout.c gen/plan.c gen/emit.c gen/tune.c gen/util.c $out/templates_data.c" ;;
+	fuzz_plan) srcs="gen/spec.c gen/ir.c gen/derive.c gen/layout.c gen/plan.c gen/plan_kernel.c gen/plan_launch.c gen/plan_gemm.c gen/plan_backward.c gen/emit.c gen/tune.c gen/util.c $out/templates_data.c" ;;
 	*) echo "FAIL $t: unknown fuzz target"; fails=$((fails + 1)); continue ;;
 	esac
 	if ! $cc -std=c11 -D_GNU_SOURCE -g -O1 $driver $san -Igen -Itemplates tests/fuzz/$t.c $srcs $yaml_a \

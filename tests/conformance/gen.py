@@ -423,7 +423,7 @@ def pick_widths(c):
 
 
 def gemm_gen_eligible(c):
-    """A gemm_cast the generated kernel takes without an epilogue (gen/plan.c gemm_generated_why_not): fast
+    """A gemm_cast the generated kernel takes without an epilogue (gen/plan_gemm.c gemm_generated_why_not): fast
     accumulation (fprop's default, or flipped on in dgrad/wgrad), no bias, GELU, accumulate or add, a BF16/FP16
     output. The layer classes (adamw, mlp, fanout) hold such GEMMs among others; gemm_glu/gemm_dglu's epilogue
     kernels are generated anyway."""

@@ -90,7 +90,7 @@ struct DBuf {
 /* Compare device bytes with expected host bytes, elements of elem bytes; float elements
  * (elem 4, is_float) compare NaN-equal; the guard zone must still hold the poison. */
 // The planner's grid for a dglu instance: a CTA per row block; the tile path (a columnwise copy
-// or dbias) times its column slices of 16 steps (dglu.cu's DG_NS; row_grid_cols in gen/plan.c).
+// or dbias) times its column slices of 16 steps (dglu.cu's DG_NS; row_grid_cols in gen/plan_launch.c).
 static int dg_grid(const DgInst &k, long long rows)
 {
 	const bool tile = (k.colw || k.dbias) && k.recipe != 3;

@@ -1,7 +1,7 @@
 /* test_tune.c: tile-shape variants and the tuning DB (no GPU needed).
  *
  * Variants: every listed variant is legal (its kernel emits; the template's
- * constraints from plan.c's tables hold), the heuristic's comes first,
+ * constraints from plan_launch.c's tables hold), the heuristic's comes first,
  * illegal ones are refused, re-planning keeps the signature. DB: lines of
  * other GPUs, SM counts, driver or NVRTC versions are never matched;
  * malformed, torn (bad check) and truncated lines are skipped; a DB naming an

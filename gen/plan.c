@@ -32,7 +32,6 @@
 #include "tg_backward.h"
 #include "tg_kernel.h"
 
-
 /* The columnwise copy of a per-tensor FP8 tensor is its rowwise bytes transposed
  * (one scale): a byte transpose after the fused kernel (faster than the fused
  * tile path, which re-reads the input from L2: bench/RESULTS.md, "Planner heuristics"). */

@@ -7,7 +7,6 @@
 #include "tg_optim.h"
 #include "tg_kernel.h"
 
-
 /* ---- backward reductions (dnorm, dbias) ---- */
 
 /* The widest vector of at most 8 elements that divides cols and keeps every

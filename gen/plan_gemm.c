@@ -5,7 +5,6 @@
 #include "tg_backward.h"
 #include "tg_kernel.h"
 
-
 /* Kernel w, which writes copy `from` of t, writes it dequantized to BF16 too (TG_DEQ bit 1 rowwise, 2
  * columnwise; pointer slot `slot`): the operand of an emulated GEMM, in place of a dequantize kernel. */
 void pl_deq_in_writer(Planner *pl, Kernel *w, const Tensor *t, Component from, int slot)

@@ -55,21 +55,32 @@ static bool deq_planned(Planner *pl, const Op *op, const Tensor *t, Component de
 	return false;
 }
 
+/* The BF16 operand of t's copy `from` for op's GEMM: written by `writer` (the kernel that quantizes the copy, at its
+ * pointer slot deq_slot) where there is one, else already planned in op's phase, else a new tmpl kernel
+ * dequantize_<t>[_t] over t's rows and columns, returned for its slots (NULL: nothing more to plan). */
+static Kernel *deq_kernel(Planner *pl, const Op *op, const Tensor *t, Component from, Kernel *writer, int deq_slot,
+	const char *tmpl)
+{
+	if (writer) {
+		pl_deq_in_writer(pl, writer, t, from, deq_slot);
+		return NULL;
+	}
+	if (deq_planned(pl, op, t, from == COMP_DATA ? COMP_DEQ : COMP_DEQ_T))
+		return NULL;
+	const char *what = arena_printf(pl->a, "dequantize_%s%s", t->name, from == COMP_DATA_T ? "_t" : "");
+	return pl_fixed_kernel(pl, what, op, tmpl, pl_tensor_rows(pl, t, op->loc), pl_tensor_cols(t));
+}
+
 /* An MXFP8 operand copy (data or data_t) dequantized to a BF16 copy: by the kernel that quantizes it (TG_DEQ:
  * 2 bytes an element more written there, against a kernel that reads the copy back), else by dequantize.cu.
  * n[0], n[1] are the tensor's rows and cols either way; the columnwise copy's scales are TE's
  * [rows/32][cols] (TG_SCALE_T). */
 static void plan_dequantize(Planner *pl, const Op *op, const Tensor *t, Component from)
 {
-	Kernel *w = mx_writer_of(pl, t, from);
-	if (w) {
-		pl_deq_in_writer(pl, w, t, from, from == COMP_DATA ? TG_P_MX_DEQ : TG_P_MX_DEQ_T);
+	Kernel *k = deq_kernel(pl, op, t, from, mx_writer_of(pl, t, from), from == COMP_DATA ? TG_P_MX_DEQ : TG_P_MX_DEQ_T,
+		"dequantize.cu");
+	if (!k)
 		return;
-	}
-	if (deq_planned(pl, op, t, from == COMP_DATA ? COMP_DEQ : COMP_DEQ_T))
-		return;
-	const char *what = arena_printf(pl->a, "dequantize_%s%s", t->name, from == COMP_DATA_T ? "_t" : "");
-	Kernel *k = pl_fixed_kernel(pl, what, op, "dequantize.cu", pl_tensor_rows(pl, t, op->loc), pl_tensor_cols(t));
 	pl_slot(pl, k, "TG_FMT", t->dtype == DT_E5M2 ? "1" : "0");
 	pl_slot(pl, k, "TG_SCALE_T", from == COMP_DATA_T ? "1" : "0");
 	pl_bind(pl, k, TG_P_IN, t->id, from);
@@ -101,15 +112,10 @@ static void plan_dequantize_nvfp4(Planner *pl, const Op *op, const Tensor *t, Co
 	/* the cast over strips writes the BF16 copy itself: in an instruction-bound kernel, 2 bytes an element
 	 * more written, against a kernel that reads the copy back (H100, the 8B NVFP4 training layer: sixteenth
 	 * session) */
-	Kernel *cast = nvfp4_strip_cast_of(pl, t, from);
-	if (cast) {
-		pl_deq_in_writer(pl, cast, t, from, from == COMP_DATA ? TG_P_DEQ : TG_P_DEQ_T);
+	Kernel *k = deq_kernel(pl, op, t, from, nvfp4_strip_cast_of(pl, t, from), from == COMP_DATA ? TG_P_DEQ : TG_P_DEQ_T,
+		"nvfp4_dequantize.cu");
+	if (!k)
 		return;
-	}
-	if (deq_planned(pl, op, t, from == COMP_DATA ? COMP_DEQ : COMP_DEQ_T))
-		return;
-	const char *what = arena_printf(pl->a, "dequantize_%s%s", t->name, from == COMP_DATA_T ? "_t" : "");
-	Kernel *k = pl_fixed_kernel(pl, what, op, "nvfp4_dequantize.cu", pl_tensor_rows(pl, t, op->loc), pl_tensor_cols(t));
 	pl_slot(pl, k, "TG_COPY_T", from == COMP_DATA_T ? "1" : "0");
 	pl_bind(pl, k, TG_P_IN, t->id, from);
 	pl_bind(pl, k, TG_P_SCALE_INV, t->id, from == COMP_DATA ? COMP_SCALE_INV : COMP_SCALE_INV_T);

@@ -288,6 +288,46 @@ static void test_heuristics(Arena *a, const Graph *g)
 	}
 }
 
+/* The block tile dglu's threads (gen/plan_launch.c pl_row_launch, bench/RESULTS.md forty-first session): MXFP8 on
+ * staged tiles (2-byte h and d_act) at 512, FP32 inputs (not staged: 512 spills) and 1x128 at 1024. */
+static void test_dglu_block_tile(Arena *a)
+{
+	static const struct { const char *scaling, *h, *want; } cases[] = {
+		{"mxfp8", "bf16", "t512v8r128"}, {"mxfp8", "fp32", "t1024v8r128"}, {"block1x128", "bf16", "t1024v8r128"},
+	};
+	for (int i = 0; i < (int)(sizeof cases / sizeof *cases); i++) {
+		const char *text = arena_printf(a,
+			"layer: dgt\ndims: {tokens: dynamic, f: 4096}\nrecipe: {scaling: %s, format: e5m2}\n"
+			"tensors:\n  h: {shape: [tokens, 2*f], dtype: %s}\n  g: {shape: [tokens, f], dtype: bf16, role: gradient}\n"
+			"ops:\n  - dglu: {in: h, grad: g, out: y, act: swiglu, layout: [rowwise, columnwise]}\noutputs: [y]\n",
+			cases[i].scaling, cases[i].h);
+		Diag d = {0};
+		d.file = "dgt.yaml";
+		d.src = text;
+		Spec *sp = spec_load(a, &d, d.file, text, strlen(text));
+		const Graph *g = sp ? ir_build(a, &d, sp, (Arch){90, true}) : NULL;
+		const Plan *p = g ? plan_build(a, &d, g) : NULL;
+		const Kernel *k = p ? by_tmpl(p, "dglu.cu", 0) : NULL;
+		check(k && k->variant && !strcmp(k->variant, cases[i].want), arena_printf(a, "dglu-block-tile-%s-%s", cases[i].scaling,
+			cases[i].h), "%s", k ? k->variant : d.msg);
+	}
+}
+
+/* The bias dtype cuBLASLt's epilogue reads (gen.h bias_dtype_for, the planner's and the runtime's one rule). */
+static void test_bias_dtype(void)
+{
+	static const struct { DType a, d, want; } cases[] = {
+		{DT_E4M3, DT_BF16, DT_BF16}, {DT_E4M3, DT_F16, DT_F16}, {DT_E5M2, DT_F32, DT_BF16}, {DT_E2M1, DT_F32, DT_BF16},
+		{DT_BF16, DT_F32, DT_F32}, {DT_F16, DT_F16, DT_F16}, {DT_F32, DT_F32, DT_F32},
+	};
+	int bad = -1;
+	for (int i = 0; i < (int)(sizeof cases / sizeof *cases); i++)
+		if (bias_dtype_for(cases[i].a, cases[i].d) != cases[i].want && bad < 0)
+			bad = i;
+	check(bad < 0, "bias-dtype", "case %d: A %s, D %s", bad, bad < 0 ? "" : dtype_name(cases[bad].a),
+		bad < 0 ? "" : dtype_name(cases[bad].d));
+}
+
 int main(void)
 {
 	Arena *a = arena_new();
@@ -308,6 +348,8 @@ int main(void)
 	test_variants(a, p);
 	test_heuristics(a, g);
 	test_db(a, g);
+	test_dglu_block_tile(a);
+	test_bias_dtype();
 	arena_free(a);
 	return check_failures ? 1 : 0;
 }

@@ -493,7 +493,7 @@ typedef struct GemmCall {
 	bool fast_accum, accumulate, gelu;
 	bool emulated;        /* block-scaled operands dequantized to BF16 by earlier kernels (a_comp/b_comp = COMP_DEQ*) */
 	Component a_senc, b_senc; /* NVFP4: the component holding each operand copy's S_enc (scale, or scale_t) */
-	Component bias_comp;  /* COMP_DATA, or COMP_BIAS when the bias is converted first (gemm_bias_dtype) */
+	Component bias_comp;  /* COMP_DATA, or COMP_BIAS when the bias is converted first (bias_dtype_for) */
 	Component d_comp;     /* COMP_DATA, or COMP_HP: an fp16 output of MXFP8/NVFP4 operands (cuBLASLt writes those
 	                       * as bf16 or fp32) goes to an FP32 buffer (d_dtype fp32), then convert.cu rounds it */
 	bool a_trans, b_trans; /* high-precision dgrad/wgrad: the operand's data read transposed (no columnwise copy) */
@@ -559,8 +559,6 @@ const char *plan_slot(const Kernel *k, const char *name);
  * or FP4 inputs, FP16 with an FP16 output; the output's dtype for high-precision inputs): the one copy of the rule,
  * used by the planner and by the runtime's GEMM (gemm_desc_bias_dtype). */
 DType bias_dtype_for(DType a, DType d);
-/* gemm_bias_dtype is bias_dtype_for GEMM c's A and output dtypes. */
-DType gemm_bias_dtype(const GemmCall *c);
 
 /* ---- tile-shape variants and tuned choices (plan.c, tune.c) ---- */
 /* A tile-shape variant: the launch slots of a template. Row templates

@@ -193,8 +193,6 @@ DType bias_dtype_for(DType a, DType d)
 	return lowp ? (d == DT_F16 ? DT_F16 : DT_BF16) : d;
 }
 
-DType gemm_bias_dtype(const GemmCall *c) { return bias_dtype_for(c->a_dtype, c->d_dtype); }
-
 /* A convert.cu kernel for op: tensor t's component from (dtype in) into its component to (dtype out), rows x
  * t's columns; grid.x = rows (capped), convert.cu grid-strides over the elements. */
 static Kernel *convert_kernel(Planner *pl, const Op *op, const Tensor *t, Component from, DType in, Component to,
@@ -224,7 +222,7 @@ static void plan_d_convert(Planner *pl, const Op *op, const GemmCall *c)
 static void plan_bias_convert(Planner *pl, const Op *op, GemmCall *c)
 {
 	const Tensor *bias = &pl->g->tensors[c->bias];
-	DType want = gemm_bias_dtype(c);
+	DType want = bias_dtype_for(c->a_dtype, c->d_dtype);
 	Kernel *cv = convert_kernel(pl, op, bias, COMP_DATA, bias->dtype, COMP_BIAS, want, (Extent){-1, 0, 1});
 	cv->grid_cols = 256; /* one row: grid.x = ceil(cols / 256) */
 	cv->note = arena_printf(pl->a, "GEMM bias: %s -> %s, the dtype cuBLASLt's epilogue reads", dtype_name(bias->dtype),
@@ -555,7 +553,7 @@ void plan_gemm(Planner *pl, const Op *op)
 			: arena_printf(pl->a, "%s GEMM emulated: cuBLASLt's FP4 GEMM needs a fixed K with K %% 32 == 0 (K = %s)", fmt,
 				extent_str(pl->a, g, c->k));
 	}
-	if (c->bias >= 0 && g->tensors[c->bias].dtype != gemm_bias_dtype(c))
+	if (c->bias >= 0 && g->tensors[c->bias].dtype != bias_dtype_for(c->a_dtype, c->d_dtype))
 		plan_bias_convert(pl, op, c);
 	Kernel *k = pl_kernel_new(pl, "gemm", op->id);
 	k->kind = KERNEL_GEMM;

@@ -529,10 +529,9 @@ void pl_row_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, long 
 		 * session, us at 8192 tokens, t512 / t1024 / t256: MXFP8 8B 448.5 / 483.7 / 528.6, 70B 881.5 / 932.6 /
 		 * 1008.5, in the 8B MXFP8 layer 622.2 / 667.1 / 640.3; 1x128 8B 441.3 / 434.3 / 439.2, 70B 869.6 / 855.1 /
 		 * 890.5; staged tiles only: with FP32 inputs t512 spills); the rest t1024v8r32 */
-		bool mx = pl_slot_long(k, "TG_RECIPE", 0) == TG_RECIPE_MXFP8 &&
-			pl_dglu_stage_bytes(pl, k, pl->g->ops[k->ops[0]].p.act) > 0;
+		bool mx_staged = pl_slot_long(k, "TG_RECIPE", 0) == TG_RECIPE_MXFP8 && pl_slot_long(k, "TG_DB_STAGE", 0);
 		v = pl_block_tile(k) ? find_variant(colwise_variants, NELEMS(colwise_variants),
-			!strcmp(k->tmpl, "dglu.cu") ? (mx ? "t512v8r128" : "t1024v8r128") : "t512v8r128")
+			!strcmp(k->tmpl, "dglu.cu") ? (mx_staged ? "t512v8r128" : "t1024v8r128") : "t512v8r128")
 			: &colwise_variants[!strcmp(k->tmpl, "dglu.cu") ? 2 : !strcmp(k->tmpl, "glu_amax.cu") && pertensor ? 1 : 0];
 		/* dglu.cu's tile path steps must divide C: 32 or 16 columns where 64 do not */
 		if (!strcmp(k->tmpl, "dglu.cu") && !pl_block_tile(k) && !variant_legal(k, v, false))

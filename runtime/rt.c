@@ -82,8 +82,6 @@ struct TgContext {
 	pthread_mutex_t lock;
 	LoadedModule *mods;
 	int nmods, capmods;
-	CUfunction pad_copy;  /* gemm_pad.h's operand copy kernel, made with the first GEMM padding buffer (NULL: the
-	                         driver's copies) */
 	CUfunction cold_read; /* cold_time.h's flush kernel and its buffer (2 x L2), made at the first timing */
 	CUdeviceptr cold_buf;
 	size_t cold_bytes;
@@ -238,6 +236,7 @@ struct TgLayer {
 	long tokens;         /* the token count the tile variants are planned for (0: unknown) */
 	unsigned long long steps; /* tg_step calls so far: every launch's n[3], the NVFP4 SR offset */
 	CUdeviceptr pad; size_t pad_cap; /* scratch for GEMMs on zero-padded copies (gemm_pad.h) */
+	CUfunction pad_copy;              /* their operand copy kernel (gemm_pad_copy_src), loaded with pad (NULL: the driver's copies) */
 	CUdeviceptr optim;   /* the optimizer state (optim.h), 0: the layer has no optimizer */
 	int ran;             /* a tg_run has launched (the optimizer step reads its gradients) */
 	int weights_stale;   /* the trained weights' quantized copies do not match the bound weights */
@@ -672,6 +671,21 @@ static void plan_needs(TgLayer *l)
 
 static TgStatus gemm_setup(TgLayer *l, const Kernel *k, GemmDesc *out_gd, GemmArgs *out_ga);
 
+/* One of the runtime's own kernels (CUDA source src, entry point entry; file names it in NVRTC's messages),
+ * compiled for the context's arch through its kernel cache and loaded once per context (tg_context_function):
+ * TG_OK with the function in *fn; TG_ERR_COMPILE with NVRTC's message in err (nothing recorded as the thread's
+ * error: the caller decides); or a load failure, recorded (err empty). */
+static TgStatus builtin_function(TgContext *c, const char *entry, const char *src, const char *file, void **fn, char *err,
+	size_t errlen)
+{
+	JitSource js = {entry, src, file, 0, NULL, NULL};
+	JitResult res;
+	err[0] = 0;
+	if (jit_compile(c->jit, &js, c->arch, NULL, 0, &res, err, errlen))
+		return TG_ERR_COMPILE;
+	return tg_context_function(c, &res, entry, fn);
+}
+
 /* Resolve the dynamic dims from the bindings, check that the inputs the phases in
  * `phases` read are bound, size every buffer of every phase and allocate what is missing
  * (so a later phase allocates nothing). */
@@ -768,14 +782,12 @@ static TgStatus prepare(TgLayer *l, CUstream s, unsigned phases)
 		if (cr)
 			return fail(TG_ERR_NOMEM, "allocating %zu bytes of GEMM padding: %s", pad, cudrv_errstr(cr));
 		l->pad_cap = pad;
-		if (!l->ctx->pad_copy) { /* (a compile error leaves the driver's slower copies: the same bytes) */
-			JitSource src = {gemm_pad_copy_entry, gemm_pad_copy_src, "tegen_gemm_pad_copy.cu", 0, NULL, NULL};
-			JitResult res;
+		if (!l->pad_copy) { /* (a compile error leaves the driver's slower copies: the same bytes) */
 			char err[512];
 			void *fn = NULL;
-			if (!jit_compile(l->ctx->jit, &src, l->ctx->arch, NULL, 0, &res, err, sizeof err) &&
-				tg_context_function(l->ctx, &res, gemm_pad_copy_entry, &fn) == TG_OK)
-				l->ctx->pad_copy = (CUfunction)fn;
+			if (!builtin_function(l->ctx, gemm_pad_copy_entry, gemm_pad_copy_src, "tegen_gemm_pad_copy.cu", &fn, err,
+				sizeof err))
+				l->pad_copy = (CUfunction)fn;
 		}
 	}
 	return TG_OK;
@@ -981,7 +993,7 @@ static TgStatus launch_gemm(TgLayer *l, int ki, CUstream s)
 		l->epilogue_ran[ki] = fused;
 		r = gemm_gen_launch(l->fn[ki], t, l->ctx->sms, &gd, &ga, fused ? &epi : NULL, s, err, sizeof err);
 	} else
-		r = gemm_run_padded(l->ctx->gemm, &gd, &ga, l->pad, l->pad_cap, l->ctx->pad_copy, s, err, sizeof err);
+		r = gemm_run_padded(l->ctx->gemm, &gd, &ga, l->pad, l->pad_cap, l->pad_copy, s, err, sizeof err);
 	if (r)
 		return fail(r == GEMM_ENOTSUP ? TG_ERR_UNSUPPORTED : r == GEMM_EINVAL ? TG_ERR_BINDING : TG_ERR_CUDA, "%s: %s",
 			k->name, err);
@@ -1467,15 +1479,10 @@ static TgStatus time_cold(TgContext *c, ColdLaunch launch, void *arg, int iters,
 {
 	char err[512];
 	if (!c->cold_read) {
-		JitSource src = {cold_read_entry, cold_read_src, "tegen_cold_read.cu", 0, NULL, NULL};
-		JitResult res;
-		const char *arch = c->arch;
-		if (jit_compile(c->jit, &src, arch, NULL, 0, &res, err, sizeof err))
-			return fail(TG_ERR_COMPILE, "the timing's L2 flush kernel: %s", err);
 		void *fn = NULL;
-		TgStatus st = tg_context_function(c, &res, cold_read_entry, &fn);
+		TgStatus st = builtin_function(c, cold_read_entry, cold_read_src, "tegen_cold_read.cu", &fn, err, sizeof err);
 		if (st)
-			return st;
+			return err[0] ? fail(st, "the timing's L2 flush kernel: %s", err) : st;
 		if ((st = cold_flush_alloc(c->dev, &c->cold_buf, &c->cold_bytes, err, sizeof err)))
 			return fail(st, "%s", err);
 		c->cold_read = (CUfunction)fn;

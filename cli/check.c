@@ -47,14 +47,10 @@
 /* A host copy of component c of tensor i as the run left it (NULL when the layer has none); *bytes its size. */
 static void *download(TgLayer *l, int i, Component c, size_t *bytes)
 {
-	void *dp;
-	if (tg_layer_tensor_component(l, i, c, &dp, bytes) || !*bytes) {
-		*bytes = 0;
-		return NULL;
-	}
-	void *h = malloc(*bytes);
-	if (h && cu.cuMemcpyDtoH_v2(h, (CUdeviceptr)(uintptr_t)dp, *bytes)) {
+	void *h;
+	if (tg_layer_download(l, i, c, &h, bytes) || !*bytes) {
 		free(h);
+		*bytes = 0;
 		return NULL;
 	}
 	return h;
@@ -455,12 +451,8 @@ static int check_epilogues_without_d(TgLayer *l, const Graph *g, Buf *out)
 	size_t *nb = calloc((size_t)p->nkernels * 2, sizeof *nb);
 	for (int i = 0; i < 2 * p->nkernels; i++) {
 		const Kernel *k = &p->kernels[i / 2];
-		void *dp;
-		if (epilogue_op(k) < 0 ||
-			tg_layer_tensor_component(l, g->ops[epilogue_op(k)].arg[ARG_OUT], comps[i % 2], &dp, &nb[i]) || !dp)
-			continue;
-		before[i] = malloc(nb[i] + 1);
-		cu.cuMemcpyDtoH_v2(before[i], (CUdeviceptr)(uintptr_t)dp, nb[i]);
+		if (epilogue_op(k) >= 0)
+			before[i] = download(l, g->ops[epilogue_op(k)].arg[ARG_OUT], comps[i % 2], &nb[i]);
 	}
 	tg_layer_keep_intermediates(l, false);
 	if (tg_run(l, NULL) || (bwd && tg_backward(l, NULL)) || cu.cuCtxSynchronize()) {
@@ -469,12 +461,10 @@ static int check_epilogues_without_d(TgLayer *l, const Graph *g, Buf *out)
 	}
 	for (int i = 0; i < 2 * p->nkernels && !fails; i++) {
 		const Kernel *k = &p->kernels[i / 2];
-		void *dp;
 		size_t n;
-		if (!before[i] || tg_layer_tensor_component(l, g->ops[epilogue_op(k)].arg[ARG_OUT], comps[i % 2], &dp, &n))
+		unsigned char *after = before[i] ? download(l, g->ops[epilogue_op(k)].arg[ARG_OUT], comps[i % 2], &n) : NULL;
+		if (!after)
 			continue;
-		unsigned char *after = malloc(n + 1);
-		cu.cuMemcpyDtoH_v2(after, (CUdeviceptr)(uintptr_t)dp, n);
 		size_t diff = 0;
 		for (size_t j = 0; j < n && n == nb[i]; j++)
 			diff += before[i][j] != after[j];
@@ -552,18 +542,17 @@ static int check_output(TgLayer *l, const Graph *g, const long *dims, const Op *
 	for (int c = COMP_DATA; c <= COMP_SCALE_INV_T; c++) {
 		if (!rt[i].comp[c] || c == COMP_SCALE)
 			continue;
-		void *dp;
+		void *h;
 		size_t bytes;
-		if (tg_layer_tensor_component(l, i, (Component)c, &dp, &bytes))
+		if (tg_layer_download(l, i, (Component)c, &h, &bytes))
 			continue;
 		if (bytes != rt[i].bytes[c]) {
 			buf_printf(out, "FAIL %s.%s: gpu has %zu bytes, reference %zu\n", t->name, comp_name(c), bytes,
 				rt[i].bytes[c]);
+			free(h);
 			fails++;
 			continue;
 		}
-		void *h = malloc(bytes ? bytes : 1);
-		cu.cuMemcpyDtoH_v2(h, (CUdeviceptr)(uintptr_t)dp, bytes);
 		char what[256];
 		snprintf(what, sizeof what, "%s %s.%s [tokens=%ld]", g->layer, t->name, comp_name(c), tokens);
 		bool data = c == COMP_DATA || c == COMP_DATA_T;

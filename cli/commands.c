@@ -304,14 +304,12 @@ static int write_outputs(TgLayer *l, const char *dir)
 		for (int c = COMP_DATA; c < COMP_COUNT; c++) {
 			if (!refrun_writes_component(c))
 				continue;
-			void *dp;
+			void *dp, *h;
 			size_t bytes;
 			if (tg_layer_tensor_component(l, i, (Component)c, &dp, &bytes) || !bytes)
 				continue;
-			void *h = malloc(bytes);
-			if (!h || cu.cuMemcpyDtoH_v2(h, (CUdeviceptr)(uintptr_t)dp, bytes)) {
-				free(h);
-				fprintf(stderr, "tegen: cannot read %s.%s from the GPU\n", t->name, comp_name(c));
+			if (tg_layer_download(l, i, (Component)c, &h, &bytes)) {
+				fprintf(stderr, "tegen: cannot read %s.%s from the GPU: %s\n", t->name, comp_name(c), tg_last_error());
 				return -1;
 			}
 			int rc = refrun_write_file(dir, t, (Component)c, h, bytes);

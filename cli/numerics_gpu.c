@@ -107,15 +107,13 @@ static int fetch_tensor(NumGpuRun *run, int i, const float *h, const TgStateLayo
 	const Tensor *t = &run->g->tensors[i];
 	RefTensor *r = &run->rt[i];
 	for (int c = COMP_DATA; c <= COMP_SCALE_INV_T; c++) {
-		void *dp;
+		void *dp, *buf;
 		size_t bytes;
 		if (c == COMP_SCALE || tensor_comp_in_state(t, (Component)c) ||
 			tg_layer_tensor_component(run->l, i, (Component)c, &dp, &bytes) || !bytes)
 			continue;
-		void *buf = malloc(bytes);
-		if (!buf || cu.cuMemcpyDtoH_v2(buf, (CUdeviceptr)(uintptr_t)dp, bytes)) {
-			free(buf);
-			snprintf(err, errlen, "cannot read %s.%s from the GPU", t->name, comp_name(c));
+		if (tg_layer_download(run->l, i, (Component)c, &buf, &bytes)) {
+			snprintf(err, errlen, "cannot read %s.%s from the GPU: %s", t->name, comp_name(c), tg_last_error());
 			return -1;
 		}
 		free(r->comp[c]);

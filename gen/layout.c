@@ -30,6 +30,12 @@ long layout_cols(const Tensor *t) { return t->rank ? t->shape[t->rank - 1].add :
 
 bool layout_quantized(const Tensor *t) { return t->recipe.scaling != SCALING_NONE && t->dtype != t->hp_dtype; }
 
+long layout_pitch(long rows, DType dt)
+{
+	long q = dt == DT_E2M1 ? 2 : 16; /* (tg_kernel.h's TG_PITCH) */
+	return (rows + q - 1) / q * q;
+}
+
 size_t layout_comp_bytes(const long *dims, const Tensor *t, Component c)
 {
 	size_t rows = (size_t)layout_rows(dims, t), cols = (size_t)layout_cols(t), n = rows * cols;
@@ -84,6 +90,31 @@ size_t layout_comp_bytes(const long *dims, const Tensor *t, Component c)
 	default:
 		return 0;
 	}
+}
+
+/* The element bytes of a columnwise component (0: c is none, or t's data_t is E2M1, whose lines stay packed). */
+static size_t pitched_es(const Tensor *t, Component c)
+{
+	if (c == COMP_DEQ_T)
+		return 2;
+	return c == COMP_DATA_T && t->dtype != DT_E2M1 ? (size_t)dtype_bits(t->dtype) / 8 : 0;
+}
+
+size_t layout_comp_bytes_dev(const long *dims, const Tensor *t, Component c)
+{
+	size_t es = pitched_es(t, c), bytes = layout_comp_bytes(dims, t, c);
+	return es && bytes ? (size_t)layout_cols(t) * (size_t)layout_pitch(layout_rows(dims, t), DT_BF16) * es : bytes;
+}
+
+size_t layout_unpitch(const long *dims, const Tensor *t, Component c, void *buf, size_t bytes)
+{
+	size_t es = pitched_es(t, c), packed = layout_comp_bytes(dims, t, c);
+	long rows = layout_rows(dims, t), cols = layout_cols(t), pitch = layout_pitch(rows, DT_BF16); /* (es != 0: 16) */
+	if (!es || pitch == rows || bytes != layout_comp_bytes_dev(dims, t, c))
+		return bytes;
+	for (long i = 1; i < cols; i++) /* line i moves down to i * rows (forward: never over a line not yet moved) */
+		memmove((char *)buf + (size_t)i * (size_t)rows * es, (char *)buf + (size_t)i * (size_t)pitch * es, (size_t)rows * es);
+	return packed;
 }
 
 static const char *const comp_names[] = {

@@ -223,6 +223,9 @@ int gemm_check(const GemmCtx *g, const GemmDesc *d, char *err, size_t errlen)
 	if ((d->a_trans || d->b_trans) && d->scale_mode != GEMM_SCALE_NONE)
 		return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: transposed operands are for high-precision GEMMs only (TN is "
 			"the only FP8/FP4 form)");
+	if ((d->lda && (d->a_trans || d->lda < d->k)) || (d->ldb && (d->b_trans || d->ldb < d->k)))
+		return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: a row stride (lda %d, ldb %d) must be >= K (%d) and not with a "
+			"transposed operand", d->lda, d->ldb, d->k);
 	if (is_fp4(d->a_dtype) || is_fp4(d->b_dtype) || d->scale_mode == GEMM_SCALE_NVFP4)
 		return check_nvfp4(g, d, err, errlen);
 	int fa = is_fp8(d->a_dtype), fb = is_fp8(d->b_dtype);
@@ -251,6 +254,8 @@ int gemm_check(const GemmCtx *g, const GemmDesc *d, char *err, size_t errlen)
 		return gemm_fail(err, errlen, GEMM_ENOTSUP, "gemm: FP8 GEMM needs sm_89 or newer (this GPU is sm_%d)", g->cc);
 	if (d->k % 16)
 		return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: FP8 needs K %% 16 == 0 (K = %d)", d->k);
+	if (d->lda % 16 || d->ldb % 16)
+		return gemm_fail(err, errlen, GEMM_EINVAL, "gemm: FP8 needs 16-byte row strides (lda %d, ldb %d)", d->lda, d->ldb);
 	int ds = dt_size(d->d_dtype);
 	if ((long)d->n * ds % 16)
 		return gemm_fail(err, errlen, GEMM_EINVAL,
@@ -415,11 +420,11 @@ static int gemm_plan_build(GemmCtx *g, GemmPlan *p, const GemmArgs *a, char *err
 	if (d->b_trans) /* our B stored [K][N]: column-major N x K, ld N */
 		LT(cublasLtMatrixLayoutCreate(&p->la, ta, N, K, (int64_t)N), "layout A (our B, transposed)");
 	else
-		LT(cublasLtMatrixLayoutCreate(&p->la, ta, K, N, (int64_t)K), "layout A (our B)");
+		LT(cublasLtMatrixLayoutCreate(&p->la, ta, K, N, (d->ldb ? (int64_t)d->ldb : (int64_t)K)), "layout A (our B)");
 	if (d->a_trans) /* our A stored [K][M]: column-major M x K, ld M */
 		LT(cublasLtMatrixLayoutCreate(&p->lb, tb, M, K, (int64_t)M), "layout B (our A, transposed)");
 	else
-		LT(cublasLtMatrixLayoutCreate(&p->lb, tb, K, M, (int64_t)K), "layout B (our A)");
+		LT(cublasLtMatrixLayoutCreate(&p->lb, tb, K, M, (d->lda ? (int64_t)d->lda : (int64_t)K)), "layout B (our A)");
 	LT(cublasLtMatrixLayoutCreate(&p->lc, tc, N, M, (int64_t)N), "layout C");
 	LT(cublasLtMatrixLayoutCreate(&p->ld, td, N, M, (int64_t)N), "layout D");
 
@@ -627,10 +632,14 @@ static void algo_key(const GemmCtx *g, const GemmPlan *p, char *key, size_t n)
 	const GemmDesc *d = &p->d;
 	/* s%d is the scale mode (NVFP4: 4); " dptr" only with device alpha/beta and " trAB" only with a
 	 * transposed operand, so older lines keep matching */
-	snprintf(key, n, "sm%d lt%zu m%d n%d k%d a%d b%d d%d s%d blk%d%d e%d f%d acc%d amax%d al%d%s%s", g->cc,
+	char ld[48] = ""; /* " ld" only with a row stride other than K, so older lines keep matching */
+	if (d->lda || d->ldb)
+		snprintf(ld, sizeof ld, " ld%d,%d", d->lda, d->ldb);
+	snprintf(key, n, "sm%d lt%zu m%d n%d k%d a%d b%d d%d s%d blk%d%d e%d f%d acc%d amax%d al%d%s%s%s", g->cc,
 		(size_t)cublasLtGetVersion(), d->m, d->n, d->k, d->a_dtype, d->b_dtype, d->d_dtype, d->scale_mode,
 		d->a_block128x128, d->b_block128x128, d->epilogue, d->fast_accum, d->accumulate, p->want_amax, p->align,
-		p->dev_scalars ? " dptr" : "", d->a_trans || d->b_trans ? (d->a_trans ? (d->b_trans ? " tr11" : " tr10") : " tr01") : "");
+		p->dev_scalars ? " dptr" : "", d->a_trans || d->b_trans ? (d->a_trans ? (d->b_trans ? " tr11" : " tr10") : " tr01") : "",
+		ld);
 }
 
 enum { ALGO_NONE, ALGO_UNTIMED, ALGO_TIMED };

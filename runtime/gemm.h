@@ -5,7 +5,7 @@
  *
  *     D[M][N] = alpha * (A[M][K] * B[N][K]^T) (+ bias[N]) (gelu) (+ beta * D)
  *
- * A and B are row-major with K contiguous (row stride K elements); D is row-major
+ * A and B are row-major with K contiguous (row stride K elements, or lda / ldb); D is row-major
  * [M][N] (row stride N). Dequantization is applied to A and B with their
  * scale_inv before the product. Use:
  *   fprop: A = X rowwise [tokens][in],      B = W rowwise [out][in],          K = in
@@ -100,6 +100,9 @@ typedef struct GemmDesc {
 	int accumulate;                 /* D = result + beta * D, or + beta * C with args.c (not with FP8 output) */
 	int a_trans, b_trans;           /* GEMM_SCALE_NONE only: the operand is stored transposed, [K][M] / [K][N]
 	                                 * (row stride M / N), e.g. a high-precision dgrad's W or wgrad's dY and X */
+	int lda, ldb;                   /* the row stride of A [M][K] / B [N][K] in elements where it is not K (0: K):
+	                                 * a columnwise copy's padded lines (gen/layout.h's layout_pitch); >= K, not
+	                                 * with a_trans / b_trans */
 } GemmDesc;
 
 typedef struct GemmArgs {

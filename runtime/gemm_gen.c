@@ -56,6 +56,8 @@ int gemm_gen_check(const GemmDesc *d, const GemmArgs *a, char *why, size_t whyle
 		no = "the CUDA driver has no cuTensorMapEncodeTiled";
 	else if (d->m < 1 || d->n < 1 || d->k < 1 || d->k % 16)
 		no = "K a multiple of 16 (TMA rows are 16-byte aligned)";
+	else if ((d->lda && d->lda != d->k) || (d->ldb && d->ldb != d->k))
+		no = "rows K elements apart (no padded row stride)";
 	else if ((uintptr_t)a->a % 16 || (uintptr_t)a->b % 16 || !a->a_scale_inv || !a->b_scale_inv)
 		no = "16-byte aligned A and B, and their scale_inv";
 	if (no && why && whylen)
@@ -78,21 +80,21 @@ int gemm_gen_pays(const GemmDesc *d, const GemmGenTile *t, int sms)
 	return d->n >= 16384 && tiles >= 4L * (sms > 0 ? sms : 1);
 }
 
-/* A 2D descriptor of a row-major [rows][cols] tensor of esize-byte elements, box (box_bytes of columns) x box_rows,
- * swizzled in box_bytes (128 or 64) rows. */
-static CUresult map2d_box(TgTensorMap *m, int dtype, const void *p, long rows, long cols, int esize, int box_rows,
-	int box_bytes)
+/* A 2D descriptor of a row-major [rows][cols] tensor of esize-byte elements whose rows lie pitch elements apart
+ * (0: cols), box (box_bytes of columns) x box_rows, swizzled in box_bytes (128 or 64) rows. */
+static CUresult map2d_pitch(TgTensorMap *m, int dtype, const void *p, long rows, long cols, long pitch, int esize,
+	int box_rows, int box_bytes)
 {
 	unsigned long long dims[2] = {(unsigned long long)cols, (unsigned long long)rows};
-	unsigned long long strides[1] = {(unsigned long long)cols * (unsigned long long)esize};
+	unsigned long long strides[1] = {(unsigned long long)(pitch ? pitch : cols) * (unsigned long long)esize};
 	unsigned box[2] = {(unsigned)box_bytes / (unsigned)esize, (unsigned)box_rows}, es[2] = {1, 1};
 	return cu.cuTensorMapEncodeTiled(m, dtype, 2, (void *)p, dims, strides, box, es, 0,
 		box_bytes == 64 ? TG_CU_TENSOR_MAP_SWIZZLE_64B : TG_CU_TENSOR_MAP_SWIZZLE_128B, TG_CU_TENSOR_MAP_L2_PROMOTION_L2_256B, 0);
 }
-/* The same with 128-byte boxes (the operands, D, act). */
+/* The same with 128-byte boxes and unpadded rows (the operands, D, act). */
 static CUresult map2d(TgTensorMap *m, int dtype, const void *p, long rows, long cols, int esize, int box_rows)
 {
-	return map2d_box(m, dtype, p, rows, cols, esize, box_rows, 128);
+	return map2d_pitch(m, dtype, p, rows, cols, 0, esize, box_rows, 128);
 }
 
 int gemm_gen_launch(CUfunction f, const GemmGenTile *t, int sms, const GemmDesc *d, const GemmArgs *a,
@@ -118,16 +120,17 @@ int gemm_gen_launch(CUfunction f, const GemmGenTile *t, int sms, const GemmDesc 
 		: (long)d->n * ob % 16 == 0 && (uintptr_t)a->d % 16 == 0;
 	if (t->dglu)
 		use_tma_store = 0; /* d_h's rowwise copy and D from registers */
-	if (act_t && d->m % 16 == 0 && (uintptr_t)act_t % 16 == 0) {
+	const long pm = TG_PITCH((long)d->m); /* act_t's line length: the tokens rounded up to 16 (tg_kernel.h) */
+	if (act_t && (uintptr_t)act_t % 16 == 0) {
 		use_tma_store |= 2;
 		if (!r && t->dglu) { /* each half its own map, so that a tile's stores clip at the half's last row; boxes of
 			                    64 tokens x 64 rows (the epilogue writes a tile's columnwise copy 64 tokens at a time) */
-			r = map2d_box(&tact, TG_CU_TENSOR_MAP_DATA_TYPE_UINT8, act_t, cols, d->m, 1, 64, 64);
+			r = map2d_pitch(&tact, TG_CU_TENSOR_MAP_DATA_TYPE_UINT8, act_t, cols, d->m, pm, 1, 64, 64);
 			if (!r)
-				r = map2d_box(&tact_t, TG_CU_TENSOR_MAP_DATA_TYPE_UINT8, act_t + (size_t)cols * (size_t)d->m, cols, d->m, 1, 64,
-					64);
+				r = map2d_pitch(&tact_t, TG_CU_TENSOR_MAP_DATA_TYPE_UINT8, act_t + (size_t)cols * (size_t)pm, cols, d->m, pm,
+					1, 64, 64);
 		} else if (!r)
-			r = map2d(&tact_t, TG_CU_TENSOR_MAP_DATA_TYPE_UINT8, act_t, cols, d->m, 1, 64);
+			r = map2d_pitch(&tact_t, TG_CU_TENSOR_MAP_DATA_TYPE_UINT8, act_t, cols, d->m, pm, 1, 64, 128);
 	}
 	if (!r && (use_tma_store & 1) && t->glu)
 		r = map2d(&tact, TG_CU_TENSOR_MAP_DATA_TYPE_UINT8, act, d->m, cols, 1, 64);

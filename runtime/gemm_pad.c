@@ -22,14 +22,15 @@ typedef struct Pad {
 /* Floats of an operand's block scales: 128x128 [ceil(rows/128)][kb], 1x128 [kb][rows]. */
 static size_t scale_floats(int blk128, long rows, long kb) { return (size_t)(blk128 ? (rows + 127) / 128 * kb : kb * rows); }
 
-/* An operand as stored: rows x cols elements of es bytes ([M][K], or [K][M] when transposed). */
+/* An operand as stored: rows x cols elements of es bytes ([M][K], or [K][M] when transposed), rows ld elements
+ * apart (ld >= cols). */
 typedef struct Operand {
-	long rows, cols;
+	long rows, cols, ld;
 	size_t es;
 } Operand;
-static Operand operand(long mn, long k, int trans, int dtype)
+static Operand operand(long mn, long k, int trans, int dtype, int ld)
 {
-	return trans ? (Operand){k, mn, d_size(dtype)} : (Operand){mn, k, d_size(dtype)};
+	return trans ? (Operand){k, mn, mn, d_size(dtype)} : (Operand){mn, k, ld ? ld : k, d_size(dtype)};
 }
 
 /* High-precision inputs (GEMM_SCALE_NONE): a row-major operand's row stride (K, or M / N when transposed)
@@ -39,14 +40,14 @@ static void pad_shape(const GemmDesc *d, Pad *p)
 {
 	size_t ea = d_size(d->a_dtype), eb = d_size(d->b_dtype);
 	if (d->scale_mode == GEMM_SCALE_NONE) {
-		long kq = 1;
+		long kq = 1, sa = d->lda ? d->lda : d->k, sb = d->ldb ? d->ldb : d->k; /* row strides (not transposed) */
 		if (!d->a_trans)
-			kq = (long)(16 / ea);
+			kq = sa * (long)ea % 16 ? (long)(16 / ea) : 1;
 		else
 			p->m = up(d->m, (long)(16 / ea));
-		if (!d->b_trans)
+		if (!d->b_trans && sb * (long)eb % 16)
 			kq = kq > (long)(16 / eb) ? kq : (long)(16 / eb);
-		else
+		else if (d->b_trans)
 			p->n = up(d->n, (long)(16 / eb));
 		p->k = up(d->k, kq);
 	} else {
@@ -76,7 +77,7 @@ static void pad_plan(const GemmDesc *d, Pad *p)
 	if (p->m == d->m && p->n == d->n && p->k == d->k)
 		return;
 	bool kbp = p->kb != kb; /* the scales gain zero K blocks (zero data: they add nothing) */
-	Operand a = operand(p->m, p->k, d->a_trans, d->a_dtype), b = operand(p->n, p->k, d->b_trans, d->b_dtype);
+	Operand a = operand(p->m, p->k, d->a_trans, d->a_dtype, 0), b = operand(p->n, p->k, d->b_trans, d->b_dtype, 0);
 	p->a = p->m != d->m || p->k != d->k;
 	p->b = p->n != d->n || p->k != d->k;
 	p->sa = block && (kbp || (!d->a_block128x128 && p->m != d->m));
@@ -120,11 +121,12 @@ static CUdeviceptr dptr(const void *p) { return (CUdeviceptr)(uintptr_t)p; }
 const char gemm_pad_copy_entry[] = "tg_gemm_pad_copy";
 const char gemm_pad_copy_src[] =
 	"// tegen's padded GEMM operand (runtime/gemm_pad.c): dst rows [0, rows_to) of dpitch bytes (a multiple of 16):\n"
-	"// row r < rows_from is src's row r (width bytes, src's rows back to back at any alignment) then zeros; the\n"
+	"// row r < rows_from is src's row r (width bytes, src's rows spitch bytes apart at any alignment) then zeros; the\n"
 	"// rest zeros. Thread j of a row takes the row's 16-byte chunk j: the source words holding its bytes (never a\n"
 	"// word without one), funnel-shifted to the chunk, bytes past the row zeroed, one 16-byte store.\n"
 	"extern \"C\" __global__ void tg_gemm_pad_copy(unsigned char *dst, const unsigned char *src,\n"
-	"\tunsigned long long rows_from, unsigned long long rows_to, unsigned long long width, unsigned long long dpitch)\n"
+	"\tunsigned long long rows_from, unsigned long long rows_to, unsigned long long width, unsigned long long dpitch,\n"
+	"\tunsigned long long spitch)\n"
 	"{\n"
 	"\tconst unsigned long long cpr = dpitch / 16;\n"
 	"\tfor (unsigned long long r = blockIdx.y; r < rows_to; r += gridDim.y)\n"
@@ -134,7 +136,7 @@ const char gemm_pad_copy_src[] =
 	"\t\t\tv = v < 0 ? 0 : v > 16 ? 16 : v;\n"
 	"\t\t\tunsigned w[4] = {0u, 0u, 0u, 0u};\n"
 	"\t\t\tif (v > 0) {\n"
-	"\t\t\t\tconst unsigned char *sp = src + r * width + 16 * j;\n"
+	"\t\t\t\tconst unsigned char *sp = src + r * spitch + 16 * j;\n"
 	"\t\t\t\tconst int sa = (int)((unsigned long long)sp & 3), nw = (sa + (int)v + 3) / 4;\n"
 	"\t\t\t\tconst unsigned *sw = (const unsigned *)(sp - sa);\n"
 	"\t\t\t\tunsigned x[5];\n"
@@ -157,15 +159,15 @@ const char gemm_pad_copy_src[] =
  * twice; H100, the 8B MLP's wgrads at 8191 tokens). */
 static CUresult copy_operand(CUdeviceptr dst, CUdeviceptr src, Operand from, Operand to, CUfunction copy, CUstream s)
 {
-	size_t pitch = (size_t)to.cols * to.es, width = (size_t)from.cols * from.es;
+	size_t pitch = (size_t)to.cols * to.es, width = (size_t)from.cols * from.es, spitch = (size_t)from.ld * from.es;
 	if (copy) {
 		unsigned long long rf = (unsigned long long)from.rows, rt = (unsigned long long)to.rows, w = width, dp = pitch;
-		unsigned long long cpr = dp / 16, gx = (cpr + 255) / 256, gy = rt < 2048 ? rt : 2048;
-		void *args[] = {&dst, &src, &rf, &rt, &w, &dp};
+		unsigned long long sp = spitch, cpr = dp / 16, gx = (cpr + 255) / 256, gy = rt < 2048 ? rt : 2048;
+		void *args[] = {&dst, &src, &rf, &rt, &w, &dp, &sp};
 		return cu.cuLaunchKernel(copy, (unsigned)(gx < 64 ? gx : 64), (unsigned)(gy ? gy : 1), 1, 256, 1, 1, 0, s, args,
 			NULL);
 	}
-	CUresult r = copy2d(dst, pitch, src, width, width, (size_t)from.rows, s);
+	CUresult r = copy2d(dst, pitch, src, spitch, width, (size_t)from.rows, s);
 	if (!r && pitch > width)
 		r = cu.cuMemsetD2D8Async(dst + width, pitch, 0, pitch - width, (size_t)from.rows, s);
 	if (!r && to.rows > from.rows)
@@ -197,16 +199,18 @@ int gemm_run_padded(GemmCtx *g, const GemmDesc *d, const GemmArgs *a, CUdevicept
 	pd.m = (int)p.m;
 	pd.n = (int)p.n;
 	pd.k = (int)p.k;
+	if (p.a) pd.lda = 0; /* the copies' rows are K' apart */
+	if (p.b) pd.ldb = 0;
 	size_t ds = d_size(d->d_dtype);
 	long kb = (d->k + 127) / 128;
 	/* the scales, bias and D zeroed whole (small, or written whole by the GEMM); the operands by copy_operand */
 	CUresult r = p.bytes > p.off_small ? cu.cuMemsetD8Async(scratch + p.off_small, 0, p.bytes - p.off_small, s) : 0;
 	if (!r && p.a)
-		r = copy_operand(scratch + p.off_a, dptr(a->a), operand(d->m, d->k, d->a_trans, d->a_dtype),
-			operand(p.m, p.k, d->a_trans, d->a_dtype), copy, s);
+		r = copy_operand(scratch + p.off_a, dptr(a->a), operand(d->m, d->k, d->a_trans, d->a_dtype, d->lda),
+			operand(p.m, p.k, d->a_trans, d->a_dtype, 0), copy, s);
 	if (!r && p.b)
-		r = copy_operand(scratch + p.off_b, dptr(a->b), operand(d->n, d->k, d->b_trans, d->b_dtype),
-			operand(p.n, p.k, d->b_trans, d->b_dtype), copy, s);
+		r = copy_operand(scratch + p.off_b, dptr(a->b), operand(d->n, d->k, d->b_trans, d->b_dtype, d->ldb),
+			operand(p.n, p.k, d->b_trans, d->b_dtype, 0), copy, s);
 	if (!r && p.sa)
 		r = copy_scales(scratch + p.off_sa, a->a_scale_inv, d->a_block128x128, d->m, kb, p.m, p.kb, s);
 	if (!r && p.sb)

@@ -10,7 +10,7 @@
  * (K, or M / N when stored transposed) and D's (N) are rounded up to 16 bytes.
  * A wgrad's K and an fprop's M are the token count, which can be anything, and N can
  * be a vocabulary of 50257. So a GEMM that breaks one of these runs on copies in a
- * scratch buffer: A [M'][K'] (or [K'][M']), B [N'][K'] (or [K'][N']), their 1x128
+ * scratch buffer: A [M'][K'] (or [K'][M']), B [N'][K'] (or [K'][N']) (read at their row strides lda / ldb), their 1x128
  * scales [kb][M'] / [kb][N'], the bias [N'] and D [M'][N'], with M', N', K' rounded up and
  * zeros in the new rows and columns (K' a multiple of 512 where a 128x128 operand's
  * block count needs it, with zero scales for the new blocks). That is exact: zero columns along K add nothing

@@ -620,7 +620,7 @@ TgStatus tg_bind(TgLayer *l, const char *name, const TgTensorDesc *d)
 /* ---- sizes (gen/layout.c defines the layouts) ---- */
 static long extent_val(const TgLayer *l, Extent e) { return layout_extent(l->dim, e); }
 
-static size_t comp_bytes(const TgLayer *l, const Tensor *t, Component c) { return layout_comp_bytes(l->dim, t, c); }
+static size_t comp_bytes(const TgLayer *l, const Tensor *t, Component c) { return layout_comp_bytes_dev(l->dim, t, c); }
 
 /* Which components of which tensors the plan touches: fixed once the plan is
  * (tg_layer_load), so tg_run only sizes and allocates. */
@@ -669,7 +669,7 @@ static void plan_needs(TgLayer *l)
 	}
 }
 
-static TgStatus gemm_setup(TgLayer *l, const Kernel *k, GemmDesc *out_gd, GemmArgs *out_ga);
+static TgStatus gemm_setup(TgLayer *l, const Kernel *k, GemmDesc *out_gd, GemmArgs *out_ga, bool *zero_pads);
 
 /* One of the runtime's own kernels (CUDA source src, entry point entry; file names it in NVRTC's messages),
  * compiled for the context's arch through its kernel cache and loaded once per context (tg_context_function):
@@ -765,7 +765,8 @@ static TgStatus prepare(TgLayer *l, CUstream s, unsigned phases)
 	for (int ki = 0; ki < l->plan->nkernels; ki++) {
 		GemmDesc gd;
 		GemmArgs ga;
-		if (l->plan->kernels[ki].kind != KERNEL_GEMM || gemm_setup(l, &l->plan->kernels[ki], &gd, &ga))
+		bool zero_pads;
+		if (l->plan->kernels[ki].kind != KERNEL_GEMM || gemm_setup(l, &l->plan->kernels[ki], &gd, &ga, &zero_pads))
 			continue;
 		size_t b = gemm_pad_bytes(&gd);
 		pad = b > pad ? b : pad;
@@ -887,8 +888,22 @@ static const float *copy_scales(const TgLayer *l, int t, Component copy, Compone
 	return (const float *)(uintptr_t)l->t[t].ptr[copy == COMP_DATA ? row : col];
 }
 
-/* The cuBLASLt call of GEMM kernel k at the current dims and pointers. */
-static TgStatus gemm_setup(TgLayer *l, const Kernel *k, GemmDesc *out_gd, GemmArgs *out_ga)
+/* The line length of an operand read from component comp of tensor t: a padded columnwise copy's pitch, else 0. */
+static long operand_pitch(const TgLayer *l, int t, Component comp)
+{
+	const Tensor *x = &l->g->tensors[t];
+	if (comp != COMP_DEQ_T && (comp != COMP_DATA_T || x->dtype == DT_E2M1))
+		return 0;
+	long rows = layout_rows(l->dim, x), pitch = layout_pitch(rows, comp == COMP_DEQ_T ? DT_BF16 : x->dtype);
+	return pitch != rows ? pitch : 0;
+}
+
+/* The cuBLASLt call of GEMM kernel k at the current dims and pointers. A columnwise operand ([cols][pitch],
+ * gen/layout.h) has its pitch as row stride (lda / ldb); a wgrad, whose operands are both columnwise copies over
+ * the GEMM's K, runs with K = the pitch instead (*zero_pads = true: the caller zeroes both copies' padding first;
+ * zeros add nothing to the dot products, the block scales' counts along K do not change, and FP8's K % 16 holds
+ * at any token count with no padded copies). */
+static TgStatus gemm_setup(TgLayer *l, const Kernel *k, GemmDesc *out_gd, GemmArgs *out_ga, bool *zero_pads)
 {
 	const GemmCall *c = &k->gemm;
 	const Graph *g = l->g;
@@ -907,6 +922,13 @@ static TgStatus gemm_setup(TgLayer *l, const Kernel *k, GemmDesc *out_gd, GemmAr
 	gd.a_trans = c->a_trans;
 	gd.b_trans = c->b_trans;
 	gd.epilogue = c->bias >= 0 ? (c->gelu ? GEMM_EPI_GELU_BIAS : GEMM_EPI_BIAS) : (c->gelu ? GEMM_EPI_GELU : GEMM_EPI_NONE);
+	gd.lda = (int)operand_pitch(l, c->a, c->a_comp);
+	gd.ldb = (int)operand_pitch(l, c->b, c->b_comp);
+	*zero_pads = gd.lda && gd.lda == gd.ldb && gd.k == layout_rows(l->dim, a) && gd.k == layout_rows(l->dim, b);
+	if (*zero_pads) {
+		gd.k = gd.lda;
+		gd.lda = gd.ldb = 0;
+	}
 	GemmArgs ga = {0};
 	ga.a = (void *)(uintptr_t)l->t[c->a].ptr[c->a_comp];
 	ga.b = (void *)(uintptr_t)l->t[c->b].ptr[c->b_comp];
@@ -965,11 +987,24 @@ static TgStatus launch_gemm(TgLayer *l, int ki, CUstream s)
 	const Kernel *k = &l->plan->kernels[ki];
 	GemmDesc gd;
 	GemmArgs ga;
-	TgStatus st = gemm_setup(l, k, &gd, &ga);
+	bool zero_pads;
+	TgStatus st = gemm_setup(l, k, &gd, &ga, &zero_pads);
 	if (st)
 		return st;
 	char err[1024];
 	int r;
+	for (int i = 0; zero_pads && i < 2; i++) { /* the wgrad's K is the pitch: both copies' padding to zero */
+		int t = i ? k->gemm.b : k->gemm.a;
+		Component comp = i ? k->gemm.b_comp : k->gemm.a_comp;
+		const Tensor *x = &l->g->tensors[t];
+		size_t es = comp == COMP_DEQ_T ? 2 : (size_t)dtype_bits(x->dtype) / 8;
+		long rows = layout_rows(l->dim, x);
+		CUresult cr = cu.cuMemsetD2D8Async(l->t[t].ptr[comp] + (size_t)rows * es, (size_t)gd.k * es, 0,
+			(size_t)(gd.k - rows) * es, (size_t)layout_cols(x), s);
+		if (cr)
+			return fail(TG_ERR_CUDA, "%s: zeroing the padding of %s.%s: %s", k->name, x->name, comp_name(comp),
+				cudrv_errstr(cr));
+	}
 	l->epilogue_ran[ki] = false; /* both set below where the generated kernel runs */
 	l->gen_ran[ki] = false;
 	if (gd.m < 1 || gd.n < 1) /* no output elements (rows tokens - 1 at tokens 1), as launch_kernel skips 0 rows */
@@ -1004,8 +1039,9 @@ int tg_layer_gemm_choice(TgLayer *l, int ki, char *buf, size_t len)
 {
 	GemmDesc gd;
 	GemmArgs ga;
+	bool zero_pads;
 	if (!l || ki < 0 || ki >= l->plan->nkernels || l->plan->kernels[ki].kind != KERNEL_GEMM || !l->loaded ||
-		gemm_setup(l, &l->plan->kernels[ki], &gd, &ga))
+		gemm_setup(l, &l->plan->kernels[ki], &gd, &ga, &zero_pads))
 		return -1;
 	return gemm_describe(l->ctx->gemm, &gd, buf, len);
 }
@@ -1331,6 +1367,27 @@ TgStatus tg_layer_tensor_component(TgLayer *l, int i, Component c, void **dev, s
 	return TG_OK;
 }
 
+TgStatus tg_layer_download(TgLayer *l, int i, Component c, void **host, size_t *bytes)
+{
+	void *dp;
+	size_t n;
+	*host = NULL;
+	TgStatus st = tg_layer_tensor_component(l, i, c, &dp, &n);
+	if (st)
+		return st;
+	void *h = malloc(n ? n : 1);
+	if (!h)
+		return fail(TG_ERR_NOMEM, "out of host memory reading %s.%s", l->g->tensors[i].name, comp_name(c));
+	CUresult r = n ? cu.cuMemcpyDtoH_v2(h, (CUdeviceptr)(uintptr_t)dp, n) : 0;
+	if (r) {
+		free(h);
+		return fail(TG_ERR_CUDA, "reading %s.%s from the GPU: %s", l->g->tensors[i].name, comp_name(c), cudrv_errstr(r));
+	}
+	*bytes = tensor_comp_in_state(&l->g->tensors[i], c) ? n : layout_unpitch(l->dim, &l->g->tensors[i], c, h, n);
+	*host = h;
+	return TG_OK;
+}
+
 TgStatus tg_tensor_ptr(TgLayer *l, const char *name, const char *component, void **dev, size_t *bytes)
 {
 	int i = find_tensor(l->g, name);
@@ -1516,7 +1573,7 @@ TgStatus tg_layer_time_kernel(TgLayer *l, int ki, const Kernel *variant, void *f
 				continue;
 			const Tensor *t = &l->g->tensors[bd->tensor];
 			bool state = tensor_comp_in_state(t, bd->comp);
-			b += state ? sizeof(float) : (double)comp_bytes(l, t, bd->comp);
+			b += state ? sizeof(float) : (double)layout_comp_bytes(l->dim, t, bd->comp); /* (without padding) */
 		}
 		*bytes = b;
 	}

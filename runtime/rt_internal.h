@@ -11,6 +11,9 @@
 const Plan *tg_layer_plan(const TgLayer *l);
 /* tg_layer_tensor_component gives the device pointer and size of component c of tensor i after a run. */
 TgStatus tg_layer_tensor_component(TgLayer *l, int i, Component c, void **dev, size_t *bytes);
+/* tg_layer_download copies component c of tensor i into a new host buffer (*host, malloc'd; free it) as host
+ * copies hold it: a padded columnwise copy packed [cols][rows] (layout_unpitch); *bytes its size. Synchronous. */
+TgStatus tg_layer_download(TgLayer *l, int i, Component c, void **host, size_t *bytes);
 /* tg_layer_optim_state gives the device pointer of the optimizer state (TG_OPTIM_WORDS
  * words, tg_codes.h); NULL for a layer without an optimizer or not loaded yet. */
 void *tg_layer_optim_state(const TgLayer *l);

@@ -187,7 +187,10 @@ void tg_nccl_comm_destroy(void *comm);
 TgStatus tg_state(TgLayer *layer, void **dev, size_t *bytes, TgStateLayout *layout);
 /* tg_tensor_ptr returns a device pointer to a tensor component after a run
  * ("data", "data_t", "scale", "scale_inv", "scale_inv_t", "amax"; a weight the optimizer
- * updates: "master", "m", "v") and its size in bytes. For reading: a quantized copy written
+ * updates: "master", "m", "v") and its size in bytes. A columnwise copy ("data_t" of FP8, BF16, FP16 or FP32
+ * elements, and an emulated GEMM's "deq_t") is [cols][pitch] with pitch = rows rounded up to 16 (every line
+ * 16-byte aligned at any token count; the elements past rows are padding, not data); E2M1 lines stay
+ * packed, ceil(rows/2) bytes. For reading: a quantized copy written
  * through it does not redo what the layer derived from it (an emulated GEMM's BF16 operand, which
  * the quantizing kernel writes beside it); bind the high-precision tensor instead. */
 TgStatus tg_tensor_ptr(TgLayer *layer, const char *tensor, const char *component, void **dev, size_t *bytes);

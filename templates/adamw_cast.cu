@@ -8,7 +8,7 @@
 // ref_adamw; step 0 takes the master from the bound weight), master / m / v / the weight written,
 // then the new weight value as stored (rounded to TG_W_DTYPE) quantized like the weight's
 // quantize kernel (cast_transpose.cu, delayed): FP8 bytes of w * scale, rowwise into
-// p[TG_P_OUT] [rows][cols] (TG_ROWWISE) and columnwise into p[TG_P_OUT_T] [cols][rows]
+// p[TG_P_OUT] [rows][cols] (TG_ROWWISE) and columnwise into p[TG_P_OUT_T] [cols][TG_PITCH(rows)]
 // (TG_COLWISE: the tile's bytes staged in shared memory and written down the columns), the
 // amax of |w| atomically into p[TG_P_AMAX], scale_inv = 1/scale into p[TG_P_SCALE_INV].
 // Bytes per element: 16 read (grad, master, m, v), 12 + 2 + 2 written: 32, against 34 for the

@@ -13,7 +13,7 @@
 // quantize kernel (cast_transpose.cu) would from the weight as stored (rounded to TG_W_DTYPE),
 // each block's scale from its amax: tg_block_scale(amax, fmax, TG_EPS_SCALE, TG_POW2) (recipes 4,
 // 5; tg_scale_inv of it stored) or tg_e8m0_from_amax (6; the byte stored); FP8 bytes of w * scale
-// rowwise into p[TG_P_OUT] [rows][cols] (TG_ROWWISE) and columnwise into p[TG_P_OUT_T] [cols][rows]
+// rowwise into p[TG_P_OUT] [rows][cols] (TG_ROWWISE) and columnwise into p[TG_P_OUT_T] [cols][TG_PITCH(rows)]
 // (TG_COLWISE: the tile's bytes, under the columnwise blocks' scales, staged in shared memory and
 // written down the columns). Scales: 5: p[TG_P_SCALE_INV] [ceil(rows/128)][ceil(cols/128)] and
 // p[TG_P_SCALE_INV_T] [ceil(cols/128)][ceil(rows/128)] (the same blocks); 4: [ceil(cols/128)][rows]

@@ -527,7 +527,7 @@ __device__ __forceinline__ void body(const TgParams &p, const float eps)
 			constexpr int PAIRS = TR / (2 * R) > 0 ? TR / (2 * R) : 1; /* row-piece pairs per tile */
 			constexpr int NU = P * TR / R;              /* units per tile */
 			constexpr int CPW = 4 / OES;                /* columns per word */
-			const bool fast = (rows * OES) % 16 == 0;
+			const long long pt = TG_PITCH(rows); /* out_t's line length: 16-byte pieces at any row count */
 #pragma unroll
 			for (int u0 = 0; u0 < NU; u0 += THREADS) {
 				const int u = u0 + tid;
@@ -564,31 +564,11 @@ __device__ __forceinline__ void body(const TgParams &p, const float eps)
 						y[0][q] = x[q % R];
 				}
 				const long long r = row0 + rg * R;
-				const bool whole = row0 + (rp + 1) * 2 * R <= rows; /* the warp's two pieces inside (warp-uniform) */
 #pragma unroll
 				for (int j = 0; j < CPW; j++) {
 					const int c = col0 + w * CPW + j;
-					const bool ok = c < COLS;
-					unsigned char *dst = out_t + ((size_t)c * rows + r) * OES;
-					if (fast) {
-						if (ok && r < rows)
-							*(uint4 *)dst = make_uint4(y[j][0], y[j][1], y[j][2], y[j][3]);
-					} else if (whole) { /* lanes l, l + 16: the column's 2R rows, 32 bytes at any alignment */
-						tg_put_pair32<16>(out_t + ((size_t)c * rows + row0 + rp * 2 * R) * OES, y[j], ok);
-					} else if (ok) {
-#pragma unroll
-						for (int e = 0; e < R; e++) {
-							if (r + e < rows) {
-								const uint32_t wd = y[j][(e * OES) / 4];
-								if (OES == 1)
-									dst[e] = (unsigned char)(wd >> (8 * (e & 3)));
-								else if (OES == 2)
-									*(uint16_t *)(dst + 2 * e) = (uint16_t)(wd >> (16 * (e & 1)));
-								else
-									*(uint32_t *)(dst + 4 * e) = wd;
-							}
-						}
-					}
+					if (c < COLS && r < rows) /* a piece past rows fills the line's padding */
+						*(uint4 *)(out_t + ((size_t)c * pt + r) * OES) = make_uint4(y[j][0], y[j][1], y[j][2], y[j][3]);
 				}
 			}
 		}
@@ -675,70 +655,6 @@ template <int FMT> __device__ __forceinline__ uint32_t q4(const float *v, float 
 	return lo | (hi << 16);
 }
 
-__device__ __forceinline__ void stage_hold(uint32_t (&d)[4], const uint32_t w[4])
-{
-#pragma unroll
-	for (int q = 0; q < 4; q++)
-		d[q] = w[q];
-}
-
-/* The columnwise copy of a staged tile at rows % 16 != 0, from the pieces its column pass held (hw[k][j]: unit k's
- * column j of its word column, 16 rows): once every thread has read the stage, it becomes a byte tile [TC][TR] (a
- * column's 16-byte chunk i at i ^ (column / CW) % (TR / 16): the column pass's 16-byte writes and the reads below
- * spread over the banks); then a thread a destination chunk: a column's TR bytes start unaligned and touch TR / 16 + 1
- * aligned 16-byte chunks, each gathered from the five tile words holding its bytes (funnel-shifted), stored whole
- * inside the column's span, else only its bytes in the span (tg__put_part16: the rest are a neighbour tile's). The
- * warp byte gather (tg_put_col16) measured 28-46% of a copy here, and a 4-byte word a thread 35% (instruction-bound:
- * 4.4x the aligned tile's instructions; H100, 8191 tokens, fortieth session). */
-template <int THREADS, int TR, int TC, int PW, int COLS, int UPT, int CW>
-__device__ __forceinline__ void stage_put_cols(unsigned char *bt, const uint32_t (&hw)[UPT][CW][4], unsigned char *out_t,
-	long long rows, long long row0, int col0)
-{
-	constexpr int NW = TR / 4, NC = TR / 16, NJ = NC + 1; /* words, 16-byte chunks of a column; chunks it touches */
-	const int tid = threadIdx.x, lane = tid & 31;
-	__syncthreads(); /* every thread has read its words of the stage */
-#pragma unroll
-	for (int k = 0; k < UPT; k++) {
-		const int u = k * THREADS + tid, wid = u >> 5;
-		const int h = lane & 1, wc = (wid % (PW / 16)) * 16 + (lane >> 1), rb = wid / (PW / 16);
-		if (row0 + rb * 32 >= rows)
-			continue; /* a block wholly past the end: nothing held */
-#pragma unroll
-		for (int j = 0; j < CW; j++) {
-			const int cl = wc * CW + j, ch = (rb * 2 + h) ^ (wc % NC);
-			*(uint4 *)(bt + cl * TR + ch * 16) = make_uint4(hw[k][j][0], hw[k][j][1], hw[k][j][2], hw[k][j][3]);
-		}
-	}
-	__syncthreads();
-	const int valid = (int)(rows - row0 < TR ? rows - row0 : TR);
-	for (int v = tid; v < TC * NJ; v += THREADS) {
-		const int cl = v / NJ, gc = col0 + cl;
-		if (gc >= COLS)
-			continue;
-		unsigned char *dst = out_t + (size_t)gc * rows + row0;
-		const int t0 = 16 * (v % NJ) - (int)((unsigned long long)dst & 15); /* the tile byte at the chunk's byte 0 */
-		if (t0 >= valid)
-			continue; /* (an aligned column's extra chunk, or past the last row) */
-		const unsigned char *col = bt + cl * TR;
-		const int sw = cl / CW % NC, w0 = t0 >> 2; /* (w0 = floor(t0 / 4), negative at the column's start) */
-		uint32_t x[5];
-#pragma unroll
-		for (int q = 0; q < 5; q++) {
-			const int w = w0 + q;
-			x[q] = w >= 0 && w < NW ? *(const uint32_t *)(col + ((w / 4) ^ sw) * 16 + (w % 4) * 4) : 0u;
-		}
-		uint32_t o[4];
-#pragma unroll
-		for (int q = 0; q < 4; q++)
-			o[q] = __funnelshift_r(x[q], x[q + 1], 8 * (t0 & 3));
-		unsigned char *chunk = dst + t0;
-		if (t0 >= 0 && t0 + 16 <= valid)
-			*(uint4 *)chunk = make_uint4(o[0], o[1], o[2], o[3]);
-		else
-			tg__put_part16(chunk, o, t0 < 0 ? -t0 : 0, valid - t0 < 16 ? valid - t0 : 16);
-	}
-}
-
 #define CT_P_DBIAS_PART 13 /* = tg_backward.h's TG_PB_DW: the dbias chunk partials */
 template <int IN_DT, int FMT, int RECIPE, int ROWW, int COLS, int THREADS, int TR, int TC, int POW2, int DBIAS, int DEQ>
 __device__ __forceinline__ void body_stage(const TgParams &p, const float eps)
@@ -749,7 +665,6 @@ __device__ __forceinline__ void body_stage(const TgParams &p, const float eps)
 	constexpr int NU = PW * 2 * (TR / 32);        /* column-pass units per tile */
 	constexpr int UPT = NU / THREADS;             /* column-pass units per thread */
 	constexpr bool RAW = IN_DT == TG_DTYPE_BYTES;
-	constexpr int CW = RAW ? 4 : 2;               /* columns of a shared word */
 	constexpr bool MX = RECIPE == TG_RECIPE_MXFP8;
 	constexpr bool ROW = ROWW != 0;
 	constexpr int NBX = (COLS + 31) / 32;
@@ -857,10 +772,8 @@ __device__ __forceinline__ void body_stage(const TgParams &p, const float eps)
 			}
 		}
 
-		/* column pass: unit u -> word column wc, half h, 32-row block rb. At rows % 16 != 0 (every column's bytes
-		 * start unaligned) each unit's 16-byte pieces are held (hw), then go through the stage as a byte tile */
-		const bool aligned = rows % 16 == 0;
-		uint32_t hw[UPT][CW][4];
+		/* column pass: unit u -> word column wc, half h, 32-row block rb; each unit's 16-byte pieces stored whole
+		 * (out_t's lines are padded to 16 bytes: aligned at any row count) */
 #pragma unroll
 		for (int k = 0; k < UPT; k++) {
 			const int u = k * THREADS + tid, wid = u >> 5;
@@ -886,10 +799,7 @@ __device__ __forceinline__ void body_stage(const TgParams &p, const float eps)
 #pragma unroll
 				for (int j = 0; j < 4; j++) {
 					const int c = col0 + wc * 4 + j;
-					if (aligned)
-						tg_put_col16(out_t, rows, c, r, y[j], c < COLS);
-					else
-						stage_hold(hw[k][j], y[j]);
+					tg_put_col16(out_t, rows, c, r, y[j], c < COLS);
 				}
 			} else {
 				float a[16], b[16];
@@ -948,17 +858,10 @@ __device__ __forceinline__ void body_stage(const TgParams &p, const float eps)
 					wa[q] = q4<FMT>(&a[4 * q], sa);
 					wb[q] = q4<FMT>(&b[4 * q], sb);
 				}
-				if (aligned) {
-					tg_put_col16(out_t, rows, c, r, wa, c < COLS);
-					tg_put_col16(out_t, rows, c + 1, r, wb, c < COLS);
-				} else {
-					stage_hold(hw[k][0], wa);
-					stage_hold(hw[k][1], wb);
-				}
+				tg_put_col16(out_t, rows, c, r, wa, c < COLS);
+				tg_put_col16(out_t, rows, c + 1, r, wb, c < COLS);
 			}
 		}
-		if (!aligned) /* (block-uniform) */
-			stage_put_cols<THREADS, TR, TC, PW, COLS, UPT, CW>((unsigned char *)s_in[st], hw, out_t, rows, row0, col0);
 		__syncthreads(); /* stage st is refilled NS-1 tiles from now */
 		st = (st + 1) % NS;
 	}
@@ -1056,7 +959,7 @@ __device__ __forceinline__ void dispatch(const TgParams &p, const float eps)
 #define TG_CT_BOUNDS_ __launch_bounds__(TG_THREADS, TG_CT_MIN_CTAS)
 #elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000
 /* sm_100's ptxas, given no minimum, held the 1x128 cast with a columnwise copy at odd row counts
- * (tg_put_pair32) to 64 registers and spilled 40 bytes; a minimum of one CTA gives it 92, no spill */
+ * (its lane-pair stores of the time) to 64 registers and spilled 40 bytes; a minimum of one CTA gives it 92, no spill */
 #define TG_CT_BOUNDS_ __launch_bounds__(TG_THREADS, 1)
 #else
 #define TG_CT_BOUNDS_ __launch_bounds__(TG_THREADS)

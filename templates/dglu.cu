@@ -352,7 +352,9 @@ __device__ __forceinline__ void dg_stage_path(const TgParams &p)
 	const unsigned char *h = (const unsigned char *)p.p[TG_PB_IN], *g = (const unsigned char *)p.p[TG_PB_GRAD];
 	unsigned char *out = (unsigned char *)p.p[TG_PB_OUT], *out_t = (unsigned char *)p.p[TG_PB_OUT_T];
 	// this thread's places in a tile: vector v at row vr[v], column vc[v]; column unit v at row ur[v] (of 4
-	// rows), d_h column ucol[v] - c0 (of 4), whose first columnwise byte sits uoff[v] past out_t + c0 * rows + r0
+	// rows), d_h column ucol[v] - c0 (of 4), whose first columnwise byte sits uoff[v] past out_t + c0 * pt + r0
+	// (out_t [2C][pt], its lines padded to 16 bytes: TG_PITCH)
+	const long long pt = TG_PITCH(rows);
 	int vr[DS_VPT], vc[DS_VPT], ur[DS_VPT], ucol[DS_VPT];
 	long long uoff[DS_VPT];
 #pragma unroll
@@ -362,7 +364,7 @@ __device__ __forceinline__ void dg_stage_path(const TgParams &p)
 		vc[v] = i % 8 * 8;
 		ur[v] = 4 * (i & 7);
 		ucol[v] = 4 * (((wi & 3) << 2) | ((i >> 3) & 3));
-		uoff[v] = (long long)((wi >> 2) * DS_HOFF + ucol[v]) * rows + ur[v];
+		uoff[v] = (long long)((wi >> 2) * DS_HOFF + ucol[v]) * pt + ur[v];
 	}
 
 	// tile t's cp.async into stage st (zero-filled outside the tensor; nothing past the last tile), committed
@@ -493,14 +495,13 @@ __device__ __forceinline__ void dg_stage_path(const TgParams &p)
 					w[k] = tg_fp8x4<TG_FMT>(sf[ds_fidx(hf, i, ci)], sf[ds_fidx(hf, i + 1, ci)], sf[ds_fidx(hf, i + 2, ci)],
 					                        sf[ds_fidx(hf, i + 3, ci)], bs);
 				}
-				// lanes 2i, 2i+1: one column's rows 0-15, 16-31 (all lanes call it: at rows % 16 != 0 the warp
-				// writes each column coalesced)
+				// lanes 2i, 2i+1: one column's rows 0-15, 16-31
 				tg_put_col16(out_t, rows, hf * DS_OOFF + c, r, w, c < DG_COLS);
 			}
 		} else {
 			/* unit = 8 row groups of 4 rows (lanes 0-7) x 4 word columns (lanes 8-31) a warp; the warps over the 4
 			 * word-column groups and the two halves */
-			unsigned char *otc = out_t + c0 * rows + r0;
+			unsigned char *otc = out_t + c0 * pt + r0;
 #pragma unroll
 			for (int v = 0; v < DS_VPT; v++) {
 				const int i = v * TG_THREADS + tid, hf = (i >> 5) >> 2;
@@ -510,30 +511,12 @@ __device__ __forceinline__ void dg_stage_path(const TgParams &p)
 				for (int k = 0; k < 4; k++)
 					x[k] = s_q[ds_word(hf, ur[v] + k, ucol[v] / 4)];
 				tg_transpose_4x4_bytes(x[0], x[1], x[2], x[3], y);
-				if (rows % 4 == 0) {
-					if (r >= rows || c0 + hf * DS_GOFF + ucol[v] >= DG_COLS)
-						continue;
-					unsigned char *dst = otc + uoff[v];
+				if (r >= rows || c0 + hf * DS_GOFF + ucol[v] >= DG_COLS)
+					continue;
+				unsigned char *dst = otc + uoff[v]; // (a word past rows fills the line's padding)
 #pragma unroll
-					for (int j = 0; j < 4; j++, dst += rows)
-						*(uint32_t *)dst = y[j];
-				} else {
-					/* the columns start unaligned: the warp writes each of its 16 columns' 32 rows as one
-					 * coalesced store, a byte a lane (lanes 8g.. hold word column g, 4 rows a lane; byte k of
-					 * y[j] is column j's row 4 (lane & 7) + k) */
-					const int lane = tid & 31;
-#pragma unroll
-					for (int g = 0; g < 4; g++) {
-						const int colg = __shfl_sync(0xFFFFFFFFu, ucol[v], 8 * g), src = 8 * g + (lane >> 2);
-#pragma unroll
-						for (int j = 0; j < 4; j++) {
-							const uint32_t wd = __shfl_sync(0xFFFFFFFFu, y[j], src);
-							if (c0 + hf * DS_GOFF + colg < DG_COLS && r0 + lane < rows)
-								out_t[(long long)(hf * DS_HOFF + c0 + colg + j) * rows + r0 + lane] =
-									(unsigned char)(wd >> (8 * (lane & 3)));
-						}
-					}
-				}
+				for (int j = 0; j < 4; j++, dst += pt)
+					*(uint32_t *)dst = y[j];
 			}
 		}
 		st = (st + 1) % DS_NS;
@@ -639,7 +622,7 @@ __device__ __forceinline__ void dg_stage(float (*ys)[DG_PITCH], int tr, int tv, 
 // order; rows past the tensor skipped), then the columnwise store. Every thread calls it;
 // the stage may be rewritten after it returns.
 __device__ __forceinline__ void dg_flush(const TgParams &p, float (*ys)[DG_PITCH], long long r0, int c0, long long rows,
-                                         float s, bool aligned16)
+                                         float s)
 {
 	if constexpr (TG_DBIAS) {
 		__syncthreads(); // the stage is complete
@@ -658,7 +641,7 @@ __device__ __forceinline__ void dg_flush(const TgParams &p, float (*ys)[DG_PITCH
 	}
 	if constexpr (TG_COLWISE)
 		tg_colwise_store<TG_FMT, TG_RECIPE, TG_THREADS, DG_OCOLS, DG_R, DG_CW, DG_PITCH, DG_SEG>(p, ys, r0, c0, rows,
-			s, aligned16); // __syncthreads on entry and exit
+			s); // __syncthreads on entry and exit
 	else
 		__syncthreads(); // before the stage is rewritten
 }
@@ -672,7 +655,6 @@ __device__ __forceinline__ void dg_tile_path(const TgParams &p)
 	if (TG_RECIPE == TG_RECIPE_DELAYED || TG_RECIPE == TG_RECIPE_CURRENT_CAST)
 		s = tg_tensor_scale<TG_RECIPE, TG_FMT, TG_POW2>(p, TG_EPS_SCALE);
 	float amax = 0.0f;
-	const bool aligned16 = (rows % 16) == 0;
 	const int tr = threadIdx.x / DG_VPR, tv = threadIdx.x % DG_VPR;
 	const long long items = (rows + DG_R - 1) / DG_R * DG_NS;
 	for (long long it = blockIdx.x; it < items; it += gridDim.x) {
@@ -700,10 +682,10 @@ __device__ __forceinline__ void dg_tile_path(const TgParams &p)
 						p, rows, r, DG_COLS + v * DG_VEC, db, rv, s, TG_EPS_SCALE, TG_POW2);
 			}
 			dg_stage(ys, tr, tv, da);
-			dg_flush(p, ys, r0, c0, rows, s, aligned16);
+			dg_flush(p, ys, r0, c0, rows, s);
 			if (DG_GATED) {
 				dg_stage(ys, tr, tv, db);
-				dg_flush(p, ys, r0, DG_COLS + c0, rows, s, aligned16);
+				dg_flush(p, ys, r0, DG_COLS + c0, rows, s);
 			}
 #pragma unroll
 			for (int i = 0; i < DG_PF; i++) {

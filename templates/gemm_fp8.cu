@@ -33,16 +33,16 @@
 // map_act when use_tma_store, else from registers), max|act| to ep.p[TG_P_AMAX] (atomic), and 1/scale
 // to ep.p[TG_P_SCALE_INV]. D itself is written (by those warps, from the staging tile) only when
 // D != NULL. TG_ACT_T 1: act's columnwise copy too (the wgrad operand, per-tensor: the same bytes
-// transposed) to ep.p[TG_P_OUT_T] [N/2][M]: the act tile transposed in place in shared memory (the
-// rowwise copy then goes out from registers), then TMA-stored through map_act_t (M % 16 == 0 and
-// aligned) or from registers.
+// transposed) to ep.p[TG_P_OUT_T] [N/2][TG_PITCH(M)]: the act tile transposed in place in shared memory (the
+// rowwise copy then goes out from registers), then TMA-stored through map_act_t (16-byte aligned) or from
+// registers.
 //
 // TG_EPI 2 (the dglu epilogue, dglu.cu fused into the dgrad GEMM that writes its d_act): D is d_act [M][C]
 // (C = N), tiles of 128 x 128; the consumers round their promoted totals to TG_OUT into the staging tile and go
 // on, and a fourth warpgroup (512 threads a CTA) reads from it, with the saved pre-activation h [M][2C] (gate half first; FP16 with
 // TG_H_F16, else BF16) from ep.p[TG_PB_IN], d_a, d_b = tg_dglu_fast(gate, linear, d_act) (the sigmoid on the
 // SFU, as the GLU epilogue), written as FP8 (TG_FMT) times the delayed scale ep.p[TG_PB_SCALE]: the rowwise
-// copy d_h [M][2C] from registers to ep.p[TG_PB_OUT] (TG_DH_ROW 1), the columnwise copy [2C][M] to
+// copy d_h [M][2C] from registers to ep.p[TG_PB_OUT] (TG_DH_ROW 1), the columnwise copy [2C][TG_PITCH(M)] to
 // ep.p[TG_PB_OUT_T] (TG_ACT_T 1) through two byte tiles (the gate and linear halves, 64 tokens at a time)
 // TMA-stored by map_act (rows [0, C)) and map_act_t (rows [C, 2C)), or stored from them by the warps; max |d_h|
 // to ep.p[TG_PB_AMAX] and 1/scale to ep.p[TG_PB_SCALE_INV]; D only when D != NULL. C % 8 == 0 (the runtime's
@@ -432,7 +432,7 @@ __device__ __forceinline__ void glu_finish(int e, u8 *stg, u8 *sact, u64 *sfull,
 			for (int k = 0; k < 4; k++) {
 				const int R = tm * TG_GEMM_BM + 4 * q + k;
 				if (cc < C && R < M)
-					act_t[(size_t)cc * M + R] = (u8)(v >> (8 * k));
+					act_t[(size_t)cc * TG_PITCH(M) + R] = (u8)(v >> (8 * k));
 			}
 		}
 	}
@@ -670,8 +670,8 @@ __device__ __forceinline__ void dglu_finish(int e, u32 stg, u32 st, u64 *sfull, 
 			for (int k = 0; k < 4; k++) {
 				const int R = H0 + 4 * qq + k;
 				if (R < M) {
-					out_t[(size_t)cc * M + R] = (u8)(vg >> (8 * k));
-					out_t[((size_t)C + cc) * M + R] = (u8)(vl >> (8 * k));
+					out_t[(size_t)cc * TG_PITCH(M) + R] = (u8)(vg >> (8 * k));
+					out_t[((size_t)C + cc) * TG_PITCH(M) + R] = (u8)(vl >> (8 * k));
 				}
 			}
 		}

@@ -197,7 +197,6 @@ __device__ __forceinline__ void gl_tile_path(const TgParams &p)
 	if (TG_RECIPE == TG_RECIPE_DELAYED || TG_RECIPE == TG_RECIPE_CURRENT_CAST)
 		s = tg_tensor_scale<TG_RECIPE, TG_FMT, TG_POW2>(p, TG_EPS_SCALE);
 	float amax = 0.0f;
-	const bool aligned16 = (rows % 16) == 0;
 	const tg_raw<GL_IVB> *in = reinterpret_cast<const tg_raw<GL_IVB> *>(p.p[TG_P_IN]);
 	const int tr = threadIdx.x / GL_VPR, tv = threadIdx.x % GL_VPR;
 	// the raw a and b vectors at column c of row r (zeros when !ok)
@@ -247,7 +246,7 @@ __device__ __forceinline__ void gl_tile_path(const TgParams &p)
 			if (TG_ROWWISE)
 				gl_emit_row<gl_group>(p, rows, r, c, y, ok, s);
 			tg_colwise_store<TG_FMT, TG_RECIPE, TG_THREADS, GL_COLS, GL_R, GL_CW, GL_PITCH, GL_SEG, TG_DEQ>(p, ys, r0, c0, rows,
-				s, aligned16);
+				s);
 			ra = na;
 			rb = nb;
 		}
@@ -344,7 +343,7 @@ __device__ __forceinline__ void gl_block_tile_path(const TgParams &p)
 		}
 		// (the unaligned columns' lane-pair stores, PAIRS, pushed the MXFP8 tile with its BF16 copy, TG_DEQ, at 64
 		// registers into 16 bytes of spills on sm_90a: it keeps byte stores at odd row counts)
-		tg_block_colwise_tile<TG_FMT, TG_THREADS, GB_NS, GL_COLS, 1, GB_BR, TG_DEQ, TG_DEQ ? 0 : 1>(p, sm, yt, r0, c0, 0, GL_COLS,
+		tg_block_colwise_tile<TG_FMT, TG_THREADS, GB_NS, GL_COLS, 1, GB_BR, TG_DEQ>(p, sm, yt, r0, c0, 0, GL_COLS,
 			rows, TG_EPS_SCALE, TG_POW2);
 	}
 }

@@ -344,7 +344,6 @@ __device__ __forceinline__ void nq_tile_path(const TgParams &p)
 	if (TG_RECIPE == TG_RECIPE_DELAYED || TG_RECIPE == TG_RECIPE_CURRENT_CAST)
 		s = tg_tensor_scale<TG_RECIPE, TG_FMT, TG_POW2>(p, TG_EPS_SCALE);
 	float amax = 0.0f;
-	const bool aligned16 = (rows % 16) == 0;
 	for (long long r0 = (long long)blockIdx.x * NQ_R; r0 < rows; r0 += (long long)gridDim.x * NQ_R) {
 		// Phase 1: statistics, warp per row; residual_out, rsigma, mu written here.
 		for (int rr = warp; rr < NQ_R; rr += NQ_NW) {
@@ -426,7 +425,7 @@ __device__ __forceinline__ void nq_tile_path(const TgParams &p)
 			if (TG_ROWWISE)
 				nq_emit_row<nq_group>(p, rows, r, c, y, ok, s);
 			tg_colwise_store<TG_FMT, TG_RECIPE, TG_THREADS, NQ_COLS, NQ_R, NQ_CW, NQ_PITCH, NQ_SEG, TG_DEQ>(p, ys, r0, c0, rows,
-				s, aligned16);
+				s);
 		}
 	}
 	if (TG_RECIPE == TG_RECIPE_DELAYED) {

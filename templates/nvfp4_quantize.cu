@@ -40,7 +40,7 @@
 //     p[TG_P_RESIDUAL], rounded to TG_IN_DTYPE), rsigma p[TG_P_RSIGMA] and mu p[TG_P_MU] (TG_NORM 1) the
 //     norm's amax pass saved, gamma p[TG_P_GAMMA], beta p[TG_P_BETA]: tg_norm_value as norm_quantize.cu.
 // TG_DEQ (cast pass over strips): bit 0 also writes the rowwise copy dequantized to BF16 at p[TG_P_DEQ]
-// [rows][cols], bit 1 the columnwise one at p[TG_P_DEQ_T] [cols][rows] (an emulated NVFP4 GEMM's
+// [rows][cols], bit 1 the columnwise one at p[TG_P_DEQ_T] [cols][TG_PITCH(rows)] (an emulated NVFP4 GEMM's
 // operands, bit for bit nvfp4_dequantize.cu's: e2m1(code) * (float(S_dec) / S_enc) rounded to BF16).
 // TG_ACT, TG_ALPHA, TG_LIMIT, TG_G_DTYPE, TG_NORM, TG_W_DTYPE, TG_B_DTYPE, TG_ZERO_CENTERED,
 // TG_HAS_RESIDUAL: those ops' slots (unused by other sources). A source's passes run over strips.
@@ -618,28 +618,30 @@ static_assert(!(TG_DEQ & 2) || TG_THREADS == S2C * (S2R / 32),
 static_assert(S2C * DQP * 2 <= S2R * S2P * 4, "dq fits in the strip's buffer");
 
 // The strip's columnwise BF16 copy, staged in dq [S2C][DQP] (the strip's buffer, once read), to
-// p[TG_P_DEQ_T] [cols][rows]: a column's 64 rows are 128 contiguous bytes, 16-byte stores where rows % 8 == 0
-// (the scattered 32-byte stores of each block from strip_cols itself took the act cast from 476 to 897 us:
+// p[TG_P_DEQ_T] [cols][TG_PITCH(rows)]: a column's 64 rows are 128 contiguous bytes, 16-byte stores in a whole
+// strip (16-byte aligned at any row count: the lines are padded to 16 elements), element by element in a column's
+// last, partial strip (one store loop for both took ptxas from 110-122 registers to 73-80 and spilled 8 bytes on
+// sm_100a; the scattered 32-byte stores of each block from strip_cols itself took the act cast from 476 to 897 us:
 // H100, sixteenth session).
 __device__ __forceinline__ void strip_deq_t(const TgParams &p, const uint16_t *dq, long long r0, long long c0)
 {
-	const long long rows = p.n[0], cols = p.n[1];
+	const long long rows = p.n[0], cols = p.n[1], pt = TG_PITCH(rows);
 	const int n = rows - r0 < S2R ? (int)(rows - r0) : S2R;
 	uint16_t *out = (uint16_t *)p.p[TG_P_DEQ_T];
-	if (rows % 8 == 0) { // and n % 8 == 0
+	if (n == S2R) { // a whole strip (every 16-byte piece inside the tensor's rows)
 		for (int i = threadIdx.x; i < S2C * (S2R / 8); i += TG_THREADS) {
 			const int c = i / (S2R / 8), q = i % (S2R / 8);
 			const long long col = strip_col(c0, c, cols);
-			if (col >= 0 && 8 * q < n)
-				*(uint4 *)(out + col * rows + r0 + 8 * q) = *(const uint4 *)(dq + c * DQP + 8 * q);
+			if (col >= 0)
+				*(uint4 *)(out + col * pt + r0 + 8 * q) = *(const uint4 *)(dq + c * DQP + 8 * q);
 		}
 		return;
 	}
-	for (int i = threadIdx.x; i < S2C * S2R; i += TG_THREADS) {
+	for (int i = threadIdx.x; i < S2C * S2R; i += TG_THREADS) { // the last strip of a column: its rows only
 		const int c = i / S2R, k = i % S2R;
 		const long long col = strip_col(c0, c, cols);
 		if (col >= 0 && k < n)
-			out[col * rows + r0 + k] = dq[c * DQP + k];
+			out[col * pt + r0 + k] = dq[c * DQP + k];
 	}
 }
 

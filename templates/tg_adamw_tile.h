@@ -39,7 +39,7 @@ __device__ __forceinline__ void tg_adamw_quad(const TgParams &p, const TgAdamwSt
 
 // tg_store_columns: the columnwise copy of a staged tile of FP8 bytes. tile[r][q] holds the bytes of
 // columns 4q..4q+3 of tile row r (TR rows, TC columns, PITCH words a row); the CTA's THREADS threads
-// write 16-row segments of each column into out_t [cols][rows] at rows r0.., columns c0..,
+// write 16-row segments of each column into out_t [cols][TG_PITCH(rows)] at rows r0.., columns c0..,
 // clipped at rows and cols. Call after a __syncthreads that completes the staging.
 template <int TR, int TC, int THREADS, int PITCH>
 __device__ __forceinline__ void tg_store_columns(const uint32_t (*tile)[PITCH], void *out_t, long long r0, long long c0,
@@ -59,13 +59,8 @@ __device__ __forceinline__ void tg_store_columns(const uint32_t (*tile)[PITCH], 
 				x |= ((tile[16 * seg + 4 * g4 + k][cc / 4] >> (8 * (cc % 4))) & 0xFFu) << (8 * k);
 			w4[g4] = x;
 		}
-		uint8_t *dst = (uint8_t *)out_t + col * rows + rs0;
-		if (rows % 16 == 0) {
-			*reinterpret_cast<uint4 *>(dst) = make_uint4(w4[0], w4[1], w4[2], w4[3]);
-		} else {
-			for (int k = 0; k < 16 && rs0 + k < rows; k++)
-				dst[k] = (uint8_t)(w4[k / 4] >> (8 * (k % 4)));
-		}
+		/* one aligned store (a segment past rows fills the line's padding) */
+		*reinterpret_cast<uint4 *>((uint8_t *)out_t + col * TG_PITCH(rows) + rs0) = make_uint4(w4[0], w4[1], w4[2], w4[3]);
 	}
 }
 

@@ -300,125 +300,15 @@ __device__ __forceinline__ void tg_transpose_4x4_bytes(uint32_t a0, uint32_t a1,
 	t[3] = __byte_perm(hi0, hi1, 0x7632);
 }
 
-/* x[k], k = 0..3 a run-time index (selects, no local memory). */
-__device__ __forceinline__ uint32_t tg__word(const uint32_t x[4], int k)
-{
-	return k == 0 ? x[0] : k == 1 ? x[1] : k == 2 ? x[2] : x[3];
-}
-
-/* The 16 bytes v[0..3] rotated down by k bytes in place (k = 0..15 at run time): byte j becomes byte (j + k) % 16. */
-__device__ __forceinline__ void tg__rotate16(uint32_t v[4], int k)
-{
-	if (k & 8) {
-		const uint32_t a = v[0], b = v[1];
-		v[0] = v[2]; v[1] = v[3]; v[2] = a; v[3] = b;
-	}
-	if (k & 4) {
-		const uint32_t a = v[0];
-		v[0] = v[1]; v[1] = v[2]; v[2] = v[3]; v[3] = a;
-	}
-	const int sh = 8 * (k & 3);
-	const uint32_t a = v[0];
-	v[0] = __funnelshift_r(v[0], v[1], sh);
-	v[1] = __funnelshift_r(v[1], v[2], sh);
-	v[2] = __funnelshift_r(v[2], v[3], sh);
-	v[3] = __funnelshift_r(v[3], a, sh);
-}
-
-/* Store bytes [s, e) of the 16-byte chunk v at the 16-aligned address chunk, where s == 0 or e == 16:
- * naturally aligned stores of 1, 2, 4, 8 bytes up from s, then of 8, 4, 2, 1 bytes up to e (at most 4). */
-__device__ __forceinline__ void tg__put_part16(unsigned char *chunk, const uint32_t v[4], int s, int e)
-{
-	int p = s;
-#pragma unroll
-	for (int z = 1; z <= 8; z *= 2)
-		if ((p & z) && p + z <= e) {
-			const uint32_t lo = tg__word(v, p >> 2);
-			if (z == 1) chunk[p] = (unsigned char)(lo >> (8 * (p & 3)));
-			else if (z == 2) *(uint16_t *)(chunk + p) = (uint16_t)(lo >> (8 * (p & 3)));
-			else if (z == 4) *(uint32_t *)(chunk + p) = lo;
-			else *(uint2 *)(chunk + p) = make_uint2(v[2], v[3]); /* p == 8 */
-			p += z;
-		}
-#pragma unroll
-	for (int z = 8; z >= 1; z /= 2)
-		if (p + z <= e) {
-			const uint32_t lo = tg__word(v, p >> 2);
-			if (z == 8) *(uint2 *)(chunk + p) = make_uint2(v[0], v[1]); /* p == 0 */
-			else if (z == 4) *(uint32_t *)(chunk + p) = lo;
-			else if (z == 2) *(uint16_t *)(chunk + p) = (uint16_t)(lo >> (8 * (p & 3)));
-			else chunk[p] = (unsigned char)(lo >> (8 * (p & 3)));
-			p += z;
-		}
-}
-
-/* Store 32 consecutive bytes at dst (any alignment) held by lane pairs: the lane with (lane & X) == 0 holds the
- * first 16 in w[0..3], its partner (lane ^ X) the next 16; both pass the same dst and ok. Called by all 32 lanes.
- * 16-aligned dst: a 16-byte store a lane. Else (dst = C + m, C 16-aligned, 0 < m < 16) the bytes cover the end of
- * chunk C (16 - m bytes: the first lane), all of chunk C + 16 and the start of chunk C + 32 (m bytes; both the second
- * lane, the first as two 8-byte stores), each partial chunk as at most 4 aligned stores (the columns of a columnwise
- * copy at an odd row count; a neighbouring lane pair or CTA writes the other bytes of those chunks). */
-template <int X> __device__ __forceinline__ void tg_put_pair32(unsigned char *dst, const uint32_t w[4], bool ok)
-{
-	const bool second = (threadIdx.x & X) != 0;
-	const int m = (int)((unsigned long long)dst & 15);
-	/* each lane's 16 bytes rotated down by 16 - m: byte j of chunk C (j >= m) is the first lane's byte j - m, of
-	 * chunk C + 16 the first lane's (j < m) or the second's (j >= m) byte j - m + 16 - 16 * (j >= m), of chunk
-	 * C + 32 (j < m) the second lane's byte j + 16 - m: every chunk's bytes sit where they are stored */
-	uint32_t v[4] = {w[0], w[1], w[2], w[3]};
-	tg__rotate16(v, 16 - m);
-	unsigned char *c0 = dst - m;
-#pragma unroll
-	for (int h = 0; h < 2; h++) { /* chunk C + 16 by the second lane, 8 bytes at a time (fewer live registers) */
-		const uint32_t o0 = __shfl_xor_sync(0xFFFFFFFFu, v[2 * h], X), o1 = __shfl_xor_sync(0xFFFFFFFFu, v[2 * h + 1], X);
-		if (ok && second && m != 0) { /* the first lane's rotated bytes below m, this lane's from m */
-			const int lo = m - 8 * h; /* bytes of word 2h below m (word 2h + 1: lo - 4) */
-			const uint32_t k0 = lo >= 4 ? 0xFFFFFFFFu : lo <= 0 ? 0u : (1u << (8 * lo)) - 1u;
-			const uint32_t k1 = lo >= 8 ? 0xFFFFFFFFu : lo <= 4 ? 0u : (1u << (8 * (lo - 4))) - 1u;
-			*(uint2 *)(c0 + 16 + 8 * h) = make_uint2((o0 & k0) | (v[2 * h] & ~k0), (o1 & k1) | (v[2 * h + 1] & ~k1));
-		}
-	}
-	if (!ok)
-		return;
-	if (m == 0) /* (a rotation by 16: v is w) */
-		*(uint4 *)(dst + (second ? 16 : 0)) = make_uint4(v[0], v[1], v[2], v[3]);
-	else
-		tg__put_part16(second ? c0 + 32 : c0, v, second ? 0 : m, second ? m : 16);
-}
-
-/* Store 16 bytes w[0..3] of column c, rows r..r+15, of a columnwise copy out_t [cols][rows] (bytes past rows dropped), where
- * ok. Called by all 32 lanes of a warp, lanes 2i and 2i+1 holding the same column's rows r..r+15 and
- * r+16..r+31. At rows % 16 == 0 a 16-byte store a lane; else the columns start unaligned, and the warp writes
- * the 16 pairs' columns one at a time, a byte a lane (one coalesced 32-byte store: a lane's 16 byte stores hit
- * 16 columns' sectors an instruction; the byte transpose of 993 x 4096 took 57 us against 6 at 992 rows). Each
- * instruction here touches one column's 32 bytes: tg_put_pair32 (3 aligned pieces a column, up to 9 store
- * instructions each touching 16 columns) measured slower here (H100, 8191 tokens: the byte transpose of the 8B MLP's
- * xn 76 -> 123 us, the per-tensor cast_transpose 98 -> 133; thirty-ninth session).
- * cast_transpose.cu's staged column pass at rows % 16 == 0 (else its stage_put_cols) and dglu.cu's MXFP8 one. */
+/* Store 16 bytes w[0..3] of column c, rows r..r+15 (r a multiple of 16), of a columnwise copy out_t
+ * [cols][pitch], pitch = rows rounded up to 16 (tg_kernel.h's TG_PITCH), where ok and r < rows: one aligned
+ * 16-byte store a lane at any row count (a piece past rows fills the line's padding). cast_transpose.cu's staged
+ * column pass and dglu.cu's MXFP8 one. */
 __device__ __forceinline__ void tg_put_col16(unsigned char *out_t, long long rows, int c, long long r, const uint32_t w[4],
                                           bool ok)
 {
-	if (rows % 16 == 0) {
-		if (ok && r < rows)
-			*(uint4 *)(out_t + (size_t)c * rows + r) = make_uint4(w[0], w[1], w[2], w[3]);
-		return;
-	}
-	const int lane = threadIdx.x & 31;
-#pragma unroll 1
-	for (int i = 0; i < 16; i++) {
-		const int src = 2 * i + (lane >> 4);  /* the lane holding this lane's byte: rows 0-15 or 16-31 */
-		const int pc = __shfl_sync(0xFFFFFFFFu, c, 2 * i);
-		const long long pr = __shfl_sync(0xFFFFFFFFu, r, 2 * i) + lane;
-		const bool pok = __shfl_sync(0xFFFFFFFFu, ok ? 1 : 0, 2 * i) != 0;
-		uint32_t v[4];
-#pragma unroll
-		for (int q = 0; q < 4; q++)
-			v[q] = __shfl_sync(0xFFFFFFFFu, w[q], src);
-		const int e = lane & 15;
-		const uint32_t wd = e < 4 ? v[0] : e < 8 ? v[1] : e < 12 ? v[2] : v[3];
-		if (pok && pr < rows)
-			out_t[(size_t)pc * rows + pr] = (unsigned char)(wd >> (8 * (e & 3)));
-	}
+	if (ok && r < rows)
+		*(uint4 *)(out_t + (size_t)c * (size_t)((rows + 15) & ~15LL) + r) = make_uint4(w[0], w[1], w[2], w[3]);
 }
 #endif
 

@@ -11,6 +11,10 @@
  *  - a "columnwise" quantized copy is the transpose, stored [cols][rows], and
  *    quantized with its blocks running along the original columns; i.e. it is
  *    the rowwise quantization of the transpose. Hopper FP8 GEMMs (TN only) use it.
+ *    Its lines (and a dequantized DEQ_T's) are TG_PITCH(rows) elements long: rows
+ *    rounded up to 16, so every column starts 16-byte aligned at any row count; the
+ *    elements past rows are padding (written or not, never read: a GEMM whose K is
+ *    the pitch zeroes them first). E2M1 lines stay packed, ceil(rows/2) bytes.
  *  - per-tensor recipes (delayed, current): SCALE points at one float (read),
  *    SCALE_INV at one float (written by the kernel, = 1/scale rounded to nearest),
  *    AMAX at one float updated with an atomic max of max|x| (>= 0, NaN ignored);
@@ -42,6 +46,11 @@
 #include "tg_codes.h" /* the slot codes (TG_RECIPE_*, TG_ACT_*, TG_DTYPE_*) */
 
 #define TG_NPTR 16
+
+/* The line length, in elements, of a columnwise copy [cols][rows] (OUT_T of 1-, 2- or 4-byte elements,
+ * DEQ_T; gen/layout.c's layout_pitch): rows rounded up to 16 (16-byte aligned lines for every width, one
+ * element index for a copy and its dequantized form). */
+#define TG_PITCH(rows) (((rows) + 15) / 16 * 16)
 
 typedef struct TgParams {
 	void *p[TG_NPTR];   /* buffers, by slot below */

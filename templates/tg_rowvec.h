@@ -456,49 +456,18 @@ __device__ __forceinline__ void tg_emit_rows_block(const TgParams &p, long long 
 // block (32) for RECIPE 6, else a multiple of 16; R is a multiple of SEG. One thread per (column
 // col, segment from row rs0) quantizes its segment with the per-tensor scale s, or for RECIPE 6
 // with its own E8M0 scale, written to scale_inv_t [ceil(rows/32)][COLS] at (rs0/32, col), and
-// writes the FP8 bytes (format FMT) to out_t [COLS][rows] from (col, rs0): 16 bytes at a time when
-// aligned16 (the caller's rows % 16 == 0) and the segment is whole, else byte by byte up to rows. MXFP8 with DEQ
-// bit 1 (TG_DEQ): the codes also dequantized to BF16 at p[TG_P_MX_DEQ_T] [COLS][rows].
+// writes the FP8 bytes (format FMT) to out_t [COLS][TG_PITCH(rows)] from (col, rs0): 16 bytes at a time
+// where the segment is whole (lines padded to 16 bytes: aligned at any row count), else byte by byte up to rows.
+// MXFP8 with DEQ bit 1 (TG_DEQ): the codes also dequantized to BF16 at p[TG_P_MX_DEQ_T] [COLS][TG_PITCH(rows)].
 template <int FMT, int RECIPE, int THREADS, int COLS, int R, int CW, int PITCH, int SEG, int DEQ = 0>
 __device__ __forceinline__ void tg_colwise_store(const TgParams &p, const float (*ys)[PITCH], long long r0, int c0,
-	long long rows, float s, bool aligned16)
+	long long rows, float s)
 {
 	static_assert(RECIPE == TG_RECIPE_MXFP8 ? SEG == 32 : SEG % 16 == 0, "columnwise: SEG must be 32 (MXFP8) or a multiple of 16");
 	static_assert(R % SEG == 0, "columnwise: rows per tile must be a multiple of the segment");
 	static_assert(DEQ == 0 || RECIPE == TG_RECIPE_MXFP8, "TG_DEQ dequantizes MXFP8 copies");
 	__syncthreads();
-	if constexpr (R % 32 == 0) {
-		if (!aligned16) {
-			// rows % 16 != 0: each column's bytes start unaligned, so a warp takes one column's 32 rows (one
-			// byte a lane: a coalesced 32-byte store; a lane a column wrote 32 scattered bytes an instruction:
-			// 993 x 16384 GELU both copies 291 -> 61 us, 44 at 992 rows); MXFP8's block amax by shuffles
-			constexpr float fmax = FMT == TG_FMT_E4M3 ? TG_E4M3_MAX : TG_E5M2_MAX;
-			const int lane = threadIdx.x % 32;
-			for (int u = threadIdx.x / 32; u < CW * (R / 32); u += THREADS / 32) {
-				const int cc = u % CW, g = u / CW, col = c0 + cc;
-				const long long rb = r0 + g * 32, r = rb + lane;
-				if ((COLS % CW != 0 && col >= COLS) || rb >= rows)
-					continue; // (whole warps)
-				const float v = r < rows ? ys[g * 32 + lane][cc] : 0.0f;
-				float bs = s, dq = 1.0f;
-				if (RECIPE == TG_RECIPE_MXFP8) {
-					const uint8_t eb = tg_e8m0_from_amax(tg_group_max<32>(tg_absmax(0.0f, v)), fmax);
-					bs = tg_e8m0_rcp(eb);
-					dq = tg_e8m0_deq(eb);
-					if (lane == 0)
-						((uint8_t *)p.p[TG_P_SCALE_INV_T])[rb / 32 * COLS + col] = eb;
-				}
-				if (r < rows) {
-					const uint32_t code = tg_fp8x2<FMT>(v * bs, 0.0f) & 0xFFu;
-					((uint8_t *)p.p[TG_P_OUT_T])[(long long)col * rows + r] = (uint8_t)code;
-					if (RECIPE == TG_RECIPE_MXFP8 && (DEQ & 2))
-						((uint16_t *)p.p[TG_P_MX_DEQ_T])[(long long)col * rows + r] = tg_mx_deq1<FMT>(code, dq);
-				}
-			}
-			__syncthreads();
-			return;
-		}
-	}
+	const long long pt = TG_PITCH(rows); /* out_t's and deq_t's line length */
 	for (int task = threadIdx.x; task < CW * (R / SEG); task += THREADS) {
 		const int cc = task % CW, seg = task / CW;
 		const int col = c0 + cc;
@@ -507,9 +476,10 @@ __device__ __forceinline__ void tg_colwise_store(const TgParams &p, const float 
 			continue;
 		float v[SEG];
 		float bs = s, dq = 1.0f;
+		const bool whole = rs0 + SEG <= rows;
 #pragma unroll
-		for (int k = 0; k < SEG; k++)
-			v[k] = ys[seg * SEG + k][cc];
+		for (int k = 0; k < SEG; k++) /* (MXFP8: the rows past the end stay out of the block amax) */
+			v[k] = RECIPE != TG_RECIPE_MXFP8 || whole || rs0 + k < rows ? ys[seg * SEG + k][cc] : 0.0f;
 		if (RECIPE == TG_RECIPE_MXFP8) {
 			constexpr float fmax = FMT == TG_FMT_E4M3 ? TG_E4M3_MAX : TG_E5M2_MAX;
 			float a = 0.0f;
@@ -522,9 +492,9 @@ __device__ __forceinline__ void tg_colwise_store(const TgParams &p, const float 
 			((uint8_t *)p.p[TG_P_SCALE_INV_T])[rs0 / 32 * COLS + col] = eb;
 		}
 		constexpr bool deq = RECIPE == TG_RECIPE_MXFP8 && (DEQ & 2);
-		uint8_t *dst = (uint8_t *)p.p[TG_P_OUT_T] + (long long)col * rows + rs0;
-		uint16_t *ddst = deq ? (uint16_t *)p.p[TG_P_MX_DEQ_T] + (long long)col * rows + rs0 : nullptr;
-		if (aligned16 && rs0 + SEG <= rows) {
+		uint8_t *dst = (uint8_t *)p.p[TG_P_OUT_T] + col * pt + rs0;
+		uint16_t *ddst = deq ? (uint16_t *)p.p[TG_P_MX_DEQ_T] + col * pt + rs0 : nullptr;
+		if (whole) {
 #pragma unroll
 			for (int h = 0; h < SEG / 16; h++) {
 				float w16[16];
@@ -572,12 +542,11 @@ template <int G, int NT, int BR = 128> struct TgBlockTileSmem {
 // [ceil(rows/128)][COLS] FP32 at (r0 / 128, column); MXFP8, tg_e8m0_from_amax and scale_inv_t
 // [ceil(rows/32)][COLS] E8M0 at (r0 / 32 + block, column) for the blocks inside the tensor. A
 // thread's NS codes of a column go into a byte tile [column][row] in shared memory as one word
-// (16-byte chunks XOR-swizzled by column group), and the tiles out to out_t [COLS][rows] as 16-byte
-// pieces (rows % 16 != 0 in a whole tile, with PAIRS: a lane pair's 32 bytes through tg_put_pair32; else, and at
-// the tensor's end, bytes). Four barriers for all NT tiles. Every
+// (16-byte chunks XOR-swizzled by column group), and the tiles out to out_t [COLS][TG_PITCH(rows)] as aligned
+// 16-byte pieces. Four barriers for all NT tiles. Every
 // thread calls it; sm may be rewritten after it returns. MXFP8 with DEQ bit 1 (TG_DEQ): the byte tiles
-// also dequantized to BF16 at p[TG_P_MX_DEQ_T] [COLS][rows] (each block's multiplier from its sm.scale).
-template <int FMT, int THREADS, int NS, int COLS, int NT, int BR = 128, int DEQ = 0, int PAIRS = 1>
+// also dequantized to BF16 at p[TG_P_MX_DEQ_T] [COLS][TG_PITCH(rows)] (each block's multiplier from its sm.scale).
+template <int FMT, int THREADS, int NS, int COLS, int NT, int BR = 128, int DEQ = 0>
 __device__ __forceinline__ void tg_block_colwise_tile(const TgParams &p, TgBlockTileSmem<THREADS / 16, NT, BR> &sm,
 	const float (&y)[NT][NS][8], long long r0, int c0, int cstep, int c_end, long long rows, float eps, int pow2)
 {
@@ -656,34 +625,18 @@ __device__ __forceinline__ void tg_block_colwise_tile(const TgParams &p, TgBlock
 	}
 	__syncthreads();
 	// the tiles out: NT * 1024 pieces of 16 bytes, a thread's at compile-time steps (THREADS divides 1024), the
-	// rows left in the tile as a 32-bit bound
-	const bool aligned16 = (rows % 16) == 0;
+	// rows left in the tile as a 32-bit bound; out_t's lines are padded to 16 bytes (TG_PITCH), so every piece is
+	// one aligned store (a piece past the tensor's last row holds zero codes and fills the line's padding)
 	const int left = rows - r0 < 128 ? (int)(rows - r0) : 128, part = threadIdx.x % 8;
-	if (PAIRS && !aligned16 && left == 128) {
-		// unaligned columns, a whole tile: lanes 2k, 2k + 1 hold 32 consecutive bytes of a column (pieces part, part + 1)
-#pragma unroll 1
-		for (int j = 0; j < NT * 1024 / THREADS; j++) {
-			const int q = threadIdx.x + j * THREADS, i = q / 1024, cc = q / 8 % 128;
-			const int col = c0 + i * cstep + cc;
-			const uint4 v = *reinterpret_cast<const uint4 *>(&sm.qt[i][cc][(part ^ ((cc >> 3) & 7)) << 4]);
-			const uint32_t w[4] = {v.x, v.y, v.z, v.w};
-			tg_put_pair32<1>((uint8_t *)p.p[TG_P_OUT_T] + ((long long)col * rows + r0 + (part & ~1) * 16), w, col < c_end);
-		}
-	} else {
+	const long long pt = TG_PITCH(rows);
 #pragma unroll
-		for (int j = 0; j < NT * 1024 / THREADS; j++) {
-			const int q = threadIdx.x + j * THREADS, i = q / 1024, cc = q / 8 % 128;
-			const int col = c0 + i * cstep + cc, rs = part * 16;
-			if (col >= c_end || rs >= left)
-				continue;
-			const uint8_t *src = &sm.qt[i][cc][(part ^ ((cc >> 3) & 7)) << 4];
-			uint8_t *dst = (uint8_t *)p.p[TG_P_OUT_T] + (long long)col * rows + r0 + rs;
-			if (aligned16 && rs + 16 <= left)
-				*reinterpret_cast<uint4 *>(dst) = *reinterpret_cast<const uint4 *>(src);
-			else
-				for (int k = 0; k < 16 && rs + k < left; k++)
-					dst[k] = src[k];
-		}
+	for (int j = 0; j < NT * 1024 / THREADS; j++) {
+		const int q = threadIdx.x + j * THREADS, i = q / 1024, cc = q / 8 % 128;
+		const int col = c0 + i * cstep + cc, rs = part * 16;
+		if (col >= c_end || rs >= left)
+			continue;
+		const uint8_t *src = &sm.qt[i][cc][(part ^ ((cc >> 3) & 7)) << 4];
+		*reinterpret_cast<uint4 *>((uint8_t *)p.p[TG_P_OUT_T] + col * pt + r0 + rs) = *reinterpret_cast<const uint4 *>(src);
 	}
 	if constexpr (BR == 32 && (DEQ & 2)) {
 		// the copy dequantized, from the byte tiles: 8 rows (16 bytes) a thread, 16 consecutive threads a column's 128
@@ -693,21 +646,13 @@ __device__ __forceinline__ void tg_block_colwise_tile(const TgParams &p, TgBlock
 		for (int j = 0; j < NT * 2048 / THREADS; j++) {
 			const int q = threadIdx.x + j * THREADS, i = q / 2048, cc = q / 16 % 128, g = q % 16;
 			const int col = c0 + i * cstep + cc, rs = g * 8;
-			const bool pairs = rows % 8 != 0 && !__any_sync(0xFFFFFFFFu, (g & ~1) * 8 + 16 > left);
-			if (!pairs && (col >= c_end || rs >= left))
+			if (col >= c_end || rs >= left)
 				continue;
 			const uint2 v = *reinterpret_cast<const uint2 *>(&sm.qt[i][cc][(((g >> 1) ^ ((cc >> 3) & 7)) << 4) | ((g & 1) << 3)]);
 			const uint32_t w[2] = {v.x, v.y};
 			uint32_t o[4];
 			tg_mx_deq<FMT, 8>(w, tg_e8m0_deq_of_rcp(sm.scale[rs / 32][i * 128 + cc]), o);
-			uint16_t *dd = deq_t + (long long)col * rows + r0 + rs;
-			if (pairs) // lanes 2k, 2k + 1: 32 consecutive bytes of a column at any alignment
-				tg_put_pair32<1>((unsigned char *)(dd - (g & 1) * 8), o, col < c_end);
-			else if (rows % 8 == 0 && rs + 8 <= left)
-				*reinterpret_cast<uint4 *>(dd) = make_uint4(o[0], o[1], o[2], o[3]);
-			else
-				for (int k = 0; k < 8 && rs + k < left; k++)
-					dd[k] = (uint16_t)(o[k / 2] >> (16 * (k % 2)));
+			*reinterpret_cast<uint4 *>(deq_t + col * pt + r0 + rs) = make_uint4(o[0], o[1], o[2], o[3]);
 		}
 	}
 	__syncthreads(); // sm is rewritten by the next call

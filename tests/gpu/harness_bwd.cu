@@ -101,37 +101,43 @@ static int dg_grid(const DgInst &k, long long rows)
 }
 
 static bool cmp(const char *what, const char *kname, long long rows, int grid, const DBuf &b, const void *want,
-                int elem, bool is_float)
+                int elem, bool is_float, long long line = 0, long long pitch = 0)
 {
 	std::vector<unsigned char> got(b.n + GUARD);
 	CK(cudaMemcpy(got.data(), b.d, b.n + GUARD, cudaMemcpyDeviceToHost));
 	const unsigned char *w = (const unsigned char *)want;
-	size_t bad = 0, first = (size_t)-1;
-	for (size_t e = 0; e < b.n / elem; e++) {
-		if (memcmp(&got[e * elem], w + e * elem, elem) == 0)
-			continue;
-		if (is_float) {
-			float x, y;
-			memcpy(&x, &got[e * elem], 4);
-			memcpy(&y, w + e * elem, 4);
-			if (isnan(x) && isnan(y))
+	/* elements compared per line, a line's elements on the device (line > 0: a columnwise copy [cols][pitch],
+	 * pitch = TG_PITCH(rows), against the packed reference [cols][line]; the padding is never compared), lines */
+	const size_t le = line > 0 ? (size_t)line : b.n / elem, pe = line > 0 ? (size_t)pitch : b.n / elem;
+	const size_t nl = pe ? b.n / elem / pe : 0;
+	size_t bad = 0, first = (size_t)-1, first_g = 0;
+	for (size_t l = 0; l < nl; l++)
+		for (size_t i = 0; i < le; i++) {
+			const size_t e = l * le + i, g = l * pe + i; /* the element in want, in got */
+			if (memcmp(&got[g * elem], w + e * elem, elem) == 0)
 				continue;
+			if (is_float) {
+				float x, y;
+				memcpy(&x, &got[g * elem], 4);
+				memcpy(&y, w + e * elem, 4);
+				if (isnan(x) && isnan(y))
+					continue;
+			}
+			if (first == (size_t)-1)
+				first = e, first_g = g;
+			bad++;
 		}
-		if (first == (size_t)-1)
-			first = e;
-		bad++;
-	}
 	size_t gbad = 0;
 	for (size_t i = b.n; i < b.n + GUARD; i++)
 		gbad += got[i] != POISON;
 	if (bad || gbad) {
 		g_fail++;
 		printf("FAIL bwd/%s rows=%lld grid=%d %s: %zu/%zu elements differ, %zu guard bytes written", kname, rows, grid,
-		       what, bad, b.n / elem, gbad);
+		       what, bad, nl * le, gbad);
 		if (bad) {
 			printf("; first at element %zu: got 0x", first);
 			for (int k = elem - 1; k >= 0; k--)
-				printf("%02x", got[first * elem + k]);
+				printf("%02x", got[first_g * elem + k]);
 			printf(" want 0x");
 			for (int k = elem - 1; k >= 0; k--)
 				printf("%02x", w[first * elem + k]);
@@ -297,8 +303,9 @@ static void run_dglu(const DgInst &k, long long rows)
 		dpart.alloc(dbp.size() * 4);
 	}
 	DBuf din, dg, dout, dsi, dscale, dsinv, damax, dout_t, dsi_t;
+	const long long pt = TG_PITCH(rows); /* the columnwise copy's line: [2C][pt] FP8 bytes on the device */
 	if (t_b)
-		dout_t.alloc(t_b);
+		dout_t.alloc((size_t)C2 * pt);
 	if (sit_b)
 		dsi_t.alloc(sit_b);
 	din.alloc(hraw.size());
@@ -357,7 +364,7 @@ static void run_dglu(const DgInst &k, long long rows)
 		if (si_b)
 			ok = cmp("scale_inv", k.name, rows, grid, dsi, want_si.data(), k.recipe == 4 ? 4 : 1, k.recipe == 4) && ok;
 		if (t_b)
-			ok = cmp("d_h columnwise", k.name, rows, grid, dout_t, want_t.data(), 1, false) && ok;
+			ok = cmp("d_h columnwise", k.name, rows, grid, dout_t, want_t.data(), 1, false, rows, pt) && ok;
 		if (sit_b)
 			ok = cmp("scale_inv_t", k.name, rows, grid, dsi_t, want_sit.data(), k.recipe == 4 ? 4 : 1, k.recipe == 4) && ok;
 		if (k.dbias) {
@@ -576,8 +583,8 @@ static void bench(void)
 		l.p.p[TG_PB_IN] = dalloc(nh * esize(k.in_dt));
 		l.p.p[TG_PB_GRAD] = dalloc(nh / 2 * esize(k.g_dt));
 		l.p.p[TG_PB_OUT] = dalloc(nh * (k.recipe == 0 ? esize(k.out_dt) : 1));
-		if (k.colw)
-			l.p.p[TG_PB_OUT_T] = dalloc(nh);
+		if (k.colw) /* [2C][TG_PITCH(rows)] FP8 bytes */
+			l.p.p[TG_PB_OUT_T] = dalloc((size_t)2 * k.cols * TG_PITCH(rows));
 		if (k.dbias)
 			l.p.p[TG_PB_DW] = dalloc((size_t)cdivl(rows, TG_BWD_CHUNK) * 2 * k.cols * 4);
 		float one = 1.0f;

@@ -3,8 +3,10 @@
  *
  * Each template is #included several times under different slot macro sets
  * (distinct TG_KERNEL names). Every output (data, transposed data, scales,
- * scale_inv, amax) is compared byte for byte with the CPU reference (ref/),
- * after poisoning the device buffers (and a guard zone behind each) with 0xA5,
+ * scale_inv, amax) is compared byte for byte with the CPU reference (ref/)
+ * (the transposed data, [cols][TG_PITCH(rows)] on the device: each line's rows
+ * elements; its padding is never compared), after poisoning the device
+ * buffers (and a guard zone behind each) with 0xA5,
  * at rows {1, 5, 217, 993, 2048|16384} for cols {160, 256, 512, 4096}, with a
  * full grid and a 3-CTA grid (grid-stride path); in_dt 3 (raw bytes) instances
  * check the byte transpose against the host transpose. recipe_update runs ten steps
@@ -111,32 +113,39 @@ struct DBuf {
 	void free_() { if (d) CK(cudaFree(d)); d = nullptr; }
 };
 
-/* Compare device bytes (plus guard) with expected host bytes. */
+/* Compare device bytes (plus guard) with expected host bytes. line > 0: b is a columnwise copy, lines of
+ * pitch elements (TG_PITCH(rows)) of which the first line (= rows) are compared with want's packed lines of
+ * line elements ([cols][rows]); the rest of each line is padding, never compared. */
 static bool cmp(const char *what, const char *kname, long long rows, int grid, const DBuf &b,
-                const void *want, int elem)
+                const void *want, int elem, long long line = 0, long long pitch = 0)
 {
 	std::vector<unsigned char> got(b.n + GUARD);
 	CK(cudaMemcpy(got.data(), b.d, b.n + GUARD, cudaMemcpyDeviceToHost));
 	const unsigned char *w = (const unsigned char *)want;
-	size_t bad = 0, first = (size_t)-1;
-	for (size_t i = 0; i < b.n; i++)
-		if (got[i] != w[i]) {
-			if (first == (size_t)-1)
-				first = i;
-			bad++;
-		}
+	/* bytes compared per line, a line's bytes on the device, lines */
+	const size_t lb = line > 0 ? (size_t)line * elem : b.n, pb = line > 0 ? (size_t)pitch * elem : b.n;
+	const size_t nl = pb ? b.n / pb : 0;
+	size_t bad = 0, first_g = (size_t)-1, first_w = 0;
+	for (size_t l = 0; l < nl; l++)
+		for (size_t i = 0; i < lb; i++)
+			if (got[l * pb + i] != w[l * lb + i]) {
+				if (first_g == (size_t)-1)
+					first_g = l * pb + i, first_w = l * lb + i;
+				bad++;
+			}
 	size_t gbad = 0;
 	for (size_t i = b.n; i < b.n + GUARD; i++)
 		gbad += got[i] != POISON;
 	if (bad || gbad) {
 		g_fail++;
 		printf("FAIL %-28s rows=%-6lld grid=%-5d %-12s %zu/%zu bytes differ, %zu guard bytes written",
-		       kname, rows, grid, what, bad, b.n, gbad);
+		       kname, rows, grid, what, bad, nl * lb, gbad);
 		if (bad) {
-			size_t e = first / elem;
+			/* (lb and pb are whole elements: first_g and first_w sit at the same byte of their element) */
+			size_t e = first_w / elem, eg = first_g / elem;
 			printf("; first at element %zu: got 0x", e);
 			for (int k = elem - 1; k >= 0; k--)
-				printf("%02x", got[e * elem + k]);
+				printf("%02x", got[eg * elem + k]);
 			printf(" want 0x");
 			for (int k = elem - 1; k >= 0; k--)
 				printf("%02x", w[e * elem + k]);
@@ -260,7 +269,10 @@ static void test_case(const Inst &k, long long rows, bool specials)
 	const bool q = k.recipe != 3;
 	const int oes = bytes_in ? 1 : k.recipe == 0 ? esize(k.out_dt) : 1;
 	size_t n = (size_t)rows * C;
+	/* out_t_b: the reference's packed [cols][rows]; out_t_db: the device copy's [cols][TG_PITCH(rows)] */
+	const long long pt = TG_PITCH(rows);
 	size_t out_b = q && k.roww ? n * oes : 0, out_t_b = q && k.colw ? n * oes : 0;
+	size_t out_t_db = out_t_b ? (size_t)C * pt * oes : 0;
 	size_t si_b = 0, si_t_b = 0;
 	switch (k.recipe) {
 	case 1: case 2: si_b = 4; break;
@@ -287,7 +299,7 @@ static void test_case(const Inst &k, long long rows, bool specials)
 	din.alloc(raw.size());
 	CK(cudaMemcpy(din.d, raw.data(), raw.size(), cudaMemcpyHostToDevice));
 	dout.alloc(out_b);
-	dout_t.alloc(out_t_b);
+	dout_t.alloc(out_t_db);
 	dsi.alloc(si_b);
 	dsi_t.alloc(si_t_b);
 	dscale.alloc(4);
@@ -320,7 +332,7 @@ static void test_case(const Inst &k, long long rows, bool specials)
 		CK(cudaDeviceSynchronize());
 		bool ok = true;
 		if (out_b) ok &= cmp("out", k.name, rows, grid, dout, E.out.data(), oes);
-		if (out_t_b) ok &= cmp("out_t", k.name, rows, grid, dout_t, E.out_t.data(), oes);
+		if (out_t_b) ok &= cmp("out_t", k.name, rows, grid, dout_t, E.out_t.data(), oes, rows, pt);
 		if (si_b) ok &= cmp("scale_inv", k.name, rows, grid, dsi, E.si.data(), k.recipe == 6 ? 1 : 4);
 		if (si_t_b) ok &= cmp("scale_inv_t", k.name, rows, grid, dsi_t, E.si_t.data(), k.recipe == 6 ? 1 : 4);
 		if (k.recipe == 2) ok &= cmp("scale", k.name, rows, grid, dscale, E.scale.data(), 4);
@@ -488,7 +500,7 @@ static void bench(int nsm)
 	}
 	void *dout, *dout_t, *dsi, *dsi_t, *dsc;
 	CK(cudaMalloc(&dout, nel));
-	CK(cudaMalloc(&dout_t, nel));
+	CK(cudaMalloc(&dout_t, (size_t)COLS * TG_PITCH(ROWS))); /* [COLS][TG_PITCH(ROWS)] FP8 bytes (every bench instance's out_t) */
 	CK(cudaMalloc(&dsi, nel / 8));
 	CK(cudaMalloc(&dsi_t, nel / 8));
 	CK(cudaMalloc(&dsc, 256));

@@ -300,6 +300,17 @@ static void check_f32(const char *v, long rows, const char *what, const float *g
 	}
 }
 
+/* A columnwise copy downloaded as [cols][TG_PITCH(rows)] elements of es bytes, packed to [cols][rows]
+ * (the padding past each line's rows elements dropped: never compared). */
+static std::vector<uint8_t> unpitch(const std::vector<uint8_t> &d, long rows, int cols, int es)
+{
+	const size_t lb = (size_t)rows * es, pb = (size_t)TG_PITCH(rows) * es;
+	std::vector<uint8_t> h((size_t)cols * lb);
+	for (int c = 0; c < cols; c++)
+		memcpy(h.data() + c * lb, d.data() + c * pb, lb);
+	return h;
+}
+
 /* ---- device buffers ---- */
 struct Dev { void *p = nullptr; size_t n = 0; };
 static void *dalloc(size_t n) { void *p; CK(cudaMalloc(&p, n ? n : 16)); return p; }
@@ -394,7 +405,10 @@ static void run_check(const Variant &V, long rows, int special, int grid_cap, co
 	}
 	size_t out_bytes = V.rec == 0 ? ne * dsize(V.out) : ne;
 	put(TG_P_OUT, nullptr, out_bytes);
-	put(TG_P_OUT_T, nullptr, ne);
+	/* the columnwise copy: [cols][TG_PITCH(rows)] (FP8 bytes; a high-precision one would be [cols][pitch] of its dtype) */
+	const int tes = V.rec == 0 ? dsize(V.out) : 1;
+	const size_t out_t_bytes = (size_t)V.cols * TG_PITCH(rows) * tes;
+	put(TG_P_OUT_T, nullptr, out_t_bytes);
 	put(TG_P_SCALE, nullptr, 4);
 	put(TG_P_AMAX, nullptr, 4);
 	int scb = (V.cols + 127) / 128, mcb = (V.cols + 31) / 32, mrb = (int)((rows + 31) / 32);
@@ -528,7 +542,7 @@ static void run_check(const Variant &V, long rows, int special, int grid_cap, co
 			}
 		}
 		if (colchk) {
-			std::vector<uint8_t> o = get(TG_P_OUT_T, ne);
+			std::vector<uint8_t> o = unpitch(get(TG_P_OUT_T, out_t_bytes), rows, V.cols, 1); /* packed [cols][rows] */
 			Cmp c;
 			for (size_t i = 0; i < ne; i++) cmp_code(c, o[i], qt[i], 8, fp8_isnan(o[i], V.fmt), fp8_isnan(qt[i], V.fmt));
 			report(vn, rows, t8 ? "colwise(t8)" : "columnwise", c, false);
@@ -589,7 +603,8 @@ static void bench(const std::vector<const Variant *> &vs, long rows, bool capped
 	p.n[0] = rows; p.n[1] = V.cols;
 	void *gamma = dalloc(V.cols * 4), *beta = dalloc(V.cols * 4);
 	CK(cudaMemset(gamma, 0x3C, V.cols * 4)); CK(cudaMemset(beta, 0, V.cols * 4));
-	void *out = dalloc(out_bytes), *out_t = dalloc(ne), *scal = dalloc(64), *si = dalloc(std::max<size_t>(64, ne / 8));
+	const size_t out_t_bytes = (size_t)V.cols * TG_PITCH(rows) * (V.rec == 0 ? dsize(V.out) : 1); /* [cols][TG_PITCH(rows)] */
+	void *out = dalloc(out_bytes), *out_t = dalloc(out_t_bytes), *scal = dalloc(64), *si = dalloc(std::max<size_t>(64, ne / 8));
 	void *sit = dalloc(std::max<size_t>(64, ne / 8)), *rsig = dalloc(rows * 4), *mu = dalloc(rows * 4);
 	float one = 1.0f; CK(cudaMemcpy(scal, &one, 4, cudaMemcpyHostToDevice)); CK(cudaMemset(si, 0, 64));
 	p.p[TG_P_GAMMA] = gamma; p.p[TG_P_BETA] = beta; p.p[TG_P_OUT] = out; p.p[TG_P_OUT_T] = out_t;

@@ -860,6 +860,38 @@ static void test_gradient_state(void)
 	}
 }
 
+/* Columnwise copies on the GPU: lines of rows rounded up to 16 (data_t of 1-4 byte elements, deq_t), E2M1 lines packed;
+ * layout_unpitch packs a download back to the host layout. */
+static void test_pitch(void)
+{
+	const long dims[1] = {0};
+	Tensor t = {0};
+	t.rank = 2;
+	t.shape[0] = (Extent){-1, 0, 217};
+	t.shape[1] = (Extent){-1, 0, 100};
+	t.dtype = DT_E4M3;
+	t.hp_dtype = DT_BF16;
+	t.recipe.scaling = SCALING_MXFP8;
+	bool sizes = layout_pitch(217, DT_E4M3) == 224 && layout_pitch(224, DT_BF16) == 224 && layout_pitch(5, DT_E2M1) == 6 &&
+		layout_comp_bytes(dims, &t, COMP_DATA_T) == 21700 && layout_comp_bytes_dev(dims, &t, COMP_DATA_T) == 22400 &&
+		layout_comp_bytes(dims, &t, COMP_DEQ_T) == 43400 && layout_comp_bytes_dev(dims, &t, COMP_DEQ_T) == 44800 &&
+		layout_comp_bytes_dev(dims, &t, COMP_DATA) == 21700;
+	uint16_t *buf = malloc(44800);
+	for (int c = 0; c < 100; c++)
+		for (int r = 0; r < 224; r++)
+			buf[c * 224 + r] = (uint16_t)(r < 217 ? c * 1000 + r : 0xFFFF);
+	size_t n = layout_unpitch(dims, &t, COMP_DEQ_T, buf, 44800);
+	bool packed = n == 43400;
+	for (int i = 0; i < 21700 && packed; i++)
+		packed = buf[i] == (uint16_t)(i / 217 * 1000 + i % 217);
+	t.dtype = DT_E2M1;
+	t.recipe.scaling = SCALING_NVFP4;
+	sizes = sizes && layout_comp_bytes_dev(dims, &t, COMP_DATA_T) == 100 * 109 && layout_comp_bytes_dev(dims, &t, COMP_DEQ_T) == 44800;
+	check(sizes, "layout/pitch-sizes", "a columnwise copy's bytes on the GPU or the host");
+	check(packed, "layout/unpitch", "a padded deq_t download does not pack to [cols][rows]");
+	free(buf);
+}
+
 int main(void)
 {
 	Arena *a = arena_new();
@@ -871,6 +903,7 @@ int main(void)
 		printf("FAIL interp/load: %s\n", d.msg);
 		return 1;
 	}
+	test_pitch();
 	const int rows = 5, h = 48, f = 32;
 	long dims[3] = {rows, h, f};
 	RefTensor *rt = calloc((size_t)g->ntensors, sizeof *rt);

@@ -32,7 +32,7 @@ bool layout_quantized(const Tensor *t) { return t->recipe.scaling != SCALING_NON
 
 long layout_pitch(long rows, DType dt)
 {
-	long q = dt == DT_E2M1 ? 2 : 16; /* (tg_kernel.h's TG_PITCH) */
+	long q = dt == DT_E2M1 ? 32 : 16; /* (tg_kernel.h's TG_PITCH, TG_PITCH_FP4) */
 	return (rows + q - 1) / q * q;
 }
 
@@ -92,29 +92,33 @@ size_t layout_comp_bytes(const long *dims, const Tensor *t, Component c)
 	}
 }
 
-/* The element bytes of a columnwise component (0: c is none, or t's data_t is E2M1, whose lines stay packed). */
-static size_t pitched_es(const Tensor *t, Component c)
+/* The bits of an element of columnwise component c of t (0: c is not a columnwise copy). */
+static int pitched_bits(const Tensor *t, Component c)
 {
-	if (c == COMP_DEQ_T)
-		return 2;
-	return c == COMP_DATA_T && t->dtype != DT_E2M1 ? (size_t)dtype_bits(t->dtype) / 8 : 0;
+	return c == COMP_DEQ_T ? 16 : c == COMP_DATA_T ? dtype_bits(t->dtype) : 0;
 }
 
 size_t layout_comp_bytes_dev(const long *dims, const Tensor *t, Component c)
 {
-	size_t es = pitched_es(t, c), bytes = layout_comp_bytes(dims, t, c);
-	return es && bytes ? (size_t)layout_cols(t) * (size_t)layout_pitch(layout_rows(dims, t), DT_BF16) * es : bytes;
+	int bits = pitched_bits(t, c);
+	size_t bytes = layout_comp_bytes(dims, t, c);
+	if (!bits || !bytes)
+		return bytes;
+	DType dt = c == COMP_DEQ_T ? DT_BF16 : t->dtype;
+	return (size_t)layout_cols(t) * (size_t)layout_pitch(layout_rows(dims, t), dt) * (size_t)bits / 8;
 }
 
 size_t layout_unpitch(const long *dims, const Tensor *t, Component c, void *buf, size_t bytes)
 {
-	size_t es = pitched_es(t, c), packed = layout_comp_bytes(dims, t, c);
-	long rows = layout_rows(dims, t), cols = layout_cols(t), pitch = layout_pitch(rows, DT_BF16); /* (es != 0: 16) */
-	if (!es || pitch == rows || bytes != layout_comp_bytes_dev(dims, t, c))
+	int bits = pitched_bits(t, c);
+	if (!bits || bytes != layout_comp_bytes_dev(dims, t, c))
 		return bytes;
-	for (long i = 1; i < cols; i++) /* line i moves down to i * rows (forward: never over a line not yet moved) */
-		memmove((char *)buf + (size_t)i * (size_t)rows * es, (char *)buf + (size_t)i * (size_t)pitch * es, (size_t)rows * es);
-	return packed;
+	long rows = layout_rows(dims, t), cols = layout_cols(t);
+	size_t line = ((size_t)rows * (size_t)bits + 7) / 8; /* a host line (E2M1: an odd row ends in a zero nibble) */
+	size_t pline = (size_t)layout_pitch(rows, c == COMP_DEQ_T ? DT_BF16 : t->dtype) * (size_t)bits / 8;
+	for (long i = 1; i < cols && pline != line; i++) /* line i moves down to i * line (forward: never over a line not yet moved) */
+		memmove((char *)buf + (size_t)i * line, (char *)buf + (size_t)i * pline, line);
+	return layout_comp_bytes(dims, t, c);
 }
 
 static const char *const comp_names[] = {

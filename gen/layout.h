@@ -21,7 +21,7 @@ long layout_cols(const Tensor *t);
 /* layout_pitch is the line length, in elements, of a columnwise copy [cols][rows] of dtype dt (data_t,
  * deq_t): rows rounded up to 16 (16-byte aligned lines for 1-, 2- and 4-byte elements, one element index for
  * a copy and its dequantized BF16 form), so every column of every transposing kernel starts 16-byte aligned at
- * any token count; E2M1 lines stay packed (rows rounded to 2).
+ * any token count; E2M1 lines of rows rounded up to 32 (16 bytes).
  * The elements past rows are padding: no reader takes them (a GEMM zeroes them first where its K is the
  * pitch); copies leaving the GPU (--out, --check) drop them. */
 long layout_pitch(long rows, DType dt);
@@ -30,8 +30,8 @@ long layout_pitch(long rows, DType dt);
  * E2M1 data packs two per byte, each row padded to whole bytes; block scales are one per
  * block (FP32 for 1x128/128x128, a byte for MXFP8/NVFP4); swizzled scales pad to 128x4 tiles. */
 size_t layout_comp_bytes(const long *dims, const Tensor *t, Component c);
-/* layout_comp_bytes_dev: the bytes of component c on the GPU: layout_comp_bytes, but data_t (not E2M1) and
- * deq_t [cols][layout_pitch(rows)]. The runtime allocates this many. */
+/* layout_comp_bytes_dev: the bytes of component c on the GPU: layout_comp_bytes, but data_t and deq_t
+ * [cols][layout_pitch(rows)]. The runtime allocates this many. */
 size_t layout_comp_bytes_dev(const long *dims, const Tensor *t, Component c);
 /* layout_unpitch packs a downloaded component in place: buf holds bytes (layout_comp_bytes_dev) of component c
  * of t; a padded columnwise copy's lines move together, the padding dropped. Returns the bytes now held

@@ -892,7 +892,7 @@ static const float *copy_scales(const TgLayer *l, int t, Component copy, Compone
 static long operand_pitch(const TgLayer *l, int t, Component comp)
 {
 	const Tensor *x = &l->g->tensors[t];
-	if (comp != COMP_DEQ_T && (comp != COMP_DATA_T || x->dtype == DT_E2M1))
+	if (comp != COMP_DEQ_T && comp != COMP_DATA_T)
 		return 0;
 	long rows = layout_rows(l->dim, x), pitch = layout_pitch(rows, comp == COMP_DEQ_T ? DT_BF16 : x->dtype);
 	return pitch != rows ? pitch : 0;
@@ -924,7 +924,8 @@ static TgStatus gemm_setup(TgLayer *l, const Kernel *k, GemmDesc *out_gd, GemmAr
 	gd.epilogue = c->bias >= 0 ? (c->gelu ? GEMM_EPI_GELU_BIAS : GEMM_EPI_BIAS) : (c->gelu ? GEMM_EPI_GELU : GEMM_EPI_NONE);
 	gd.lda = (int)operand_pitch(l, c->a, c->a_comp);
 	gd.ldb = (int)operand_pitch(l, c->b, c->b_comp);
-	*zero_pads = gd.lda && gd.lda == gd.ldb && gd.k == layout_rows(l->dim, a) && gd.k == layout_rows(l->dim, b);
+	*zero_pads = gd.lda && gd.lda == gd.ldb && gd.k == layout_rows(l->dim, a) && gd.k == layout_rows(l->dim, b) &&
+		gd.a_dtype != DT_E2M1; /* (a native NVFP4 wgrad keeps its K: the scales' block count along K would grow) */
 	if (*zero_pads) {
 		gd.k = gd.lda;
 		gd.lda = gd.ldb = 0;

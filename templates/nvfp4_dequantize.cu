@@ -9,11 +9,11 @@
 // n[0] = rows, n[1] = cols of the tensor (as quantized). TG_COPY_T 0: the
 // rowwise copy, R = rows, K = cols; 1: the columnwise copy, R = cols, K = rows
 // (so a token count in the rows needs no separate launch slot).
-// Pointers: p[TG_P_IN] codes [R][ceil(K/2)] bytes, p[TG_P_SCALE_INV] E4M3
+// Pointers: p[TG_P_IN] codes [R][ceil(K/2)] bytes (TG_COPY_T: [R][TG_PITCH_FP4(K)/2]), p[TG_P_SCALE_INV] E4M3
 // [R][ceil(K/16)], p[TG_P_SCALE] S_enc (one float), p[TG_P_OUT] BF16 [R][K] (TG_COPY_T: [R][TG_PITCH(K)],
 // a columnwise copy's padded lines).
 // Launch: block (TG_THREADS,1,1), any grid.x >= 1 (grid-stride over 16-element blocks,
-// a thread per block: 8-byte loads, 32-byte stores when K % 16 == 0).
+// a thread per block: 8-byte loads, 32-byte stores when K % 16 == 0 or TG_COPY_T).
 #include "tg_formats.h"
 #include "tg_recipe.h"
 #include "tg_kernel.h"
@@ -22,12 +22,13 @@
 __device__ __forceinline__ uint32_t deq1(uint32_t cd, float s) { return tg_f32_to_bf16(tg_e2m1_to_f32((uint8_t)cd) * s); }
 
 // The 16 elements of block u (row r, columns c0 .., out's rows ld elements apart): one 8-byte load of codes and two
-// 16-byte stores when K % 16 == 0 (every row and block aligned), else element by element.
+// 16-byte stores when K % 16 == 0 or a columnwise copy's padded lines (every row and block aligned), else element by
+// element.
 __device__ __forceinline__ void dequant_block(const uint8_t *q, uint16_t *out, long long K, long long ld, long long r, long long c0,
 	float s)
 {
-	const uint8_t *row = q + r * ((K + 1) / 2);
-	if (K % 16 == 0) {
+	const uint8_t *row = q + r * (TG_COPY_T ? TG_PITCH_FP4(K) / 2 : (K + 1) / 2);
+	if (TG_COPY_T || K % 16 == 0) { // (a columnwise copy's lines are whole 16-byte pieces)
 		const uint2 cw = *(const uint2 *)(row + c0 / 2);
 		const uint32_t w[2] = {cw.x, cw.y};
 		uint32_t h[8];

@@ -23,8 +23,8 @@
 // Copies (templates/tg_kernel.h):
 //   rowwise (TG_ROWWISE): p[TG_P_OUT] [rows][cols/2] bytes, p[TG_P_SCALE_INV] [rows][cols/16];
 //   columnwise (TG_COLWISE): the transpose [cols][rows] quantized rowwise:
-//   p[TG_P_OUT_T] [cols][ceil(rows/2)] bytes (an odd row length ends in a zero
-//   high nibble), p[TG_P_SCALE_INV_T] [cols][ceil(rows/16)] (the last block of a
+//   p[TG_P_OUT_T] [cols][TG_PITCH_FP4(rows)/2] bytes (lines of rows rounded up to 32 codes: zero nibbles
+//   past rows), p[TG_P_SCALE_INV_T] [cols][ceil(rows/16)] (the last block of a
 //   row covers rows % 16 elements when rows is not a multiple of 16).
 // p[TG_P_IN]: [rows][cols] of TG_IN_DTYPE (0 fp32, 1 bf16, 2 fp16).
 //
@@ -250,8 +250,8 @@ __device__ __forceinline__ void fill_mult(float *mult, float *dmul, float s_enc)
 	}
 }
 
-// The first ceil(len/2) bytes of a block's packed codes w[0..1] to dst (a copy row of odd
-// or short length; a 64-bit shift, not a dynamic register index).
+// The first ceil(len/2) bytes of a block's packed codes w[0..1] to dst (a column's last block; a 64-bit shift,
+// not a dynamic register index).
 __device__ __forceinline__ void store_partial(uint8_t *dst, const uint32_t w[2], int len)
 {
 	const unsigned long long bytes = w[0] | (unsigned long long)w[1] << 32;
@@ -561,7 +561,7 @@ __device__ __forceinline__ void strip_cols(const TgParams &p, const float *t, co
 		const long long col = strip_col(c0, c, cols), bt0 = (r0 + 32 * h) / 16;
 		if (col < 0 || 16 * bt0 >= rows)
 			continue;
-		uint8_t *out = (uint8_t *)p.p[TG_P_OUT_T] + col * ((rows + 1) / 2);
+		uint8_t *out = (uint8_t *)p.p[TG_P_OUT_T] + col * (TG_PITCH_FP4(rows) / 2);
 		uint8_t *sct = (uint8_t *)p.p[TG_P_SCALE_INV_T] + col * nbt;
 		uint32_t w[4];
 		uint8_t sd[2];
@@ -597,17 +597,15 @@ __device__ __forceinline__ void strip_cols(const TgParams &p, const float *t, co
 				wq[k] = w[k];
 			sq = sd[0] | sd[1] << 8;
 		}
-		if (rows % 32 == 0) { // both blocks full: one 16-byte store, one 2-byte scale store
+		if (len[1] == 16) // both blocks inside: one 16-byte store (aligned at any row count: the lines are padded)
 			*(uint4 *)(out + 8 * bt0) = make_uint4(w[0], w[1], w[2], w[3]);
-			*(uint16_t *)(sct + bt0) = (uint16_t)(sd[0] | sd[1] << 8);
-			continue;
-		}
 #pragma unroll
-		for (int j = 0; j < 2; j++) {
+		for (int j = 0; j < 2; j++) { // the scales; a column's last unit's codes a byte at a time
 			if (len[j] == 0)
 				break;
 			sct[bt0 + j] = sd[j];
-			store_partial(out + 8 * (bt0 + j), &w[2 * j], len[j]);
+			if (len[1] != 16)
+				store_partial(out + 8 * (bt0 + j), &w[2 * j], len[j]);
 		}
 	}
 }
@@ -777,6 +775,11 @@ __device__ __forceinline__ void amax_pass_strip(const TgParams &p)
 // A tensor's 16x16-block cast pass (the 2D weight copies) at four CTAs a SM (64 registers; it took 72): H100, 8B NVFP4
 // training layer, w_up / w_down casts 492 / 251 -> 462 / 236 us. Not the 1D casts (d_y: 143 against 147 us, but 8 bytes
 // spilled; with RHT 164; FP32 input 2D 16), nor an op's value source (dglu at 64 registers spilled and ran 2% slower).
+#if !defined(TG_NV_MIN_CTAS) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000 && TG_PASS == 1 && (TG_SR || TG_RHT)
+/* sm_100's ptxas, given no minimum, held some stochastic-rounding / Hadamard strip casts to 64 registers and spilled
+ * 12-44 bytes (forty-second session); a budget of three CTAs a SM (85 registers) gives them 72-80, no spill */
+#define TG_NV_MIN_CTAS 3
+#endif
 #ifndef TG_NV_MIN_CTAS
 #define TG_NV_MIN_CTAS (TG_PASS == 1 && TG_SRC == TG_SRC_TENSOR && TG_2D && !TG_SR && !TG_RHT && TG_IN_DTYPE != TG_DTYPE_F32 ? 4 : 0)
 #endif

@@ -14,7 +14,7 @@
  *    Its lines (and a dequantized DEQ_T's) are TG_PITCH(rows) elements long: rows
  *    rounded up to 16, so every column starts 16-byte aligned at any row count; the
  *    elements past rows are padding (written or not, never read: a GEMM whose K is
- *    the pitch zeroes them first). E2M1 lines stay packed, ceil(rows/2) bytes.
+ *    the pitch zeroes them first). E2M1 lines: TG_PITCH_FP4(rows) / 2 bytes.
  *  - per-tensor recipes (delayed, current): SCALE points at one float (read),
  *    SCALE_INV at one float (written by the kernel, = 1/scale rounded to nearest),
  *    AMAX at one float updated with an atomic max of max|x| (>= 0, NaN ignored);
@@ -30,8 +30,7 @@
  *    GEMM-swizzled layout is produced by a separate pass when a GEMM consumes it
  *    (tile 128x4; mxfp8_swizzle.cu TG_SRC_T reads the columnwise layout).
  *  - nvfp4: OUT is packed E2M1 [rows][cols/2] (element 2k in the low nibble),
- *    OUT_T [cols][ceil(rows/2)] (each row packed, an odd row padded with a zero
- *    nibble); SCALE_INV E4M3 bytes [rows][cols/16], SCALE_INV_T [cols][ceil(rows/16)];
+ *    OUT_T [cols][TG_PITCH_FP4(rows)/2] (each line packed, zero nibbles past rows); SCALE_INV E4M3 bytes [rows][cols/16], SCALE_INV_T [cols][ceil(rows/16)];
  *    SCALE is S_enc (written by the cast pass), AMAX the global amax. A native
  *    NVFP4 GEMM (sm_100+) reads the scales swizzled (mxfp8_swizzle.cu) and its
  *    alpha = 1/(S_enc_a*S_enc_b) from the device (nvfp4_gemm_alpha.cu).
@@ -51,6 +50,8 @@
  * DEQ_T; gen/layout.c's layout_pitch): rows rounded up to 16 (16-byte aligned lines for every width, one
  * element index for a copy and its dequantized form). */
 #define TG_PITCH(rows) (((rows) + 15) / 16 * 16)
+/* The same for an E2M1 (NVFP4) columnwise copy: rows rounded up to 32 elements, 16 bytes. */
+#define TG_PITCH_FP4(rows) (((rows) + 31) / 32 * 32)
 
 typedef struct TgParams {
 	void *p[TG_NPTR];   /* buffers, by slot below */

@@ -860,7 +860,7 @@ static void test_gradient_state(void)
 	}
 }
 
-/* Columnwise copies on the GPU: lines of rows rounded up to 16 (data_t of 1-4 byte elements, deq_t), E2M1 lines packed;
+/* Columnwise copies on the GPU: lines of rows rounded up to 16 (data_t of 1-4 byte elements, deq_t) or 32 (E2M1);
  * layout_unpitch packs a download back to the host layout. */
 static void test_pitch(void)
 {
@@ -872,7 +872,7 @@ static void test_pitch(void)
 	t.dtype = DT_E4M3;
 	t.hp_dtype = DT_BF16;
 	t.recipe.scaling = SCALING_MXFP8;
-	bool sizes = layout_pitch(217, DT_E4M3) == 224 && layout_pitch(224, DT_BF16) == 224 && layout_pitch(5, DT_E2M1) == 6 &&
+	bool sizes = layout_pitch(217, DT_E4M3) == 224 && layout_pitch(224, DT_BF16) == 224 && layout_pitch(5, DT_E2M1) == 32 &&
 		layout_comp_bytes(dims, &t, COMP_DATA_T) == 21700 && layout_comp_bytes_dev(dims, &t, COMP_DATA_T) == 22400 &&
 		layout_comp_bytes(dims, &t, COMP_DEQ_T) == 43400 && layout_comp_bytes_dev(dims, &t, COMP_DEQ_T) == 44800 &&
 		layout_comp_bytes_dev(dims, &t, COMP_DATA) == 21700;
@@ -886,8 +886,17 @@ static void test_pitch(void)
 		packed = buf[i] == (uint16_t)(i / 217 * 1000 + i % 217);
 	t.dtype = DT_E2M1;
 	t.recipe.scaling = SCALING_NVFP4;
-	sizes = sizes && layout_comp_bytes_dev(dims, &t, COMP_DATA_T) == 100 * 109 && layout_comp_bytes_dev(dims, &t, COMP_DEQ_T) == 44800;
+	sizes = sizes && layout_comp_bytes_dev(dims, &t, COMP_DATA_T) == 100 * 112 && layout_comp_bytes_dev(dims, &t, COMP_DEQ_T) == 44800;
+	uint8_t *q = malloc(11200);
+	for (int c = 0; c < 100; c++)
+		for (int b = 0; b < 112; b++)
+			q[c * 112 + b] = (uint8_t)(b < 109 ? c + b : 0xEE);
+	bool fp4 = layout_unpitch(dims, &t, COMP_DATA_T, q, 11200) == 10900;
+	for (int i = 0; i < 10900 && fp4; i++)
+		fp4 = q[i] == (uint8_t)(i / 109 + i % 109);
+	free(q);
 	check(sizes, "layout/pitch-sizes", "a columnwise copy's bytes on the GPU or the host");
+	check(fp4, "layout/unpitch-e2m1", "a padded E2M1 data_t download does not pack to [cols][ceil(rows/2)]");
 	check(packed, "layout/unpitch", "a padded deq_t download does not pack to [cols][rows]");
 	free(buf);
 }

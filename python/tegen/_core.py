@@ -353,7 +353,9 @@ class Layer:
     def component_array(self, name, component="data"):
         """A component as a flat DeviceArray (no copy): float32 for the per-tensor scale, scale_inv and
         amax; raw bytes (uint8) for block scales (FP8 block: view as float32; MXFP8: E8M0; NVFP4: E4M3);
-        the tensor's elements for data/data_t (16-bit types as int16, 8- and 4-bit as uint8)."""
+        the tensor's elements for data/data_t (16-bit types as int16, 8- and 4-bit as uint8). data_t (and an
+        emulated GEMM's deq_t) is [cols][pitch]: each line the token count rounded up to 16 elements (E2M1: 32),
+        the elements past the last token padding (tegen.h, tg_tensor_ptr)."""
         ptr, size = self.tensor_ptr(name, component)
         if component in ("scale", "amax") or (component == "scale_inv" and size == 4):
             return DeviceArray(ptr, (size // 4,), "<f4", self, self._dl_device())

@@ -17,7 +17,10 @@
  * to the dot products, zero rows of A or B give rows or columns of D that are never
  * copied back (and zeros do not raise D's amax), and the block-scale counts do not
  * change otherwise (ceil(K'/128) == ceil(K/128), likewise for rows). D is copied back (and,
- * with accumulate, copied in first: D itself, or the caller's C, which the padded D then stands for). Every copy is
+ * with accumulate, copied in first: D itself, or the caller's C, which the padded D then stands for). A GEMM whose
+ * only broken rule is M % 4 with A's 1x128 scales (an fprop or dgrad at an odd token count) is split instead: the
+ * first M rounded down to 4 rows in place (A's scales repacked at that stride), the last 1-3 rows as a padded
+ * 4-row GEMM, so neither A nor D is copied whole. Every copy is
  * a stream-ordered memset, 2D memcpy or kernel launch, so a padded GEMM stays graph-capturable once the scratch
  * exists. */
 #ifndef TG_GEMM_PAD_H

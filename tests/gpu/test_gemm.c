@@ -698,6 +698,17 @@ static void pad_rules(void)
 		al256(64 * 224) + al256(56 * 224) + al256(56 * 2) + al256(64 * 56 * 2));
 	d = bf, d.a_dtype = d.b_dtype = DT_E2M1, d.scale_mode = GEMM_SCALE_NVFP4, d.k = 512;
 	pad_rule("gemm_pad nvfp4: never padded", d, 0);
+	d = bf, d.a_dtype = d.b_dtype = DT_E4M3, d.scale_mode = GEMM_SCALE_BLOCK, d.b_block128x128 = 1, d.m = 8191;
+	d.k = 4096, d.n = 28672, d.d_dtype = DT_BF16; /* split at 8188: scales [32][8188], A's tail [4][4096], its
+	                                                 scales [32][4], D's tail [4][28672] */
+	pad_rule("gemm_pad fp8 1x128 M=8191: split", d,
+		al256(32 * 8188 * 4) + al256(4 * 4096) + al256(32 * 4 * 4) + al256(4 * 28672 * 2));
+	d.k = 4100; /* K breaks a rule too: the whole GEMM padded (M 8192, K 4112 (16), kb 33 -> 512-multiple for 128x128) */
+	pad_rule("gemm_pad fp8 1x128 M=8191 K=4100: padded, not split", d,
+		gemm_pad_bytes(&d) > (size_t)8192 * 4100 ? gemm_pad_bytes(&d) : 1);
+	d.k = 4096, d.lda = 4112, d.b_block128x128 = 0, d.n = 4096; /* a padded row stride keeps the split */
+	pad_rule("gemm_pad fp8 1x128 M=8191 lda 4112: split", d,
+		al256(32 * 8188 * 4) + al256(4 * 4096) + al256(32 * 4 * 4) + al256(4 * 4096 * 2));
 }
 
 static float e2m1_to_f32(unsigned c)
@@ -1517,6 +1528,10 @@ int main(int argc, char **argv)
 		{"fp8 tensor->bf16 +bias add C", 128, 256, 512, E4, E4, BF, T, 0, 0, GEMM_EPI_BIAS, 0, 2, 0, 200.0f, 37.5f, 1, 1, 1.0f, 4.5e-3, 0, NULL},
 		{"padded fp8 tensor->fp32 add C N=50 K=40", 24, 50, 40, E4, E4, F32, T, 0, 0, GEMM_EPI_NONE, 0, 2, 0, 200.0f, 37.5f, 1, 1, 1.0f, 5e-4, 0, NULL},
 		{"padded fp8 block 1x128 x 128x128 ->fp32 add C M=993 N=528", 993, 528, 144, E4, E4, F32, BL, 0, 1, GEMM_EPI_NONE, 0, 2, 0, 1, 1, 1, 1, 1.0f, 5e-4, 0, NULL},
+		/* M % 4 != 0 alone: split at M rounded down to 4 (in place) and a padded 4-row tail */
+		{"split fp8 block 1x128 x 128x128 ->bf16 +bias M=1021", 1021, 384, 512, E4, E4, BF, BL, 0, 1, GEMM_EPI_BIAS, 0, 0, 0, 1, 1, 1, 1, 0, 4.5e-3, 0, NULL},
+		{"split fp8 block 1x128 x 1x128 ->bf16 M=217", 217, 256, 256, E4, E4, BF, BL, 0, 0, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 4.5e-3, 0, NULL},
+		{"split fp8 block 1x128 x 1x128 ->fp32 accumulate M=6", 6, 128, 384, E4, E4, F32, BL, 0, 0, GEMM_EPI_NONE, 0, 1, 0, 1, 1, 1, 1, 1.0f, 5e-4, 0, NULL},
 		{"padded fp8 block 1x128 x 1x128 ->bf16 add C M=77 N=100", 77, 100, 256, E4, E4, BF, BL, 0, 0, GEMM_EPI_NONE, 0, 2, 0, 1, 1, 1, 1, 1.0f, 4.5e-3, 0, NULL},
 		{"padded fp8 block 128x128 x 1x128 ->fp32 M=130 N=7 K=300", 130, 7, 300, E4, E4, F32, BL, 1, 0, GEMM_EPI_NONE, 0, 0, 0, 1, 1, 1, 1, 0, 5e-4, 0, NULL},
 		/* the generated GEMM (templates/gemm_fp8.cu): odd M and N, K a multiple of 16, mixed kinds, every output

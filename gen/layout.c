@@ -116,7 +116,8 @@ size_t layout_unpitch(const long *dims, const Tensor *t, Component c, void *buf,
 	long rows = layout_rows(dims, t), cols = layout_cols(t);
 	size_t line = ((size_t)rows * (size_t)bits + 7) / 8; /* a host line (E2M1: an odd row ends in a zero nibble) */
 	size_t pline = (size_t)layout_pitch(rows, c == COMP_DEQ_T ? DT_BF16 : t->dtype) * (size_t)bits / 8;
-	for (long i = 1; i < cols && pline != line; i++) /* line i moves down to i * line (forward: never over a line not yet moved) */
+	/* line i moves down to i * line (forward: never over a line not yet moved) */
+	for (long i = 1; i < cols && pline != line; i++)
 		memmove((char *)buf + (size_t)i * line, (char *)buf + (size_t)i * pline, line);
 	return layout_comp_bytes(dims, t, c);
 }

@@ -341,8 +341,6 @@ __device__ __forceinline__ void gl_block_tile_path(const TgParams &p)
 					gl_emit_row<gl_group>(p, rows, r, c, y[st], cv && r < rows, 1.0f);
 			}
 		}
-		// (the unaligned columns' lane-pair stores, PAIRS, pushed the MXFP8 tile with its BF16 copy, TG_DEQ, at 64
-		// registers into 16 bytes of spills on sm_90a: it keeps byte stores at odd row counts)
 		tg_block_colwise_tile<TG_FMT, TG_THREADS, GB_NS, GL_COLS, 1, GB_BR, TG_DEQ>(p, sm, yt, r0, c0, 0, GL_COLS,
 			rows, TG_EPS_SCALE, TG_POW2);
 	}

@@ -83,7 +83,7 @@
 #define TG_EPI_DGLU 2
 // Bits of the kernel's use_tma_store: which outputs go out by TMA (else from registers).
 #define TG_TMA_D 1     // D (plain epilogue) or act's rowwise copy (GLU epilogue): 16-byte rows, aligned
-#define TG_TMA_ACT_T 2 // act's columnwise copy [C][M] (GLU epilogue with TG_ACT_T): M % 16 == 0, aligned
+#define TG_TMA_ACT_T 2 // act's columnwise copy [C][TG_PITCH(M)] (GLU epilogue with TG_ACT_T): 16-byte aligned
 #define TG_SCALE_TENSOR 0
 #define TG_SCALE_BLOCK_W 1 // A 1x128, B 128x128 (fprop, dgrad: B is a weight)
 #define TG_SCALE_BLOCK_V 2 // A 1x128, B 1x128 (wgrad)

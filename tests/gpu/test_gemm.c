@@ -661,6 +661,19 @@ static void nvfp4_rules(void)
 	nvfp4_rule("gemm_check nvfp4 block flag", d, GEMM_EINVAL, "128x128 block flags apply to scale_mode block only");
 	d = v, d.scale_mode = GEMM_SCALE_NVFP4 + 1;
 	nvfp4_rule("gemm_check unknown scale_mode", d, GEMM_EINVAL, "unknown scale_mode");
+	/* row strides (a columnwise copy's padded lines): >= K, not with a transposed operand, 16 bytes for FP8 */
+	d = v, d.lda = 544;
+	nvfp4_rule("gemm_check nvfp4 lda 544 (K 512)", d, GEMM_OK, "");
+	const GemmDesc f8 = {.m = 64, .n = 128, .k = 224, .a_dtype = DT_E4M3, .b_dtype = DT_E4M3, .d_dtype = DT_BF16,
+		.scale_mode = GEMM_SCALE_TENSOR};
+	d = f8, d.lda = d.ldb = 240;
+	nvfp4_rule("gemm_check fp8 lda ldb 240 (K 224)", d, GEMM_OK, "");
+	d = f8, d.ldb = 200;
+	nvfp4_rule("gemm_check ldb < K", d, GEMM_EINVAL, "must be >= K");
+	d = f8, d.lda = 232;
+	nvfp4_rule("gemm_check fp8 lda 232 (not 16 bytes)", d, GEMM_EINVAL, "16-byte row strides");
+	d = f8, d.a_dtype = d.b_dtype = DT_BF16, d.scale_mode = GEMM_SCALE_NONE, d.a_trans = 1, d.lda = 240;
+	nvfp4_rule("gemm_check lda with A transposed", d, GEMM_EINVAL, "not with a transposed operand");
 }
 
 /* gemm_pad_bytes (CPU, no GPU needed): which GEMMs run on zero-padded copies and how much scratch they take

@@ -17,7 +17,8 @@ typedef struct Pad {
 	bool a, b, sa, sb, bias, d;    /* which operands are copied */
 	size_t off_a, off_b, off_sa, off_sb, off_bias, off_d, bytes;
 	size_t off_small;              /* where the operand copies end: the scales, bias and D from there on */
-	long m4;                       /* > 0: split at M4 = M rounded down to 4 (split_plan), the fields above unused */
+	long m4;                       /* > 0: split at M4 = M rounded down to 4 (split_plan): of the fields above only
+	                                * off_a, off_sa, off_d (the tail's A, scales, D) and bytes are used */
 	size_t off_s1;                 /* split: A's scales of the first M4 rows, [kb][M4] */
 } Pad;
 

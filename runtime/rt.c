@@ -765,8 +765,7 @@ static TgStatus prepare(TgLayer *l, CUstream s, unsigned phases)
 	for (int ki = 0; ki < l->plan->nkernels; ki++) {
 		GemmDesc gd;
 		GemmArgs ga;
-		bool zero_pads;
-		if (l->plan->kernels[ki].kind != KERNEL_GEMM || gemm_setup(l, &l->plan->kernels[ki], &gd, &ga, &zero_pads))
+		if (l->plan->kernels[ki].kind != KERNEL_GEMM || gemm_setup(l, &l->plan->kernels[ki], &gd, &ga, NULL))
 			continue;
 		size_t b = gemm_pad_bytes(&gd);
 		pad = b > pad ? b : pad;
@@ -900,7 +899,8 @@ static long operand_pitch(const TgLayer *l, int t, Component comp)
 
 /* The cuBLASLt call of GEMM kernel k at the current dims and pointers. A columnwise operand ([cols][pitch],
  * gen/layout.h) has its pitch as row stride (lda / ldb); a wgrad, whose operands are both columnwise copies over
- * the GEMM's K, runs with K = the pitch instead (*zero_pads = true: the caller zeroes both copies' padding first;
+ * the GEMM's K, runs with K = the pitch instead (*zero_pads = true, where zero_pads is not NULL: the caller that
+ * launches it zeroes both copies' padding first;
  * zeros add nothing to the dot products, the block scales' counts along K do not change, and FP8's K % 16 holds
  * at any token count with no padded copies). */
 static TgStatus gemm_setup(TgLayer *l, const Kernel *k, GemmDesc *out_gd, GemmArgs *out_ga, bool *zero_pads)
@@ -924,12 +924,14 @@ static TgStatus gemm_setup(TgLayer *l, const Kernel *k, GemmDesc *out_gd, GemmAr
 	gd.epilogue = c->bias >= 0 ? (c->gelu ? GEMM_EPI_GELU_BIAS : GEMM_EPI_BIAS) : (c->gelu ? GEMM_EPI_GELU : GEMM_EPI_NONE);
 	gd.lda = (int)operand_pitch(l, c->a, c->a_comp);
 	gd.ldb = (int)operand_pitch(l, c->b, c->b_comp);
-	*zero_pads = gd.lda && gd.lda == gd.ldb && gd.k == layout_rows(l->dim, a) && gd.k == layout_rows(l->dim, b) &&
+	bool wgrad = gd.lda && gd.lda == gd.ldb && gd.k == layout_rows(l->dim, a) && gd.k == layout_rows(l->dim, b) &&
 		gd.a_dtype != DT_E2M1; /* (a native NVFP4 wgrad keeps its K: the scales' block count along K would grow) */
-	if (*zero_pads) {
+	if (wgrad) {
 		gd.k = gd.lda;
 		gd.lda = gd.ldb = 0;
 	}
+	if (zero_pads)
+		*zero_pads = wgrad;
 	GemmArgs ga = {0};
 	ga.a = (void *)(uintptr_t)l->t[c->a].ptr[c->a_comp];
 	ga.b = (void *)(uintptr_t)l->t[c->b].ptr[c->b_comp];
@@ -1040,9 +1042,8 @@ int tg_layer_gemm_choice(TgLayer *l, int ki, char *buf, size_t len)
 {
 	GemmDesc gd;
 	GemmArgs ga;
-	bool zero_pads;
 	if (!l || ki < 0 || ki >= l->plan->nkernels || l->plan->kernels[ki].kind != KERNEL_GEMM || !l->loaded ||
-		gemm_setup(l, &l->plan->kernels[ki], &gd, &ga, &zero_pads))
+		gemm_setup(l, &l->plan->kernels[ki], &gd, &ga, NULL))
 		return -1;
 	return gemm_describe(l->ctx->gemm, &gd, buf, len);
 }

@@ -23,8 +23,8 @@
 #include "tg_recipe.h"
 #include "tg_kernel.h"
 
-// 8 codes (v, element 0 in the low byte of v.x) times their scales s[0..7], rounded to BF16 (element 0 low).
-__device__ __forceinline__ uint4 dq_group(uint2 v, const float (&s)[8])
+// 8 codes (v, element 0 in the low byte of v.x) times their block's scale s, rounded to BF16 (element 0 low).
+__device__ __forceinline__ uint4 dq_group(uint2 v, float s)
 {
 	const uint32_t w[2] = {v.x, v.y};
 	uint32_t o[4];
@@ -32,7 +32,7 @@ __device__ __forceinline__ uint4 dq_group(uint2 v, const float (&s)[8])
 	for (int i = 0; i < 4; i++) {
 		float lo, hi;
 		tg_fp8x2_to_f32<TG_FMT>(w[i / 2] >> (16 * (i % 2)), lo, hi);
-		o[i] = tg_f32x2_to_bf16x2(lo * s[2 * i], hi * s[2 * i + 1]);
+		o[i] = tg_f32x2_to_bf16x2(lo * s, hi * s);
 	}
 	return make_uint4(o[0], o[1], o[2], o[3]);
 }
@@ -57,13 +57,8 @@ __device__ __forceinline__ void dq_tiles_t(const uint8_t *q, const uint8_t *sc, 
 			e[h] = sc[((long long)(128 * rb + 8 * gi + 64 * h) / 32) * cols + c];
 		}
 #pragma unroll
-		for (int h = 0; h < 2; h++) {
-			float s[8];
-#pragma unroll
-			for (int k = 0; k < 8; k++)
-				s[k] = tg_e8m0_deq(e[h]);
-			*(uint4 *)(out + e0 + 64 * h) = dq_group(v[h], s);
-		}
+		for (int h = 0; h < 2; h++)
+			*(uint4 *)(out + e0 + 64 * h) = dq_group(v[h], tg_e8m0_deq(e[h]));
 	}
 }
 
@@ -113,11 +108,7 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS) TG_KERNEL(const TgParam
 			const long long g = w * 64 + 32 * h + lane;
 			if (g >= groups)
 				continue;
-			float s[8];
-#pragma unroll
-			for (int k = 0; k < 8; k++)
-				s[k] = tg_e8m0_deq(e[h]);
-			*(uint4 *)(out + g * 8) = dq_group(v[h], s);
+			*(uint4 *)(out + g * 8) = dq_group(v[h], tg_e8m0_deq(e[h]));
 		}
 	}
 }

@@ -528,10 +528,13 @@ void pl_row_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, long 
 		 * t512v8r128 (one CTA a SM at 128 registers; H100, `tegen tune` of bench/dglu_block.yaml, forty-first
 		 * session, us at 8192 tokens, t512 / t1024 / t256: MXFP8 8B 448.5 / 483.7 / 528.6, 70B 881.5 / 932.6 /
 		 * 1008.5, in the 8B MXFP8 layer 622.2 / 667.1 / 640.3; 1x128 8B 441.3 / 434.3 / 439.2, 70B 869.6 / 855.1 /
-		 * 890.5; staged tiles only: with FP32 inputs t512 spills); the rest t1024v8r32 */
-		bool mx_staged = pl_slot_long(k, "TG_RECIPE", 0) == TG_RECIPE_MXFP8 && pl_slot_long(k, "TG_DB_STAGE", 0);
+		 * 890.5; staged tiles only: with FP32 inputs t512 spills); since the forty-third session every staged dglu's
+		 * (1x128 too): on the H200 (`tegen tune`, 8192 tokens) the 1x128 one ran t512 / t1024 / t256 371.5 / 404.1 /
+		 * 416.7 at 8B and 732.8 / 803.5 / 814.0 at 70B (1.09-1.10x), against t1024's 1.6% lead on the H100 above; the rest
+		 * t1024v8r32 */
+		bool staged = pl_slot_long(k, "TG_DB_STAGE", 0);
 		v = pl_block_tile(k) ? find_variant(colwise_variants, NELEMS(colwise_variants),
-			!strcmp(k->tmpl, "dglu.cu") ? (mx_staged ? "t512v8r128" : "t1024v8r128") : "t512v8r128")
+			!strcmp(k->tmpl, "dglu.cu") ? (staged ? "t512v8r128" : "t1024v8r128") : "t512v8r128")
 			: &colwise_variants[!strcmp(k->tmpl, "dglu.cu") ? 2 : !strcmp(k->tmpl, "glu_amax.cu") && pertensor ? 1 : 0];
 		/* dglu.cu's tile path steps must divide C: 32 or 16 columns where 64 do not */
 		if (!strcmp(k->tmpl, "dglu.cu") && !pl_block_tile(k) && !variant_legal(k, v, false))
@@ -587,16 +590,18 @@ static bool cast_staged(const Graph *g, const Op *op)
 /* Whether cast kernel k takes cast_transpose.cu's TG_CT_STAGE: the shared-tile body's 1x128 or 128x128 cast of a 2-byte
  * input, whose next tile then comes by cp.async into dynamic shared memory (a tile of the input: plan_apply_variant
  * sizes it) and which runs persistent; only where every target holds two CTAs of the largest tiling (128 x 256: 64
- * KB staged beside up to 49 KB static), so any variant `tegen tune` tries fits. Not a weight's cast. H100, 8192
- * tokens, us alone (in the layer), two rounds, unstaged / staged: d_y 8B 50.5, 51.5 (53.6, 53.5) / 49.6, 49.6 (50.4,
- * 50.6), 70B 101.5, 99.8 (110.1, 110.9) / 101.8, 100.6 (105.4, 105.6); w_up 8B 173.8, 178.6 (179.7, 179.6) / 177.0,
- * 177.4 (185.2, 184.3), 70B 700.3, 699.2 / 707.8, 705.6; w_down the same either way (thirty-seventh session, call 8). */
+ * KB staged beside up to 49 KB static), so any variant `tegen tune` tries fits. H100, 8192 tokens, us alone (in the
+ * layer), two rounds, unstaged / staged: d_y 8B 50.5, 51.5 (53.6, 53.5) / 49.6, 49.6 (50.4, 50.6), 70B 101.5, 99.8
+ * (110.1, 110.9) / 101.8, 100.6 (105.4, 105.6); w_up 8B 173.8, 178.6 (179.7, 179.6) / 177.0, 177.4 (185.2, 184.3), 70B
+ * 700.3, 699.2 / 707.8, 705.6; w_down the same either way (thirty-seventh session, call 8). A weight's cast too since
+ * the forty-third session: on the H200 (ncu: 0.51 warps issued a scheduler a cycle, half the cycles with no eligible
+ * warp: latency-bound) `tegen tune` at 8192 tokens, unstaged / staged: 8B w_up 144.7 / 135.3, w_down 75.4 / 67.3, 70B
+ * w_up 527.6 / 514.3, w_down 262.6 / 256.2; in the layer 8B w_down 83-84 -> 75, 70B w_up 572-576 -> 533-534. */
 static bool ct_stage_ok(const Planner *pl, const Kernel *k, Scaling sc)
 {
 	long in = pl_slot_long(k, "TG_IN_DTYPE", 0);
 	if ((sc != SCALING_BLOCK1X128 && sc != SCALING_BLOCK128X128) || (in != TG_DTYPE_BF16 && in != TG_DTYPE_F16) ||
-		k->pass == PASS_AMAX || pl_slot_long(k, "TG_DBIAS", 0) || !k->nops ||
-		pl->g->tensors[pl->g->ops[k->ops[0]].arg[ARG_IN]].role == ROLE_WEIGHT)
+		k->pass == PASS_AMAX || pl_slot_long(k, "TG_DBIAS", 0) || !k->nops)
 		return false;
 	for (int i = 0; i < pl->g->ntargets; i++)
 		if (smem_optin(pl->g->targets[i]) < 2 * (65536L + 50176L))

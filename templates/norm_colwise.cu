@@ -34,12 +34,16 @@ namespace NC_CAT(nc_ns_, TG_KERNEL) {
 
 // Two CTAs a SM (64 registers at 512 threads) with each tile's loads at the top of its iteration, not
 // one CTA with the next tile's loads in flight: H100, 8192 x 8192 BF16 RMSNorm, 104 -> 81 us (85% of
-// copy; fifteenth session). TEGEN_NVRTC_DEFINES can set either for an experiment.
+// copy; fifteenth session). TEGEN_NVRTC_DEFINES can set either for an experiment. But FP32 input with a
+// residual at one CTA a SM: at two, ptxas holds the tile in 64 registers and spills 32 bytes; at one (95-106
+// registers, no spill) H200, us alone, 1000 / 4096 columns: 8192 tokens 24.8 -> 24.5, 78.5 -> 76.8, 32769 tokens 78.2
+// -> 75.2, 303.7 -> 290.0 (94-95% -> 97-98% of a copy); without a residual (no spill) one CTA a SM lost (8192 columns:
+// 82.8 -> 101.8 us, 100% -> 81%), so it keeps two (forty-third session, bench/spill/).
 #ifndef TG_NC_PREFETCH
 #define TG_NC_PREFETCH 0 // 1: the next tile's loads before this tile's columnwise copy
 #endif
 #ifndef TG_NC_MIN_CTAS
-#define TG_NC_MIN_CTAS (TG_THREADS <= 512 ? 2 : 1) // __launch_bounds__'s resident CTAs a SM
+#define TG_NC_MIN_CTAS (TG_THREADS <= 512 && !(TG_IN_DTYPE == TG_DTYPE_F32 && TG_HAS_RESIDUAL) ? 2 : 1) // resident CTAs a SM
 #endif
 
 constexpr int NC_G = TG_THREADS / 16;  // row groups

@@ -532,9 +532,8 @@ void pl_row_launch(Planner *pl, Kernel *k, const Tensor *out, Extent rows, long 
 		 * (1x128 too): on the H200 (`tegen tune`, 8192 tokens) the 1x128 one ran t512 / t1024 / t256 371.5 / 404.1 /
 		 * 416.7 at 8B and 732.8 / 803.5 / 814.0 at 70B (1.09-1.10x), against t1024's 1.6% lead on the H100 above; the rest
 		 * t1024v8r32 */
-		bool staged = pl_slot_long(k, "TG_DB_STAGE", 0);
-		v = pl_block_tile(k) ? find_variant(colwise_variants, NELEMS(colwise_variants),
-			!strcmp(k->tmpl, "dglu.cu") ? (staged ? "t512v8r128" : "t1024v8r128") : "t512v8r128")
+		bool dglu_unstaged = !strcmp(k->tmpl, "dglu.cu") && !pl_slot_long(k, "TG_DB_STAGE", 0);
+		v = pl_block_tile(k) ? find_variant(colwise_variants, NELEMS(colwise_variants), dglu_unstaged ? "t1024v8r128" : "t512v8r128")
 			: &colwise_variants[!strcmp(k->tmpl, "dglu.cu") ? 2 : !strcmp(k->tmpl, "glu_amax.cu") && pertensor ? 1 : 0];
 		/* dglu.cu's tile path steps must divide C: 32 or 16 columns where 64 do not */
 		if (!strcmp(k->tmpl, "dglu.cu") && !pl_block_tile(k) && !variant_legal(k, v, false))

@@ -278,12 +278,6 @@ static_assert(GL_VEC == 8 && TG_THREADS % 32 == 0 && 128 % GB_G == 0, "block col
 #ifndef TG_GB_PREFETCH
 #define TG_GB_PREFETCH 0
 #endif
-// TG_GB_MASK_ROWS 1: zero y of rows and columns past the tensor by selects, as before the forty-third session (its
-// zero loads give y = +0 already): H200, `tegen tune` at 8192 tokens, t512, with / without the selects: 8B 1x128
-// 215.4 / 207.1 us, 70B 425.0 / 411.7, 8B MXFP8 343.5 / 333.2. FP32 inputs keep them (without, ptxas spills).
-#ifndef TG_GB_MASK_ROWS
-#define TG_GB_MASK_ROWS 0
-#endif
 #ifndef TG_GB_MIN_CTAS
 #define TG_GB_MIN_CTAS (TG_THREADS <= 512 ? 2 : 1)
 #endif
@@ -328,8 +322,11 @@ __device__ __forceinline__ void gl_block_tile_path(const TgParams &p)
 			float a[GL_VEC], b[GL_VEC];
 			gl_unpack<TG_IN_DTYPE, GL_VEC>(ra[st], a);
 			gl_unpack<TG_IN_DTYPE, GL_VEC>(rb[st], b);
-			gl_compute(a, b, y[st]); // rows and columns past the tensor: a = b = 0 give y = +0 (every act; limit > 0)
-#if TG_GB_MASK_ROWS || TG_IN_DTYPE == TG_DTYPE_F32 // (FP32: without the selects ptxas spills 52 bytes on sm_90a)
+			// Rows and columns past the tensor: their zero loads give y = +0 (every act; limit > 0), so no selects
+			// (H200, `tegen tune` at 8192 tokens, t512, with / without: 8B 1x128 215.4 / 207.1 us, 70B 425.0 / 411.7,
+			// 8B MXFP8 343.5 / 333.2; forty-third session), but for FP32 inputs, where without them ptxas spills.
+			gl_compute(a, b, y[st]);
+#if TG_IN_DTYPE == TG_DTYPE_F32
 			const bool ok = cv && r0 + lr * GB_NS + st < rows;
 #pragma unroll
 			for (int k = 0; k < GL_VEC; k++)

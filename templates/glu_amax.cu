@@ -21,8 +21,8 @@
 // Row path: TG_THREADS/TG_ROWS_PER_CTA threads per row, each loading all its
 // vectors (a and b, 16 bytes each) before the math, so that many loads are in
 // flight. Tile path (TG_COLWISE): TG_ROWS_PER_CTA rows (multiple of 32) by
-// TG_THREADS*TG_VEC/TG_ROWS_PER_CTA columns per step, staged as FP32 in shared
-// memory for the transposed copy. Block tile path (TG_COLWISE with recipe 4): tiles of
+// TG_THREADS*TG_VEC/TG_ROWS_PER_CTA columns per step, staged in shared memory for
+// the transposed copy (a per-tensor copy's codes as bytes, GL_BYTES; else FP32). Block tile path (TG_COLWISE with recipe 4): tiles of
 // 128 rows x 128 columns, the values kept in registers (below).
 #include "tg_formats.h"
 #include "tg_recipe.h"
@@ -171,12 +171,24 @@ __device__ __forceinline__ void gl_row_path(const TgParams &p)
 }
 #elif GL_TILE
 /* ---------------- tile path (columnwise) ---------------- */
+// A per-tensor FP8 copy's columnwise bytes are its rowwise ones transposed: with 8-element vectors and 32-row tiles
+// (GL_BYTES) a step's codes go into a byte tile (1 byte an element in shared memory, each value quantized once) and
+// its columns leave by 4 x 4 byte transposes, as dglu.cu's staged path does, instead of an FP32 tile quantized
+// again a column at a time (tg_colwise_store). Unit u of a step: rows 4 (u % 8) .. + 3, columns 4 (u / 8) .. + 3, so
+// the 8 lanes of a word column cover its 32 rows (32 bytes of each of 4 column lines a store). H200, 8192 tokens, us
+// alone, FP32 tile -> byte tile (t512v8r32, two rounds each; forty-fourth session, bench/glu_pertensor.yaml): SwiGLU
+// 8B current 211.1-211.6 -> 185.7-185.8 (80 -> 91% of a copy), delayed 212.7-213.8 -> 187.2-187.4, 70B current
+// 411.9-412.3 -> 368.3 (90%); the GELU at 16384 columns 312.2-312.5 -> 277.5-277.7 (its math bounds it: 46%).
+#define GL_BYTES ((TG_RECIPE == TG_RECIPE_DELAYED || TG_RECIPE == TG_RECIPE_CURRENT_CAST) && TG_VEC == 8 && \
+	(TG_ROWS_PER_CTA == 32 || TG_ROWS_PER_CTA % 32 != 0) /* GL_R 32 */ && TG_THREADS >= 64 && (TG_THREADS & (TG_THREADS - 1)) == 0)
 // rows per tile: TG_ROWS_PER_CTA when a multiple of 32, else 32 (still correct for any grid)
 constexpr int GL_R = TG_ROWS_PER_CTA % 32 == 0 ? TG_ROWS_PER_CTA : 32;
 constexpr int GL_VPR = TG_THREADS / GL_R;
 constexpr int GL_CW = GL_VPR * GL_VEC;
+#if !GL_BYTES // (below: the FP32 tile's segment and pitch)
 constexpr int GL_SEG = TG_RECIPE == TG_RECIPE_MXFP8 ? 32 : 16;
 constexpr int GL_PITCH = GL_CW + 4;
+#endif
 // Work items: a tile of GL_R rows by a slice of GL_SLICE_STEPS steps (GL_SW columns; the last slice of a row may
 // be shorter), item i = (row tile i / GL_NS, slice i % GL_NS); the planner launches ceil(rows / GL_R) * GL_NS
 // CTAs (grid_cols GL_SW), so a short tensor still fills the GPU (at 993 x 16384 a CTA a row tile took 690 us,
@@ -188,9 +200,41 @@ struct alignas(16) gl_f4 { float a[4]; };
 static_assert(GL_VEC % 4 == 0, "columnwise: TG_VEC must be a multiple of 4");
 static_assert(GL_VPR % gl_group == 0, "columnwise: chunk row must hold whole scale blocks");
 
+#if GL_BYTES
+constexpr int GL_BW = GL_CW / 4;                           // words of a byte tile row (a power of two, >= 4)
+constexpr int GL_BSW = GL_BW / 4 - 1 < 7 ? GL_BW / 4 - 1 : 7; // the row bits a word column is XORed with
+// Word (r, w) of the byte tile, w's bits 2-4 XORed with r's bits 2-4 (as many as a row has): the column pass's 8 row
+// groups of a word column read different banks (at 32 words a row; 2-way at 16), and the 8-byte row writes stay whole
+// (bit 0 is kept).
+__device__ __forceinline__ int gl_word(int r, int w) { return r * GL_BW + (w ^ (((r >> 2) & GL_BSW) << 2)); }
+
+// The step's byte tile bt (codes of rows r0 .., gate-half columns c0 ..) to the columnwise copy [GL_COLS][pitch]
+// (a word past rows fills the line's padding); the caller synchronizes before and after.
+__device__ __forceinline__ void gl_colwise_bytes(const TgParams &p, const uint32_t *bt, long long r0, int c0, long long rows)
+{
+	static_assert(GL_BW % 4 == 0 && GL_BW >= 4, "GL_BYTES: whole 4-column units");
+	const long long pt = TG_PITCH(rows);
+	for (int u = threadIdx.x; u < 8 * GL_BW; u += TG_THREADS) {
+		const int rg = 4 * (u % 8), w = u / 8, col = c0 + 4 * w;
+		if (r0 + rg >= rows || (GL_COLS % GL_CW != 0 && col >= GL_COLS))
+			continue;
+		uint32_t t[4];
+		tg_transpose_4x4_bytes(bt[gl_word(rg, w)], bt[gl_word(rg + 1, w)], bt[gl_word(rg + 2, w)], bt[gl_word(rg + 3, w)], t);
+		unsigned char *dst = (unsigned char *)p.p[TG_P_OUT_T] + col * pt + r0 + rg;
+#pragma unroll
+		for (int j = 0; j < 4; j++, dst += pt)
+			*(uint32_t *)dst = t[j];
+	}
+}
+#endif
+
 __device__ __forceinline__ void gl_tile_path(const TgParams &p)
 {
+#if GL_BYTES
+	__shared__ alignas(16) uint32_t bt[GL_R * GL_BW];
+#else
 	__shared__ alignas(16) float ys[GL_R][GL_PITCH];
+#endif
 	__shared__ float ared[32];
 	const long long rows = p.n[0];
 	float s = 1.0f;
@@ -235,6 +279,15 @@ __device__ __forceinline__ void gl_tile_path(const TgParams &p)
 					y[k] = 0.0f;
 				amax = tg_absmax(amax, y[k]);
 			}
+#if GL_BYTES
+			const uint2 q = make_uint2(tg_fp8x4<TG_FMT>(y[0], y[1], y[2], y[3], s), tg_fp8x4<TG_FMT>(y[4], y[5], y[6], y[7], s));
+			if (TG_ROWWISE && ok)
+				*reinterpret_cast<uint2 *>((unsigned char *)p.p[TG_P_OUT] + r * GL_COLS + c) = q;
+			*reinterpret_cast<uint2 *>(&bt[gl_word(tr, 2 * tv)]) = q;
+			__syncthreads();
+			gl_colwise_bytes(p, bt, r0, c0, rows);
+			__syncthreads();
+#else
 #pragma unroll
 			for (int k = 0; k < GL_VEC; k += 4) {
 				gl_f4 q;
@@ -247,6 +300,7 @@ __device__ __forceinline__ void gl_tile_path(const TgParams &p)
 				gl_emit_row<gl_group>(p, rows, r, c, y, ok, s);
 			tg_colwise_store<TG_FMT, TG_RECIPE, TG_THREADS, GL_COLS, GL_R, GL_CW, GL_PITCH, GL_SEG, TG_DEQ>(p, ys, r0, c0, rows,
 				s);
+#endif
 			ra = na;
 			rb = nb;
 		}

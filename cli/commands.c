@@ -375,9 +375,9 @@ static bool whole_once(TgLayer *l, bool bwd, CUevent *e, float *fwd, float *back
 /* Timing for `tegen run`: iters rounds (after two warm-up rounds), each one whole-layer run
  * (whole_once) and one tg_run_timed run, interleaved so that both see the GPU in the same state
  * (clocks and power drift over seconds); then the kernel table (each kernel's median share of the
- * run; for generated kernels the median alone from a cold L2, and a device copy of as many bytes timed
- * the same way), the whole layer, its graph. */
-static void print_times(TgContext *ctx, TgLayer *l, const Plan *p, int iters)
+ * run; for generated kernels the median alone from a cold L2, after cooldown_ms of an idle GPU, and a
+ * device copy of as many bytes timed the same way), the whole layer, its graph. */
+static void print_times(TgContext *ctx, TgLayer *l, const Plan *p, int iters, int cooldown_ms)
 {
 	bool bwd = plan_has_phase(p, PHASE_BACKWARD);
 	int nk = tg_layer_kernel_count(l);
@@ -402,6 +402,10 @@ static void print_times(TgContext *ctx, TgLayer *l, const Plan *p, int iters)
 	if (!ok)
 		fprintf(stderr, "tegen: timing: %s\n", tg_last_error());
 	else {
+		if (cooldown_ms > 0) { /* the layer's GEMMs leave the SM clock low for a while; the kernels alone start cool */
+			struct timespec ts = {cooldown_ms / 1000, (long)(cooldown_ms % 1000) * 1000000L};
+			nanosleep(&ts, NULL);
+		}
 		printf("%-30s %-16s %10s %10s %8s %8s %6s\n", "kernel", "variant", "in layer", "alone", "GB/s", "copy",
 			"%copy");
 		for (int k = 0; k < nk; k++) {
@@ -458,24 +462,26 @@ static void print_times(TgContext *ctx, TgLayer *l, const Plan *p, int iters)
 }
 
 static const char run_usage[] = "usage: tegen run SPEC [--tokens N] [--check] [--iters K] [--in DIR] [--out DIR] [--cpu]\n"
-	"       [--cache-weights]\n"
+	"       [--cache-weights] [--cooldown MS]\n"
 	"  --cache-weights: cast the weights on the first run only (tg_layer_cache_weights: inference, frozen\n"
 	"         weights); the timed runs after it have no weight casts\n"
 	"  --cpu: no GPU; the CPU reference interpreter writes --out (slow: the Llama-3 8B MLP training layer\n"
-	"         takes about 10 s of CPU time plus 0.1 s per token, over all cores; TEGEN_THREADS caps them)\n";
+	"         takes about 10 s of CPU time plus 0.1 s per token, over all cores; TEGEN_THREADS caps them)\n"
+	"  --cooldown MS: the GPU idle MS ms (0-60000, default 1000) between the whole-layer timing and the\n"
+	"         kernels timed alone, whose clocks the layer's GEMMs would otherwise hold down\n";
 
 int cmd_run(int argc, char **argv)
 {
 	const char *spec = NULL, *in_dir = NULL, *out_dir = NULL;
 	long tokens = 0; /* not given: cli_run_tokens */
-	int check = 0, iters = 20, cpu = 0, cache = 0;
+	int check = 0, iters = 20, cpu = 0, cache = 0, cooldown = 1000;
 	const CliFlag flags[] = {{"--tokens", FLAG_TOKENS, &tokens, 0}, {"--iters", FLAG_INT, &iters, 0},
 		{"--in", FLAG_STRING, &in_dir, 0}, {"--out", FLAG_STRING, &out_dir, 0}, {"--check", FLAG_SWITCH, &check, 1},
-		{"--cpu", FLAG_SWITCH, &cpu, 1}, {"--cache-weights", FLAG_SWITCH, &cache, 1}};
-	const CliArgs args = {run_usage, flags, 7, &spec, true, false};
+		{"--cpu", FLAG_SWITCH, &cpu, 1}, {"--cache-weights", FLAG_SWITCH, &cache, 1}, {"--cooldown", FLAG_INT, &cooldown, 0}};
+	const CliArgs args = {run_usage, flags, 8, &spec, true, false};
 	if (cli_parse(&args, argc, argv))
 		return 2;
-	if (tokens < 0 || iters < 1)
+	if (tokens < 0 || iters < 1 || cooldown < 0 || cooldown > 60000)
 		return cli_usage(args.usage);
 	if (cpu && check) {
 		fprintf(stderr, "tegen run: --cpu runs the reference itself; compare a GPU run's --out with it: tegen compare\n");
@@ -519,7 +525,7 @@ int cmd_run(int argc, char **argv)
 		check_keep_free(&keep);
 		goto out;
 	}
-	print_times(ctx, l, tg_layer_plan(l), iters);
+	print_times(ctx, l, tg_layer_plan(l), iters, cooldown);
 	check_keep_free(&keep);
 	rc = check && fails ? 1 : 0;
 	char label[64];

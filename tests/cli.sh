@@ -57,6 +57,8 @@ expect tokens_negative 2 'not a whole number' "$tegen" plan $fp8 --tokens -5
 expect tokens_empty 2 'not a whole number' "$tegen" plan $fp8 --tokens ''
 expect tokens_build 2 'not a whole number' "$tegen" build $fp8 --tokens 12abc
 expect tokens_run 2 'not a whole number' "$tegen" run $fp8 --tokens 12abc
+expect run_cooldown_negative 2 'cooldown MS' "$tegen" run $fp8 --cooldown -1
+expect run_cooldown_big 2 'cooldown MS' "$tegen" run $fp8 --cooldown 60001
 expect tokens_max 0 '' "$tegen" plan tests/specs/llama3_8b_mlp_backward.yaml --tokens 2147483647
 # extents whose product overflows 64 bits: a spec error from the planner, not a wrapped number
 cat >"$tmp/rows.yaml" <<'EOF'

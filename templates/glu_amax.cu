@@ -22,8 +22,9 @@
 // vectors (a and b, 16 bytes each) before the math, so that many loads are in
 // flight. Tile path (TG_COLWISE): TG_ROWS_PER_CTA rows (multiple of 32) by
 // TG_THREADS*TG_VEC/TG_ROWS_PER_CTA columns per step, staged in shared memory for
-// the transposed copy (a per-tensor copy's codes as bytes, GL_BYTES; else FP32). Block tile path (TG_COLWISE with recipe 4): tiles of
-// 128 rows x 128 columns, the values kept in registers (below).
+// the transposed copy (a per-tensor copy's codes as bytes, GL_BYTES; else FP32).
+// Block tile path (TG_COLWISE with recipe 4): tiles of 128 rows x 128 columns, the
+// values kept in registers (below).
 #include "tg_formats.h"
 #include "tg_recipe.h"
 #include "tg_kernel.h"

@@ -186,9 +186,10 @@ __device__ __forceinline__ void gl_row_path(const TgParams &p)
 constexpr int GL_R = TG_ROWS_PER_CTA % 32 == 0 ? TG_ROWS_PER_CTA : 32;
 constexpr int GL_VPR = TG_THREADS / GL_R;
 constexpr int GL_CW = GL_VPR * GL_VEC;
-#if !GL_BYTES // (below: the FP32 tile's segment and pitch)
+#if !GL_BYTES // (below: the FP32 tile's segment, pitch and 16-byte stores)
 constexpr int GL_SEG = TG_RECIPE == TG_RECIPE_MXFP8 ? 32 : 16;
 constexpr int GL_PITCH = GL_CW + 4;
+struct alignas(16) gl_f4 { float a[4]; };
 #endif
 // Work items: a tile of GL_R rows by a slice of GL_SLICE_STEPS steps (GL_SW columns; the last slice of a row may
 // be shorter), item i = (row tile i / GL_NS, slice i % GL_NS); the planner launches ceil(rows / GL_R) * GL_NS
@@ -197,7 +198,6 @@ constexpr int GL_PITCH = GL_CW + 4;
 constexpr int GL_SLICE_STEPS = 16;
 constexpr int GL_SW = GL_CW * GL_SLICE_STEPS;
 constexpr int GL_NS = (GL_COLS + GL_SW - 1) / GL_SW;
-struct alignas(16) gl_f4 { float a[4]; };
 static_assert(GL_VEC % 4 == 0, "columnwise: TG_VEC must be a multiple of 4");
 static_assert(GL_VPR % gl_group == 0, "columnwise: chunk row must hold whole scale blocks");
 

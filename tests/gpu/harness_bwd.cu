@@ -241,27 +241,29 @@ static void run_dglu(const DgInst &k, long long rows, bool ties = false)
 	std::vector<float> hx, gx;
 	fill(k.in_dt, nh, 3.0f, hraw, hx);
 	fill(k.g_dt, ng, 1.0f, graw, gx);
-	/* special values, gate and linear halves: 0, +-inf, NaN, the clamp edges, big, subnormal */
-	const float sp[] = {0.0f, -0.0f, INFINITY, -INFINITY, nanf(""), LIMIT, -LIMIT, nextafterf(LIMIT, 100.0f),
-	                    -nextafterf(LIMIT, 100.0f), 200.0f, -200.0f, 1e-40f, 3e19f, -3e19f, 60000.0f};
-	const int nsp = sizeof sp / sizeof sp[0];
-	for (long long r = 0; r < rows && ties; r++)
-		for (int c = 0; c < C; c++) {
-			static const float mag[] = {1.0f, 1e-30f, 1e25f, 3e-38f};
-			const int halves = TG_ACT_GATED(k.act) ? 2 : 1;
-			float a, b, da, db;
-			ref_glu_pair(hraw.data(), k.in_dt, halves, (size_t)r, c, C, &a, &b);
-			tg_dglu1(k.act, a, b, 1.0f, LIMIT, ALPHA, &da, &db);
-			const float d = halves == 2 && (c & 1) ? db : da;
-			if (isfinite(d) && d != 0.0f)
-				poke(graw, gx, k.g_dt, (size_t)r * C + c, mag[r % 4] / d);
-		}
-	for (long long r = 0; r < rows && !ties; r += 3)
-		for (int j = 0; j < 4; j++) {
-			size_t c = (size_t)((r * 7 + j * 37) % C);
-			poke(hraw, hx, k.in_dt, (size_t)r * 2 * C + c, sp[(r + j) % nsp]);
-			poke(hraw, hx, k.in_dt, (size_t)r * 2 * C + C + (c + 5) % C, sp[(r + 2 * j + 1) % nsp]);
-		}
+	if (ties) {
+		for (long long r = 0; r < rows; r++)
+			for (int c = 0; c < C; c++) {
+				static const float mag[] = {1.0f, 1e-30f, 1e25f, 3e-38f};
+				const int halves = TG_ACT_GATED(k.act) ? 2 : 1;
+				float a, b, da, db;
+				ref_glu_pair(hraw.data(), k.in_dt, halves, (size_t)r, c, C, &a, &b);
+				tg_dglu1(k.act, a, b, 1.0f, LIMIT, ALPHA, &da, &db);
+				const float d = halves == 2 && (c & 1) ? db : da;
+				if (isfinite(d) && d != 0.0f)
+					poke(graw, gx, k.g_dt, (size_t)r * C + c, mag[r % 4] / d);
+			}
+	} else { /* special values, gate and linear halves: 0, +-inf, NaN, the clamp edges, big, subnormal */
+		const float sp[] = {0.0f, -0.0f, INFINITY, -INFINITY, nanf(""), LIMIT, -LIMIT, nextafterf(LIMIT, 100.0f),
+		                    -nextafterf(LIMIT, 100.0f), 200.0f, -200.0f, 1e-40f, 3e19f, -3e19f, 60000.0f};
+		const int nsp = sizeof sp / sizeof sp[0];
+		for (long long r = 0; r < rows; r += 3)
+			for (int j = 0; j < 4; j++) {
+				size_t c = (size_t)((r * 7 + j * 37) % C);
+				poke(hraw, hx, k.in_dt, (size_t)r * 2 * C + c, sp[(r + j) % nsp]);
+				poke(hraw, hx, k.in_dt, (size_t)r * 2 * C + C + (c + 5) % C, sp[(r + 2 * j + 1) % nsp]);
+			}
+	}
 	if (ng > 9)
 		poke(graw, gx, k.g_dt, 9, 0.0f);
 	std::vector<float> dh(nh);
